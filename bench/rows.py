@@ -705,6 +705,8 @@ def _same_arguments(ctx: Context, main, launch_check) -> dict:
     if isinstance(main, BaseException):
         return {n: LookupError(f"needs cudart's Function.launch: {_reason(main)}") for n in names}
     function = main[1]["launch"].__self__
+    if not hasattr(function, "_config_ptr"):  # the C launcher's: its Python path's Function
+        function = function.slow.__self__
     try:
         objects = (function._config_ptr, function._func, function._sig.argv)
     except AttributeError as exc:

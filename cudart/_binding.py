@@ -170,7 +170,12 @@ def bind_symbol(
         )
         if fn is None:
             return _missing(name, symbol, module, bindings_version, runtime)
-        return _warn_once(name, fn, replacement) if deprecated else fn
+        if not deprecated:
+            return fn
+        warning = _warn_once(name, fn, replacement)
+        warning.__doc__ = fn.__doc__  # its own: the prototype and the header's docs
+        warning.__module__ = module
+        return warning
     try:
         # Indexing (not getattr) gives a fresh function object: CDLL caches attribute
         # lookups, and two generated modules must not share one set of argtypes.

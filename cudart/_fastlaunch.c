@@ -448,7 +448,16 @@ static PyMethodDef Launcher_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+static PyObject *Launcher_get_slow(PyObject *op, void *closure)
+{
+    (void)closure;
+    PyObject *slow = ((Launcher *)op)->slow;
+    Py_INCREF(slow);
+    return slow;
+}
+
 static PyGetSetDef Launcher_getset[] = {
+    {"slow", Launcher_get_slow, NULL, "The Python launch (Function._launch_slow).", NULL},
     {"primed", Launcher_get_primed, NULL, "Whether launches like the last one are served in C.",
      NULL},
     {"release_gil", Launcher_get_release_gil, Launcher_set_release_gil,

@@ -1707,41 +1707,31 @@ static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaArrayGetInfo");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaArrayGetInfo", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaArrayGetInfo");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 20, &a0, &b0) < 0)
+    Py_buffer b3 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 20, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaArrayGetInfo];
@@ -1759,7 +1749,7 @@ static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaArrayGetInfo, cudart_abi_cudaArrayGetInfo) fn = (CUDART_FN_T(cudaArrayGetInfo, cudart_abi_cudaArrayGetInfo))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3);
+    r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -1778,32 +1768,22 @@ static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaArrayGetMemoryRequirements", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaArrayGetMemoryRequirements");
+    if (cudart_arity("cudaArrayGetMemoryRequirements", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     long long i2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
+    if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaArrayGetMemoryRequirements];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaArrayGetMemoryRequirements");
@@ -1819,12 +1799,10 @@ static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObje
     CUDART_FN_T(cudaArrayGetMemoryRequirements, cudart_abi_cudaArrayGetMemoryRequirements) fn = (CUDART_FN_T(cudaArrayGetMemoryRequirements, cudart_abi_cudaArrayGetMemoryRequirements))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (int)i2);
+    r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -1836,28 +1814,24 @@ static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaArrayGetPlane");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaArrayGetPlane", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaArrayGetPlane");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -1877,7 +1851,7 @@ static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaArrayGetPlane, cudart_abi_cudaArrayGetPlane) fn = (CUDART_FN_T(cudaArrayGetPlane, cudart_abi_cudaArrayGetPlane))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -1894,29 +1868,19 @@ static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaArrayGetSparseProperties", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaArrayGetSparseProperties");
+    if (cudart_arity("cudaArrayGetSparseProperties", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 48, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 48, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaArrayGetSparseProperties];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaArrayGetSparseProperties");
@@ -1932,12 +1896,10 @@ static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject
     CUDART_FN_T(cudaArrayGetSparseProperties, cudart_abi_cudaArrayGetSparseProperties) fn = (CUDART_FN_T(cudaArrayGetSparseProperties, cudart_abi_cudaArrayGetSparseProperties))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -1949,27 +1911,23 @@ static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaChooseDevice");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaChooseDevice", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaChooseDevice");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 1032, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 1032, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaChooseDevice];
@@ -1987,7 +1945,7 @@ static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaChooseDevice, cudart_abi_cudaChooseDevice) fn = (CUDART_FN_T(cudaChooseDevice, cudart_abi_cudaChooseDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2038,7 +1996,7 @@ static PyObject *cudart_fn_cudaCreateChannelDesc(PyObject *self, PyObject *const
     CUDART_FN_T(cudaCreateChannelDesc, cudart_abi_cudaCreateChannelDesc) fn = (CUDART_FN_T(cudaCreateChannelDesc, cudart_abi_cudaCreateChannelDesc))slot;
     CUDART_RECORD_T(cudaChannelFormatDesc) r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, (int)i1, (int)i2, (int)i3, (unsigned int)u4);
+    r = fn((int)i0, (int)i1, (int)i2, (int)i3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyBytes_FromStringAndSize((const char *)&r, (Py_ssize_t)sizeof r);
 done:
@@ -2051,27 +2009,23 @@ static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaCreateSurfaceObject");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaCreateSurfaceObject", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaCreateSurfaceObject");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 64, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 64, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaCreateSurfaceObject];
@@ -2089,7 +2043,7 @@ static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *con
     CUDART_FN_T(cudaCreateSurfaceObject, cudart_abi_cudaCreateSurfaceObject) fn = (CUDART_FN_T(cudaCreateSurfaceObject, cudart_abi_cudaCreateSurfaceObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2106,41 +2060,31 @@ static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaCreateTextureObject");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaCreateTextureObject", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaCreateTextureObject");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 64, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 64, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 72, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 72, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 48, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 48, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaCreateTextureObject];
@@ -2158,7 +2102,7 @@ static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *con
     CUDART_FN_T(cudaCreateTextureObject, cudart_abi_cudaCreateTextureObject) fn = (CUDART_FN_T(cudaCreateTextureObject, cudart_abi_cudaCreateTextureObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3);
+    r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2195,7 +2139,7 @@ static PyObject *cudart_fn_cudaCtxResetPersistingL2Cache(PyObject *self, PyObjec
     CUDART_FN_T(cudaCtxResetPersistingL2Cache, cudart_abi_cudaCtxResetPersistingL2Cache) fn = (CUDART_FN_T(cudaCtxResetPersistingL2Cache, cudart_abi_cudaCtxResetPersistingL2Cache))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn();
+    r = fn();
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2208,22 +2152,15 @@ static PyObject *cudart_fn_cudaDestroyExternalMemory(PyObject *self, PyObject *c
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaDestroyExternalMemory", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDestroyExternalMemory");
+    if (cudart_arity("cudaDestroyExternalMemory", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDestroyExternalMemory];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDestroyExternalMemory");
@@ -2239,12 +2176,10 @@ static PyObject *cudart_fn_cudaDestroyExternalMemory(PyObject *self, PyObject *c
     CUDART_FN_T(cudaDestroyExternalMemory, cudart_abi_cudaDestroyExternalMemory) fn = (CUDART_FN_T(cudaDestroyExternalMemory, cudart_abi_cudaDestroyExternalMemory))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -2255,22 +2190,15 @@ static PyObject *cudart_fn_cudaDestroyExternalSemaphore(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaDestroyExternalSemaphore", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDestroyExternalSemaphore");
+    if (cudart_arity("cudaDestroyExternalSemaphore", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDestroyExternalSemaphore];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDestroyExternalSemaphore");
@@ -2286,12 +2214,10 @@ static PyObject *cudart_fn_cudaDestroyExternalSemaphore(PyObject *self, PyObject
     CUDART_FN_T(cudaDestroyExternalSemaphore, cudart_abi_cudaDestroyExternalSemaphore) fn = (CUDART_FN_T(cudaDestroyExternalSemaphore, cudart_abi_cudaDestroyExternalSemaphore))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -2322,7 +2248,7 @@ static PyObject *cudart_fn_cudaDestroySurfaceObject(PyObject *self, PyObject *co
     CUDART_FN_T(cudaDestroySurfaceObject, cudart_abi_cudaDestroySurfaceObject) fn = (CUDART_FN_T(cudaDestroySurfaceObject, cudart_abi_cudaDestroySurfaceObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned long long)u0);
+    r = fn((unsigned long long)u0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2355,7 +2281,7 @@ static PyObject *cudart_fn_cudaDestroyTextureObject(PyObject *self, PyObject *co
     CUDART_FN_T(cudaDestroyTextureObject, cudart_abi_cudaDestroyTextureObject) fn = (CUDART_FN_T(cudaDestroyTextureObject, cudart_abi_cudaDestroyTextureObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned long long)u0);
+    r = fn((unsigned long long)u0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2368,17 +2294,16 @@ static PyObject *cudart_fn_cudaDeviceCanAccessPeer(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceCanAccessPeer");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceCanAccessPeer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceCanAccessPeer");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     long long i2;
     if ((spec.outs >> 0) & 1)
@@ -2405,7 +2330,7 @@ static PyObject *cudart_fn_cudaDeviceCanAccessPeer(PyObject *self, PyObject *con
     CUDART_FN_T(cudaDeviceCanAccessPeer, cudart_abi_cudaDeviceCanAccessPeer) fn = (CUDART_FN_T(cudaDeviceCanAccessPeer, cudart_abi_cudaDeviceCanAccessPeer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1, (int)i2);
+    r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2441,7 +2366,7 @@ static PyObject *cudart_fn_cudaDeviceDisablePeerAccess(PyObject *self, PyObject 
     CUDART_FN_T(cudaDeviceDisablePeerAccess, cudart_abi_cudaDeviceDisablePeerAccess) fn = (CUDART_FN_T(cudaDeviceDisablePeerAccess, cudart_abi_cudaDeviceDisablePeerAccess))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0);
+    r = fn((int)i0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2477,7 +2402,7 @@ static PyObject *cudart_fn_cudaDeviceEnablePeerAccess(PyObject *self, PyObject *
     CUDART_FN_T(cudaDeviceEnablePeerAccess, cudart_abi_cudaDeviceEnablePeerAccess) fn = (CUDART_FN_T(cudaDeviceEnablePeerAccess, cudart_abi_cudaDeviceEnablePeerAccess))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, (unsigned int)u1);
+    r = fn((int)i0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2513,7 +2438,7 @@ static PyObject *cudart_fn_cudaDeviceFlushGPUDirectRDMAWrites(PyObject *self, Py
     CUDART_FN_T(cudaDeviceFlushGPUDirectRDMAWrites, cudart_abi_cudaDeviceFlushGPUDirectRDMAWrites) fn = (CUDART_FN_T(cudaDeviceFlushGPUDirectRDMAWrites, cudart_abi_cudaDeviceFlushGPUDirectRDMAWrites))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0, (unsigned int)u1);
+    r = fn((unsigned int)u0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2526,17 +2451,16 @@ static PyObject *cudart_fn_cudaDeviceGetAttribute(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetAttribute");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetAttribute");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     long long i2;
     if ((spec.outs >> 0) & 1)
@@ -2563,7 +2487,7 @@ static PyObject *cudart_fn_cudaDeviceGetAttribute(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaDeviceGetAttribute, cudart_abi_cudaDeviceGetAttribute) fn = (CUDART_FN_T(cudaDeviceGetAttribute, cudart_abi_cudaDeviceGetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, (int)i2);
+    r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2579,27 +2503,23 @@ static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetByPCIBusId");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetByPCIBusId", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetByPCIBusId");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetByPCIBusId];
@@ -2617,7 +2537,7 @@ static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *con
     CUDART_FN_T(cudaDeviceGetByPCIBusId, cudart_abi_cudaDeviceGetByPCIBusId) fn = (CUDART_FN_T(cudaDeviceGetByPCIBusId, cudart_abi_cudaDeviceGetByPCIBusId))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2634,17 +2554,16 @@ static PyObject *cudart_fn_cudaDeviceGetCacheConfig(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetCacheConfig");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetCacheConfig", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetCacheConfig");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -2665,7 +2584,7 @@ static PyObject *cudart_fn_cudaDeviceGetCacheConfig(PyObject *self, PyObject *co
     CUDART_FN_T(cudaDeviceGetCacheConfig, cudart_abi_cudaDeviceGetCacheConfig) fn = (CUDART_FN_T(cudaDeviceGetCacheConfig, cudart_abi_cudaDeviceGetCacheConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2681,17 +2600,16 @@ static PyObject *cudart_fn_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetDefaultMemPool");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetDefaultMemPool", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetDefaultMemPool");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -2715,7 +2633,7 @@ static PyObject *cudart_fn_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject 
     CUDART_FN_T(cudaDeviceGetDefaultMemPool, cudart_abi_cudaDeviceGetDefaultMemPool) fn = (CUDART_FN_T(cudaDeviceGetDefaultMemPool, cudart_abi_cudaDeviceGetDefaultMemPool))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1);
+    r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2731,28 +2649,21 @@ static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetGraphMemAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetGraphMemAttribute");
+    if (cudart_arity("cudaDeviceGetGraphMemAttribute", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     long long i0;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetGraphMemAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetGraphMemAttribute");
@@ -2768,12 +2679,10 @@ static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObje
     CUDART_FN_T(cudaDeviceGetGraphMemAttribute, cudart_abi_cudaDeviceGetGraphMemAttribute) fn = (CUDART_FN_T(cudaDeviceGetGraphMemAttribute, cudart_abi_cudaDeviceGetGraphMemAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, (unsigned int)u1, a2);
+    r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b2);
     return result;
 }
@@ -2784,17 +2693,16 @@ static PyObject *cudart_fn_cudaDeviceGetLimit(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetLimit");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetLimit", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetLimit");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -2818,7 +2726,7 @@ static PyObject *cudart_fn_cudaDeviceGetLimit(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaDeviceGetLimit, cudart_abi_cudaDeviceGetLimit) fn = (CUDART_FN_T(cudaDeviceGetLimit, cudart_abi_cudaDeviceGetLimit))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2834,17 +2742,16 @@ static PyObject *cudart_fn_cudaDeviceGetMemPool(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetMemPool");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetMemPool", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetMemPool");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -2868,7 +2775,7 @@ static PyObject *cudart_fn_cudaDeviceGetMemPool(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaDeviceGetMemPool, cudart_abi_cudaDeviceGetMemPool) fn = (CUDART_FN_T(cudaDeviceGetMemPool, cudart_abi_cudaDeviceGetMemPool))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1);
+    r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2884,28 +2791,21 @@ static PyObject *cudart_fn_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetNvSciSyncAttributes", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetNvSciSyncAttributes");
+    if (cudart_arity("cudaDeviceGetNvSciSyncAttributes", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     long long i2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
+    if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
+    if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetNvSciSyncAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetNvSciSyncAttributes");
@@ -2921,12 +2821,10 @@ static PyObject *cudart_fn_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyOb
     CUDART_FN_T(cudaDeviceGetNvSciSyncAttributes, cudart_abi_cudaDeviceGetNvSciSyncAttributes) fn = (CUDART_FN_T(cudaDeviceGetNvSciSyncAttributes, cudart_abi_cudaDeviceGetNvSciSyncAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1, (int)i2);
+    r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -2937,17 +2835,16 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *c
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetP2PAttribute");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetP2PAttribute", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetP2PAttribute");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     long long i2;
     long long i3;
@@ -2977,7 +2874,7 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *c
     CUDART_FN_T(cudaDeviceGetP2PAttribute, cudart_abi_cudaDeviceGetP2PAttribute) fn = (CUDART_FN_T(cudaDeviceGetP2PAttribute, cudart_abi_cudaDeviceGetP2PAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
+    r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2993,28 +2890,21 @@ static PyObject *cudart_fn_cudaDeviceGetPCIBusId(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetPCIBusId", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetPCIBusId");
+    if (cudart_arity("cudaDeviceGetPCIBusId", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     long long i2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
+    if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
+    if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetPCIBusId];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetPCIBusId");
@@ -3030,12 +2920,10 @@ static PyObject *cudart_fn_cudaDeviceGetPCIBusId(PyObject *self, PyObject *const
     CUDART_FN_T(cudaDeviceGetPCIBusId, cudart_abi_cudaDeviceGetPCIBusId) fn = (CUDART_FN_T(cudaDeviceGetPCIBusId, cudart_abi_cudaDeviceGetPCIBusId))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1, (int)i2);
+    r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -3046,17 +2934,16 @@ static PyObject *cudart_fn_cudaDeviceGetSharedMemConfig(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetSharedMemConfig");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetSharedMemConfig", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetSharedMemConfig");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -3077,7 +2964,7 @@ static PyObject *cudart_fn_cudaDeviceGetSharedMemConfig(PyObject *self, PyObject
     CUDART_FN_T(cudaDeviceGetSharedMemConfig, cudart_abi_cudaDeviceGetSharedMemConfig) fn = (CUDART_FN_T(cudaDeviceGetSharedMemConfig, cudart_abi_cudaDeviceGetSharedMemConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3093,20 +2980,18 @@ static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetStreamPriorityRange");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetStreamPriorityRange", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetStreamPriorityRange");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -3131,7 +3016,7 @@ static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyOb
     CUDART_FN_T(cudaDeviceGetStreamPriorityRange, cudart_abi_cudaDeviceGetStreamPriorityRange) fn = (CUDART_FN_T(cudaDeviceGetStreamPriorityRange, cudart_abi_cudaDeviceGetStreamPriorityRange))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3148,28 +3033,24 @@ static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetTexture1DLinearMaxWidth");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetTexture1DLinearMaxWidth", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetTexture1DLinearMaxWidth");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     long long i2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -3189,7 +3070,7 @@ static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, 
     CUDART_FN_T(cudaDeviceGetTexture1DLinearMaxWidth, cudart_abi_cudaDeviceGetTexture1DLinearMaxWidth) fn = (CUDART_FN_T(cudaDeviceGetTexture1DLinearMaxWidth, cudart_abi_cudaDeviceGetTexture1DLinearMaxWidth))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (int)i2);
+    r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3226,7 +3107,7 @@ static PyObject *cudart_fn_cudaDeviceGraphMemTrim(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaDeviceGraphMemTrim, cudart_abi_cudaDeviceGraphMemTrim) fn = (CUDART_FN_T(cudaDeviceGraphMemTrim, cudart_abi_cudaDeviceGraphMemTrim))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0);
+    r = fn((int)i0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3257,7 +3138,7 @@ static PyObject *cudart_fn_cudaDeviceReset(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaDeviceReset, cudart_abi_cudaDeviceReset) fn = (CUDART_FN_T(cudaDeviceReset, cudart_abi_cudaDeviceReset))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn();
+    r = fn();
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3290,7 +3171,7 @@ static PyObject *cudart_fn_cudaDeviceSetCacheConfig(PyObject *self, PyObject *co
     CUDART_FN_T(cudaDeviceSetCacheConfig, cudart_abi_cudaDeviceSetCacheConfig) fn = (CUDART_FN_T(cudaDeviceSetCacheConfig, cudart_abi_cudaDeviceSetCacheConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0);
+    r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3303,28 +3184,21 @@ static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceSetGraphMemAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceSetGraphMemAttribute");
+    if (cudart_arity("cudaDeviceSetGraphMemAttribute", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     long long i0;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceSetGraphMemAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceSetGraphMemAttribute");
@@ -3340,12 +3214,10 @@ static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObje
     CUDART_FN_T(cudaDeviceSetGraphMemAttribute, cudart_abi_cudaDeviceSetGraphMemAttribute) fn = (CUDART_FN_T(cudaDeviceSetGraphMemAttribute, cudart_abi_cudaDeviceSetGraphMemAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, (unsigned int)u1, a2);
+    r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b2);
     return result;
 }
@@ -3379,7 +3251,7 @@ static PyObject *cudart_fn_cudaDeviceSetLimit(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaDeviceSetLimit, cudart_abi_cudaDeviceSetLimit) fn = (CUDART_FN_T(cudaDeviceSetLimit, cudart_abi_cudaDeviceSetLimit))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0, (unsigned long)u1);
+    r = fn((unsigned int)u0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3392,25 +3264,18 @@ static PyObject *cudart_fn_cudaDeviceSetMemPool(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceSetMemPool", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceSetMemPool");
+    if (cudart_arity("cudaDeviceSetMemPool", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     long long i0;
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceSetMemPool];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceSetMemPool");
@@ -3426,12 +3291,10 @@ static PyObject *cudart_fn_cudaDeviceSetMemPool(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaDeviceSetMemPool, cudart_abi_cudaDeviceSetMemPool) fn = (CUDART_FN_T(cudaDeviceSetMemPool, cudart_abi_cudaDeviceSetMemPool))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, a1);
+    r = fn((int)i0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b1);
     return result;
 }
@@ -3462,7 +3325,7 @@ static PyObject *cudart_fn_cudaDeviceSetSharedMemConfig(PyObject *self, PyObject
     CUDART_FN_T(cudaDeviceSetSharedMemConfig, cudart_abi_cudaDeviceSetSharedMemConfig) fn = (CUDART_FN_T(cudaDeviceSetSharedMemConfig, cudart_abi_cudaDeviceSetSharedMemConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0);
+    r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3493,7 +3356,7 @@ static PyObject *cudart_fn_cudaDeviceSynchronize(PyObject *self, PyObject *const
     CUDART_FN_T(cudaDeviceSynchronize, cudart_abi_cudaDeviceSynchronize) fn = (CUDART_FN_T(cudaDeviceSynchronize, cudart_abi_cudaDeviceSynchronize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn();
+    r = fn();
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3506,17 +3369,16 @@ static PyObject *cudart_fn_cudaDriverGetVersion(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDriverGetVersion");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDriverGetVersion", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDriverGetVersion");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -3537,7 +3399,7 @@ static PyObject *cudart_fn_cudaDriverGetVersion(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaDriverGetVersion, cudart_abi_cudaDriverGetVersion) fn = (CUDART_FN_T(cudaDriverGetVersion, cudart_abi_cudaDriverGetVersion))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3553,23 +3415,20 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyO
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x7ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamConsumerAcquireFrame");
     unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEGLStreamConsumerAcquireFrame", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x7ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEGLStreamConsumerAcquireFrame");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -3601,7 +3460,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyO
     CUDART_FN_T(cudaEGLStreamConsumerAcquireFrame, cudart_abi_cudaEGLStreamConsumerAcquireFrame) fn = (CUDART_FN_T(cudaEGLStreamConsumerAcquireFrame, cudart_abi_cudaEGLStreamConsumerAcquireFrame))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned int)u3);
+    r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3619,27 +3478,23 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamConsumerConnect");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEGLStreamConsumerConnect", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEGLStreamConsumerConnect");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamConsumerConnect];
@@ -3657,7 +3512,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject
     CUDART_FN_T(cudaEGLStreamConsumerConnect, cudart_abi_cudaEGLStreamConsumerConnect) fn = (CUDART_FN_T(cudaEGLStreamConsumerConnect, cudart_abi_cudaEGLStreamConsumerConnect))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3674,28 +3529,24 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamConsumerConnectWithFlags");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEGLStreamConsumerConnectWithFlags", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEGLStreamConsumerConnectWithFlags");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -3715,7 +3566,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self,
     CUDART_FN_T(cudaEGLStreamConsumerConnectWithFlags, cudart_abi_cudaEGLStreamConsumerConnectWithFlags) fn = (CUDART_FN_T(cudaEGLStreamConsumerConnectWithFlags, cudart_abi_cudaEGLStreamConsumerConnectWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3732,17 +3583,16 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerDisconnect(PyObject *self, PyObj
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamConsumerDisconnect");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEGLStreamConsumerDisconnect", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEGLStreamConsumerDisconnect");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -3763,7 +3613,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerDisconnect(PyObject *self, PyObj
     CUDART_FN_T(cudaEGLStreamConsumerDisconnect, cudart_abi_cudaEGLStreamConsumerDisconnect) fn = (CUDART_FN_T(cudaEGLStreamConsumerDisconnect, cudart_abi_cudaEGLStreamConsumerDisconnect))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3779,30 +3629,25 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyO
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamConsumerReleaseFrame");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEGLStreamConsumerReleaseFrame", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEGLStreamConsumerReleaseFrame");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -3824,7 +3669,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyO
     CUDART_FN_T(cudaEGLStreamConsumerReleaseFrame, cudart_abi_cudaEGLStreamConsumerReleaseFrame) fn = (CUDART_FN_T(cudaEGLStreamConsumerReleaseFrame, cudart_abi_cudaEGLStreamConsumerReleaseFrame))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3842,29 +3687,25 @@ static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamProducerConnect");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEGLStreamProducerConnect", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEGLStreamProducerConnect");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     long long i2;
     long long i3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -3886,7 +3727,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject
     CUDART_FN_T(cudaEGLStreamProducerConnect, cudart_abi_cudaEGLStreamProducerConnect) fn = (CUDART_FN_T(cudaEGLStreamProducerConnect, cudart_abi_cudaEGLStreamProducerConnect))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (int)i2, (int)i3);
+    r = fn(a0, a1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3903,17 +3744,16 @@ static PyObject *cudart_fn_cudaEGLStreamProducerDisconnect(PyObject *self, PyObj
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamProducerDisconnect");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEGLStreamProducerDisconnect", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEGLStreamProducerDisconnect");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -3934,7 +3774,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerDisconnect(PyObject *self, PyObj
     CUDART_FN_T(cudaEGLStreamProducerDisconnect, cudart_abi_cudaEGLStreamProducerDisconnect) fn = (CUDART_FN_T(cudaEGLStreamProducerDisconnect, cudart_abi_cudaEGLStreamProducerDisconnect))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3950,26 +3790,24 @@ static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyO
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamProducerPresentFrame");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEGLStreamProducerPresentFrame", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEGLStreamProducerPresentFrame");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     CUDART_RECORD_T(cudaEglFrame) a1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[k++], 1, "cudaEglFrame", (Py_ssize_t)sizeof a1, &cudart_class_cudaEglFrame, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "cudaEglFrame_st", (Py_ssize_t)sizeof a1, &cudart_class_cudaEglFrame, &a1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -3991,7 +3829,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyO
     CUDART_FN_T(cudaEGLStreamProducerPresentFrame, cudart_abi_cudaEGLStreamProducerPresentFrame) fn = (CUDART_FN_T(cudaEGLStreamProducerPresentFrame, cudart_abi_cudaEGLStreamProducerPresentFrame))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4008,30 +3846,25 @@ static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamProducerReturnFrame");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEGLStreamProducerReturnFrame", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEGLStreamProducerReturnFrame");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 280, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 280, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -4053,7 +3886,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyOb
     CUDART_FN_T(cudaEGLStreamProducerReturnFrame, cudart_abi_cudaEGLStreamProducerReturnFrame) fn = (CUDART_FN_T(cudaEGLStreamProducerReturnFrame, cudart_abi_cudaEGLStreamProducerReturnFrame))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4071,17 +3904,16 @@ static PyObject *cudart_fn_cudaEventCreate(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventCreate");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEventCreate", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEventCreate");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -4102,7 +3934,7 @@ static PyObject *cudart_fn_cudaEventCreate(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaEventCreate, cudart_abi_cudaEventCreate) fn = (CUDART_FN_T(cudaEventCreate, cudart_abi_cudaEventCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4118,28 +3950,24 @@ static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventCreateFromEGLSync");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEventCreateFromEGLSync", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEventCreateFromEGLSync");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -4159,7 +3987,7 @@ static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *
     CUDART_FN_T(cudaEventCreateFromEGLSync, cudart_abi_cudaEventCreateFromEGLSync) fn = (CUDART_FN_T(cudaEventCreateFromEGLSync, cudart_abi_cudaEventCreateFromEGLSync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4176,17 +4004,16 @@ static PyObject *cudart_fn_cudaEventCreateWithFlags(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventCreateWithFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEventCreateWithFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEventCreateWithFlags");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -4210,7 +4037,7 @@ static PyObject *cudart_fn_cudaEventCreateWithFlags(PyObject *self, PyObject *co
     CUDART_FN_T(cudaEventCreateWithFlags, cudart_abi_cudaEventCreateWithFlags) fn = (CUDART_FN_T(cudaEventCreateWithFlags, cudart_abi_cudaEventCreateWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4226,22 +4053,15 @@ static PyObject *cudart_fn_cudaEventDestroy(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaEventDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventDestroy");
+    if (cudart_arity("cudaEventDestroy", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventDestroy");
@@ -4257,12 +4077,10 @@ static PyObject *cudart_fn_cudaEventDestroy(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaEventDestroy, cudart_abi_cudaEventDestroy) fn = (CUDART_FN_T(cudaEventDestroy, cudart_abi_cudaEventDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -4273,34 +4091,27 @@ static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventElapsedTime");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEventElapsedTime", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEventElapsedTime");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventElapsedTime];
@@ -4318,7 +4129,7 @@ static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaEventElapsedTime, cudart_abi_cudaEventElapsedTime) fn = (CUDART_FN_T(cudaEventElapsedTime, cudart_abi_cudaEventElapsedTime))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4336,22 +4147,15 @@ static PyObject *cudart_fn_cudaEventQuery(PyObject *self, PyObject *const *args,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaEventQuery", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventQuery");
+    if (cudart_arity("cudaEventQuery", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventQuery];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventQuery");
@@ -4367,12 +4171,10 @@ static PyObject *cudart_fn_cudaEventQuery(PyObject *self, PyObject *const *args,
     CUDART_FN_T(cudaEventQuery, cudart_abi_cudaEventQuery) fn = (CUDART_FN_T(cudaEventQuery, cudart_abi_cudaEventQuery))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -4383,29 +4185,19 @@ static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaEventRecord", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventRecord");
+    if (cudart_arity("cudaEventRecord", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventRecord];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventRecord");
@@ -4421,12 +4213,10 @@ static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaEventRecord, cudart_abi_cudaEventRecord) fn = (CUDART_FN_T(cudaEventRecord, cudart_abi_cudaEventRecord))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -4438,32 +4228,22 @@ static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaEventRecordWithFlags", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventRecordWithFlags");
+    if (cudart_arity("cudaEventRecordWithFlags", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventRecordWithFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventRecordWithFlags");
@@ -4479,12 +4259,10 @@ static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *co
     CUDART_FN_T(cudaEventRecordWithFlags, cudart_abi_cudaEventRecordWithFlags) fn = (CUDART_FN_T(cudaEventRecordWithFlags, cudart_abi_cudaEventRecordWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -4496,22 +4274,15 @@ static PyObject *cudart_fn_cudaEventSynchronize(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaEventSynchronize", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventSynchronize");
+    if (cudart_arity("cudaEventSynchronize", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventSynchronize];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventSynchronize");
@@ -4527,12 +4298,10 @@ static PyObject *cudart_fn_cudaEventSynchronize(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaEventSynchronize, cudart_abi_cudaEventSynchronize) fn = (CUDART_FN_T(cudaEventSynchronize, cudart_abi_cudaEventSynchronize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -4543,34 +4312,27 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyO
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaExternalMemoryGetMappedBuffer");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaExternalMemoryGetMappedBuffer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaExternalMemoryGetMappedBuffer");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaExternalMemoryGetMappedBuffer];
@@ -4588,7 +4350,7 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyO
     CUDART_FN_T(cudaExternalMemoryGetMappedBuffer, cudart_abi_cudaExternalMemoryGetMappedBuffer) fn = (CUDART_FN_T(cudaExternalMemoryGetMappedBuffer, cudart_abi_cudaExternalMemoryGetMappedBuffer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4606,34 +4368,27 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *s
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaExternalMemoryGetMappedMipmappedArray");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaExternalMemoryGetMappedMipmappedArray", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaExternalMemoryGetMappedMipmappedArray");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaExternalMemoryGetMappedMipmappedArray];
@@ -4651,7 +4406,7 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *s
     CUDART_FN_T(cudaExternalMemoryGetMappedMipmappedArray, cudart_abi_cudaExternalMemoryGetMappedMipmappedArray) fn = (CUDART_FN_T(cudaExternalMemoryGetMappedMipmappedArray, cudart_abi_cudaExternalMemoryGetMappedMipmappedArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4669,22 +4424,15 @@ static PyObject *cudart_fn_cudaFree(PyObject *self, PyObject *const *args, Py_ss
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaFree", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFree");
+    if (cudart_arity("cudaFree", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFree];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFree");
@@ -4700,12 +4448,10 @@ static PyObject *cudart_fn_cudaFree(PyObject *self, PyObject *const *args, Py_ss
     CUDART_FN_T(cudaFree, cudart_abi_cudaFree) fn = (CUDART_FN_T(cudaFree, cudart_abi_cudaFree))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -4716,22 +4462,15 @@ static PyObject *cudart_fn_cudaFreeArray(PyObject *self, PyObject *const *args, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaFreeArray", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFreeArray");
+    if (cudart_arity("cudaFreeArray", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFreeArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFreeArray");
@@ -4747,12 +4486,10 @@ static PyObject *cudart_fn_cudaFreeArray(PyObject *self, PyObject *const *args, 
     CUDART_FN_T(cudaFreeArray, cudart_abi_cudaFreeArray) fn = (CUDART_FN_T(cudaFreeArray, cudart_abi_cudaFreeArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -4763,29 +4500,19 @@ static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaFreeAsync", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFreeAsync");
+    if (cudart_arity("cudaFreeAsync", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFreeAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFreeAsync");
@@ -4801,12 +4528,10 @@ static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, 
     CUDART_FN_T(cudaFreeAsync, cudart_abi_cudaFreeAsync) fn = (CUDART_FN_T(cudaFreeAsync, cudart_abi_cudaFreeAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -4818,22 +4543,15 @@ static PyObject *cudart_fn_cudaFreeHost(PyObject *self, PyObject *const *args, P
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaFreeHost", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFreeHost");
+    if (cudart_arity("cudaFreeHost", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFreeHost];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFreeHost");
@@ -4849,12 +4567,10 @@ static PyObject *cudart_fn_cudaFreeHost(PyObject *self, PyObject *const *args, P
     CUDART_FN_T(cudaFreeHost, cudart_abi_cudaFreeHost) fn = (CUDART_FN_T(cudaFreeHost, cudart_abi_cudaFreeHost))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -4865,22 +4581,15 @@ static PyObject *cudart_fn_cudaFreeMipmappedArray(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaFreeMipmappedArray", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFreeMipmappedArray");
+    if (cudart_arity("cudaFreeMipmappedArray", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFreeMipmappedArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFreeMipmappedArray");
@@ -4896,12 +4605,10 @@ static PyObject *cudart_fn_cudaFreeMipmappedArray(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaFreeMipmappedArray, cudart_abi_cudaFreeMipmappedArray) fn = (CUDART_FN_T(cudaFreeMipmappedArray, cudart_abi_cudaFreeMipmappedArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -4912,29 +4619,19 @@ static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaFuncGetAttributes", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFuncGetAttributes");
+    if (cudart_arity("cudaFuncGetAttributes", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncGetAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncGetAttributes");
@@ -4950,12 +4647,10 @@ static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const
     CUDART_FN_T(cudaFuncGetAttributes, cudart_abi_cudaFuncGetAttributes) fn = (CUDART_FN_T(cudaFuncGetAttributes, cudart_abi_cudaFuncGetAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -4967,28 +4662,21 @@ static PyObject *cudart_fn_cudaFuncSetAttribute(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaFuncSetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFuncSetAttribute");
+    if (cudart_arity("cudaFuncSetAttribute", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     long long i2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
+    if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncSetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncSetAttribute");
@@ -5004,12 +4692,10 @@ static PyObject *cudart_fn_cudaFuncSetAttribute(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaFuncSetAttribute, cudart_abi_cudaFuncSetAttribute) fn = (CUDART_FN_T(cudaFuncSetAttribute, cudart_abi_cudaFuncSetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, (int)i2);
+    r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -5020,25 +4706,18 @@ static PyObject *cudart_fn_cudaFuncSetCacheConfig(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaFuncSetCacheConfig", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFuncSetCacheConfig");
+    if (cudart_arity("cudaFuncSetCacheConfig", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncSetCacheConfig];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncSetCacheConfig");
@@ -5054,12 +4733,10 @@ static PyObject *cudart_fn_cudaFuncSetCacheConfig(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaFuncSetCacheConfig, cudart_abi_cudaFuncSetCacheConfig) fn = (CUDART_FN_T(cudaFuncSetCacheConfig, cudart_abi_cudaFuncSetCacheConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -5070,25 +4747,18 @@ static PyObject *cudart_fn_cudaFuncSetSharedMemConfig(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaFuncSetSharedMemConfig", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFuncSetSharedMemConfig");
+    if (cudart_arity("cudaFuncSetSharedMemConfig", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncSetSharedMemConfig];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncSetSharedMemConfig");
@@ -5104,12 +4774,10 @@ static PyObject *cudart_fn_cudaFuncSetSharedMemConfig(PyObject *self, PyObject *
     CUDART_FN_T(cudaFuncSetSharedMemConfig, cudart_abi_cudaFuncSetSharedMemConfig) fn = (CUDART_FN_T(cudaFuncSetSharedMemConfig, cudart_abi_cudaFuncSetSharedMemConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -5120,20 +4788,18 @@ static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGLGetDevices");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGLGetDevices", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGLGetDevices");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
@@ -5164,7 +4830,7 @@ static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaGLGetDevices, cudart_abi_cudaGLGetDevices) fn = (CUDART_FN_T(cudaGLGetDevices, cudart_abi_cudaGLGetDevices))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
+    r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -5181,17 +4847,16 @@ static PyObject *cudart_fn_cudaGLMapBufferObject(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGLMapBufferObject");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGLMapBufferObject", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGLMapBufferObject");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -5215,7 +4880,7 @@ static PyObject *cudart_fn_cudaGLMapBufferObject(PyObject *self, PyObject *const
     CUDART_FN_T(cudaGLMapBufferObject, cudart_abi_cudaGLMapBufferObject) fn = (CUDART_FN_T(cudaGLMapBufferObject, cudart_abi_cudaGLMapBufferObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -5231,30 +4896,26 @@ static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGLMapBufferObjectAsync");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGLMapBufferObjectAsync", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGLMapBufferObjectAsync");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGLMapBufferObjectAsync];
@@ -5272,7 +4933,7 @@ static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *
     CUDART_FN_T(cudaGLMapBufferObjectAsync, cudart_abi_cudaGLMapBufferObjectAsync) fn = (CUDART_FN_T(cudaGLMapBufferObjectAsync, cudart_abi_cudaGLMapBufferObjectAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, a2);
+    r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -5309,7 +4970,7 @@ static PyObject *cudart_fn_cudaGLRegisterBufferObject(PyObject *self, PyObject *
     CUDART_FN_T(cudaGLRegisterBufferObject, cudart_abi_cudaGLRegisterBufferObject) fn = (CUDART_FN_T(cudaGLRegisterBufferObject, cudart_abi_cudaGLRegisterBufferObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0);
+    r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -5345,7 +5006,7 @@ static PyObject *cudart_fn_cudaGLSetBufferObjectMapFlags(PyObject *self, PyObjec
     CUDART_FN_T(cudaGLSetBufferObjectMapFlags, cudart_abi_cudaGLSetBufferObjectMapFlags) fn = (CUDART_FN_T(cudaGLSetBufferObjectMapFlags, cudart_abi_cudaGLSetBufferObjectMapFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0, (unsigned int)u1);
+    r = fn((unsigned int)u0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -5378,7 +5039,7 @@ static PyObject *cudart_fn_cudaGLSetGLDevice(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaGLSetGLDevice, cudart_abi_cudaGLSetGLDevice) fn = (CUDART_FN_T(cudaGLSetGLDevice, cudart_abi_cudaGLSetGLDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0);
+    r = fn((int)i0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -5411,7 +5072,7 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObject(PyObject *self, PyObject *con
     CUDART_FN_T(cudaGLUnmapBufferObject, cudart_abi_cudaGLUnmapBufferObject) fn = (CUDART_FN_T(cudaGLUnmapBufferObject, cudart_abi_cudaGLUnmapBufferObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0);
+    r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -5424,25 +5085,18 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObjectAsync(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGLUnmapBufferObjectAsync", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGLUnmapBufferObjectAsync");
+    if (cudart_arity("cudaGLUnmapBufferObjectAsync", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     unsigned long long u0;
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if (cudart_unsigned(args[k++], 0, 32, &u0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGLUnmapBufferObjectAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGLUnmapBufferObjectAsync");
@@ -5458,12 +5112,10 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObjectAsync(PyObject *self, PyObject
     CUDART_FN_T(cudaGLUnmapBufferObjectAsync, cudart_abi_cudaGLUnmapBufferObjectAsync) fn = (CUDART_FN_T(cudaGLUnmapBufferObjectAsync, cudart_abi_cudaGLUnmapBufferObjectAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0, a1);
+    r = fn((unsigned int)u0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b1);
     return result;
 }
@@ -5494,7 +5146,7 @@ static PyObject *cudart_fn_cudaGLUnregisterBufferObject(PyObject *self, PyObject
     CUDART_FN_T(cudaGLUnregisterBufferObject, cudart_abi_cudaGLUnregisterBufferObject) fn = (CUDART_FN_T(cudaGLUnregisterBufferObject, cudart_abi_cudaGLUnregisterBufferObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0);
+    r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -5507,29 +5159,19 @@ static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetChannelDesc", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetChannelDesc");
+    if (cudart_arity("cudaGetChannelDesc", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 20, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 20, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetChannelDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetChannelDesc");
@@ -5545,12 +5187,10 @@ static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaGetChannelDesc, cudart_abi_cudaGetChannelDesc) fn = (CUDART_FN_T(cudaGetChannelDesc, cudart_abi_cudaGetChannelDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -5562,17 +5202,16 @@ static PyObject *cudart_fn_cudaGetDevice(PyObject *self, PyObject *const *args, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDevice");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetDevice", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetDevice");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -5592,9 +5231,7 @@ static PyObject *cudart_fn_cudaGetDevice(PyObject *self, PyObject *const *args, 
     }
     CUDART_FN_T(cudaGetDevice, cudart_abi_cudaGetDevice) fn = (CUDART_FN_T(cudaGetDevice, cudart_abi_cudaGetDevice))slot;
     unsigned int r;
-    Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
-    Py_END_ALLOW_THREADS
+    r = fn(a0);  /* with the GIL held: generator/gil.py */
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
     if (spec.outs && result)
@@ -5609,17 +5246,16 @@ static PyObject *cudart_fn_cudaGetDeviceCount(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDeviceCount");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetDeviceCount", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetDeviceCount");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -5640,7 +5276,7 @@ static PyObject *cudart_fn_cudaGetDeviceCount(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaGetDeviceCount, cudart_abi_cudaGetDeviceCount) fn = (CUDART_FN_T(cudaGetDeviceCount, cudart_abi_cudaGetDeviceCount))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -5656,17 +5292,16 @@ static PyObject *cudart_fn_cudaGetDeviceFlags(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDeviceFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetDeviceFlags", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetDeviceFlags");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -5687,7 +5322,7 @@ static PyObject *cudart_fn_cudaGetDeviceFlags(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaGetDeviceFlags, cudart_abi_cudaGetDeviceFlags) fn = (CUDART_FN_T(cudaGetDeviceFlags, cudart_abi_cudaGetDeviceFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -5703,25 +5338,18 @@ static PyObject *cudart_fn_cudaGetDeviceProperties(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetDeviceProperties", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetDeviceProperties");
+    if (cudart_arity("cudaGetDeviceProperties", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 1032, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 1032, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
+    if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetDeviceProperties];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetDeviceProperties");
@@ -5737,12 +5365,10 @@ static PyObject *cudart_fn_cudaGetDeviceProperties(PyObject *self, PyObject *con
     CUDART_FN_T(cudaGetDeviceProperties_v2, cudart_abi_cudaGetDeviceProperties) fn = (CUDART_FN_T(cudaGetDeviceProperties_v2, cudart_abi_cudaGetDeviceProperties))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1);
+    r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -5753,25 +5379,18 @@ static PyObject *cudart_fn_cudaGetDeviceProperties_v2(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetDeviceProperties_v2", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetDeviceProperties_v2");
+    if (cudart_arity("cudaGetDeviceProperties_v2", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 1032, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 1032, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
+    if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetDeviceProperties_v2];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetDeviceProperties_v2");
@@ -5787,12 +5406,10 @@ static PyObject *cudart_fn_cudaGetDeviceProperties_v2(PyObject *self, PyObject *
     CUDART_FN_T(cudaGetDeviceProperties_v2, cudart_abi_cudaGetDeviceProperties_v2) fn = (CUDART_FN_T(cudaGetDeviceProperties_v2, cudart_abi_cudaGetDeviceProperties_v2))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1);
+    r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -5803,27 +5420,22 @@ static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0xaULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDriverEntryPoint");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetDriverEntryPoint", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0xaULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetDriverEntryPoint");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -5851,7 +5463,7 @@ static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *con
     CUDART_FN_T(cudaGetDriverEntryPoint, cudart_abi_cudaGetDriverEntryPoint) fn = (CUDART_FN_T(cudaGetDriverEntryPoint, cudart_abi_cudaGetDriverEntryPoint))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long long)u2, a3);
+    r = fn(a0, a1, (unsigned long long)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -5888,9 +5500,7 @@ static PyObject *cudart_fn_cudaGetErrorName(PyObject *self, PyObject *const *arg
     }
     CUDART_FN_T(cudaGetErrorName, cudart_abi_cudaGetErrorName) fn = (CUDART_FN_T(cudaGetErrorName, cudart_abi_cudaGetErrorName))slot;
     const char * r;
-    Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0);
-    Py_END_ALLOW_THREADS
+    r = fn((unsigned int)u0);  /* with the GIL held: generator/gil.py */
     result = r ? PyBytes_FromString(r) : (Py_INCREF(Py_None), Py_None);
 done:
     return result;
@@ -5921,9 +5531,7 @@ static PyObject *cudart_fn_cudaGetErrorString(PyObject *self, PyObject *const *a
     }
     CUDART_FN_T(cudaGetErrorString, cudart_abi_cudaGetErrorString) fn = (CUDART_FN_T(cudaGetErrorString, cudart_abi_cudaGetErrorString))slot;
     const char * r;
-    Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0);
-    Py_END_ALLOW_THREADS
+    r = fn((unsigned int)u0);  /* with the GIL held: generator/gil.py */
     result = r ? PyBytes_FromString(r) : (Py_INCREF(Py_None), Py_None);
 done:
     return result;
@@ -5935,27 +5543,23 @@ static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetExportTable");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetExportTable", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetExportTable");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetExportTable];
@@ -5973,7 +5577,7 @@ static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaGetExportTable, cudart_abi_cudaGetExportTable) fn = (CUDART_FN_T(cudaGetExportTable, cudart_abi_cudaGetExportTable))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -5990,27 +5594,23 @@ static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetFuncBySymbol");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetFuncBySymbol", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetFuncBySymbol");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetFuncBySymbol];
@@ -6028,7 +5628,7 @@ static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaGetFuncBySymbol, cudart_abi_cudaGetFuncBySymbol) fn = (CUDART_FN_T(cudaGetFuncBySymbol, cudart_abi_cudaGetFuncBySymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6045,27 +5645,23 @@ static PyObject *cudart_fn_cudaGetKernel(PyObject *self, PyObject *const *args, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetKernel");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetKernel", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetKernel");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetKernel];
@@ -6083,7 +5679,7 @@ static PyObject *cudart_fn_cudaGetKernel(PyObject *self, PyObject *const *args, 
     CUDART_FN_T(cudaGetKernel, cudart_abi_cudaGetKernel) fn = (CUDART_FN_T(cudaGetKernel, cudart_abi_cudaGetKernel))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6117,9 +5713,7 @@ static PyObject *cudart_fn_cudaGetLastError(PyObject *self, PyObject *const *arg
     }
     CUDART_FN_T(cudaGetLastError, cudart_abi_cudaGetLastError) fn = (CUDART_FN_T(cudaGetLastError, cudart_abi_cudaGetLastError))slot;
     unsigned int r;
-    Py_BEGIN_ALLOW_THREADS
-r = fn();
-    Py_END_ALLOW_THREADS
+    r = fn();  /* with the GIL held: generator/gil.py */
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
     return result;
@@ -6131,28 +5725,24 @@ static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetMipmappedArrayLevel");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetMipmappedArrayLevel", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetMipmappedArrayLevel");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -6172,7 +5762,7 @@ static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *
     CUDART_FN_T(cudaGetMipmappedArrayLevel, cudart_abi_cudaGetMipmappedArrayLevel) fn = (CUDART_FN_T(cudaGetMipmappedArrayLevel, cudart_abi_cudaGetMipmappedArrayLevel))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6189,25 +5779,18 @@ static PyObject *cudart_fn_cudaGetSurfaceObjectResourceDesc(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetSurfaceObjectResourceDesc", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetSurfaceObjectResourceDesc");
+    if (cudart_arity("cudaGetSurfaceObjectResourceDesc", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetSurfaceObjectResourceDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetSurfaceObjectResourceDesc");
@@ -6223,12 +5806,10 @@ static PyObject *cudart_fn_cudaGetSurfaceObjectResourceDesc(PyObject *self, PyOb
     CUDART_FN_T(cudaGetSurfaceObjectResourceDesc, cudart_abi_cudaGetSurfaceObjectResourceDesc) fn = (CUDART_FN_T(cudaGetSurfaceObjectResourceDesc, cudart_abi_cudaGetSurfaceObjectResourceDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long long)u1);
+    r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -6239,27 +5820,23 @@ static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetSymbolAddress");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetSymbolAddress", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetSymbolAddress");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetSymbolAddress];
@@ -6277,7 +5854,7 @@ static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaGetSymbolAddress, cudart_abi_cudaGetSymbolAddress) fn = (CUDART_FN_T(cudaGetSymbolAddress, cudart_abi_cudaGetSymbolAddress))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6294,27 +5871,23 @@ static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetSymbolSize");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetSymbolSize", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetSymbolSize");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetSymbolSize];
@@ -6332,7 +5905,7 @@ static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaGetSymbolSize, cudart_abi_cudaGetSymbolSize) fn = (CUDART_FN_T(cudaGetSymbolSize, cudart_abi_cudaGetSymbolSize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6349,25 +5922,18 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceDesc(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetTextureObjectResourceDesc", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetTextureObjectResourceDesc");
+    if (cudart_arity("cudaGetTextureObjectResourceDesc", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetTextureObjectResourceDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetTextureObjectResourceDesc");
@@ -6383,12 +5949,10 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceDesc(PyObject *self, PyOb
     CUDART_FN_T(cudaGetTextureObjectResourceDesc, cudart_abi_cudaGetTextureObjectResourceDesc) fn = (CUDART_FN_T(cudaGetTextureObjectResourceDesc, cudart_abi_cudaGetTextureObjectResourceDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long long)u1);
+    r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -6399,25 +5963,18 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceViewDesc(PyObject *self, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetTextureObjectResourceViewDesc", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetTextureObjectResourceViewDesc");
+    if (cudart_arity("cudaGetTextureObjectResourceViewDesc", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 48, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 48, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetTextureObjectResourceViewDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetTextureObjectResourceViewDesc");
@@ -6433,12 +5990,10 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceViewDesc(PyObject *self, 
     CUDART_FN_T(cudaGetTextureObjectResourceViewDesc, cudart_abi_cudaGetTextureObjectResourceViewDesc) fn = (CUDART_FN_T(cudaGetTextureObjectResourceViewDesc, cudart_abi_cudaGetTextureObjectResourceViewDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long long)u1);
+    r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -6449,25 +6004,18 @@ static PyObject *cudart_fn_cudaGetTextureObjectTextureDesc(PyObject *self, PyObj
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetTextureObjectTextureDesc", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetTextureObjectTextureDesc");
+    if (cudart_arity("cudaGetTextureObjectTextureDesc", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 72, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 72, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetTextureObjectTextureDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetTextureObjectTextureDesc");
@@ -6483,12 +6031,10 @@ static PyObject *cudart_fn_cudaGetTextureObjectTextureDesc(PyObject *self, PyObj
     CUDART_FN_T(cudaGetTextureObjectTextureDesc, cudart_abi_cudaGetTextureObjectTextureDesc) fn = (CUDART_FN_T(cudaGetTextureObjectTextureDesc, cudart_abi_cudaGetTextureObjectTextureDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long long)u1);
+    r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -6499,34 +6045,28 @@ static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddChildGraphNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddChildGraphNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddChildGraphNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -6534,9 +6074,7 @@ static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddChildGraphNode];
@@ -6554,7 +6092,7 @@ static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *
     CUDART_FN_T(cudaGraphAddChildGraphNode, cudart_abi_cudaGraphAddChildGraphNode) fn = (CUDART_FN_T(cudaGraphAddChildGraphNode, cudart_abi_cudaGraphAddChildGraphNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6573,27 +6111,22 @@ static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddDependencies");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddDependencies", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddDependencies");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -6621,7 +6154,7 @@ static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *co
     CUDART_FN_T(cudaGraphAddDependencies, cudart_abi_cudaGraphAddDependencies) fn = (CUDART_FN_T(cudaGraphAddDependencies, cudart_abi_cudaGraphAddDependencies))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3);
+    r = fn(a0, a1, a2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6639,31 +6172,26 @@ static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddEmptyNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddEmptyNode", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddEmptyNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -6687,7 +6215,7 @@ static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const
     CUDART_FN_T(cudaGraphAddEmptyNode, cudart_abi_cudaGraphAddEmptyNode) fn = (CUDART_FN_T(cudaGraphAddEmptyNode, cudart_abi_cudaGraphAddEmptyNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3);
+    r = fn(a0, a1, a2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6705,34 +6233,28 @@ static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddEventRecordNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddEventRecordNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddEventRecordNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -6740,9 +6262,7 @@ static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject 
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddEventRecordNode];
@@ -6760,7 +6280,7 @@ static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject 
     CUDART_FN_T(cudaGraphAddEventRecordNode, cudart_abi_cudaGraphAddEventRecordNode) fn = (CUDART_FN_T(cudaGraphAddEventRecordNode, cudart_abi_cudaGraphAddEventRecordNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6779,34 +6299,28 @@ static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *c
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddEventWaitNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddEventWaitNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddEventWaitNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -6814,9 +6328,7 @@ static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *c
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddEventWaitNode];
@@ -6834,7 +6346,7 @@ static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *c
     CUDART_FN_T(cudaGraphAddEventWaitNode, cudart_abi_cudaGraphAddEventWaitNode) fn = (CUDART_FN_T(cudaGraphAddEventWaitNode, cudart_abi_cudaGraphAddEventWaitNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6853,34 +6365,28 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *se
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddExternalSemaphoresSignalNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddExternalSemaphoresSignalNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddExternalSemaphoresSignalNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -6888,9 +6394,7 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *se
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddExternalSemaphoresSignalNode];
@@ -6908,7 +6412,7 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *se
     CUDART_FN_T(cudaGraphAddExternalSemaphoresSignalNode, cudart_abi_cudaGraphAddExternalSemaphoresSignalNode) fn = (CUDART_FN_T(cudaGraphAddExternalSemaphoresSignalNode, cudart_abi_cudaGraphAddExternalSemaphoresSignalNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6927,34 +6431,28 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddExternalSemaphoresWaitNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddExternalSemaphoresWaitNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddExternalSemaphoresWaitNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -6962,9 +6460,7 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddExternalSemaphoresWaitNode];
@@ -6982,7 +6478,7 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self
     CUDART_FN_T(cudaGraphAddExternalSemaphoresWaitNode, cudart_abi_cudaGraphAddExternalSemaphoresWaitNode) fn = (CUDART_FN_T(cudaGraphAddExternalSemaphoresWaitNode, cudart_abi_cudaGraphAddExternalSemaphoresWaitNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7001,34 +6497,28 @@ static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddHostNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddHostNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddHostNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -7036,9 +6526,7 @@ static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 16, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddHostNode];
@@ -7056,7 +6544,7 @@ static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaGraphAddHostNode, cudart_abi_cudaGraphAddHostNode) fn = (CUDART_FN_T(cudaGraphAddHostNode, cudart_abi_cudaGraphAddHostNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7075,34 +6563,28 @@ static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddKernelNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddKernelNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddKernelNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -7110,9 +6592,7 @@ static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 56, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 56, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddKernelNode];
@@ -7130,7 +6610,7 @@ static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaGraphAddKernelNode, cudart_abi_cudaGraphAddKernelNode) fn = (CUDART_FN_T(cudaGraphAddKernelNode, cudart_abi_cudaGraphAddKernelNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7149,34 +6629,28 @@ static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemAllocNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddMemAllocNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddMemAllocNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -7184,9 +6658,7 @@ static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *co
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 120, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 120, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemAllocNode];
@@ -7204,7 +6676,7 @@ static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *co
     CUDART_FN_T(cudaGraphAddMemAllocNode, cudart_abi_cudaGraphAddMemAllocNode) fn = (CUDART_FN_T(cudaGraphAddMemAllocNode, cudart_abi_cudaGraphAddMemAllocNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7223,34 +6695,28 @@ static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemFreeNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddMemFreeNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddMemFreeNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -7258,9 +6724,7 @@ static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *con
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemFreeNode];
@@ -7278,7 +6742,7 @@ static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *con
     CUDART_FN_T(cudaGraphAddMemFreeNode, cudart_abi_cudaGraphAddMemFreeNode) fn = (CUDART_FN_T(cudaGraphAddMemFreeNode, cudart_abi_cudaGraphAddMemFreeNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7297,34 +6761,28 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemcpyNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddMemcpyNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddMemcpyNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -7332,9 +6790,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 160, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 160, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNode];
@@ -7352,7 +6808,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaGraphAddMemcpyNode, cudart_abi_cudaGraphAddMemcpyNode) fn = (CUDART_FN_T(cudaGraphAddMemcpyNode, cudart_abi_cudaGraphAddMemcpyNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7371,39 +6827,32 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[5] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemcpyNode1D");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddMemcpyNode1D", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddMemcpyNode1D");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
+    Py_buffer b5 = {.obj = NULL};
     unsigned long long u6;
     unsigned long long u7;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -7411,13 +6860,9 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *co
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
@@ -7439,7 +6884,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *co
     CUDART_FN_T(cudaGraphAddMemcpyNode1D, cudart_abi_cudaGraphAddMemcpyNode1D) fn = (CUDART_FN_T(cudaGraphAddMemcpyNode1D, cudart_abi_cudaGraphAddMemcpyNode1D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned int)u7);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7459,30 +6904,25 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[5] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemcpyNodeFromSymbol");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddMemcpyNodeFromSymbol", nargs, 9 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddMemcpyNodeFromSymbol");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
+    Py_buffer b5 = {.obj = NULL};
     unsigned long long u6;
     unsigned long long u7;
     unsigned long long u8;
@@ -7490,9 +6930,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -7500,13 +6938,9 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
@@ -7530,7 +6964,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
     CUDART_FN_T(cudaGraphAddMemcpyNodeFromSymbol, cudart_abi_cudaGraphAddMemcpyNodeFromSymbol) fn = (CUDART_FN_T(cudaGraphAddMemcpyNodeFromSymbol, cudart_abi_cudaGraphAddMemcpyNodeFromSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7550,30 +6984,25 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[5] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemcpyNodeToSymbol");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddMemcpyNodeToSymbol", nargs, 9 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddMemcpyNodeToSymbol");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
+    Py_buffer b5 = {.obj = NULL};
     unsigned long long u6;
     unsigned long long u7;
     unsigned long long u8;
@@ -7581,9 +7010,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -7591,13 +7018,9 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
@@ -7621,7 +7044,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
     CUDART_FN_T(cudaGraphAddMemcpyNodeToSymbol, cudart_abi_cudaGraphAddMemcpyNodeToSymbol) fn = (CUDART_FN_T(cudaGraphAddMemcpyNodeToSymbol, cudart_abi_cudaGraphAddMemcpyNodeToSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7641,34 +7064,28 @@ static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemsetNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddMemsetNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddMemsetNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -7676,9 +7093,7 @@ static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 40, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 40, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemsetNode];
@@ -7696,7 +7111,7 @@ static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaGraphAddMemsetNode, cudart_abi_cudaGraphAddMemsetNode) fn = (CUDART_FN_T(cudaGraphAddMemsetNode, cudart_abi_cudaGraphAddMemsetNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7715,34 +7130,28 @@ static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -7750,9 +7159,7 @@ static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *arg
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 256, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 256, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddNode];
@@ -7770,7 +7177,7 @@ static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaGraphAddNode, cudart_abi_cudaGraphAddNode) fn = (CUDART_FN_T(cudaGraphAddNode, cudart_abi_cudaGraphAddNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7789,23 +7196,19 @@ static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObj
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphChildGraphNodeGetGraph");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphChildGraphNodeGetGraph", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphChildGraphNodeGetGraph");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -7827,7 +7230,7 @@ static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObj
     CUDART_FN_T(cudaGraphChildGraphNodeGetGraph, cudart_abi_cudaGraphChildGraphNodeGetGraph) fn = (CUDART_FN_T(cudaGraphChildGraphNodeGetGraph, cudart_abi_cudaGraphChildGraphNodeGetGraph))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7844,27 +7247,23 @@ static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphClone");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphClone", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphClone");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphClone];
@@ -7882,7 +7281,7 @@ static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args,
     CUDART_FN_T(cudaGraphClone, cudart_abi_cudaGraphClone) fn = (CUDART_FN_T(cudaGraphClone, cudart_abi_cudaGraphClone))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7899,17 +7298,16 @@ static PyObject *cudart_fn_cudaGraphCreate(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphCreate");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphCreate", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphCreate");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -7933,7 +7331,7 @@ static PyObject *cudart_fn_cudaGraphCreate(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaGraphCreate, cudart_abi_cudaGraphCreate) fn = (CUDART_FN_T(cudaGraphCreate, cudart_abi_cudaGraphCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7949,32 +7347,22 @@ static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphDebugDotPrint", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphDebugDotPrint");
+    if (cudart_arity("cudaGraphDebugDotPrint", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphDebugDotPrint];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphDebugDotPrint");
@@ -7990,12 +7378,10 @@ static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaGraphDebugDotPrint, cudart_abi_cudaGraphDebugDotPrint) fn = (CUDART_FN_T(cudaGraphDebugDotPrint, cudart_abi_cudaGraphDebugDotPrint))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8007,22 +7393,15 @@ static PyObject *cudart_fn_cudaGraphDestroy(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphDestroy");
+    if (cudart_arity("cudaGraphDestroy", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphDestroy");
@@ -8038,12 +7417,10 @@ static PyObject *cudart_fn_cudaGraphDestroy(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaGraphDestroy, cudart_abi_cudaGraphDestroy) fn = (CUDART_FN_T(cudaGraphDestroy, cudart_abi_cudaGraphDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -8054,22 +7431,15 @@ static PyObject *cudart_fn_cudaGraphDestroyNode(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphDestroyNode", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphDestroyNode");
+    if (cudart_arity("cudaGraphDestroyNode", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphDestroyNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphDestroyNode");
@@ -8085,12 +7455,10 @@ static PyObject *cudart_fn_cudaGraphDestroyNode(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaGraphDestroyNode, cudart_abi_cudaGraphDestroyNode) fn = (CUDART_FN_T(cudaGraphDestroyNode, cudart_abi_cudaGraphDestroyNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -8101,23 +7469,19 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphEventRecordNodeGetEvent");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphEventRecordNodeGetEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphEventRecordNodeGetEvent");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -8139,7 +7503,7 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyOb
     CUDART_FN_T(cudaGraphEventRecordNodeGetEvent, cudart_abi_cudaGraphEventRecordNodeGetEvent) fn = (CUDART_FN_T(cudaGraphEventRecordNodeGetEvent, cudart_abi_cudaGraphEventRecordNodeGetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -8156,29 +7520,19 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphEventRecordNodeSetEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphEventRecordNodeSetEvent");
+    if (cudart_arity("cudaGraphEventRecordNodeSetEvent", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphEventRecordNodeSetEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphEventRecordNodeSetEvent");
@@ -8194,12 +7548,10 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyOb
     CUDART_FN_T(cudaGraphEventRecordNodeSetEvent, cudart_abi_cudaGraphEventRecordNodeSetEvent) fn = (CUDART_FN_T(cudaGraphEventRecordNodeSetEvent, cudart_abi_cudaGraphEventRecordNodeSetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8211,23 +7563,19 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphEventWaitNodeGetEvent");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphEventWaitNodeGetEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphEventWaitNodeGetEvent");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -8249,7 +7597,7 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObje
     CUDART_FN_T(cudaGraphEventWaitNodeGetEvent, cudart_abi_cudaGraphEventWaitNodeGetEvent) fn = (CUDART_FN_T(cudaGraphEventWaitNodeGetEvent, cudart_abi_cudaGraphEventWaitNodeGetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -8266,29 +7614,19 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphEventWaitNodeSetEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphEventWaitNodeSetEvent");
+    if (cudart_arity("cudaGraphEventWaitNodeSetEvent", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphEventWaitNodeSetEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphEventWaitNodeSetEvent");
@@ -8304,12 +7642,10 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObje
     CUDART_FN_T(cudaGraphEventWaitNodeSetEvent, cudart_abi_cudaGraphEventWaitNodeSetEvent) fn = (CUDART_FN_T(cudaGraphEventWaitNodeSetEvent, cudart_abi_cudaGraphEventWaitNodeSetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8321,36 +7657,23 @@ static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecChildGraphNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecChildGraphNodeSetParams");
+    if (cudart_arity("cudaGraphExecChildGraphNodeSetParams", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecChildGraphNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecChildGraphNodeSetParams");
@@ -8366,12 +7689,10 @@ static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, 
     CUDART_FN_T(cudaGraphExecChildGraphNodeSetParams, cudart_abi_cudaGraphExecChildGraphNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecChildGraphNodeSetParams, cudart_abi_cudaGraphExecChildGraphNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8384,22 +7705,15 @@ static PyObject *cudart_fn_cudaGraphExecDestroy(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecDestroy");
+    if (cudart_arity("cudaGraphExecDestroy", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecDestroy");
@@ -8415,12 +7729,10 @@ static PyObject *cudart_fn_cudaGraphExecDestroy(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaGraphExecDestroy, cudart_abi_cudaGraphExecDestroy) fn = (CUDART_FN_T(cudaGraphExecDestroy, cudart_abi_cudaGraphExecDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -8431,36 +7743,23 @@ static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecEventRecordNodeSetEvent", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecEventRecordNodeSetEvent");
+    if (cudart_arity("cudaGraphExecEventRecordNodeSetEvent", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecEventRecordNodeSetEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecEventRecordNodeSetEvent");
@@ -8476,12 +7775,10 @@ static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, 
     CUDART_FN_T(cudaGraphExecEventRecordNodeSetEvent, cudart_abi_cudaGraphExecEventRecordNodeSetEvent) fn = (CUDART_FN_T(cudaGraphExecEventRecordNodeSetEvent, cudart_abi_cudaGraphExecEventRecordNodeSetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8494,36 +7791,23 @@ static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, Py
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecEventWaitNodeSetEvent", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecEventWaitNodeSetEvent");
+    if (cudart_arity("cudaGraphExecEventWaitNodeSetEvent", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecEventWaitNodeSetEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecEventWaitNodeSetEvent");
@@ -8539,12 +7823,10 @@ static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, Py
     CUDART_FN_T(cudaGraphExecEventWaitNodeSetEvent, cudart_abi_cudaGraphExecEventWaitNodeSetEvent) fn = (CUDART_FN_T(cudaGraphExecEventWaitNodeSetEvent, cudart_abi_cudaGraphExecEventWaitNodeSetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8557,36 +7839,23 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(Py
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecExternalSemaphoresSignalNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecExternalSemaphoresSignalNodeSetParams");
+    if (cudart_arity("cudaGraphExecExternalSemaphoresSignalNodeSetParams", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecExternalSemaphoresSignalNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecExternalSemaphoresSignalNodeSetParams");
@@ -8602,12 +7871,10 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(Py
     CUDART_FN_T(cudaGraphExecExternalSemaphoresSignalNodeSetParams, cudart_abi_cudaGraphExecExternalSemaphoresSignalNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecExternalSemaphoresSignalNodeSetParams, cudart_abi_cudaGraphExecExternalSemaphoresSignalNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8620,36 +7887,23 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecExternalSemaphoresWaitNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecExternalSemaphoresWaitNodeSetParams");
+    if (cudart_arity("cudaGraphExecExternalSemaphoresWaitNodeSetParams", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecExternalSemaphoresWaitNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecExternalSemaphoresWaitNodeSetParams");
@@ -8665,12 +7919,10 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyOb
     CUDART_FN_T(cudaGraphExecExternalSemaphoresWaitNodeSetParams, cudart_abi_cudaGraphExecExternalSemaphoresWaitNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecExternalSemaphoresWaitNodeSetParams, cudart_abi_cudaGraphExecExternalSemaphoresWaitNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8683,23 +7935,19 @@ static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecGetFlags");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphExecGetFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphExecGetFlags");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -8721,7 +7969,7 @@ static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const
     CUDART_FN_T(cudaGraphExecGetFlags, cudart_abi_cudaGraphExecGetFlags) fn = (CUDART_FN_T(cudaGraphExecGetFlags, cudart_abi_cudaGraphExecGetFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -8738,36 +7986,23 @@ static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecHostNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecHostNodeSetParams");
+    if (cudart_arity("cudaGraphExecHostNodeSetParams", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 16, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecHostNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecHostNodeSetParams");
@@ -8783,12 +8018,10 @@ static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObje
     CUDART_FN_T(cudaGraphExecHostNodeSetParams, cudart_abi_cudaGraphExecHostNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecHostNodeSetParams, cudart_abi_cudaGraphExecHostNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8801,36 +8034,23 @@ static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecKernelNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecKernelNodeSetParams");
+    if (cudart_arity("cudaGraphExecKernelNodeSetParams", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecKernelNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecKernelNodeSetParams");
@@ -8846,12 +8066,10 @@ static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyOb
     CUDART_FN_T(cudaGraphExecKernelNodeSetParams, cudart_abi_cudaGraphExecKernelNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecKernelNodeSetParams, cudart_abi_cudaGraphExecKernelNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8864,36 +8082,23 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecMemcpyNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParams");
+    if (cudart_arity("cudaGraphExecMemcpyNodeSetParams", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 160, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 160, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParams");
@@ -8909,12 +8114,10 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyOb
     CUDART_FN_T(cudaGraphExecMemcpyNodeSetParams, cudart_abi_cudaGraphExecMemcpyNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecMemcpyNodeSetParams, cudart_abi_cudaGraphExecMemcpyNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8927,49 +8130,33 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, Py
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecMemcpyNodeSetParams1D", nargs, 6 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParams1D");
+    if (cudart_arity("cudaGraphExecMemcpyNodeSetParams1D", nargs, 6) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParams1D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParams1D");
@@ -8985,12 +8172,10 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, Py
     CUDART_FN_T(cudaGraphExecMemcpyNodeSetParams1D, cudart_abi_cudaGraphExecMemcpyNodeSetParams1D) fn = (CUDART_FN_T(cudaGraphExecMemcpyNodeSetParams1D, cudart_abi_cudaGraphExecMemcpyNodeSetParams1D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
+    r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9004,52 +8189,36 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecMemcpyNodeSetParamsFromSymbol", nargs, 7 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParamsFromSymbol");
+    if (cudart_arity("cudaGraphExecMemcpyNodeSetParamsFromSymbol", nargs, 7) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 6, 32, &u6) < 0)
+    if (cudart_unsigned(args[6], 6, 32, &u6) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParamsFromSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParamsFromSymbol");
@@ -9065,12 +8234,10 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *
     CUDART_FN_T(cudaGraphExecMemcpyNodeSetParamsFromSymbol, cudart_abi_cudaGraphExecMemcpyNodeSetParamsFromSymbol) fn = (CUDART_FN_T(cudaGraphExecMemcpyNodeSetParamsFromSymbol, cudart_abi_cudaGraphExecMemcpyNodeSetParamsFromSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
+    r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9084,52 +8251,36 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *se
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecMemcpyNodeSetParamsToSymbol", nargs, 7 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParamsToSymbol");
+    if (cudart_arity("cudaGraphExecMemcpyNodeSetParamsToSymbol", nargs, 7) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 6, 32, &u6) < 0)
+    if (cudart_unsigned(args[6], 6, 32, &u6) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParamsToSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParamsToSymbol");
@@ -9145,12 +8296,10 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *se
     CUDART_FN_T(cudaGraphExecMemcpyNodeSetParamsToSymbol, cudart_abi_cudaGraphExecMemcpyNodeSetParamsToSymbol) fn = (CUDART_FN_T(cudaGraphExecMemcpyNodeSetParamsToSymbol, cudart_abi_cudaGraphExecMemcpyNodeSetParamsToSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
+    r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9164,36 +8313,23 @@ static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecMemsetNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecMemsetNodeSetParams");
+    if (cudart_arity("cudaGraphExecMemsetNodeSetParams", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 40, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 40, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemsetNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemsetNodeSetParams");
@@ -9209,12 +8345,10 @@ static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyOb
     CUDART_FN_T(cudaGraphExecMemsetNodeSetParams, cudart_abi_cudaGraphExecMemsetNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecMemsetNodeSetParams, cudart_abi_cudaGraphExecMemsetNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9227,36 +8361,23 @@ static PyObject *cudart_fn_cudaGraphExecNodeSetParams(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecNodeSetParams");
+    if (cudart_arity("cudaGraphExecNodeSetParams", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 256, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 256, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecNodeSetParams");
@@ -9272,12 +8393,10 @@ static PyObject *cudart_fn_cudaGraphExecNodeSetParams(PyObject *self, PyObject *
     CUDART_FN_T(cudaGraphExecNodeSetParams, cudart_abi_cudaGraphExecNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecNodeSetParams, cudart_abi_cudaGraphExecNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9290,36 +8409,23 @@ static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecUpdate", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecUpdate");
+    if (cudart_arity("cudaGraphExecUpdate", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecUpdate];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecUpdate");
@@ -9335,12 +8441,10 @@ static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaGraphExecUpdate, cudart_abi_cudaGraphExecUpdate) fn = (CUDART_FN_T(cudaGraphExecUpdate, cudart_abi_cudaGraphExecUpdate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9353,29 +8457,19 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExternalSemaphoresSignalNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExternalSemaphoresSignalNodeGetParams");
+    if (cudart_arity("cudaGraphExternalSemaphoresSignalNodeGetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresSignalNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExternalSemaphoresSignalNodeGetParams");
@@ -9391,12 +8485,10 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObje
     CUDART_FN_T(cudaGraphExternalSemaphoresSignalNodeGetParams, cudart_abi_cudaGraphExternalSemaphoresSignalNodeGetParams) fn = (CUDART_FN_T(cudaGraphExternalSemaphoresSignalNodeGetParams, cudart_abi_cudaGraphExternalSemaphoresSignalNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9408,29 +8500,19 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExternalSemaphoresSignalNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExternalSemaphoresSignalNodeSetParams");
+    if (cudart_arity("cudaGraphExternalSemaphoresSignalNodeSetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresSignalNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExternalSemaphoresSignalNodeSetParams");
@@ -9446,12 +8528,10 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObje
     CUDART_FN_T(cudaGraphExternalSemaphoresSignalNodeSetParams, cudart_abi_cudaGraphExternalSemaphoresSignalNodeSetParams) fn = (CUDART_FN_T(cudaGraphExternalSemaphoresSignalNodeSetParams, cudart_abi_cudaGraphExternalSemaphoresSignalNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9463,29 +8543,19 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExternalSemaphoresWaitNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExternalSemaphoresWaitNodeGetParams");
+    if (cudart_arity("cudaGraphExternalSemaphoresWaitNodeGetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresWaitNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExternalSemaphoresWaitNodeGetParams");
@@ -9501,12 +8571,10 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject
     CUDART_FN_T(cudaGraphExternalSemaphoresWaitNodeGetParams, cudart_abi_cudaGraphExternalSemaphoresWaitNodeGetParams) fn = (CUDART_FN_T(cudaGraphExternalSemaphoresWaitNodeGetParams, cudart_abi_cudaGraphExternalSemaphoresWaitNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9518,29 +8586,19 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExternalSemaphoresWaitNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExternalSemaphoresWaitNodeSetParams");
+    if (cudart_arity("cudaGraphExternalSemaphoresWaitNodeSetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresWaitNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExternalSemaphoresWaitNodeSetParams");
@@ -9556,12 +8614,10 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject
     CUDART_FN_T(cudaGraphExternalSemaphoresWaitNodeSetParams, cudart_abi_cudaGraphExternalSemaphoresWaitNodeSetParams) fn = (CUDART_FN_T(cudaGraphExternalSemaphoresWaitNodeSetParams, cudart_abi_cudaGraphExternalSemaphoresWaitNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9573,29 +8629,23 @@ static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphGetEdges");
+    unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphGetEdges", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphGetEdges");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -9625,7 +8675,7 @@ static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaGraphGetEdges, cudart_abi_cudaGraphGetEdges) fn = (CUDART_FN_T(cudaGraphGetEdges, cudart_abi_cudaGraphGetEdges))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3);
+    r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -9644,26 +8694,21 @@ static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphGetNodes");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphGetNodes", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphGetNodes");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -9689,7 +8734,7 @@ static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaGraphGetNodes, cudart_abi_cudaGraphGetNodes) fn = (CUDART_FN_T(cudaGraphGetNodes, cudart_abi_cudaGraphGetNodes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -9707,26 +8752,21 @@ static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphGetRootNodes");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphGetRootNodes", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphGetRootNodes");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -9752,7 +8792,7 @@ static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const
     CUDART_FN_T(cudaGraphGetRootNodes, cudart_abi_cudaGraphGetRootNodes) fn = (CUDART_FN_T(cudaGraphGetRootNodes, cudart_abi_cudaGraphGetRootNodes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -9770,29 +8810,19 @@ static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphHostNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphHostNodeGetParams");
+    if (cudart_arity("cudaGraphHostNodeGetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphHostNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphHostNodeGetParams");
@@ -9808,12 +8838,10 @@ static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *
     CUDART_FN_T(cudaGraphHostNodeGetParams, cudart_abi_cudaGraphHostNodeGetParams) fn = (CUDART_FN_T(cudaGraphHostNodeGetParams, cudart_abi_cudaGraphHostNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9825,29 +8853,19 @@ static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphHostNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphHostNodeSetParams");
+    if (cudart_arity("cudaGraphHostNodeSetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphHostNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphHostNodeSetParams");
@@ -9863,12 +8881,10 @@ static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *
     CUDART_FN_T(cudaGraphHostNodeSetParams, cudart_abi_cudaGraphHostNodeSetParams) fn = (CUDART_FN_T(cudaGraphHostNodeSetParams, cudart_abi_cudaGraphHostNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9880,28 +8896,24 @@ static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphInstantiate");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphInstantiate", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphInstantiate");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
@@ -9921,7 +8933,7 @@ static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaGraphInstantiate, cudart_abi_cudaGraphInstantiate) fn = (CUDART_FN_T(cudaGraphInstantiate, cudart_abi_cudaGraphInstantiate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long long)u2);
+    r = fn(a0, a1, (unsigned long long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -9938,28 +8950,24 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObjec
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphInstantiateWithFlags");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphInstantiateWithFlags", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphInstantiateWithFlags");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
@@ -9979,7 +8987,7 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObjec
     CUDART_FN_T(cudaGraphInstantiateWithFlags, cudart_abi_cudaGraphInstantiateWithFlags) fn = (CUDART_FN_T(cudaGraphInstantiateWithFlags, cudart_abi_cudaGraphInstantiateWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long long)u2);
+    r = fn(a0, a1, (unsigned long long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -9996,34 +9004,27 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphInstantiateWithParams");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphInstantiateWithParams", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphInstantiateWithParams");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 32, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 32, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphInstantiateWithParams];
@@ -10041,7 +9042,7 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObje
     CUDART_FN_T(cudaGraphInstantiateWithParams, cudart_abi_cudaGraphInstantiateWithParams) fn = (CUDART_FN_T(cudaGraphInstantiateWithParams, cudart_abi_cudaGraphInstantiateWithParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -10059,29 +9060,19 @@ static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyO
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphKernelNodeCopyAttributes", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphKernelNodeCopyAttributes");
+    if (cudart_arity("cudaGraphKernelNodeCopyAttributes", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeCopyAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeCopyAttributes");
@@ -10097,12 +9088,10 @@ static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyO
     CUDART_FN_T(cudaGraphKernelNodeCopyAttributes, cudart_abi_cudaGraphKernelNodeCopyAttributes) fn = (CUDART_FN_T(cudaGraphKernelNodeCopyAttributes, cudart_abi_cudaGraphKernelNodeCopyAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10114,32 +9103,22 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObj
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphKernelNodeGetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphKernelNodeGetAttribute");
+    if (cudart_arity("cudaGraphKernelNodeGetAttribute", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeGetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeGetAttribute");
@@ -10155,12 +9134,10 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObj
     CUDART_FN_T(cudaGraphKernelNodeGetAttribute, cudart_abi_cudaGraphKernelNodeGetAttribute) fn = (CUDART_FN_T(cudaGraphKernelNodeGetAttribute, cudart_abi_cudaGraphKernelNodeGetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, a2);
+    r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -10172,29 +9149,19 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphKernelNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphKernelNodeGetParams");
+    if (cudart_arity("cudaGraphKernelNodeGetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 56, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 56, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeGetParams");
@@ -10210,12 +9177,10 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject
     CUDART_FN_T(cudaGraphKernelNodeGetParams, cudart_abi_cudaGraphKernelNodeGetParams) fn = (CUDART_FN_T(cudaGraphKernelNodeGetParams, cudart_abi_cudaGraphKernelNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10227,32 +9192,22 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObj
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphKernelNodeSetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphKernelNodeSetAttribute");
+    if (cudart_arity("cudaGraphKernelNodeSetAttribute", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeSetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeSetAttribute");
@@ -10268,12 +9223,10 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObj
     CUDART_FN_T(cudaGraphKernelNodeSetAttribute, cudart_abi_cudaGraphKernelNodeSetAttribute) fn = (CUDART_FN_T(cudaGraphKernelNodeSetAttribute, cudart_abi_cudaGraphKernelNodeSetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, a2);
+    r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -10285,29 +9238,19 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphKernelNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphKernelNodeSetParams");
+    if (cudart_arity("cudaGraphKernelNodeSetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 56, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 56, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeSetParams");
@@ -10323,12 +9266,10 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject
     CUDART_FN_T(cudaGraphKernelNodeSetParams, cudart_abi_cudaGraphKernelNodeSetParams) fn = (CUDART_FN_T(cudaGraphKernelNodeSetParams, cudart_abi_cudaGraphKernelNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10340,29 +9281,19 @@ static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphLaunch", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphLaunch");
+    if (cudart_arity("cudaGraphLaunch", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphLaunch];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphLaunch");
@@ -10378,12 +9309,10 @@ static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaGraphLaunch, cudart_abi_cudaGraphLaunch) fn = (CUDART_FN_T(cudaGraphLaunch, cudart_abi_cudaGraphLaunch))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10395,29 +9324,19 @@ static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphMemAllocNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemAllocNodeGetParams");
+    if (cudart_arity("cudaGraphMemAllocNodeGetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 120, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 120, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemAllocNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemAllocNodeGetParams");
@@ -10433,12 +9352,10 @@ static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObje
     CUDART_FN_T(cudaGraphMemAllocNodeGetParams, cudart_abi_cudaGraphMemAllocNodeGetParams) fn = (CUDART_FN_T(cudaGraphMemAllocNodeGetParams, cudart_abi_cudaGraphMemAllocNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10450,29 +9367,19 @@ static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObjec
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphMemFreeNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemFreeNodeGetParams");
+    if (cudart_arity("cudaGraphMemFreeNodeGetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemFreeNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemFreeNodeGetParams");
@@ -10488,12 +9395,10 @@ static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObjec
     CUDART_FN_T(cudaGraphMemFreeNodeGetParams, cudart_abi_cudaGraphMemFreeNodeGetParams) fn = (CUDART_FN_T(cudaGraphMemFreeNodeGetParams, cudart_abi_cudaGraphMemFreeNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10505,29 +9410,19 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphMemcpyNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemcpyNodeGetParams");
+    if (cudart_arity("cudaGraphMemcpyNodeGetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 160, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 160, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeGetParams");
@@ -10543,12 +9438,10 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject
     CUDART_FN_T(cudaGraphMemcpyNodeGetParams, cudart_abi_cudaGraphMemcpyNodeGetParams) fn = (CUDART_FN_T(cudaGraphMemcpyNodeGetParams, cudart_abi_cudaGraphMemcpyNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10560,29 +9453,19 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphMemcpyNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemcpyNodeSetParams");
+    if (cudart_arity("cudaGraphMemcpyNodeSetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 160, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 160, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeSetParams");
@@ -10598,12 +9481,10 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject
     CUDART_FN_T(cudaGraphMemcpyNodeSetParams, cudart_abi_cudaGraphMemcpyNodeSetParams) fn = (CUDART_FN_T(cudaGraphMemcpyNodeSetParams, cudart_abi_cudaGraphMemcpyNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10615,42 +9496,29 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphMemcpyNodeSetParams1D", nargs, 5 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemcpyNodeSetParams1D");
+    if (cudart_arity("cudaGraphMemcpyNodeSetParams1D", nargs, 5) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParams1D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeSetParams1D");
@@ -10666,12 +9534,10 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObje
     CUDART_FN_T(cudaGraphMemcpyNodeSetParams1D, cudart_abi_cudaGraphMemcpyNodeSetParams1D) fn = (CUDART_FN_T(cudaGraphMemcpyNodeSetParams1D, cudart_abi_cudaGraphMemcpyNodeSetParams1D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
+    r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10684,45 +9550,32 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphMemcpyNodeSetParamsFromSymbol", nargs, 6 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemcpyNodeSetParamsFromSymbol");
+    if (cudart_arity("cudaGraphMemcpyNodeSetParamsFromSymbol", nargs, 6) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParamsFromSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeSetParamsFromSymbol");
@@ -10738,12 +9591,10 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self
     CUDART_FN_T(cudaGraphMemcpyNodeSetParamsFromSymbol, cudart_abi_cudaGraphMemcpyNodeSetParamsFromSymbol) fn = (CUDART_FN_T(cudaGraphMemcpyNodeSetParamsFromSymbol, cudart_abi_cudaGraphMemcpyNodeSetParamsFromSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
+    r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10756,45 +9607,32 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphMemcpyNodeSetParamsToSymbol", nargs, 6 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemcpyNodeSetParamsToSymbol");
+    if (cudart_arity("cudaGraphMemcpyNodeSetParamsToSymbol", nargs, 6) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParamsToSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeSetParamsToSymbol");
@@ -10810,12 +9648,10 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, 
     CUDART_FN_T(cudaGraphMemcpyNodeSetParamsToSymbol, cudart_abi_cudaGraphMemcpyNodeSetParamsToSymbol) fn = (CUDART_FN_T(cudaGraphMemcpyNodeSetParamsToSymbol, cudart_abi_cudaGraphMemcpyNodeSetParamsToSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
+    r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10828,29 +9664,19 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphMemsetNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemsetNodeGetParams");
+    if (cudart_arity("cudaGraphMemsetNodeGetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemsetNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemsetNodeGetParams");
@@ -10866,12 +9692,10 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject
     CUDART_FN_T(cudaGraphMemsetNodeGetParams, cudart_abi_cudaGraphMemsetNodeGetParams) fn = (CUDART_FN_T(cudaGraphMemsetNodeGetParams, cudart_abi_cudaGraphMemsetNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10883,29 +9707,19 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphMemsetNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemsetNodeSetParams");
+    if (cudart_arity("cudaGraphMemsetNodeSetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemsetNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemsetNodeSetParams");
@@ -10921,12 +9735,10 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject
     CUDART_FN_T(cudaGraphMemsetNodeSetParams, cudart_abi_cudaGraphMemsetNodeSetParams) fn = (CUDART_FN_T(cudaGraphMemsetNodeSetParams, cudart_abi_cudaGraphMemsetNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10938,34 +9750,27 @@ static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeFindInClone");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphNodeFindInClone", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphNodeFindInClone");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeFindInClone];
@@ -10983,7 +9788,7 @@ static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *co
     CUDART_FN_T(cudaGraphNodeFindInClone, cudart_abi_cudaGraphNodeFindInClone) fn = (CUDART_FN_T(cudaGraphNodeFindInClone, cudart_abi_cudaGraphNodeFindInClone))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -11001,26 +9806,21 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetDependencies");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphNodeGetDependencies", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphNodeGetDependencies");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -11046,7 +9846,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject
     CUDART_FN_T(cudaGraphNodeGetDependencies, cudart_abi_cudaGraphNodeGetDependencies) fn = (CUDART_FN_T(cudaGraphNodeGetDependencies, cudart_abi_cudaGraphNodeGetDependencies))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -11064,26 +9864,21 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetDependentNodes");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphNodeGetDependentNodes", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphNodeGetDependentNodes");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -11109,7 +9904,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObje
     CUDART_FN_T(cudaGraphNodeGetDependentNodes, cudart_abi_cudaGraphNodeGetDependentNodes) fn = (CUDART_FN_T(cudaGraphNodeGetDependentNodes, cudart_abi_cudaGraphNodeGetDependentNodes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -11127,30 +9922,23 @@ static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetEnabled");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphNodeGetEnabled", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphNodeGetEnabled");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -11172,7 +9960,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *con
     CUDART_FN_T(cudaGraphNodeGetEnabled, cudart_abi_cudaGraphNodeGetEnabled) fn = (CUDART_FN_T(cudaGraphNodeGetEnabled, cudart_abi_cudaGraphNodeGetEnabled))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -11190,23 +9978,19 @@ static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetType");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphNodeGetType", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphNodeGetType");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -11228,7 +10012,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaGraphNodeGetType, cudart_abi_cudaGraphNodeGetType) fn = (CUDART_FN_T(cudaGraphNodeGetType, cudart_abi_cudaGraphNodeGetType))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -11245,32 +10029,22 @@ static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphNodeSetEnabled", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeSetEnabled");
+    if (cudart_arity("cudaGraphNodeSetEnabled", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeSetEnabled];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeSetEnabled");
@@ -11286,12 +10060,10 @@ static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *con
     CUDART_FN_T(cudaGraphNodeSetEnabled, cudart_abi_cudaGraphNodeSetEnabled) fn = (CUDART_FN_T(cudaGraphNodeSetEnabled, cudart_abi_cudaGraphNodeSetEnabled))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11303,29 +10075,19 @@ static PyObject *cudart_fn_cudaGraphNodeSetParams(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeSetParams");
+    if (cudart_arity("cudaGraphNodeSetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 256, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 256, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeSetParams");
@@ -11341,12 +10103,10 @@ static PyObject *cudart_fn_cudaGraphNodeSetParams(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaGraphNodeSetParams, cudart_abi_cudaGraphNodeSetParams) fn = (CUDART_FN_T(cudaGraphNodeSetParams, cudart_abi_cudaGraphNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11358,32 +10118,22 @@ static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphReleaseUserObject", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphReleaseUserObject");
+    if (cudart_arity("cudaGraphReleaseUserObject", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphReleaseUserObject];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphReleaseUserObject");
@@ -11399,12 +10149,10 @@ static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *
     CUDART_FN_T(cudaGraphReleaseUserObject, cudart_abi_cudaGraphReleaseUserObject) fn = (CUDART_FN_T(cudaGraphReleaseUserObject, cudart_abi_cudaGraphReleaseUserObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11416,27 +10164,22 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphRemoveDependencies");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphRemoveDependencies", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphRemoveDependencies");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -11464,7 +10207,7 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject 
     CUDART_FN_T(cudaGraphRemoveDependencies, cudart_abi_cudaGraphRemoveDependencies) fn = (CUDART_FN_T(cudaGraphRemoveDependencies, cudart_abi_cudaGraphRemoveDependencies))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3);
+    r = fn(a0, a1, a2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -11482,35 +10225,25 @@ static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *c
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphRetainUserObject", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphRetainUserObject");
+    if (cudart_arity("cudaGraphRetainUserObject", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphRetainUserObject];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphRetainUserObject");
@@ -11526,12 +10259,10 @@ static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *c
     CUDART_FN_T(cudaGraphRetainUserObject, cudart_abi_cudaGraphRetainUserObject) fn = (CUDART_FN_T(cudaGraphRetainUserObject, cudart_abi_cudaGraphRetainUserObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
+    r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11543,29 +10274,19 @@ static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphUpload", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphUpload");
+    if (cudart_arity("cudaGraphUpload", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphUpload];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphUpload");
@@ -11581,12 +10302,10 @@ static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaGraphUpload, cudart_abi_cudaGraphUpload) fn = (CUDART_FN_T(cudaGraphUpload, cudart_abi_cudaGraphUpload))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11598,28 +10317,24 @@ static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsEGLRegisterImage");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphicsEGLRegisterImage", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphicsEGLRegisterImage");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -11639,7 +10354,7 @@ static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject
     CUDART_FN_T(cudaGraphicsEGLRegisterImage, cudart_abi_cudaGraphicsEGLRegisterImage) fn = (CUDART_FN_T(cudaGraphicsEGLRegisterImage, cudart_abi_cudaGraphicsEGLRegisterImage))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -11656,17 +10371,16 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsGLRegisterBuffer");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphicsGLRegisterBuffer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphicsGLRegisterBuffer");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
@@ -11693,7 +10407,7 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject
     CUDART_FN_T(cudaGraphicsGLRegisterBuffer, cudart_abi_cudaGraphicsGLRegisterBuffer) fn = (CUDART_FN_T(cudaGraphicsGLRegisterBuffer, cudart_abi_cudaGraphicsGLRegisterBuffer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, (unsigned int)u2);
+    r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -11709,17 +10423,16 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsGLRegisterImage");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphicsGLRegisterImage", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphicsGLRegisterImage");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     unsigned long long u3;
@@ -11749,7 +10462,7 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject 
     CUDART_FN_T(cudaGraphicsGLRegisterImage, cudart_abi_cudaGraphicsGLRegisterImage) fn = (CUDART_FN_T(cudaGraphicsGLRegisterImage, cudart_abi_cudaGraphicsGLRegisterImage))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, (unsigned int)u2, (unsigned int)u3);
+    r = fn(a0, (unsigned int)u1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -11765,30 +10478,26 @@ static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsMapResources");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphicsMapResources", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphicsMapResources");
     PyObject *result = NULL;
     long long i0;
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsMapResources];
@@ -11806,7 +10515,7 @@ static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *co
     CUDART_FN_T(cudaGraphicsMapResources, cudart_abi_cudaGraphicsMapResources) fn = (CUDART_FN_T(cudaGraphicsMapResources, cudart_abi_cudaGraphicsMapResources))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, a1, a2);
+    r = fn((int)i0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -11823,35 +10532,25 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsResourceGetMappedEglFrame", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsResourceGetMappedEglFrame");
+    if (cudart_arity("cudaGraphicsResourceGetMappedEglFrame", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 280, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 280, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedEglFrame];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsResourceGetMappedEglFrame");
@@ -11867,12 +10566,10 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self,
     CUDART_FN_T(cudaGraphicsResourceGetMappedEglFrame, cudart_abi_cudaGraphicsResourceGetMappedEglFrame) fn = (CUDART_FN_T(cudaGraphicsResourceGetMappedEglFrame, cudart_abi_cudaGraphicsResourceGetMappedEglFrame))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
+    r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11884,27 +10581,23 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsResourceGetMappedMipmappedArray");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphicsResourceGetMappedMipmappedArray", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphicsResourceGetMappedMipmappedArray");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedMipmappedArray];
@@ -11922,7 +10615,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject 
     CUDART_FN_T(cudaGraphicsResourceGetMappedMipmappedArray, cudart_abi_cudaGraphicsResourceGetMappedMipmappedArray) fn = (CUDART_FN_T(cudaGraphicsResourceGetMappedMipmappedArray, cudart_abi_cudaGraphicsResourceGetMappedMipmappedArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -11939,23 +10632,20 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsResourceGetMappedPointer");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphicsResourceGetMappedPointer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphicsResourceGetMappedPointer");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -11964,9 +10654,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, 
         a1 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedPointer];
@@ -11984,7 +10672,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, 
     CUDART_FN_T(cudaGraphicsResourceGetMappedPointer, cudart_abi_cudaGraphicsResourceGetMappedPointer) fn = (CUDART_FN_T(cudaGraphicsResourceGetMappedPointer, cudart_abi_cudaGraphicsResourceGetMappedPointer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -12002,25 +10690,18 @@ static PyObject *cudart_fn_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObj
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsResourceSetMapFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsResourceSetMapFlags");
+    if (cudart_arity("cudaGraphicsResourceSetMapFlags", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsResourceSetMapFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsResourceSetMapFlags");
@@ -12036,12 +10717,10 @@ static PyObject *cudart_fn_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObj
     CUDART_FN_T(cudaGraphicsResourceSetMapFlags, cudart_abi_cudaGraphicsResourceSetMapFlags) fn = (CUDART_FN_T(cudaGraphicsResourceSetMapFlags, cudart_abi_cudaGraphicsResourceSetMapFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -12052,29 +10731,25 @@ static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsSubResourceGetMappedArray");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphicsSubResourceGetMappedArray", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphicsSubResourceGetMappedArray");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -12096,7 +10771,7 @@ static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self,
     CUDART_FN_T(cudaGraphicsSubResourceGetMappedArray, cudart_abi_cudaGraphicsSubResourceGetMappedArray) fn = (CUDART_FN_T(cudaGraphicsSubResourceGetMappedArray, cudart_abi_cudaGraphicsSubResourceGetMappedArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
+    r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -12113,30 +10788,26 @@ static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsUnmapResources");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphicsUnmapResources", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphicsUnmapResources");
     PyObject *result = NULL;
     long long i0;
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsUnmapResources];
@@ -12154,7 +10825,7 @@ static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *
     CUDART_FN_T(cudaGraphicsUnmapResources, cudart_abi_cudaGraphicsUnmapResources) fn = (CUDART_FN_T(cudaGraphicsUnmapResources, cudart_abi_cudaGraphicsUnmapResources))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, a1, a2);
+    r = fn((int)i0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -12171,22 +10842,15 @@ static PyObject *cudart_fn_cudaGraphicsUnregisterResource(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsUnregisterResource", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsUnregisterResource");
+    if (cudart_arity("cudaGraphicsUnregisterResource", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsUnregisterResource];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsUnregisterResource");
@@ -12202,12 +10866,10 @@ static PyObject *cudart_fn_cudaGraphicsUnregisterResource(PyObject *self, PyObje
     CUDART_FN_T(cudaGraphicsUnregisterResource, cudart_abi_cudaGraphicsUnregisterResource) fn = (CUDART_FN_T(cudaGraphicsUnregisterResource, cudart_abi_cudaGraphicsUnregisterResource))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -12218,17 +10880,16 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsVDPAURegisterOutputSurface");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphicsVDPAURegisterOutputSurface", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphicsVDPAURegisterOutputSurface");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
@@ -12255,7 +10916,7 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self
     CUDART_FN_T(cudaGraphicsVDPAURegisterOutputSurface, cudart_abi_cudaGraphicsVDPAURegisterOutputSurface) fn = (CUDART_FN_T(cudaGraphicsVDPAURegisterOutputSurface, cudart_abi_cudaGraphicsVDPAURegisterOutputSurface))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, (unsigned int)u2);
+    r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -12271,17 +10932,16 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsVDPAURegisterVideoSurface");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphicsVDPAURegisterVideoSurface", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphicsVDPAURegisterVideoSurface");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
@@ -12308,7 +10968,7 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self,
     CUDART_FN_T(cudaGraphicsVDPAURegisterVideoSurface, cudart_abi_cudaGraphicsVDPAURegisterVideoSurface) fn = (CUDART_FN_T(cudaGraphicsVDPAURegisterVideoSurface, cudart_abi_cudaGraphicsVDPAURegisterVideoSurface))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, (unsigned int)u2);
+    r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -12324,17 +10984,16 @@ static PyObject *cudart_fn_cudaHostAlloc(PyObject *self, PyObject *const *args, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaHostAlloc");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaHostAlloc", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaHostAlloc");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
@@ -12361,7 +11020,7 @@ static PyObject *cudart_fn_cudaHostAlloc(PyObject *self, PyObject *const *args, 
     CUDART_FN_T(cudaHostAlloc, cudart_abi_cudaHostAlloc) fn = (CUDART_FN_T(cudaHostAlloc, cudart_abi_cudaHostAlloc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned int)u2);
+    r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -12377,28 +11036,24 @@ static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaHostGetDevicePointer");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaHostGetDevicePointer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaHostGetDevicePointer");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -12418,7 +11073,7 @@ static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *co
     CUDART_FN_T(cudaHostGetDevicePointer, cudart_abi_cudaHostGetDevicePointer) fn = (CUDART_FN_T(cudaHostGetDevicePointer, cudart_abi_cudaHostGetDevicePointer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -12435,27 +11090,23 @@ static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaHostGetFlags");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaHostGetFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaHostGetFlags");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaHostGetFlags];
@@ -12473,7 +11124,7 @@ static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaHostGetFlags, cudart_abi_cudaHostGetFlags) fn = (CUDART_FN_T(cudaHostGetFlags, cudart_abi_cudaHostGetFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -12490,28 +11141,21 @@ static PyObject *cudart_fn_cudaHostRegister(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaHostRegister", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaHostRegister");
+    if (cudart_arity("cudaHostRegister", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaHostRegister];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaHostRegister");
@@ -12527,12 +11171,10 @@ static PyObject *cudart_fn_cudaHostRegister(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaHostRegister, cudart_abi_cudaHostRegister) fn = (CUDART_FN_T(cudaHostRegister, cudart_abi_cudaHostRegister))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned int)u2);
+    r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -12543,22 +11185,15 @@ static PyObject *cudart_fn_cudaHostUnregister(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaHostUnregister", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaHostUnregister");
+    if (cudart_arity("cudaHostUnregister", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaHostUnregister];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaHostUnregister");
@@ -12574,12 +11209,10 @@ static PyObject *cudart_fn_cudaHostUnregister(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaHostUnregister, cudart_abi_cudaHostUnregister) fn = (CUDART_FN_T(cudaHostUnregister, cudart_abi_cudaHostUnregister))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -12590,27 +11223,23 @@ static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaImportExternalMemory");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaImportExternalMemory", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaImportExternalMemory");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaImportExternalMemory];
@@ -12628,7 +11257,7 @@ static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *co
     CUDART_FN_T(cudaImportExternalMemory, cudart_abi_cudaImportExternalMemory) fn = (CUDART_FN_T(cudaImportExternalMemory, cudart_abi_cudaImportExternalMemory))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -12645,27 +11274,23 @@ static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaImportExternalSemaphore");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaImportExternalSemaphore", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaImportExternalSemaphore");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 32, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 32, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaImportExternalSemaphore];
@@ -12683,7 +11308,7 @@ static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject 
     CUDART_FN_T(cudaImportExternalSemaphore, cudart_abi_cudaImportExternalSemaphore) fn = (CUDART_FN_T(cudaImportExternalSemaphore, cudart_abi_cudaImportExternalSemaphore))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -12726,7 +11351,7 @@ static PyObject *cudart_fn_cudaInitDevice(PyObject *self, PyObject *const *args,
     CUDART_FN_T(cudaInitDevice, cudart_abi_cudaInitDevice) fn = (CUDART_FN_T(cudaInitDevice, cudart_abi_cudaInitDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, (unsigned int)u1, (unsigned int)u2);
+    r = fn((int)i0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -12739,22 +11364,15 @@ static PyObject *cudart_fn_cudaIpcCloseMemHandle(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaIpcCloseMemHandle", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaIpcCloseMemHandle");
+    if (cudart_arity("cudaIpcCloseMemHandle", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaIpcCloseMemHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaIpcCloseMemHandle");
@@ -12770,12 +11388,10 @@ static PyObject *cudart_fn_cudaIpcCloseMemHandle(PyObject *self, PyObject *const
     CUDART_FN_T(cudaIpcCloseMemHandle, cudart_abi_cudaIpcCloseMemHandle) fn = (CUDART_FN_T(cudaIpcCloseMemHandle, cudart_abi_cudaIpcCloseMemHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -12786,29 +11402,19 @@ static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaIpcGetEventHandle", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaIpcGetEventHandle");
+    if (cudart_arity("cudaIpcGetEventHandle", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaIpcGetEventHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaIpcGetEventHandle");
@@ -12824,12 +11430,10 @@ static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const
     CUDART_FN_T(cudaIpcGetEventHandle, cudart_abi_cudaIpcGetEventHandle) fn = (CUDART_FN_T(cudaIpcGetEventHandle, cudart_abi_cudaIpcGetEventHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12841,29 +11445,19 @@ static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaIpcGetMemHandle", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaIpcGetMemHandle");
+    if (cudart_arity("cudaIpcGetMemHandle", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaIpcGetMemHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaIpcGetMemHandle");
@@ -12879,12 +11473,10 @@ static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaIpcGetMemHandle, cudart_abi_cudaIpcGetMemHandle) fn = (CUDART_FN_T(cudaIpcGetMemHandle, cudart_abi_cudaIpcGetMemHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12896,23 +11488,22 @@ static PyObject *cudart_fn_cudaIpcOpenEventHandle(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaIpcOpenEventHandle");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaIpcOpenEventHandle", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaIpcOpenEventHandle");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     CUDART_RECORD_T(cudaIpcEventHandle_t) a1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[k++], 1, "cudaIpcEventHandle_t", (Py_ssize_t)sizeof a1, &cudart_class_cudaIpcEventHandle_t, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "cudaIpcEventHandle_st", (Py_ssize_t)sizeof a1, &cudart_class_cudaIpcEventHandle_t, &a1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaIpcOpenEventHandle];
@@ -12930,7 +11521,7 @@ static PyObject *cudart_fn_cudaIpcOpenEventHandle(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaIpcOpenEventHandle, cudart_abi_cudaIpcOpenEventHandle) fn = (CUDART_FN_T(cudaIpcOpenEventHandle, cudart_abi_cudaIpcOpenEventHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -12946,24 +11537,23 @@ static PyObject *cudart_fn_cudaIpcOpenMemHandle(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaIpcOpenMemHandle");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaIpcOpenMemHandle", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaIpcOpenMemHandle");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     CUDART_RECORD_T(cudaIpcMemHandle_t) a1;
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[k++], 1, "cudaIpcMemHandle_t", (Py_ssize_t)sizeof a1, &cudart_class_cudaIpcMemHandle_t, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "cudaIpcMemHandle_st", (Py_ssize_t)sizeof a1, &cudart_class_cudaIpcMemHandle_t, &a1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -12983,7 +11573,7 @@ static PyObject *cudart_fn_cudaIpcOpenMemHandle(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaIpcOpenMemHandle, cudart_abi_cudaIpcOpenMemHandle) fn = (CUDART_FN_T(cudaIpcOpenMemHandle, cudart_abi_cudaIpcOpenMemHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -12999,29 +11589,24 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLaunchCooperativeKernel");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLaunchCooperativeKernel", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLaunchCooperativeKernel");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     CUDART_RECORD_T(dim3) a1;
     CUDART_RECORD_T(dim3) a2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_by_value(args[k++], 1, "dim3", (Py_ssize_t)sizeof a1, &cudart_class_dim3, &a1) < 0)
         goto done;
@@ -13033,9 +11618,7 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject 
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLaunchCooperativeKernel];
@@ -13053,7 +11636,7 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject 
     CUDART_FN_T(cudaLaunchCooperativeKernel, cudart_abi_cudaLaunchCooperativeKernel) fn = (CUDART_FN_T(cudaLaunchCooperativeKernel, cudart_abi_cudaLaunchCooperativeKernel))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
+    r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13071,28 +11654,21 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernelMultiDevice(PyObject *self
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaLaunchCooperativeKernelMultiDevice", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLaunchCooperativeKernelMultiDevice");
+    if (cudart_arity("cudaLaunchCooperativeKernelMultiDevice", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 56, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLaunchCooperativeKernelMultiDevice];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLaunchCooperativeKernelMultiDevice");
@@ -13108,12 +11684,10 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernelMultiDevice(PyObject *self
     CUDART_FN_T(cudaLaunchCooperativeKernelMultiDevice, cudart_abi_cudaLaunchCooperativeKernelMultiDevice) fn = (CUDART_FN_T(cudaLaunchCooperativeKernelMultiDevice, cudart_abi_cudaLaunchCooperativeKernelMultiDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, (unsigned int)u2);
+    r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -13124,36 +11698,23 @@ static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaLaunchHostFunc", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLaunchHostFunc");
+    if (cudart_arity("cudaLaunchHostFunc", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLaunchHostFunc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLaunchHostFunc");
@@ -13169,12 +11730,10 @@ static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaLaunchHostFunc, cudart_abi_cudaLaunchHostFunc) fn = (CUDART_FN_T(cudaLaunchHostFunc, cudart_abi_cudaLaunchHostFunc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -13187,29 +11746,24 @@ static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLaunchKernel");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLaunchKernel", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLaunchKernel");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     CUDART_RECORD_T(dim3) a1;
     CUDART_RECORD_T(dim3) a2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_by_value(args[k++], 1, "dim3", (Py_ssize_t)sizeof a1, &cudart_class_dim3, &a1) < 0)
         goto done;
@@ -13221,9 +11775,7 @@ static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *arg
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLaunchKernel];
@@ -13241,7 +11793,7 @@ static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaLaunchKernel, cudart_abi_cudaLaunchKernel) fn = (CUDART_FN_T(cudaLaunchKernel, cudart_abi_cudaLaunchKernel))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
+    r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13259,30 +11811,23 @@ static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLaunchKernelExC");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLaunchKernelExC", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLaunchKernelExC");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 56, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 56, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -13304,7 +11849,7 @@ static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaLaunchKernelExC, cudart_abi_cudaLaunchKernelExC) fn = (CUDART_FN_T(cudaLaunchKernelExC, cudart_abi_cudaLaunchKernelExC))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13322,17 +11867,16 @@ static PyObject *cudart_fn_cudaMalloc(PyObject *self, PyObject *const *args, Py_
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMalloc");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMalloc", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMalloc");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -13356,7 +11900,7 @@ static PyObject *cudart_fn_cudaMalloc(PyObject *self, PyObject *const *args, Py_
     CUDART_FN_T(cudaMalloc, cudart_abi_cudaMalloc) fn = (CUDART_FN_T(cudaMalloc, cudart_abi_cudaMalloc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1);
+    r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13372,25 +11916,18 @@ static PyObject *cudart_fn_cudaMalloc3D(PyObject *self, PyObject *const *args, P
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMalloc3D", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMalloc3D");
+    if (cudart_arity("cudaMalloc3D", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     CUDART_RECORD_T(cudaExtent) a1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[k++], 1, "cudaExtent", (Py_ssize_t)sizeof a1, &cudart_class_cudaExtent, &a1) < 0)
+    if (cudart_by_value(args[1], 1, "cudaExtent", (Py_ssize_t)sizeof a1, &cudart_class_cudaExtent, &a1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMalloc3D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMalloc3D");
@@ -13406,12 +11943,10 @@ static PyObject *cudart_fn_cudaMalloc3D(PyObject *self, PyObject *const *args, P
     CUDART_FN_T(cudaMalloc3D, cudart_abi_cudaMalloc3D) fn = (CUDART_FN_T(cudaMalloc3D, cudart_abi_cudaMalloc3D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -13422,29 +11957,25 @@ static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMalloc3DArray");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMalloc3DArray", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMalloc3DArray");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     CUDART_RECORD_T(cudaExtent) a2;
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
     if (cudart_by_value(args[k++], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &cudart_class_cudaExtent, &a2) < 0)
         goto done;
@@ -13466,7 +11997,7 @@ static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMalloc3DArray, cudart_abi_cudaMalloc3DArray) fn = (CUDART_FN_T(cudaMalloc3DArray, cudart_abi_cudaMalloc3DArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned int)u3);
+    r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13483,20 +12014,18 @@ static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocArray");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMallocArray", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMallocArray");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
@@ -13504,9 +12033,7 @@ static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
@@ -13530,7 +12057,7 @@ static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaMallocArray, cudart_abi_cudaMallocArray) fn = (CUDART_FN_T(cudaMallocArray, cudart_abi_cudaMallocArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13547,30 +12074,26 @@ static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocAsync");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMallocAsync", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMallocAsync");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMallocAsync];
@@ -13588,7 +12111,7 @@ static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaMallocAsync, cudart_abi_cudaMallocAsync) fn = (CUDART_FN_T(cudaMallocAsync, cudart_abi_cudaMallocAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, a2);
+    r = fn(a0, (unsigned long)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13605,37 +12128,30 @@ static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocFromPoolAsync");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMallocFromPoolAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMallocFromPoolAsync");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMallocFromPoolAsync];
@@ -13653,7 +12169,7 @@ static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *con
     CUDART_FN_T(cudaMallocFromPoolAsync, cudart_abi_cudaMallocFromPoolAsync) fn = (CUDART_FN_T(cudaMallocFromPoolAsync, cudart_abi_cudaMallocFromPoolAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, a2, a3);
+    r = fn(a0, (unsigned long)u1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13671,17 +12187,16 @@ static PyObject *cudart_fn_cudaMallocHost(PyObject *self, PyObject *const *args,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocHost");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMallocHost", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMallocHost");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -13705,7 +12220,7 @@ static PyObject *cudart_fn_cudaMallocHost(PyObject *self, PyObject *const *args,
     CUDART_FN_T(cudaMallocHost, cudart_abi_cudaMallocHost) fn = (CUDART_FN_T(cudaMallocHost, cudart_abi_cudaMallocHost))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1);
+    r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13721,17 +12236,16 @@ static PyObject *cudart_fn_cudaMallocManaged(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocManaged");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMallocManaged", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMallocManaged");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
@@ -13758,7 +12272,7 @@ static PyObject *cudart_fn_cudaMallocManaged(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMallocManaged, cudart_abi_cudaMallocManaged) fn = (CUDART_FN_T(cudaMallocManaged, cudart_abi_cudaMallocManaged))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned int)u2);
+    r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13774,20 +12288,18 @@ static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocMipmappedArray");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMallocMipmappedArray", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMallocMipmappedArray");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     CUDART_RECORD_T(cudaExtent) a2;
     unsigned long long u3;
     unsigned long long u4;
@@ -13795,9 +12307,7 @@ static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *co
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
     if (cudart_by_value(args[k++], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &cudart_class_cudaExtent, &a2) < 0)
         goto done;
@@ -13821,7 +12331,7 @@ static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *co
     CUDART_FN_T(cudaMallocMipmappedArray, cudart_abi_cudaMallocMipmappedArray) fn = (CUDART_FN_T(cudaMallocMipmappedArray, cudart_abi_cudaMallocMipmappedArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
+    r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13838,20 +12348,18 @@ static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocPitch");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMallocPitch", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMallocPitch");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
@@ -13882,7 +12390,7 @@ static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaMallocPitch, cudart_abi_cudaMallocPitch) fn = (CUDART_FN_T(cudaMallocPitch, cudart_abi_cudaMallocPitch))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13899,31 +12407,24 @@ static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemAdvise", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemAdvise");
+    if (cudart_arity("cudaMemAdvise", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     long long i3;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
+    if (cudart_signed(args[3], 3, 32, &i3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemAdvise];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemAdvise");
@@ -13939,12 +12440,10 @@ static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, 
     CUDART_FN_T(cudaMemAdvise, cudart_abi_cudaMemAdvise) fn = (CUDART_FN_T(cudaMemAdvise, cudart_abi_cudaMemAdvise))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned int)u2, (int)i3);
+    r = fn(a0, (unsigned long)u1, (unsigned int)u2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -13955,31 +12454,24 @@ static PyObject *cudart_fn_cudaMemAdvise_v2(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemAdvise_v2", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemAdvise_v2");
+    if (cudart_arity("cudaMemAdvise_v2", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     CUDART_RECORD_T(cudaMemLocation) a3;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_by_value(args[k++], 3, "cudaMemLocation", (Py_ssize_t)sizeof a3, &cudart_class_cudaMemLocation, &a3) < 0)
+    if (cudart_by_value(args[3], 3, "cudaMemLocation", (Py_ssize_t)sizeof a3, &cudart_class_cudaMemLocation, &a3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemAdvise_v2];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemAdvise_v2");
@@ -13995,12 +12487,10 @@ static PyObject *cudart_fn_cudaMemAdvise_v2(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaMemAdvise_v2, cudart_abi_cudaMemAdvise_v2) fn = (CUDART_FN_T(cudaMemAdvise_v2, cudart_abi_cudaMemAdvise_v2))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3);
+    r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -14011,20 +12501,18 @@ static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemGetInfo");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemGetInfo", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemGetInfo");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -14049,7 +12537,7 @@ static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args,
     CUDART_FN_T(cudaMemGetInfo, cudart_abi_cudaMemGetInfo) fn = (CUDART_FN_T(cudaMemGetInfo, cudart_abi_cudaMemGetInfo))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14066,27 +12554,23 @@ static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolCreate");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemPoolCreate", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemPoolCreate");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 88, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 88, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolCreate];
@@ -14104,7 +12588,7 @@ static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMemPoolCreate, cudart_abi_cudaMemPoolCreate) fn = (CUDART_FN_T(cudaMemPoolCreate, cudart_abi_cudaMemPoolCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14121,22 +12605,15 @@ static PyObject *cudart_fn_cudaMemPoolDestroy(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolDestroy");
+    if (cudart_arity("cudaMemPoolDestroy", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolDestroy");
@@ -14152,12 +12629,10 @@ static PyObject *cudart_fn_cudaMemPoolDestroy(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaMemPoolDestroy, cudart_abi_cudaMemPoolDestroy) fn = (CUDART_FN_T(cudaMemPoolDestroy, cudart_abi_cudaMemPoolDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -14168,29 +12643,19 @@ static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolExportPointer", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolExportPointer");
+    if (cudart_arity("cudaMemPoolExportPointer", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolExportPointer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolExportPointer");
@@ -14206,12 +12671,10 @@ static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *co
     CUDART_FN_T(cudaMemPoolExportPointer, cudart_abi_cudaMemPoolExportPointer) fn = (CUDART_FN_T(cudaMemPoolExportPointer, cudart_abi_cudaMemPoolExportPointer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -14223,35 +12686,25 @@ static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, Py
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolExportToShareableHandle", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolExportToShareableHandle");
+    if (cudart_arity("cudaMemPoolExportToShareableHandle", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolExportToShareableHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolExportToShareableHandle");
@@ -14267,12 +12720,10 @@ static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, Py
     CUDART_FN_T(cudaMemPoolExportToShareableHandle, cudart_abi_cudaMemPoolExportToShareableHandle) fn = (CUDART_FN_T(cudaMemPoolExportToShareableHandle, cudart_abi_cudaMemPoolExportToShareableHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
+    r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -14284,30 +12735,25 @@ static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolGetAccess");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemPoolGetAccess", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemPoolGetAccess");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -14329,7 +12775,7 @@ static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaMemPoolGetAccess, cudart_abi_cudaMemPoolGetAccess) fn = (CUDART_FN_T(cudaMemPoolGetAccess, cudart_abi_cudaMemPoolGetAccess))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14347,32 +12793,22 @@ static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolGetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolGetAttribute");
+    if (cudart_arity("cudaMemPoolGetAttribute", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolGetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolGetAttribute");
@@ -14388,12 +12824,10 @@ static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *con
     CUDART_FN_T(cudaMemPoolGetAttribute, cudart_abi_cudaMemPoolGetAttribute) fn = (CUDART_FN_T(cudaMemPoolGetAttribute, cudart_abi_cudaMemPoolGetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, a2);
+    r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -14405,29 +12839,25 @@ static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolImportFromShareableHandle");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemPoolImportFromShareableHandle", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemPoolImportFromShareableHandle");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -14449,7 +12879,7 @@ static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, 
     CUDART_FN_T(cudaMemPoolImportFromShareableHandle, cudart_abi_cudaMemPoolImportFromShareableHandle) fn = (CUDART_FN_T(cudaMemPoolImportFromShareableHandle, cudart_abi_cudaMemPoolImportFromShareableHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
+    r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14466,34 +12896,27 @@ static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolImportPointer");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemPoolImportPointer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemPoolImportPointer");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolImportPointer];
@@ -14511,7 +12934,7 @@ static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *co
     CUDART_FN_T(cudaMemPoolImportPointer, cudart_abi_cudaMemPoolImportPointer) fn = (CUDART_FN_T(cudaMemPoolImportPointer, cudart_abi_cudaMemPoolImportPointer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14529,32 +12952,22 @@ static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolSetAccess", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolSetAccess");
+    if (cudart_arity("cudaMemPoolSetAccess", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 12, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolSetAccess];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolSetAccess");
@@ -14570,12 +12983,10 @@ static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaMemPoolSetAccess, cudart_abi_cudaMemPoolSetAccess) fn = (CUDART_FN_T(cudaMemPoolSetAccess, cudart_abi_cudaMemPoolSetAccess))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2);
+    r = fn(a0, a1, (unsigned long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -14587,32 +12998,22 @@ static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolSetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolSetAttribute");
+    if (cudart_arity("cudaMemPoolSetAttribute", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolSetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolSetAttribute");
@@ -14628,12 +13029,10 @@ static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *con
     CUDART_FN_T(cudaMemPoolSetAttribute, cudart_abi_cudaMemPoolSetAttribute) fn = (CUDART_FN_T(cudaMemPoolSetAttribute, cudart_abi_cudaMemPoolSetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, a2);
+    r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -14645,25 +13044,18 @@ static PyObject *cudart_fn_cudaMemPoolTrimTo(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolTrimTo", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolTrimTo");
+    if (cudart_arity("cudaMemPoolTrimTo", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolTrimTo];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolTrimTo");
@@ -14679,12 +13071,10 @@ static PyObject *cudart_fn_cudaMemPoolTrimTo(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMemPoolTrimTo, cudart_abi_cudaMemPoolTrimTo) fn = (CUDART_FN_T(cudaMemPoolTrimTo, cudart_abi_cudaMemPoolTrimTo))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1);
+    r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -14695,35 +13085,25 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPrefetchAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPrefetchAsync");
+    if (cudart_arity("cudaMemPrefetchAsync", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     long long i2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
+    if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPrefetchAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPrefetchAsync");
@@ -14739,12 +13119,10 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaMemPrefetchAsync, cudart_abi_cudaMemPrefetchAsync) fn = (CUDART_FN_T(cudaMemPrefetchAsync, cudart_abi_cudaMemPrefetchAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (int)i2, a3);
+    r = fn(a0, (unsigned long)u1, (int)i2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -14756,38 +13134,28 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync_v2(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPrefetchAsync_v2", nargs, 5 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPrefetchAsync_v2");
+    if (cudart_arity("cudaMemPrefetchAsync_v2", nargs, 5) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     CUDART_RECORD_T(cudaMemLocation) a2;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b4 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_by_value(args[k++], 2, "cudaMemLocation", (Py_ssize_t)sizeof a2, &cudart_class_cudaMemLocation, &a2) < 0)
+    if (cudart_by_value(args[2], 2, "cudaMemLocation", (Py_ssize_t)sizeof a2, &cudart_class_cudaMemLocation, &a2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPrefetchAsync_v2];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPrefetchAsync_v2");
@@ -14803,12 +13171,10 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync_v2(PyObject *self, PyObject *con
     CUDART_FN_T(cudaMemPrefetchAsync_v2, cudart_abi_cudaMemPrefetchAsync_v2) fn = (CUDART_FN_T(cudaMemPrefetchAsync_v2, cudart_abi_cudaMemPrefetchAsync_v2))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, a2, (unsigned int)u3, a4);
+    r = fn(a0, (unsigned long)u1, a2, (unsigned int)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b4);
     return result;
@@ -14820,38 +13186,28 @@ static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemRangeGetAttribute", nargs, 5 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemRangeGetAttribute");
+    if (cudart_arity("cudaMemRangeGetAttribute", nargs, 5) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemRangeGetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemRangeGetAttribute");
@@ -14867,12 +13223,10 @@ static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *co
     CUDART_FN_T(cudaMemRangeGetAttribute, cudart_abi_cudaMemRangeGetAttribute) fn = (CUDART_FN_T(cudaMemRangeGetAttribute, cudart_abi_cudaMemRangeGetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3, (unsigned long)u4);
+    r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -14884,27 +13238,23 @@ static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *c
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x7ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemRangeGetAttributes");
+    unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemRangeGetAttributes", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x7ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemRangeGetAttributes");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     unsigned long long u5;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -14920,9 +13270,7 @@ static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *c
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
@@ -14942,7 +13290,7 @@ static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *c
     CUDART_FN_T(cudaMemRangeGetAttributes, cudart_abi_cudaMemRangeGetAttributes) fn = (CUDART_FN_T(cudaMemRangeGetAttributes, cudart_abi_cudaMemRangeGetAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4, (unsigned long)u5);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4, (unsigned long)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14961,35 +13309,25 @@ static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy");
+    if (cudart_arity("cudaMemcpy", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy");
@@ -15005,12 +13343,10 @@ static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_
     CUDART_FN_T(cudaMemcpy, cudart_abi_cudaMemcpy) fn = (CUDART_FN_T(cudaMemcpy, cudart_abi_cudaMemcpy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -15022,44 +13358,34 @@ static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, P
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy2D", nargs, 7 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2D");
+    if (cudart_arity("cudaMemcpy2D", nargs, 7) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 6, 32, &u6) < 0)
+    if (cudart_unsigned(args[6], 6, 32, &u6) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2D");
@@ -15075,12 +13401,10 @@ static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, P
     CUDART_FN_T(cudaMemcpy2D, cudart_abi_cudaMemcpy2D) fn = (CUDART_FN_T(cudaMemcpy2D, cudart_abi_cudaMemcpy2D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
+    r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -15092,50 +13416,40 @@ static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy2DArrayToArray", nargs, 9 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DArrayToArray");
+    if (cudart_arity("cudaMemcpy2DArrayToArray", nargs, 9) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
     unsigned long long u8;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 7, 64, &u7) < 0)
+    if (cudart_unsigned(args[7], 7, 64, &u7) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 8, 32, &u8) < 0)
+    if (cudart_unsigned(args[8], 8, 32, &u8) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DArrayToArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DArrayToArray");
@@ -15151,12 +13465,10 @@ static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *co
     CUDART_FN_T(cudaMemcpy2DArrayToArray, cudart_abi_cudaMemcpy2DArrayToArray) fn = (CUDART_FN_T(cudaMemcpy2DArrayToArray, cudart_abi_cudaMemcpy2DArrayToArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
+    r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -15168,51 +13480,38 @@ static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy2DAsync", nargs, 8 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DAsync");
+    if (cudart_arity("cudaMemcpy2DAsync", nargs, 8) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     void *a7;
-    Py_buffer b7;
-    b7.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b7 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 6, 32, &u6) < 0)
+    if (cudart_unsigned(args[6], 6, 32, &u6) < 0)
         goto done;
-    if ((spec.outs >> 7) & 1)
-        a7 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
+    if (cudart_pointer(args[7], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DAsync");
@@ -15228,12 +13527,10 @@ static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMemcpy2DAsync, cudart_abi_cudaMemcpy2DAsync) fn = (CUDART_FN_T(cudaMemcpy2DAsync, cudart_abi_cudaMemcpy2DAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6, a7);
+    r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6, a7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     cudart_release(&b7);
@@ -15246,47 +13543,37 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy2DFromArray", nargs, 8 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DFromArray");
+    if (cudart_arity("cudaMemcpy2DFromArray", nargs, 8) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DFromArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DFromArray");
@@ -15302,12 +13589,10 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const
     CUDART_FN_T(cudaMemcpy2DFromArray, cudart_abi_cudaMemcpy2DFromArray) fn = (CUDART_FN_T(cudaMemcpy2DFromArray, cudart_abi_cudaMemcpy2DFromArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
+    r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -15319,54 +13604,41 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy2DFromArrayAsync", nargs, 9 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DFromArrayAsync");
+    if (cudart_arity("cudaMemcpy2DFromArrayAsync", nargs, 9) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
     void *a8;
-    Py_buffer b8;
-    b8.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b8 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
         goto done;
-    if ((spec.outs >> 8) & 1)
-        a8 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 8, (int)((spec.storage >> 8) & 1), 0, &a8, &b8) < 0)
+    if (cudart_pointer(args[8], 8, (int)((spec.storage >> 8) & 1), 0, &a8, &b8) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DFromArrayAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DFromArrayAsync");
@@ -15382,12 +13654,10 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *
     CUDART_FN_T(cudaMemcpy2DFromArrayAsync, cudart_abi_cudaMemcpy2DFromArrayAsync) fn = (CUDART_FN_T(cudaMemcpy2DFromArrayAsync, cudart_abi_cudaMemcpy2DFromArrayAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
+    r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     cudart_release(&b8);
@@ -15400,47 +13670,37 @@ static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy2DToArray", nargs, 8 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DToArray");
+    if (cudart_arity("cudaMemcpy2DToArray", nargs, 8) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DToArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DToArray");
@@ -15456,12 +13716,10 @@ static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaMemcpy2DToArray, cudart_abi_cudaMemcpy2DToArray) fn = (CUDART_FN_T(cudaMemcpy2DToArray, cudart_abi_cudaMemcpy2DToArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
+    r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -15473,54 +13731,41 @@ static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy2DToArrayAsync", nargs, 9 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DToArrayAsync");
+    if (cudart_arity("cudaMemcpy2DToArrayAsync", nargs, 9) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
     void *a8;
-    Py_buffer b8;
-    b8.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b8 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
         goto done;
-    if ((spec.outs >> 8) & 1)
-        a8 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 8, (int)((spec.storage >> 8) & 1), 0, &a8, &b8) < 0)
+    if (cudart_pointer(args[8], 8, (int)((spec.storage >> 8) & 1), 0, &a8, &b8) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DToArrayAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DToArrayAsync");
@@ -15536,12 +13781,10 @@ static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *co
     CUDART_FN_T(cudaMemcpy2DToArrayAsync, cudart_abi_cudaMemcpy2DToArrayAsync) fn = (CUDART_FN_T(cudaMemcpy2DToArrayAsync, cudart_abi_cudaMemcpy2DToArrayAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
+    r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     cudart_release(&b8);
@@ -15554,22 +13797,15 @@ static PyObject *cudart_fn_cudaMemcpy3D(PyObject *self, PyObject *const *args, P
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy3D", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy3D");
+    if (cudart_arity("cudaMemcpy3D", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 160, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 160, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3D");
@@ -15585,12 +13821,10 @@ static PyObject *cudart_fn_cudaMemcpy3D(PyObject *self, PyObject *const *args, P
     CUDART_FN_T(cudaMemcpy3D, cudart_abi_cudaMemcpy3D) fn = (CUDART_FN_T(cudaMemcpy3D, cudart_abi_cudaMemcpy3D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -15601,29 +13835,19 @@ static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy3DAsync", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy3DAsync");
+    if (cudart_arity("cudaMemcpy3DAsync", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 160, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 160, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3DAsync");
@@ -15639,12 +13863,10 @@ static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMemcpy3DAsync, cudart_abi_cudaMemcpy3DAsync) fn = (CUDART_FN_T(cudaMemcpy3DAsync, cudart_abi_cudaMemcpy3DAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -15656,22 +13878,15 @@ static PyObject *cudart_fn_cudaMemcpy3DPeer(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy3DPeer", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy3DPeer");
+    if (cudart_arity("cudaMemcpy3DPeer", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 168, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 168, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DPeer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3DPeer");
@@ -15687,12 +13902,10 @@ static PyObject *cudart_fn_cudaMemcpy3DPeer(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaMemcpy3DPeer, cudart_abi_cudaMemcpy3DPeer) fn = (CUDART_FN_T(cudaMemcpy3DPeer, cudart_abi_cudaMemcpy3DPeer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -15703,29 +13916,19 @@ static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy3DPeerAsync", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy3DPeerAsync");
+    if (cudart_arity("cudaMemcpy3DPeerAsync", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 168, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 168, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DPeerAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3DPeerAsync");
@@ -15741,12 +13944,10 @@ static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const
     CUDART_FN_T(cudaMemcpy3DPeerAsync, cudart_abi_cudaMemcpy3DPeerAsync) fn = (CUDART_FN_T(cudaMemcpy3DPeerAsync, cudart_abi_cudaMemcpy3DPeerAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -15758,47 +13959,37 @@ static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyArrayToArray", nargs, 8 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyArrayToArray");
+    if (cudart_arity("cudaMemcpyArrayToArray", nargs, 8) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyArrayToArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyArrayToArray");
@@ -15814,12 +14005,10 @@ static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaMemcpyArrayToArray, cudart_abi_cudaMemcpyArrayToArray) fn = (CUDART_FN_T(cudaMemcpyArrayToArray, cudart_abi_cudaMemcpyArrayToArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
+    r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -15831,42 +14020,29 @@ static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyAsync", nargs, 5 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyAsync");
+    if (cudart_arity("cudaMemcpyAsync", nargs, 5) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b4 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyAsync");
@@ -15882,12 +14058,10 @@ static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaMemcpyAsync, cudart_abi_cudaMemcpyAsync) fn = (CUDART_FN_T(cudaMemcpyAsync, cudart_abi_cudaMemcpyAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3, a4);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b4);
@@ -15900,41 +14074,31 @@ static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyFromArray", nargs, 6 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyFromArray");
+    if (cudart_arity("cudaMemcpyFromArray", nargs, 6) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyFromArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyFromArray");
@@ -15950,12 +14114,10 @@ static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaMemcpyFromArray, cudart_abi_cudaMemcpyFromArray) fn = (CUDART_FN_T(cudaMemcpyFromArray, cudart_abi_cudaMemcpyFromArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -15967,48 +14129,35 @@ static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyFromArrayAsync", nargs, 7 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyFromArrayAsync");
+    if (cudart_arity("cudaMemcpyFromArrayAsync", nargs, 7) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
     void *a6;
-    Py_buffer b6;
-    b6.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b6 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
         goto done;
-    if ((spec.outs >> 6) & 1)
-        a6 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
+    if (cudart_pointer(args[6], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyFromArrayAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyFromArrayAsync");
@@ -16024,12 +14173,10 @@ static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *co
     CUDART_FN_T(cudaMemcpyFromArrayAsync, cudart_abi_cudaMemcpyFromArrayAsync) fn = (CUDART_FN_T(cudaMemcpyFromArrayAsync, cudart_abi_cudaMemcpyFromArrayAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5, a6);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5, a6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b6);
@@ -16042,38 +14189,28 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyFromSymbol", nargs, 5 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyFromSymbol");
+    if (cudart_arity("cudaMemcpyFromSymbol", nargs, 5) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyFromSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyFromSymbol");
@@ -16089,12 +14226,10 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaMemcpyFromSymbol, cudart_abi_cudaMemcpyFromSymbol) fn = (CUDART_FN_T(cudaMemcpyFromSymbol, cudart_abi_cudaMemcpyFromSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -16106,45 +14241,32 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *c
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyFromSymbolAsync", nargs, 6 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyFromSymbolAsync");
+    if (cudart_arity("cudaMemcpyFromSymbolAsync", nargs, 6) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyFromSymbolAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyFromSymbolAsync");
@@ -16160,12 +14282,10 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *c
     CUDART_FN_T(cudaMemcpyFromSymbolAsync, cudart_abi_cudaMemcpyFromSymbolAsync) fn = (CUDART_FN_T(cudaMemcpyFromSymbolAsync, cudart_abi_cudaMemcpyFromSymbolAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b5);
@@ -16178,38 +14298,28 @@ static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyPeer", nargs, 5 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyPeer");
+    if (cudart_arity("cudaMemcpyPeer", nargs, 5) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     long long i3;
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
+    if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
+    if (cudart_signed(args[3], 3, 32, &i3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyPeer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyPeer");
@@ -16225,12 +14335,10 @@ static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args,
     CUDART_FN_T(cudaMemcpyPeer, cudart_abi_cudaMemcpyPeer) fn = (CUDART_FN_T(cudaMemcpyPeer, cudart_abi_cudaMemcpyPeer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4);
+    r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -16242,45 +14350,32 @@ static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyPeerAsync", nargs, 6 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyPeerAsync");
+    if (cudart_arity("cudaMemcpyPeerAsync", nargs, 6) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     long long i3;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
+    if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
+    if (cudart_signed(args[3], 3, 32, &i3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyPeerAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyPeerAsync");
@@ -16296,12 +14391,10 @@ static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaMemcpyPeerAsync, cudart_abi_cudaMemcpyPeerAsync) fn = (CUDART_FN_T(cudaMemcpyPeerAsync, cudart_abi_cudaMemcpyPeerAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4, a5);
+    r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     cudart_release(&b5);
@@ -16314,41 +14407,31 @@ static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyToArray", nargs, 6 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyToArray");
+    if (cudart_arity("cudaMemcpyToArray", nargs, 6) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyToArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyToArray");
@@ -16364,12 +14447,10 @@ static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMemcpyToArray, cudart_abi_cudaMemcpyToArray) fn = (CUDART_FN_T(cudaMemcpyToArray, cudart_abi_cudaMemcpyToArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned int)u5);
+    r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -16381,48 +14462,35 @@ static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyToArrayAsync", nargs, 7 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyToArrayAsync");
+    if (cudart_arity("cudaMemcpyToArrayAsync", nargs, 7) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
     void *a6;
-    Py_buffer b6;
-    b6.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b6 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
         goto done;
-    if ((spec.outs >> 6) & 1)
-        a6 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
+    if (cudart_pointer(args[6], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyToArrayAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyToArrayAsync");
@@ -16438,12 +14506,10 @@ static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaMemcpyToArrayAsync, cudart_abi_cudaMemcpyToArrayAsync) fn = (CUDART_FN_T(cudaMemcpyToArrayAsync, cudart_abi_cudaMemcpyToArrayAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned int)u5, a6);
+    r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned int)u5, a6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     cudart_release(&b6);
@@ -16456,38 +14522,28 @@ static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyToSymbol", nargs, 5 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyToSymbol");
+    if (cudart_arity("cudaMemcpyToSymbol", nargs, 5) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyToSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyToSymbol");
@@ -16503,12 +14559,10 @@ static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaMemcpyToSymbol, cudart_abi_cudaMemcpyToSymbol) fn = (CUDART_FN_T(cudaMemcpyToSymbol, cudart_abi_cudaMemcpyToSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -16520,45 +14574,32 @@ static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyToSymbolAsync", nargs, 6 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyToSymbolAsync");
+    if (cudart_arity("cudaMemcpyToSymbolAsync", nargs, 6) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyToSymbolAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyToSymbolAsync");
@@ -16574,12 +14615,10 @@ static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *con
     CUDART_FN_T(cudaMemcpyToSymbolAsync, cudart_abi_cudaMemcpyToSymbolAsync) fn = (CUDART_FN_T(cudaMemcpyToSymbolAsync, cudart_abi_cudaMemcpyToSymbolAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b5);
@@ -16592,28 +14631,21 @@ static PyObject *cudart_fn_cudaMemset(PyObject *self, PyObject *const *args, Py_
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemset", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemset");
+    if (cudart_arity("cudaMemset", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
+    if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemset];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemset");
@@ -16629,12 +14661,10 @@ static PyObject *cudart_fn_cudaMemset(PyObject *self, PyObject *const *args, Py_
     CUDART_FN_T(cudaMemset, cudart_abi_cudaMemset) fn = (CUDART_FN_T(cudaMemset, cudart_abi_cudaMemset))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1, (unsigned long)u2);
+    r = fn(a0, (int)i1, (unsigned long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -16645,34 +14675,27 @@ static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, P
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemset2D", nargs, 5 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemset2D");
+    if (cudart_arity("cudaMemset2D", nargs, 5) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     long long i2;
     unsigned long long u3;
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
+    if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemset2D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemset2D");
@@ -16688,12 +14711,10 @@ static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, P
     CUDART_FN_T(cudaMemset2D, cudart_abi_cudaMemset2D) fn = (CUDART_FN_T(cudaMemset2D, cudart_abi_cudaMemset2D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4);
+    r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -16704,41 +14725,31 @@ static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemset2DAsync", nargs, 6 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemset2DAsync");
+    if (cudart_arity("cudaMemset2DAsync", nargs, 6) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     long long i2;
     unsigned long long u3;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
+    if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemset2DAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemset2DAsync");
@@ -16754,12 +14765,10 @@ static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMemset2DAsync, cudart_abi_cudaMemset2DAsync) fn = (CUDART_FN_T(cudaMemset2DAsync, cudart_abi_cudaMemset2DAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4, a5);
+    r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b5);
     return result;
@@ -16797,7 +14806,7 @@ static PyObject *cudart_fn_cudaMemset3D(PyObject *self, PyObject *const *args, P
     CUDART_FN_T(cudaMemset3D, cudart_abi_cudaMemset3D) fn = (CUDART_FN_T(cudaMemset3D, cudart_abi_cudaMemset3D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1, a2);
+    r = fn(a0, (int)i1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -16810,31 +14819,24 @@ static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemset3DAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemset3DAsync");
+    if (cudart_arity("cudaMemset3DAsync", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     CUDART_RECORD_T(cudaPitchedPtr) a0;
     long long i1;
     CUDART_RECORD_T(cudaExtent) a2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
-    if (cudart_by_value(args[k++], 0, "cudaPitchedPtr", (Py_ssize_t)sizeof a0, &cudart_class_cudaPitchedPtr, &a0) < 0)
+    Py_buffer b3 = {.obj = NULL};
+    if (cudart_by_value(args[0], 0, "cudaPitchedPtr", (Py_ssize_t)sizeof a0, &cudart_class_cudaPitchedPtr, &a0) < 0)
         goto done;
-    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
+    if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_by_value(args[k++], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &cudart_class_cudaExtent, &a2) < 0)
+    if (cudart_by_value(args[2], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &cudart_class_cudaExtent, &a2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemset3DAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemset3DAsync");
@@ -16850,12 +14852,10 @@ static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMemset3DAsync, cudart_abi_cudaMemset3DAsync) fn = (CUDART_FN_T(cudaMemset3DAsync, cudart_abi_cudaMemset3DAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1, a2, a3);
+    r = fn(a0, (int)i1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b3);
     return result;
 }
@@ -16866,35 +14866,25 @@ static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemsetAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemsetAsync");
+    if (cudart_arity("cudaMemsetAsync", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
+    if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemsetAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemsetAsync");
@@ -16910,12 +14900,10 @@ static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaMemsetAsync, cudart_abi_cudaMemsetAsync) fn = (CUDART_FN_T(cudaMemsetAsync, cudart_abi_cudaMemsetAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1, (unsigned long)u2, a3);
+    r = fn(a0, (int)i1, (unsigned long)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -16927,32 +14915,22 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *sel
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMipmappedArrayGetMemoryRequirements", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMipmappedArrayGetMemoryRequirements");
+    if (cudart_arity("cudaMipmappedArrayGetMemoryRequirements", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     long long i2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
+    if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMipmappedArrayGetMemoryRequirements];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMipmappedArrayGetMemoryRequirements");
@@ -16968,12 +14946,10 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *sel
     CUDART_FN_T(cudaMipmappedArrayGetMemoryRequirements, cudart_abi_cudaMipmappedArrayGetMemoryRequirements) fn = (CUDART_FN_T(cudaMipmappedArrayGetMemoryRequirements, cudart_abi_cudaMipmappedArrayGetMemoryRequirements))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (int)i2);
+    r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -16985,29 +14961,19 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMipmappedArrayGetSparseProperties", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMipmappedArrayGetSparseProperties");
+    if (cudart_arity("cudaMipmappedArrayGetSparseProperties", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 48, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 48, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMipmappedArrayGetSparseProperties];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMipmappedArrayGetSparseProperties");
@@ -17023,12 +14989,10 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self,
     CUDART_FN_T(cudaMipmappedArrayGetSparseProperties, cudart_abi_cudaMipmappedArrayGetSparseProperties) fn = (CUDART_FN_T(cudaMipmappedArrayGetSparseProperties, cudart_abi_cudaMipmappedArrayGetSparseProperties))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -17040,29 +15004,25 @@ static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *s
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaOccupancyAvailableDynamicSMemPerBlock");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaOccupancyAvailableDynamicSMemPerBlock", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaOccupancyAvailableDynamicSMemPerBlock");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     long long i2;
     long long i3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -17084,7 +15044,7 @@ static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *s
     CUDART_FN_T(cudaOccupancyAvailableDynamicSMemPerBlock, cudart_abi_cudaOccupancyAvailableDynamicSMemPerBlock) fn = (CUDART_FN_T(cudaOccupancyAvailableDynamicSMemPerBlock, cudart_abi_cudaOccupancyAvailableDynamicSMemPerBlock))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (int)i2, (int)i3);
+    r = fn(a0, a1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -17101,29 +15061,25 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObjec
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaOccupancyMaxActiveBlocksPerMultiprocessor", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaOccupancyMaxActiveBlocksPerMultiprocessor");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     long long i2;
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -17145,7 +15101,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObjec
     CUDART_FN_T(cudaOccupancyMaxActiveBlocksPerMultiprocessor, cudart_abi_cudaOccupancyMaxActiveBlocksPerMultiprocessor) fn = (CUDART_FN_T(cudaOccupancyMaxActiveBlocksPerMultiprocessor, cudart_abi_cudaOccupancyMaxActiveBlocksPerMultiprocessor))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (int)i2, (unsigned long)u3);
+    r = fn(a0, a1, (int)i2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -17162,20 +15118,18 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlag
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     long long i2;
     unsigned long long u3;
     unsigned long long u4;
@@ -17183,9 +15137,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlag
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -17209,7 +15161,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlag
     CUDART_FN_T(cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, cudart_abi_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags) fn = (CUDART_FN_T(cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, cudart_abi_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (int)i2, (unsigned long)u3, (unsigned int)u4);
+    r = fn(a0, a1, (int)i2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -17226,34 +15178,27 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaOccupancyMaxActiveClusters");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaOccupancyMaxActiveClusters", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaOccupancyMaxActiveClusters");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaOccupancyMaxActiveClusters];
@@ -17271,7 +15216,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObje
     CUDART_FN_T(cudaOccupancyMaxActiveClusters, cudart_abi_cudaOccupancyMaxActiveClusters) fn = (CUDART_FN_T(cudaOccupancyMaxActiveClusters, cudart_abi_cudaOccupancyMaxActiveClusters))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -17289,34 +15234,27 @@ static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaOccupancyMaxPotentialClusterSize");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaOccupancyMaxPotentialClusterSize", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaOccupancyMaxPotentialClusterSize");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaOccupancyMaxPotentialClusterSize];
@@ -17334,7 +15272,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, 
     CUDART_FN_T(cudaOccupancyMaxPotentialClusterSize, cudart_abi_cudaOccupancyMaxPotentialClusterSize) fn = (CUDART_FN_T(cudaOccupancyMaxPotentialClusterSize, cudart_abi_cudaOccupancyMaxPotentialClusterSize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -17369,9 +15307,7 @@ static PyObject *cudart_fn_cudaPeekAtLastError(PyObject *self, PyObject *const *
     }
     CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError) fn = (CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError))slot;
     unsigned int r;
-    Py_BEGIN_ALLOW_THREADS
-r = fn();
-    Py_END_ALLOW_THREADS
+    r = fn();  /* with the GIL held: generator/gil.py */
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
     return result;
@@ -17383,29 +15319,19 @@ static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaPointerGetAttributes", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaPointerGetAttributes");
+    if (cudart_arity("cudaPointerGetAttributes", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 24, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 24, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaPointerGetAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaPointerGetAttributes");
@@ -17421,12 +15347,10 @@ static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *co
     CUDART_FN_T(cudaPointerGetAttributes, cudart_abi_cudaPointerGetAttributes) fn = (CUDART_FN_T(cudaPointerGetAttributes, cudart_abi_cudaPointerGetAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -17456,7 +15380,7 @@ static PyObject *cudart_fn_cudaProfilerStart(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaProfilerStart, cudart_abi_cudaProfilerStart) fn = (CUDART_FN_T(cudaProfilerStart, cudart_abi_cudaProfilerStart))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn();
+    r = fn();
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -17487,7 +15411,7 @@ static PyObject *cudart_fn_cudaProfilerStop(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaProfilerStop, cudart_abi_cudaProfilerStop) fn = (CUDART_FN_T(cudaProfilerStop, cudart_abi_cudaProfilerStop))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn();
+    r = fn();
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -17500,17 +15424,16 @@ static PyObject *cudart_fn_cudaRuntimeGetVersion(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaRuntimeGetVersion");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaRuntimeGetVersion", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaRuntimeGetVersion");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -17530,9 +15453,7 @@ static PyObject *cudart_fn_cudaRuntimeGetVersion(PyObject *self, PyObject *const
     }
     CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion) fn = (CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion))slot;
     unsigned int r;
-    Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
-    Py_END_ALLOW_THREADS
+    r = fn(a0);  /* with the GIL held: generator/gil.py */
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
     if (spec.outs && result)
@@ -17567,7 +15488,7 @@ static PyObject *cudart_fn_cudaSetDevice(PyObject *self, PyObject *const *args, 
     CUDART_FN_T(cudaSetDevice, cudart_abi_cudaSetDevice) fn = (CUDART_FN_T(cudaSetDevice, cudart_abi_cudaSetDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0);
+    r = fn((int)i0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -17600,7 +15521,7 @@ static PyObject *cudart_fn_cudaSetDeviceFlags(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaSetDeviceFlags, cudart_abi_cudaSetDeviceFlags) fn = (CUDART_FN_T(cudaSetDeviceFlags, cudart_abi_cudaSetDeviceFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0);
+    r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -17613,17 +15534,16 @@ static PyObject *cudart_fn_cudaSetDoubleForDevice(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaSetDoubleForDevice");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaSetDoubleForDevice", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaSetDoubleForDevice");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -17644,7 +15564,7 @@ static PyObject *cudart_fn_cudaSetDoubleForDevice(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaSetDoubleForDevice, cudart_abi_cudaSetDoubleForDevice) fn = (CUDART_FN_T(cudaSetDoubleForDevice, cudart_abi_cudaSetDoubleForDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -17660,17 +15580,16 @@ static PyObject *cudart_fn_cudaSetDoubleForHost(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaSetDoubleForHost");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaSetDoubleForHost", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaSetDoubleForHost");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -17691,7 +15610,7 @@ static PyObject *cudart_fn_cudaSetDoubleForHost(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaSetDoubleForHost, cudart_abi_cudaSetDoubleForHost) fn = (CUDART_FN_T(cudaSetDoubleForHost, cudart_abi_cudaSetDoubleForHost))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -17707,17 +15626,16 @@ static PyObject *cudart_fn_cudaSetValidDevices(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaSetValidDevices");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaSetValidDevices", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaSetValidDevices");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -17741,7 +15659,7 @@ static PyObject *cudart_fn_cudaSetValidDevices(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaSetValidDevices, cudart_abi_cudaSetValidDevices) fn = (CUDART_FN_T(cudaSetValidDevices, cudart_abi_cudaSetValidDevices))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1);
+    r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -17757,37 +15675,30 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyO
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaSignalExternalSemaphoresAsync");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaSignalExternalSemaphoresAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaSignalExternalSemaphoresAsync");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaSignalExternalSemaphoresAsync];
@@ -17805,7 +15716,7 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyO
     CUDART_FN_T(cudaSignalExternalSemaphoresAsync_v2, cudart_abi_cudaSignalExternalSemaphoresAsync) fn = (CUDART_FN_T(cudaSignalExternalSemaphoresAsync_v2, cudart_abi_cudaSignalExternalSemaphoresAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, a3);
+    r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -17823,37 +15734,30 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync_v2(PyObject *self, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaSignalExternalSemaphoresAsync_v2");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaSignalExternalSemaphoresAsync_v2", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaSignalExternalSemaphoresAsync_v2");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaSignalExternalSemaphoresAsync_v2];
@@ -17871,7 +15775,7 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync_v2(PyObject *self, 
     CUDART_FN_T(cudaSignalExternalSemaphoresAsync_v2, cudart_abi_cudaSignalExternalSemaphoresAsync_v2) fn = (CUDART_FN_T(cudaSignalExternalSemaphoresAsync_v2, cudart_abi_cudaSignalExternalSemaphoresAsync_v2))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, a3);
+    r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -17889,39 +15793,26 @@ static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamAddCallback", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamAddCallback");
+    if (cudart_arity("cudaStreamAddCallback", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamAddCallback];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamAddCallback");
@@ -17937,12 +15828,10 @@ static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const
     CUDART_FN_T(cudaStreamAddCallback, cudart_abi_cudaStreamAddCallback) fn = (CUDART_FN_T(cudaStreamAddCallback, cudart_abi_cudaStreamAddCallback))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned int)u3);
+    r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -17955,35 +15844,25 @@ static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamAttachMemAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamAttachMemAsync");
+    if (cudart_arity("cudaStreamAttachMemAsync", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamAttachMemAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamAttachMemAsync");
@@ -17999,12 +15878,10 @@ static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *co
     CUDART_FN_T(cudaStreamAttachMemAsync, cudart_abi_cudaStreamAttachMemAsync) fn = (CUDART_FN_T(cudaStreamAttachMemAsync, cudart_abi_cudaStreamAttachMemAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18016,25 +15893,18 @@ static PyObject *cudart_fn_cudaStreamBeginCapture(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamBeginCapture", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamBeginCapture");
+    if (cudart_arity("cudaStreamBeginCapture", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamBeginCapture];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamBeginCapture");
@@ -18050,12 +15920,10 @@ static PyObject *cudart_fn_cudaStreamBeginCapture(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaStreamBeginCapture, cudart_abi_cudaStreamBeginCapture) fn = (CUDART_FN_T(cudaStreamBeginCapture, cudart_abi_cudaStreamBeginCapture))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -18066,29 +15934,19 @@ static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamCopyAttributes", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamCopyAttributes");
+    if (cudart_arity("cudaStreamCopyAttributes", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamCopyAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamCopyAttributes");
@@ -18104,12 +15962,10 @@ static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *co
     CUDART_FN_T(cudaStreamCopyAttributes, cudart_abi_cudaStreamCopyAttributes) fn = (CUDART_FN_T(cudaStreamCopyAttributes, cudart_abi_cudaStreamCopyAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18121,17 +15977,16 @@ static PyObject *cudart_fn_cudaStreamCreate(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamCreate");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamCreate", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamCreate");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -18152,7 +16007,7 @@ static PyObject *cudart_fn_cudaStreamCreate(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaStreamCreate, cudart_abi_cudaStreamCreate) fn = (CUDART_FN_T(cudaStreamCreate, cudart_abi_cudaStreamCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -18168,17 +16023,16 @@ static PyObject *cudart_fn_cudaStreamCreateWithFlags(PyObject *self, PyObject *c
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamCreateWithFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamCreateWithFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamCreateWithFlags");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -18202,7 +16056,7 @@ static PyObject *cudart_fn_cudaStreamCreateWithFlags(PyObject *self, PyObject *c
     CUDART_FN_T(cudaStreamCreateWithFlags, cudart_abi_cudaStreamCreateWithFlags) fn = (CUDART_FN_T(cudaStreamCreateWithFlags, cudart_abi_cudaStreamCreateWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -18218,17 +16072,16 @@ static PyObject *cudart_fn_cudaStreamCreateWithPriority(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamCreateWithPriority");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamCreateWithPriority", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamCreateWithPriority");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     long long i2;
     if ((spec.outs >> 0) & 1)
@@ -18255,7 +16108,7 @@ static PyObject *cudart_fn_cudaStreamCreateWithPriority(PyObject *self, PyObject
     CUDART_FN_T(cudaStreamCreateWithPriority, cudart_abi_cudaStreamCreateWithPriority) fn = (CUDART_FN_T(cudaStreamCreateWithPriority, cudart_abi_cudaStreamCreateWithPriority))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, (int)i2);
+    r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -18271,22 +16124,15 @@ static PyObject *cudart_fn_cudaStreamDestroy(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamDestroy");
+    if (cudart_arity("cudaStreamDestroy", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamDestroy");
@@ -18302,12 +16148,10 @@ static PyObject *cudart_fn_cudaStreamDestroy(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaStreamDestroy, cudart_abi_cudaStreamDestroy) fn = (CUDART_FN_T(cudaStreamDestroy, cudart_abi_cudaStreamDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -18318,23 +16162,19 @@ static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamEndCapture");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamEndCapture", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamEndCapture");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -18356,7 +16196,7 @@ static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaStreamEndCapture, cudart_abi_cudaStreamEndCapture) fn = (CUDART_FN_T(cudaStreamEndCapture, cudart_abi_cudaStreamEndCapture))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -18373,32 +16213,22 @@ static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamGetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamGetAttribute");
+    if (cudart_arity("cudaStreamGetAttribute", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamGetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamGetAttribute");
@@ -18414,12 +16244,10 @@ static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaStreamGetAttribute, cudart_abi_cudaStreamGetAttribute) fn = (CUDART_FN_T(cudaStreamGetAttribute, cudart_abi_cudaStreamGetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, a2);
+    r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -18431,35 +16259,27 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[6] = {0};
+    if (spec.outs & ~0x3eULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetCaptureInfo");
+    unsigned long long out_slots[5] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamGetCaptureInfo", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x3eULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamGetCaptureInfo");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -18497,7 +16317,7 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *co
     CUDART_FN_T(cudaStreamGetCaptureInfo_v2, cudart_abi_cudaStreamGetCaptureInfo) fn = (CUDART_FN_T(cudaStreamGetCaptureInfo_v2, cudart_abi_cudaStreamGetCaptureInfo))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, a4, a5);
+    r = fn(a0, a1, a2, a3, a4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -18518,35 +16338,27 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo_v2(PyObject *self, PyObject 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[6] = {0};
+    if (spec.outs & ~0x3eULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetCaptureInfo_v2");
+    unsigned long long out_slots[5] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamGetCaptureInfo_v2", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x3eULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamGetCaptureInfo_v2");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -18584,7 +16396,7 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo_v2(PyObject *self, PyObject 
     CUDART_FN_T(cudaStreamGetCaptureInfo_v2, cudart_abi_cudaStreamGetCaptureInfo_v2) fn = (CUDART_FN_T(cudaStreamGetCaptureInfo_v2, cudart_abi_cudaStreamGetCaptureInfo_v2))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, a4, a5);
+    r = fn(a0, a1, a2, a3, a4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -18605,23 +16417,19 @@ static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetFlags");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamGetFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamGetFlags");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -18643,7 +16451,7 @@ static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaStreamGetFlags, cudart_abi_cudaStreamGetFlags) fn = (CUDART_FN_T(cudaStreamGetFlags, cudart_abi_cudaStreamGetFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -18660,23 +16468,19 @@ static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetId");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamGetId", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamGetId");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -18698,7 +16502,7 @@ static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaStreamGetId, cudart_abi_cudaStreamGetId) fn = (CUDART_FN_T(cudaStreamGetId, cudart_abi_cudaStreamGetId))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -18715,23 +16519,19 @@ static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetPriority");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamGetPriority", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamGetPriority");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -18753,7 +16553,7 @@ static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const
     CUDART_FN_T(cudaStreamGetPriority, cudart_abi_cudaStreamGetPriority) fn = (CUDART_FN_T(cudaStreamGetPriority, cudart_abi_cudaStreamGetPriority))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -18770,23 +16570,19 @@ static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamIsCapturing");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamIsCapturing", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamIsCapturing");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -18808,7 +16604,7 @@ static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const
     CUDART_FN_T(cudaStreamIsCapturing, cudart_abi_cudaStreamIsCapturing) fn = (CUDART_FN_T(cudaStreamIsCapturing, cudart_abi_cudaStreamIsCapturing))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -18825,22 +16621,15 @@ static PyObject *cudart_fn_cudaStreamQuery(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamQuery", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamQuery");
+    if (cudart_arity("cudaStreamQuery", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamQuery];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamQuery");
@@ -18856,12 +16645,10 @@ static PyObject *cudart_fn_cudaStreamQuery(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaStreamQuery, cudart_abi_cudaStreamQuery) fn = (CUDART_FN_T(cudaStreamQuery, cudart_abi_cudaStreamQuery))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -18872,32 +16659,22 @@ static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamSetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamSetAttribute");
+    if (cudart_arity("cudaStreamSetAttribute", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamSetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamSetAttribute");
@@ -18913,12 +16690,10 @@ static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaStreamSetAttribute, cudart_abi_cudaStreamSetAttribute) fn = (CUDART_FN_T(cudaStreamSetAttribute, cudart_abi_cudaStreamSetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, a2);
+    r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -18930,22 +16705,15 @@ static PyObject *cudart_fn_cudaStreamSynchronize(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamSynchronize", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamSynchronize");
+    if (cudart_arity("cudaStreamSynchronize", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamSynchronize];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamSynchronize");
@@ -18961,12 +16729,10 @@ static PyObject *cudart_fn_cudaStreamSynchronize(PyObject *self, PyObject *const
     CUDART_FN_T(cudaStreamSynchronize, cudart_abi_cudaStreamSynchronize) fn = (CUDART_FN_T(cudaStreamSynchronize, cudart_abi_cudaStreamSynchronize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -18977,25 +16743,21 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, P
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamUpdateCaptureDependencies");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamUpdateCaptureDependencies", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamUpdateCaptureDependencies");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -19021,7 +16783,7 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, P
     CUDART_FN_T(cudaStreamUpdateCaptureDependencies, cudart_abi_cudaStreamUpdateCaptureDependencies) fn = (CUDART_FN_T(cudaStreamUpdateCaptureDependencies, cudart_abi_cudaStreamUpdateCaptureDependencies))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -19038,32 +16800,22 @@ static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamWaitEvent", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamWaitEvent");
+    if (cudart_arity("cudaStreamWaitEvent", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamWaitEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamWaitEvent");
@@ -19079,12 +16831,10 @@ static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaStreamWaitEvent, cudart_abi_cudaStreamWaitEvent) fn = (CUDART_FN_T(cudaStreamWaitEvent, cudart_abi_cudaStreamWaitEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -19096,17 +16846,16 @@ static PyObject *cudart_fn_cudaThreadExchangeStreamCaptureMode(PyObject *self, P
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaThreadExchangeStreamCaptureMode");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaThreadExchangeStreamCaptureMode", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaThreadExchangeStreamCaptureMode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -19127,7 +16876,7 @@ static PyObject *cudart_fn_cudaThreadExchangeStreamCaptureMode(PyObject *self, P
     CUDART_FN_T(cudaThreadExchangeStreamCaptureMode, cudart_abi_cudaThreadExchangeStreamCaptureMode) fn = (CUDART_FN_T(cudaThreadExchangeStreamCaptureMode, cudart_abi_cudaThreadExchangeStreamCaptureMode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -19161,7 +16910,7 @@ static PyObject *cudart_fn_cudaThreadExit(PyObject *self, PyObject *const *args,
     CUDART_FN_T(cudaThreadExit, cudart_abi_cudaThreadExit) fn = (CUDART_FN_T(cudaThreadExit, cudart_abi_cudaThreadExit))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn();
+    r = fn();
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -19174,17 +16923,16 @@ static PyObject *cudart_fn_cudaThreadGetCacheConfig(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaThreadGetCacheConfig");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaThreadGetCacheConfig", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaThreadGetCacheConfig");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -19205,7 +16953,7 @@ static PyObject *cudart_fn_cudaThreadGetCacheConfig(PyObject *self, PyObject *co
     CUDART_FN_T(cudaThreadGetCacheConfig, cudart_abi_cudaThreadGetCacheConfig) fn = (CUDART_FN_T(cudaThreadGetCacheConfig, cudart_abi_cudaThreadGetCacheConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -19221,17 +16969,16 @@ static PyObject *cudart_fn_cudaThreadGetLimit(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaThreadGetLimit");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaThreadGetLimit", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaThreadGetLimit");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -19255,7 +17002,7 @@ static PyObject *cudart_fn_cudaThreadGetLimit(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaThreadGetLimit, cudart_abi_cudaThreadGetLimit) fn = (CUDART_FN_T(cudaThreadGetLimit, cudart_abi_cudaThreadGetLimit))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -19291,7 +17038,7 @@ static PyObject *cudart_fn_cudaThreadSetCacheConfig(PyObject *self, PyObject *co
     CUDART_FN_T(cudaThreadSetCacheConfig, cudart_abi_cudaThreadSetCacheConfig) fn = (CUDART_FN_T(cudaThreadSetCacheConfig, cudart_abi_cudaThreadSetCacheConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0);
+    r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -19327,7 +17074,7 @@ static PyObject *cudart_fn_cudaThreadSetLimit(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaThreadSetLimit, cudart_abi_cudaThreadSetLimit) fn = (CUDART_FN_T(cudaThreadSetLimit, cudart_abi_cudaThreadSetLimit))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0, (unsigned long)u1);
+    r = fn((unsigned int)u0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -19358,7 +17105,7 @@ static PyObject *cudart_fn_cudaThreadSynchronize(PyObject *self, PyObject *const
     CUDART_FN_T(cudaThreadSynchronize, cudart_abi_cudaThreadSynchronize) fn = (CUDART_FN_T(cudaThreadSynchronize, cudart_abi_cudaThreadSynchronize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn();
+    r = fn();
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -19371,36 +17118,29 @@ static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaUserObjectCreate");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaUserObjectCreate", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaUserObjectCreate");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     unsigned long long u4;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
@@ -19422,7 +17162,7 @@ static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaUserObjectCreate, cudart_abi_cudaUserObjectCreate) fn = (CUDART_FN_T(cudaUserObjectCreate, cudart_abi_cudaUserObjectCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
+    r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -19440,25 +17180,18 @@ static PyObject *cudart_fn_cudaUserObjectRelease(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaUserObjectRelease", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaUserObjectRelease");
+    if (cudart_arity("cudaUserObjectRelease", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaUserObjectRelease];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaUserObjectRelease");
@@ -19474,12 +17207,10 @@ static PyObject *cudart_fn_cudaUserObjectRelease(PyObject *self, PyObject *const
     CUDART_FN_T(cudaUserObjectRelease, cudart_abi_cudaUserObjectRelease) fn = (CUDART_FN_T(cudaUserObjectRelease, cudart_abi_cudaUserObjectRelease))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -19490,25 +17221,18 @@ static PyObject *cudart_fn_cudaUserObjectRetain(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaUserObjectRetain", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaUserObjectRetain");
+    if (cudart_arity("cudaUserObjectRetain", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaUserObjectRetain];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaUserObjectRetain");
@@ -19524,12 +17248,10 @@ static PyObject *cudart_fn_cudaUserObjectRetain(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaUserObjectRetain, cudart_abi_cudaUserObjectRetain) fn = (CUDART_FN_T(cudaUserObjectRetain, cudart_abi_cudaUserObjectRetain))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -19540,30 +17262,26 @@ static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaVDPAUGetDevice");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaVDPAUGetDevice", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaVDPAUGetDevice");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaVDPAUGetDevice];
@@ -19581,7 +17299,7 @@ static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaVDPAUGetDevice, cudart_abi_cudaVDPAUGetDevice) fn = (CUDART_FN_T(cudaVDPAUGetDevice, cudart_abi_cudaVDPAUGetDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, a2);
+    r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -19598,28 +17316,21 @@ static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaVDPAUSetVDPAUDevice", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaVDPAUSetVDPAUDevice");
+    if (cudart_arity("cudaVDPAUSetVDPAUDevice", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     long long i0;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaVDPAUSetVDPAUDevice];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaVDPAUSetVDPAUDevice");
@@ -19635,12 +17346,10 @@ static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *con
     CUDART_FN_T(cudaVDPAUSetVDPAUDevice, cudart_abi_cudaVDPAUSetVDPAUDevice) fn = (CUDART_FN_T(cudaVDPAUSetVDPAUDevice, cudart_abi_cudaVDPAUSetVDPAUDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, (unsigned int)u1, a2);
+    r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b2);
     return result;
 }
@@ -19651,37 +17360,30 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObj
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaWaitExternalSemaphoresAsync");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaWaitExternalSemaphoresAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaWaitExternalSemaphoresAsync");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaWaitExternalSemaphoresAsync];
@@ -19699,7 +17401,7 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObj
     CUDART_FN_T(cudaWaitExternalSemaphoresAsync_v2, cudart_abi_cudaWaitExternalSemaphoresAsync) fn = (CUDART_FN_T(cudaWaitExternalSemaphoresAsync_v2, cudart_abi_cudaWaitExternalSemaphoresAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, a3);
+    r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -19717,37 +17419,30 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync_v2(PyObject *self, Py
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaWaitExternalSemaphoresAsync_v2");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaWaitExternalSemaphoresAsync_v2", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaWaitExternalSemaphoresAsync_v2");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaWaitExternalSemaphoresAsync_v2];
@@ -19765,7 +17460,7 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync_v2(PyObject *self, Py
     CUDART_FN_T(cudaWaitExternalSemaphoresAsync_v2, cudart_abi_cudaWaitExternalSemaphoresAsync_v2) fn = (CUDART_FN_T(cudaWaitExternalSemaphoresAsync_v2, cudart_abi_cudaWaitExternalSemaphoresAsync_v2))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, a3);
+    r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:

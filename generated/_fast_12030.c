@@ -1762,41 +1762,31 @@ static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaArrayGetInfo");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaArrayGetInfo", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaArrayGetInfo");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 20, &a0, &b0) < 0)
+    Py_buffer b3 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 20, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaArrayGetInfo];
@@ -1814,7 +1804,7 @@ static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaArrayGetInfo, cudart_abi_cudaArrayGetInfo) fn = (CUDART_FN_T(cudaArrayGetInfo, cudart_abi_cudaArrayGetInfo))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3);
+    r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -1833,32 +1823,22 @@ static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaArrayGetMemoryRequirements", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaArrayGetMemoryRequirements");
+    if (cudart_arity("cudaArrayGetMemoryRequirements", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     long long i2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
+    if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaArrayGetMemoryRequirements];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaArrayGetMemoryRequirements");
@@ -1874,12 +1854,10 @@ static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObje
     CUDART_FN_T(cudaArrayGetMemoryRequirements, cudart_abi_cudaArrayGetMemoryRequirements) fn = (CUDART_FN_T(cudaArrayGetMemoryRequirements, cudart_abi_cudaArrayGetMemoryRequirements))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (int)i2);
+    r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -1891,28 +1869,24 @@ static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaArrayGetPlane");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaArrayGetPlane", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaArrayGetPlane");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -1932,7 +1906,7 @@ static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaArrayGetPlane, cudart_abi_cudaArrayGetPlane) fn = (CUDART_FN_T(cudaArrayGetPlane, cudart_abi_cudaArrayGetPlane))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -1949,29 +1923,19 @@ static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaArrayGetSparseProperties", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaArrayGetSparseProperties");
+    if (cudart_arity("cudaArrayGetSparseProperties", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 48, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 48, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaArrayGetSparseProperties];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaArrayGetSparseProperties");
@@ -1987,12 +1951,10 @@ static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject
     CUDART_FN_T(cudaArrayGetSparseProperties, cudart_abi_cudaArrayGetSparseProperties) fn = (CUDART_FN_T(cudaArrayGetSparseProperties, cudart_abi_cudaArrayGetSparseProperties))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -2004,27 +1966,23 @@ static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaChooseDevice");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaChooseDevice", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaChooseDevice");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 1032, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 1032, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaChooseDevice];
@@ -2042,7 +2000,7 @@ static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaChooseDevice, cudart_abi_cudaChooseDevice) fn = (CUDART_FN_T(cudaChooseDevice, cudart_abi_cudaChooseDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2093,7 +2051,7 @@ static PyObject *cudart_fn_cudaCreateChannelDesc(PyObject *self, PyObject *const
     CUDART_FN_T(cudaCreateChannelDesc, cudart_abi_cudaCreateChannelDesc) fn = (CUDART_FN_T(cudaCreateChannelDesc, cudart_abi_cudaCreateChannelDesc))slot;
     CUDART_RECORD_T(cudaChannelFormatDesc) r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, (int)i1, (int)i2, (int)i3, (unsigned int)u4);
+    r = fn((int)i0, (int)i1, (int)i2, (int)i3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyBytes_FromStringAndSize((const char *)&r, (Py_ssize_t)sizeof r);
 done:
@@ -2106,27 +2064,23 @@ static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaCreateSurfaceObject");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaCreateSurfaceObject", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaCreateSurfaceObject");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 64, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 64, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaCreateSurfaceObject];
@@ -2144,7 +2098,7 @@ static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *con
     CUDART_FN_T(cudaCreateSurfaceObject, cudart_abi_cudaCreateSurfaceObject) fn = (CUDART_FN_T(cudaCreateSurfaceObject, cudart_abi_cudaCreateSurfaceObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2161,41 +2115,31 @@ static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaCreateTextureObject");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaCreateTextureObject", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaCreateTextureObject");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 64, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 64, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 72, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 72, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 48, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 48, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaCreateTextureObject];
@@ -2213,7 +2157,7 @@ static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *con
     CUDART_FN_T(cudaCreateTextureObject, cudart_abi_cudaCreateTextureObject) fn = (CUDART_FN_T(cudaCreateTextureObject, cudart_abi_cudaCreateTextureObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3);
+    r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2250,7 +2194,7 @@ static PyObject *cudart_fn_cudaCtxResetPersistingL2Cache(PyObject *self, PyObjec
     CUDART_FN_T(cudaCtxResetPersistingL2Cache, cudart_abi_cudaCtxResetPersistingL2Cache) fn = (CUDART_FN_T(cudaCtxResetPersistingL2Cache, cudart_abi_cudaCtxResetPersistingL2Cache))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn();
+    r = fn();
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2263,22 +2207,15 @@ static PyObject *cudart_fn_cudaDestroyExternalMemory(PyObject *self, PyObject *c
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaDestroyExternalMemory", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDestroyExternalMemory");
+    if (cudart_arity("cudaDestroyExternalMemory", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDestroyExternalMemory];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDestroyExternalMemory");
@@ -2294,12 +2231,10 @@ static PyObject *cudart_fn_cudaDestroyExternalMemory(PyObject *self, PyObject *c
     CUDART_FN_T(cudaDestroyExternalMemory, cudart_abi_cudaDestroyExternalMemory) fn = (CUDART_FN_T(cudaDestroyExternalMemory, cudart_abi_cudaDestroyExternalMemory))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -2310,22 +2245,15 @@ static PyObject *cudart_fn_cudaDestroyExternalSemaphore(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaDestroyExternalSemaphore", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDestroyExternalSemaphore");
+    if (cudart_arity("cudaDestroyExternalSemaphore", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDestroyExternalSemaphore];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDestroyExternalSemaphore");
@@ -2341,12 +2269,10 @@ static PyObject *cudart_fn_cudaDestroyExternalSemaphore(PyObject *self, PyObject
     CUDART_FN_T(cudaDestroyExternalSemaphore, cudart_abi_cudaDestroyExternalSemaphore) fn = (CUDART_FN_T(cudaDestroyExternalSemaphore, cudart_abi_cudaDestroyExternalSemaphore))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -2377,7 +2303,7 @@ static PyObject *cudart_fn_cudaDestroySurfaceObject(PyObject *self, PyObject *co
     CUDART_FN_T(cudaDestroySurfaceObject, cudart_abi_cudaDestroySurfaceObject) fn = (CUDART_FN_T(cudaDestroySurfaceObject, cudart_abi_cudaDestroySurfaceObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned long long)u0);
+    r = fn((unsigned long long)u0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2410,7 +2336,7 @@ static PyObject *cudart_fn_cudaDestroyTextureObject(PyObject *self, PyObject *co
     CUDART_FN_T(cudaDestroyTextureObject, cudart_abi_cudaDestroyTextureObject) fn = (CUDART_FN_T(cudaDestroyTextureObject, cudart_abi_cudaDestroyTextureObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned long long)u0);
+    r = fn((unsigned long long)u0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2423,17 +2349,16 @@ static PyObject *cudart_fn_cudaDeviceCanAccessPeer(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceCanAccessPeer");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceCanAccessPeer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceCanAccessPeer");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     long long i2;
     if ((spec.outs >> 0) & 1)
@@ -2460,7 +2385,7 @@ static PyObject *cudart_fn_cudaDeviceCanAccessPeer(PyObject *self, PyObject *con
     CUDART_FN_T(cudaDeviceCanAccessPeer, cudart_abi_cudaDeviceCanAccessPeer) fn = (CUDART_FN_T(cudaDeviceCanAccessPeer, cudart_abi_cudaDeviceCanAccessPeer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1, (int)i2);
+    r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2496,7 +2421,7 @@ static PyObject *cudart_fn_cudaDeviceDisablePeerAccess(PyObject *self, PyObject 
     CUDART_FN_T(cudaDeviceDisablePeerAccess, cudart_abi_cudaDeviceDisablePeerAccess) fn = (CUDART_FN_T(cudaDeviceDisablePeerAccess, cudart_abi_cudaDeviceDisablePeerAccess))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0);
+    r = fn((int)i0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2532,7 +2457,7 @@ static PyObject *cudart_fn_cudaDeviceEnablePeerAccess(PyObject *self, PyObject *
     CUDART_FN_T(cudaDeviceEnablePeerAccess, cudart_abi_cudaDeviceEnablePeerAccess) fn = (CUDART_FN_T(cudaDeviceEnablePeerAccess, cudart_abi_cudaDeviceEnablePeerAccess))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, (unsigned int)u1);
+    r = fn((int)i0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2568,7 +2493,7 @@ static PyObject *cudart_fn_cudaDeviceFlushGPUDirectRDMAWrites(PyObject *self, Py
     CUDART_FN_T(cudaDeviceFlushGPUDirectRDMAWrites, cudart_abi_cudaDeviceFlushGPUDirectRDMAWrites) fn = (CUDART_FN_T(cudaDeviceFlushGPUDirectRDMAWrites, cudart_abi_cudaDeviceFlushGPUDirectRDMAWrites))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0, (unsigned int)u1);
+    r = fn((unsigned int)u0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2581,17 +2506,16 @@ static PyObject *cudart_fn_cudaDeviceGetAttribute(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetAttribute");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetAttribute");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     long long i2;
     if ((spec.outs >> 0) & 1)
@@ -2618,7 +2542,7 @@ static PyObject *cudart_fn_cudaDeviceGetAttribute(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaDeviceGetAttribute, cudart_abi_cudaDeviceGetAttribute) fn = (CUDART_FN_T(cudaDeviceGetAttribute, cudart_abi_cudaDeviceGetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, (int)i2);
+    r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2634,27 +2558,23 @@ static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetByPCIBusId");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetByPCIBusId", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetByPCIBusId");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetByPCIBusId];
@@ -2672,7 +2592,7 @@ static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *con
     CUDART_FN_T(cudaDeviceGetByPCIBusId, cudart_abi_cudaDeviceGetByPCIBusId) fn = (CUDART_FN_T(cudaDeviceGetByPCIBusId, cudart_abi_cudaDeviceGetByPCIBusId))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2689,17 +2609,16 @@ static PyObject *cudart_fn_cudaDeviceGetCacheConfig(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetCacheConfig");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetCacheConfig", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetCacheConfig");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -2720,7 +2639,7 @@ static PyObject *cudart_fn_cudaDeviceGetCacheConfig(PyObject *self, PyObject *co
     CUDART_FN_T(cudaDeviceGetCacheConfig, cudart_abi_cudaDeviceGetCacheConfig) fn = (CUDART_FN_T(cudaDeviceGetCacheConfig, cudart_abi_cudaDeviceGetCacheConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2736,17 +2655,16 @@ static PyObject *cudart_fn_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetDefaultMemPool");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetDefaultMemPool", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetDefaultMemPool");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -2770,7 +2688,7 @@ static PyObject *cudart_fn_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject 
     CUDART_FN_T(cudaDeviceGetDefaultMemPool, cudart_abi_cudaDeviceGetDefaultMemPool) fn = (CUDART_FN_T(cudaDeviceGetDefaultMemPool, cudart_abi_cudaDeviceGetDefaultMemPool))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1);
+    r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2786,28 +2704,21 @@ static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetGraphMemAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetGraphMemAttribute");
+    if (cudart_arity("cudaDeviceGetGraphMemAttribute", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     long long i0;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetGraphMemAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetGraphMemAttribute");
@@ -2823,12 +2734,10 @@ static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObje
     CUDART_FN_T(cudaDeviceGetGraphMemAttribute, cudart_abi_cudaDeviceGetGraphMemAttribute) fn = (CUDART_FN_T(cudaDeviceGetGraphMemAttribute, cudart_abi_cudaDeviceGetGraphMemAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, (unsigned int)u1, a2);
+    r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b2);
     return result;
 }
@@ -2839,17 +2748,16 @@ static PyObject *cudart_fn_cudaDeviceGetLimit(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetLimit");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetLimit", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetLimit");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -2873,7 +2781,7 @@ static PyObject *cudart_fn_cudaDeviceGetLimit(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaDeviceGetLimit, cudart_abi_cudaDeviceGetLimit) fn = (CUDART_FN_T(cudaDeviceGetLimit, cudart_abi_cudaDeviceGetLimit))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2889,17 +2797,16 @@ static PyObject *cudart_fn_cudaDeviceGetMemPool(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetMemPool");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetMemPool", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetMemPool");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -2923,7 +2830,7 @@ static PyObject *cudart_fn_cudaDeviceGetMemPool(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaDeviceGetMemPool, cudart_abi_cudaDeviceGetMemPool) fn = (CUDART_FN_T(cudaDeviceGetMemPool, cudart_abi_cudaDeviceGetMemPool))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1);
+    r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2939,28 +2846,21 @@ static PyObject *cudart_fn_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetNvSciSyncAttributes", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetNvSciSyncAttributes");
+    if (cudart_arity("cudaDeviceGetNvSciSyncAttributes", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     long long i2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
+    if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
+    if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetNvSciSyncAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetNvSciSyncAttributes");
@@ -2976,12 +2876,10 @@ static PyObject *cudart_fn_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyOb
     CUDART_FN_T(cudaDeviceGetNvSciSyncAttributes, cudart_abi_cudaDeviceGetNvSciSyncAttributes) fn = (CUDART_FN_T(cudaDeviceGetNvSciSyncAttributes, cudart_abi_cudaDeviceGetNvSciSyncAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1, (int)i2);
+    r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -2992,17 +2890,16 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *c
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetP2PAttribute");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetP2PAttribute", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetP2PAttribute");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     long long i2;
     long long i3;
@@ -3032,7 +2929,7 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *c
     CUDART_FN_T(cudaDeviceGetP2PAttribute, cudart_abi_cudaDeviceGetP2PAttribute) fn = (CUDART_FN_T(cudaDeviceGetP2PAttribute, cudart_abi_cudaDeviceGetP2PAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
+    r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3048,28 +2945,21 @@ static PyObject *cudart_fn_cudaDeviceGetPCIBusId(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetPCIBusId", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetPCIBusId");
+    if (cudart_arity("cudaDeviceGetPCIBusId", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     long long i2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
+    if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
+    if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetPCIBusId];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetPCIBusId");
@@ -3085,12 +2975,10 @@ static PyObject *cudart_fn_cudaDeviceGetPCIBusId(PyObject *self, PyObject *const
     CUDART_FN_T(cudaDeviceGetPCIBusId, cudart_abi_cudaDeviceGetPCIBusId) fn = (CUDART_FN_T(cudaDeviceGetPCIBusId, cudart_abi_cudaDeviceGetPCIBusId))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1, (int)i2);
+    r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -3101,17 +2989,16 @@ static PyObject *cudart_fn_cudaDeviceGetSharedMemConfig(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetSharedMemConfig");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetSharedMemConfig", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetSharedMemConfig");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -3132,7 +3019,7 @@ static PyObject *cudart_fn_cudaDeviceGetSharedMemConfig(PyObject *self, PyObject
     CUDART_FN_T(cudaDeviceGetSharedMemConfig, cudart_abi_cudaDeviceGetSharedMemConfig) fn = (CUDART_FN_T(cudaDeviceGetSharedMemConfig, cudart_abi_cudaDeviceGetSharedMemConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3148,20 +3035,18 @@ static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetStreamPriorityRange");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetStreamPriorityRange", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetStreamPriorityRange");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -3186,7 +3071,7 @@ static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyOb
     CUDART_FN_T(cudaDeviceGetStreamPriorityRange, cudart_abi_cudaDeviceGetStreamPriorityRange) fn = (CUDART_FN_T(cudaDeviceGetStreamPriorityRange, cudart_abi_cudaDeviceGetStreamPriorityRange))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3203,28 +3088,24 @@ static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetTexture1DLinearMaxWidth");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetTexture1DLinearMaxWidth", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetTexture1DLinearMaxWidth");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     long long i2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -3244,7 +3125,7 @@ static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, 
     CUDART_FN_T(cudaDeviceGetTexture1DLinearMaxWidth, cudart_abi_cudaDeviceGetTexture1DLinearMaxWidth) fn = (CUDART_FN_T(cudaDeviceGetTexture1DLinearMaxWidth, cudart_abi_cudaDeviceGetTexture1DLinearMaxWidth))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (int)i2);
+    r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3281,7 +3162,7 @@ static PyObject *cudart_fn_cudaDeviceGraphMemTrim(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaDeviceGraphMemTrim, cudart_abi_cudaDeviceGraphMemTrim) fn = (CUDART_FN_T(cudaDeviceGraphMemTrim, cudart_abi_cudaDeviceGraphMemTrim))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0);
+    r = fn((int)i0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3312,7 +3193,7 @@ static PyObject *cudart_fn_cudaDeviceReset(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaDeviceReset, cudart_abi_cudaDeviceReset) fn = (CUDART_FN_T(cudaDeviceReset, cudart_abi_cudaDeviceReset))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn();
+    r = fn();
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3345,7 +3226,7 @@ static PyObject *cudart_fn_cudaDeviceSetCacheConfig(PyObject *self, PyObject *co
     CUDART_FN_T(cudaDeviceSetCacheConfig, cudart_abi_cudaDeviceSetCacheConfig) fn = (CUDART_FN_T(cudaDeviceSetCacheConfig, cudart_abi_cudaDeviceSetCacheConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0);
+    r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3358,28 +3239,21 @@ static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceSetGraphMemAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceSetGraphMemAttribute");
+    if (cudart_arity("cudaDeviceSetGraphMemAttribute", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     long long i0;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceSetGraphMemAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceSetGraphMemAttribute");
@@ -3395,12 +3269,10 @@ static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObje
     CUDART_FN_T(cudaDeviceSetGraphMemAttribute, cudart_abi_cudaDeviceSetGraphMemAttribute) fn = (CUDART_FN_T(cudaDeviceSetGraphMemAttribute, cudart_abi_cudaDeviceSetGraphMemAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, (unsigned int)u1, a2);
+    r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b2);
     return result;
 }
@@ -3434,7 +3306,7 @@ static PyObject *cudart_fn_cudaDeviceSetLimit(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaDeviceSetLimit, cudart_abi_cudaDeviceSetLimit) fn = (CUDART_FN_T(cudaDeviceSetLimit, cudart_abi_cudaDeviceSetLimit))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0, (unsigned long)u1);
+    r = fn((unsigned int)u0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3447,25 +3319,18 @@ static PyObject *cudart_fn_cudaDeviceSetMemPool(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceSetMemPool", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceSetMemPool");
+    if (cudart_arity("cudaDeviceSetMemPool", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     long long i0;
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceSetMemPool];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceSetMemPool");
@@ -3481,12 +3346,10 @@ static PyObject *cudart_fn_cudaDeviceSetMemPool(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaDeviceSetMemPool, cudart_abi_cudaDeviceSetMemPool) fn = (CUDART_FN_T(cudaDeviceSetMemPool, cudart_abi_cudaDeviceSetMemPool))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, a1);
+    r = fn((int)i0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b1);
     return result;
 }
@@ -3517,7 +3380,7 @@ static PyObject *cudart_fn_cudaDeviceSetSharedMemConfig(PyObject *self, PyObject
     CUDART_FN_T(cudaDeviceSetSharedMemConfig, cudart_abi_cudaDeviceSetSharedMemConfig) fn = (CUDART_FN_T(cudaDeviceSetSharedMemConfig, cudart_abi_cudaDeviceSetSharedMemConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0);
+    r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3548,7 +3411,7 @@ static PyObject *cudart_fn_cudaDeviceSynchronize(PyObject *self, PyObject *const
     CUDART_FN_T(cudaDeviceSynchronize, cudart_abi_cudaDeviceSynchronize) fn = (CUDART_FN_T(cudaDeviceSynchronize, cudart_abi_cudaDeviceSynchronize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn();
+    r = fn();
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3561,17 +3424,16 @@ static PyObject *cudart_fn_cudaDriverGetVersion(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDriverGetVersion");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDriverGetVersion", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDriverGetVersion");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -3592,7 +3454,7 @@ static PyObject *cudart_fn_cudaDriverGetVersion(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaDriverGetVersion, cudart_abi_cudaDriverGetVersion) fn = (CUDART_FN_T(cudaDriverGetVersion, cudart_abi_cudaDriverGetVersion))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3608,23 +3470,20 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyO
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x7ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamConsumerAcquireFrame");
     unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEGLStreamConsumerAcquireFrame", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x7ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEGLStreamConsumerAcquireFrame");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -3656,7 +3515,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyO
     CUDART_FN_T(cudaEGLStreamConsumerAcquireFrame, cudart_abi_cudaEGLStreamConsumerAcquireFrame) fn = (CUDART_FN_T(cudaEGLStreamConsumerAcquireFrame, cudart_abi_cudaEGLStreamConsumerAcquireFrame))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned int)u3);
+    r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3674,27 +3533,23 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamConsumerConnect");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEGLStreamConsumerConnect", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEGLStreamConsumerConnect");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamConsumerConnect];
@@ -3712,7 +3567,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject
     CUDART_FN_T(cudaEGLStreamConsumerConnect, cudart_abi_cudaEGLStreamConsumerConnect) fn = (CUDART_FN_T(cudaEGLStreamConsumerConnect, cudart_abi_cudaEGLStreamConsumerConnect))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3729,28 +3584,24 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamConsumerConnectWithFlags");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEGLStreamConsumerConnectWithFlags", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEGLStreamConsumerConnectWithFlags");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -3770,7 +3621,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self,
     CUDART_FN_T(cudaEGLStreamConsumerConnectWithFlags, cudart_abi_cudaEGLStreamConsumerConnectWithFlags) fn = (CUDART_FN_T(cudaEGLStreamConsumerConnectWithFlags, cudart_abi_cudaEGLStreamConsumerConnectWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3787,17 +3638,16 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerDisconnect(PyObject *self, PyObj
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamConsumerDisconnect");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEGLStreamConsumerDisconnect", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEGLStreamConsumerDisconnect");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -3818,7 +3668,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerDisconnect(PyObject *self, PyObj
     CUDART_FN_T(cudaEGLStreamConsumerDisconnect, cudart_abi_cudaEGLStreamConsumerDisconnect) fn = (CUDART_FN_T(cudaEGLStreamConsumerDisconnect, cudart_abi_cudaEGLStreamConsumerDisconnect))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3834,30 +3684,25 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyO
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamConsumerReleaseFrame");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEGLStreamConsumerReleaseFrame", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEGLStreamConsumerReleaseFrame");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -3879,7 +3724,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyO
     CUDART_FN_T(cudaEGLStreamConsumerReleaseFrame, cudart_abi_cudaEGLStreamConsumerReleaseFrame) fn = (CUDART_FN_T(cudaEGLStreamConsumerReleaseFrame, cudart_abi_cudaEGLStreamConsumerReleaseFrame))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3897,29 +3742,25 @@ static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamProducerConnect");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEGLStreamProducerConnect", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEGLStreamProducerConnect");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     long long i2;
     long long i3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -3941,7 +3782,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject
     CUDART_FN_T(cudaEGLStreamProducerConnect, cudart_abi_cudaEGLStreamProducerConnect) fn = (CUDART_FN_T(cudaEGLStreamProducerConnect, cudart_abi_cudaEGLStreamProducerConnect))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (int)i2, (int)i3);
+    r = fn(a0, a1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3958,17 +3799,16 @@ static PyObject *cudart_fn_cudaEGLStreamProducerDisconnect(PyObject *self, PyObj
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamProducerDisconnect");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEGLStreamProducerDisconnect", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEGLStreamProducerDisconnect");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -3989,7 +3829,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerDisconnect(PyObject *self, PyObj
     CUDART_FN_T(cudaEGLStreamProducerDisconnect, cudart_abi_cudaEGLStreamProducerDisconnect) fn = (CUDART_FN_T(cudaEGLStreamProducerDisconnect, cudart_abi_cudaEGLStreamProducerDisconnect))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4005,26 +3845,24 @@ static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyO
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamProducerPresentFrame");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEGLStreamProducerPresentFrame", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEGLStreamProducerPresentFrame");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     CUDART_RECORD_T(cudaEglFrame) a1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[k++], 1, "cudaEglFrame", (Py_ssize_t)sizeof a1, &cudart_class_cudaEglFrame, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "cudaEglFrame_st", (Py_ssize_t)sizeof a1, &cudart_class_cudaEglFrame, &a1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -4046,7 +3884,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyO
     CUDART_FN_T(cudaEGLStreamProducerPresentFrame, cudart_abi_cudaEGLStreamProducerPresentFrame) fn = (CUDART_FN_T(cudaEGLStreamProducerPresentFrame, cudart_abi_cudaEGLStreamProducerPresentFrame))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4063,30 +3901,25 @@ static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamProducerReturnFrame");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEGLStreamProducerReturnFrame", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEGLStreamProducerReturnFrame");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 280, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 280, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -4108,7 +3941,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyOb
     CUDART_FN_T(cudaEGLStreamProducerReturnFrame, cudart_abi_cudaEGLStreamProducerReturnFrame) fn = (CUDART_FN_T(cudaEGLStreamProducerReturnFrame, cudart_abi_cudaEGLStreamProducerReturnFrame))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4126,17 +3959,16 @@ static PyObject *cudart_fn_cudaEventCreate(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventCreate");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEventCreate", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEventCreate");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -4157,7 +3989,7 @@ static PyObject *cudart_fn_cudaEventCreate(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaEventCreate, cudart_abi_cudaEventCreate) fn = (CUDART_FN_T(cudaEventCreate, cudart_abi_cudaEventCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4173,28 +4005,24 @@ static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventCreateFromEGLSync");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEventCreateFromEGLSync", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEventCreateFromEGLSync");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -4214,7 +4042,7 @@ static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *
     CUDART_FN_T(cudaEventCreateFromEGLSync, cudart_abi_cudaEventCreateFromEGLSync) fn = (CUDART_FN_T(cudaEventCreateFromEGLSync, cudart_abi_cudaEventCreateFromEGLSync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4231,17 +4059,16 @@ static PyObject *cudart_fn_cudaEventCreateWithFlags(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventCreateWithFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEventCreateWithFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEventCreateWithFlags");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -4265,7 +4092,7 @@ static PyObject *cudart_fn_cudaEventCreateWithFlags(PyObject *self, PyObject *co
     CUDART_FN_T(cudaEventCreateWithFlags, cudart_abi_cudaEventCreateWithFlags) fn = (CUDART_FN_T(cudaEventCreateWithFlags, cudart_abi_cudaEventCreateWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4281,22 +4108,15 @@ static PyObject *cudart_fn_cudaEventDestroy(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaEventDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventDestroy");
+    if (cudart_arity("cudaEventDestroy", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventDestroy");
@@ -4312,12 +4132,10 @@ static PyObject *cudart_fn_cudaEventDestroy(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaEventDestroy, cudart_abi_cudaEventDestroy) fn = (CUDART_FN_T(cudaEventDestroy, cudart_abi_cudaEventDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -4328,34 +4146,27 @@ static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventElapsedTime");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEventElapsedTime", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEventElapsedTime");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventElapsedTime];
@@ -4373,7 +4184,7 @@ static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaEventElapsedTime, cudart_abi_cudaEventElapsedTime) fn = (CUDART_FN_T(cudaEventElapsedTime, cudart_abi_cudaEventElapsedTime))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4391,22 +4202,15 @@ static PyObject *cudart_fn_cudaEventQuery(PyObject *self, PyObject *const *args,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaEventQuery", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventQuery");
+    if (cudart_arity("cudaEventQuery", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventQuery];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventQuery");
@@ -4422,12 +4226,10 @@ static PyObject *cudart_fn_cudaEventQuery(PyObject *self, PyObject *const *args,
     CUDART_FN_T(cudaEventQuery, cudart_abi_cudaEventQuery) fn = (CUDART_FN_T(cudaEventQuery, cudart_abi_cudaEventQuery))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -4438,29 +4240,19 @@ static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaEventRecord", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventRecord");
+    if (cudart_arity("cudaEventRecord", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventRecord];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventRecord");
@@ -4476,12 +4268,10 @@ static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaEventRecord, cudart_abi_cudaEventRecord) fn = (CUDART_FN_T(cudaEventRecord, cudart_abi_cudaEventRecord))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -4493,32 +4283,22 @@ static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaEventRecordWithFlags", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventRecordWithFlags");
+    if (cudart_arity("cudaEventRecordWithFlags", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventRecordWithFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventRecordWithFlags");
@@ -4534,12 +4314,10 @@ static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *co
     CUDART_FN_T(cudaEventRecordWithFlags, cudart_abi_cudaEventRecordWithFlags) fn = (CUDART_FN_T(cudaEventRecordWithFlags, cudart_abi_cudaEventRecordWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -4551,22 +4329,15 @@ static PyObject *cudart_fn_cudaEventSynchronize(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaEventSynchronize", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventSynchronize");
+    if (cudart_arity("cudaEventSynchronize", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventSynchronize];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventSynchronize");
@@ -4582,12 +4353,10 @@ static PyObject *cudart_fn_cudaEventSynchronize(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaEventSynchronize, cudart_abi_cudaEventSynchronize) fn = (CUDART_FN_T(cudaEventSynchronize, cudart_abi_cudaEventSynchronize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -4598,34 +4367,27 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyO
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaExternalMemoryGetMappedBuffer");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaExternalMemoryGetMappedBuffer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaExternalMemoryGetMappedBuffer");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaExternalMemoryGetMappedBuffer];
@@ -4643,7 +4405,7 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyO
     CUDART_FN_T(cudaExternalMemoryGetMappedBuffer, cudart_abi_cudaExternalMemoryGetMappedBuffer) fn = (CUDART_FN_T(cudaExternalMemoryGetMappedBuffer, cudart_abi_cudaExternalMemoryGetMappedBuffer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4661,34 +4423,27 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *s
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaExternalMemoryGetMappedMipmappedArray");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaExternalMemoryGetMappedMipmappedArray", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaExternalMemoryGetMappedMipmappedArray");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaExternalMemoryGetMappedMipmappedArray];
@@ -4706,7 +4461,7 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *s
     CUDART_FN_T(cudaExternalMemoryGetMappedMipmappedArray, cudart_abi_cudaExternalMemoryGetMappedMipmappedArray) fn = (CUDART_FN_T(cudaExternalMemoryGetMappedMipmappedArray, cudart_abi_cudaExternalMemoryGetMappedMipmappedArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4724,22 +4479,15 @@ static PyObject *cudart_fn_cudaFree(PyObject *self, PyObject *const *args, Py_ss
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaFree", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFree");
+    if (cudart_arity("cudaFree", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFree];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFree");
@@ -4755,12 +4503,10 @@ static PyObject *cudart_fn_cudaFree(PyObject *self, PyObject *const *args, Py_ss
     CUDART_FN_T(cudaFree, cudart_abi_cudaFree) fn = (CUDART_FN_T(cudaFree, cudart_abi_cudaFree))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -4771,22 +4517,15 @@ static PyObject *cudart_fn_cudaFreeArray(PyObject *self, PyObject *const *args, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaFreeArray", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFreeArray");
+    if (cudart_arity("cudaFreeArray", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFreeArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFreeArray");
@@ -4802,12 +4541,10 @@ static PyObject *cudart_fn_cudaFreeArray(PyObject *self, PyObject *const *args, 
     CUDART_FN_T(cudaFreeArray, cudart_abi_cudaFreeArray) fn = (CUDART_FN_T(cudaFreeArray, cudart_abi_cudaFreeArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -4818,29 +4555,19 @@ static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaFreeAsync", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFreeAsync");
+    if (cudart_arity("cudaFreeAsync", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFreeAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFreeAsync");
@@ -4856,12 +4583,10 @@ static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, 
     CUDART_FN_T(cudaFreeAsync, cudart_abi_cudaFreeAsync) fn = (CUDART_FN_T(cudaFreeAsync, cudart_abi_cudaFreeAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -4873,22 +4598,15 @@ static PyObject *cudart_fn_cudaFreeHost(PyObject *self, PyObject *const *args, P
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaFreeHost", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFreeHost");
+    if (cudart_arity("cudaFreeHost", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFreeHost];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFreeHost");
@@ -4904,12 +4622,10 @@ static PyObject *cudart_fn_cudaFreeHost(PyObject *self, PyObject *const *args, P
     CUDART_FN_T(cudaFreeHost, cudart_abi_cudaFreeHost) fn = (CUDART_FN_T(cudaFreeHost, cudart_abi_cudaFreeHost))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -4920,22 +4636,15 @@ static PyObject *cudart_fn_cudaFreeMipmappedArray(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaFreeMipmappedArray", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFreeMipmappedArray");
+    if (cudart_arity("cudaFreeMipmappedArray", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFreeMipmappedArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFreeMipmappedArray");
@@ -4951,12 +4660,10 @@ static PyObject *cudart_fn_cudaFreeMipmappedArray(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaFreeMipmappedArray, cudart_abi_cudaFreeMipmappedArray) fn = (CUDART_FN_T(cudaFreeMipmappedArray, cudart_abi_cudaFreeMipmappedArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -4967,29 +4674,19 @@ static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaFuncGetAttributes", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFuncGetAttributes");
+    if (cudart_arity("cudaFuncGetAttributes", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncGetAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncGetAttributes");
@@ -5005,12 +4702,10 @@ static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const
     CUDART_FN_T(cudaFuncGetAttributes, cudart_abi_cudaFuncGetAttributes) fn = (CUDART_FN_T(cudaFuncGetAttributes, cudart_abi_cudaFuncGetAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -5022,27 +4717,23 @@ static PyObject *cudart_fn_cudaFuncGetName(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFuncGetName");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaFuncGetName", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaFuncGetName");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncGetName];
@@ -5060,7 +4751,7 @@ static PyObject *cudart_fn_cudaFuncGetName(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaFuncGetName, cudart_abi_cudaFuncGetName) fn = (CUDART_FN_T(cudaFuncGetName, cudart_abi_cudaFuncGetName))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -5077,28 +4768,21 @@ static PyObject *cudart_fn_cudaFuncSetAttribute(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaFuncSetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFuncSetAttribute");
+    if (cudart_arity("cudaFuncSetAttribute", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     long long i2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
+    if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncSetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncSetAttribute");
@@ -5114,12 +4798,10 @@ static PyObject *cudart_fn_cudaFuncSetAttribute(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaFuncSetAttribute, cudart_abi_cudaFuncSetAttribute) fn = (CUDART_FN_T(cudaFuncSetAttribute, cudart_abi_cudaFuncSetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, (int)i2);
+    r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -5130,25 +4812,18 @@ static PyObject *cudart_fn_cudaFuncSetCacheConfig(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaFuncSetCacheConfig", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFuncSetCacheConfig");
+    if (cudart_arity("cudaFuncSetCacheConfig", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncSetCacheConfig];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncSetCacheConfig");
@@ -5164,12 +4839,10 @@ static PyObject *cudart_fn_cudaFuncSetCacheConfig(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaFuncSetCacheConfig, cudart_abi_cudaFuncSetCacheConfig) fn = (CUDART_FN_T(cudaFuncSetCacheConfig, cudart_abi_cudaFuncSetCacheConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -5180,25 +4853,18 @@ static PyObject *cudart_fn_cudaFuncSetSharedMemConfig(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaFuncSetSharedMemConfig", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFuncSetSharedMemConfig");
+    if (cudart_arity("cudaFuncSetSharedMemConfig", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncSetSharedMemConfig];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncSetSharedMemConfig");
@@ -5214,12 +4880,10 @@ static PyObject *cudart_fn_cudaFuncSetSharedMemConfig(PyObject *self, PyObject *
     CUDART_FN_T(cudaFuncSetSharedMemConfig, cudart_abi_cudaFuncSetSharedMemConfig) fn = (CUDART_FN_T(cudaFuncSetSharedMemConfig, cudart_abi_cudaFuncSetSharedMemConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -5230,20 +4894,18 @@ static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGLGetDevices");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGLGetDevices", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGLGetDevices");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
@@ -5274,7 +4936,7 @@ static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaGLGetDevices, cudart_abi_cudaGLGetDevices) fn = (CUDART_FN_T(cudaGLGetDevices, cudart_abi_cudaGLGetDevices))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
+    r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -5291,17 +4953,16 @@ static PyObject *cudart_fn_cudaGLMapBufferObject(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGLMapBufferObject");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGLMapBufferObject", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGLMapBufferObject");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -5325,7 +4986,7 @@ static PyObject *cudart_fn_cudaGLMapBufferObject(PyObject *self, PyObject *const
     CUDART_FN_T(cudaGLMapBufferObject, cudart_abi_cudaGLMapBufferObject) fn = (CUDART_FN_T(cudaGLMapBufferObject, cudart_abi_cudaGLMapBufferObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -5341,30 +5002,26 @@ static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGLMapBufferObjectAsync");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGLMapBufferObjectAsync", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGLMapBufferObjectAsync");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGLMapBufferObjectAsync];
@@ -5382,7 +5039,7 @@ static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *
     CUDART_FN_T(cudaGLMapBufferObjectAsync, cudart_abi_cudaGLMapBufferObjectAsync) fn = (CUDART_FN_T(cudaGLMapBufferObjectAsync, cudart_abi_cudaGLMapBufferObjectAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, a2);
+    r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -5419,7 +5076,7 @@ static PyObject *cudart_fn_cudaGLRegisterBufferObject(PyObject *self, PyObject *
     CUDART_FN_T(cudaGLRegisterBufferObject, cudart_abi_cudaGLRegisterBufferObject) fn = (CUDART_FN_T(cudaGLRegisterBufferObject, cudart_abi_cudaGLRegisterBufferObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0);
+    r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -5455,7 +5112,7 @@ static PyObject *cudart_fn_cudaGLSetBufferObjectMapFlags(PyObject *self, PyObjec
     CUDART_FN_T(cudaGLSetBufferObjectMapFlags, cudart_abi_cudaGLSetBufferObjectMapFlags) fn = (CUDART_FN_T(cudaGLSetBufferObjectMapFlags, cudart_abi_cudaGLSetBufferObjectMapFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0, (unsigned int)u1);
+    r = fn((unsigned int)u0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -5488,7 +5145,7 @@ static PyObject *cudart_fn_cudaGLSetGLDevice(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaGLSetGLDevice, cudart_abi_cudaGLSetGLDevice) fn = (CUDART_FN_T(cudaGLSetGLDevice, cudart_abi_cudaGLSetGLDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0);
+    r = fn((int)i0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -5521,7 +5178,7 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObject(PyObject *self, PyObject *con
     CUDART_FN_T(cudaGLUnmapBufferObject, cudart_abi_cudaGLUnmapBufferObject) fn = (CUDART_FN_T(cudaGLUnmapBufferObject, cudart_abi_cudaGLUnmapBufferObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0);
+    r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -5534,25 +5191,18 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObjectAsync(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGLUnmapBufferObjectAsync", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGLUnmapBufferObjectAsync");
+    if (cudart_arity("cudaGLUnmapBufferObjectAsync", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     unsigned long long u0;
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if (cudart_unsigned(args[k++], 0, 32, &u0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGLUnmapBufferObjectAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGLUnmapBufferObjectAsync");
@@ -5568,12 +5218,10 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObjectAsync(PyObject *self, PyObject
     CUDART_FN_T(cudaGLUnmapBufferObjectAsync, cudart_abi_cudaGLUnmapBufferObjectAsync) fn = (CUDART_FN_T(cudaGLUnmapBufferObjectAsync, cudart_abi_cudaGLUnmapBufferObjectAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0, a1);
+    r = fn((unsigned int)u0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b1);
     return result;
 }
@@ -5604,7 +5252,7 @@ static PyObject *cudart_fn_cudaGLUnregisterBufferObject(PyObject *self, PyObject
     CUDART_FN_T(cudaGLUnregisterBufferObject, cudart_abi_cudaGLUnregisterBufferObject) fn = (CUDART_FN_T(cudaGLUnregisterBufferObject, cudart_abi_cudaGLUnregisterBufferObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0);
+    r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -5617,29 +5265,19 @@ static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetChannelDesc", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetChannelDesc");
+    if (cudart_arity("cudaGetChannelDesc", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 20, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 20, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetChannelDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetChannelDesc");
@@ -5655,12 +5293,10 @@ static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaGetChannelDesc, cudart_abi_cudaGetChannelDesc) fn = (CUDART_FN_T(cudaGetChannelDesc, cudart_abi_cudaGetChannelDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -5672,17 +5308,16 @@ static PyObject *cudart_fn_cudaGetDevice(PyObject *self, PyObject *const *args, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDevice");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetDevice", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetDevice");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -5702,9 +5337,7 @@ static PyObject *cudart_fn_cudaGetDevice(PyObject *self, PyObject *const *args, 
     }
     CUDART_FN_T(cudaGetDevice, cudart_abi_cudaGetDevice) fn = (CUDART_FN_T(cudaGetDevice, cudart_abi_cudaGetDevice))slot;
     unsigned int r;
-    Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
-    Py_END_ALLOW_THREADS
+    r = fn(a0);  /* with the GIL held: generator/gil.py */
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
     if (spec.outs && result)
@@ -5719,17 +5352,16 @@ static PyObject *cudart_fn_cudaGetDeviceCount(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDeviceCount");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetDeviceCount", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetDeviceCount");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -5750,7 +5382,7 @@ static PyObject *cudart_fn_cudaGetDeviceCount(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaGetDeviceCount, cudart_abi_cudaGetDeviceCount) fn = (CUDART_FN_T(cudaGetDeviceCount, cudart_abi_cudaGetDeviceCount))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -5766,17 +5398,16 @@ static PyObject *cudart_fn_cudaGetDeviceFlags(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDeviceFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetDeviceFlags", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetDeviceFlags");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -5797,7 +5428,7 @@ static PyObject *cudart_fn_cudaGetDeviceFlags(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaGetDeviceFlags, cudart_abi_cudaGetDeviceFlags) fn = (CUDART_FN_T(cudaGetDeviceFlags, cudart_abi_cudaGetDeviceFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -5813,25 +5444,18 @@ static PyObject *cudart_fn_cudaGetDeviceProperties(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetDeviceProperties", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetDeviceProperties");
+    if (cudart_arity("cudaGetDeviceProperties", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 1032, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 1032, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
+    if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetDeviceProperties];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetDeviceProperties");
@@ -5847,12 +5471,10 @@ static PyObject *cudart_fn_cudaGetDeviceProperties(PyObject *self, PyObject *con
     CUDART_FN_T(cudaGetDeviceProperties_v2, cudart_abi_cudaGetDeviceProperties) fn = (CUDART_FN_T(cudaGetDeviceProperties_v2, cudart_abi_cudaGetDeviceProperties))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1);
+    r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -5863,25 +5485,18 @@ static PyObject *cudart_fn_cudaGetDeviceProperties_v2(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetDeviceProperties_v2", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetDeviceProperties_v2");
+    if (cudart_arity("cudaGetDeviceProperties_v2", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 1032, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 1032, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
+    if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetDeviceProperties_v2];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetDeviceProperties_v2");
@@ -5897,12 +5512,10 @@ static PyObject *cudart_fn_cudaGetDeviceProperties_v2(PyObject *self, PyObject *
     CUDART_FN_T(cudaGetDeviceProperties_v2, cudart_abi_cudaGetDeviceProperties_v2) fn = (CUDART_FN_T(cudaGetDeviceProperties_v2, cudart_abi_cudaGetDeviceProperties_v2))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1);
+    r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -5913,27 +5526,22 @@ static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0xaULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDriverEntryPoint");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetDriverEntryPoint", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0xaULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetDriverEntryPoint");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -5961,7 +5569,7 @@ static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *con
     CUDART_FN_T(cudaGetDriverEntryPoint, cudart_abi_cudaGetDriverEntryPoint) fn = (CUDART_FN_T(cudaGetDriverEntryPoint, cudart_abi_cudaGetDriverEntryPoint))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long long)u2, a3);
+    r = fn(a0, a1, (unsigned long long)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -5998,9 +5606,7 @@ static PyObject *cudart_fn_cudaGetErrorName(PyObject *self, PyObject *const *arg
     }
     CUDART_FN_T(cudaGetErrorName, cudart_abi_cudaGetErrorName) fn = (CUDART_FN_T(cudaGetErrorName, cudart_abi_cudaGetErrorName))slot;
     const char * r;
-    Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0);
-    Py_END_ALLOW_THREADS
+    r = fn((unsigned int)u0);  /* with the GIL held: generator/gil.py */
     result = r ? PyBytes_FromString(r) : (Py_INCREF(Py_None), Py_None);
 done:
     return result;
@@ -6031,9 +5637,7 @@ static PyObject *cudart_fn_cudaGetErrorString(PyObject *self, PyObject *const *a
     }
     CUDART_FN_T(cudaGetErrorString, cudart_abi_cudaGetErrorString) fn = (CUDART_FN_T(cudaGetErrorString, cudart_abi_cudaGetErrorString))slot;
     const char * r;
-    Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0);
-    Py_END_ALLOW_THREADS
+    r = fn((unsigned int)u0);  /* with the GIL held: generator/gil.py */
     result = r ? PyBytes_FromString(r) : (Py_INCREF(Py_None), Py_None);
 done:
     return result;
@@ -6045,27 +5649,23 @@ static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetExportTable");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetExportTable", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetExportTable");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetExportTable];
@@ -6083,7 +5683,7 @@ static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaGetExportTable, cudart_abi_cudaGetExportTable) fn = (CUDART_FN_T(cudaGetExportTable, cudart_abi_cudaGetExportTable))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6100,27 +5700,23 @@ static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetFuncBySymbol");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetFuncBySymbol", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetFuncBySymbol");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetFuncBySymbol];
@@ -6138,7 +5734,7 @@ static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaGetFuncBySymbol, cudart_abi_cudaGetFuncBySymbol) fn = (CUDART_FN_T(cudaGetFuncBySymbol, cudart_abi_cudaGetFuncBySymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6155,27 +5751,23 @@ static PyObject *cudart_fn_cudaGetKernel(PyObject *self, PyObject *const *args, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetKernel");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetKernel", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetKernel");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetKernel];
@@ -6193,7 +5785,7 @@ static PyObject *cudart_fn_cudaGetKernel(PyObject *self, PyObject *const *args, 
     CUDART_FN_T(cudaGetKernel, cudart_abi_cudaGetKernel) fn = (CUDART_FN_T(cudaGetKernel, cudart_abi_cudaGetKernel))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6227,9 +5819,7 @@ static PyObject *cudart_fn_cudaGetLastError(PyObject *self, PyObject *const *arg
     }
     CUDART_FN_T(cudaGetLastError, cudart_abi_cudaGetLastError) fn = (CUDART_FN_T(cudaGetLastError, cudart_abi_cudaGetLastError))slot;
     unsigned int r;
-    Py_BEGIN_ALLOW_THREADS
-r = fn();
-    Py_END_ALLOW_THREADS
+    r = fn();  /* with the GIL held: generator/gil.py */
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
     return result;
@@ -6241,28 +5831,24 @@ static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetMipmappedArrayLevel");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetMipmappedArrayLevel", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetMipmappedArrayLevel");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -6282,7 +5868,7 @@ static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *
     CUDART_FN_T(cudaGetMipmappedArrayLevel, cudart_abi_cudaGetMipmappedArrayLevel) fn = (CUDART_FN_T(cudaGetMipmappedArrayLevel, cudart_abi_cudaGetMipmappedArrayLevel))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6299,25 +5885,18 @@ static PyObject *cudart_fn_cudaGetSurfaceObjectResourceDesc(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetSurfaceObjectResourceDesc", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetSurfaceObjectResourceDesc");
+    if (cudart_arity("cudaGetSurfaceObjectResourceDesc", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetSurfaceObjectResourceDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetSurfaceObjectResourceDesc");
@@ -6333,12 +5912,10 @@ static PyObject *cudart_fn_cudaGetSurfaceObjectResourceDesc(PyObject *self, PyOb
     CUDART_FN_T(cudaGetSurfaceObjectResourceDesc, cudart_abi_cudaGetSurfaceObjectResourceDesc) fn = (CUDART_FN_T(cudaGetSurfaceObjectResourceDesc, cudart_abi_cudaGetSurfaceObjectResourceDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long long)u1);
+    r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -6349,27 +5926,23 @@ static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetSymbolAddress");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetSymbolAddress", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetSymbolAddress");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetSymbolAddress];
@@ -6387,7 +5960,7 @@ static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaGetSymbolAddress, cudart_abi_cudaGetSymbolAddress) fn = (CUDART_FN_T(cudaGetSymbolAddress, cudart_abi_cudaGetSymbolAddress))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6404,27 +5977,23 @@ static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetSymbolSize");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetSymbolSize", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetSymbolSize");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetSymbolSize];
@@ -6442,7 +6011,7 @@ static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaGetSymbolSize, cudart_abi_cudaGetSymbolSize) fn = (CUDART_FN_T(cudaGetSymbolSize, cudart_abi_cudaGetSymbolSize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6459,25 +6028,18 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceDesc(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetTextureObjectResourceDesc", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetTextureObjectResourceDesc");
+    if (cudart_arity("cudaGetTextureObjectResourceDesc", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetTextureObjectResourceDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetTextureObjectResourceDesc");
@@ -6493,12 +6055,10 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceDesc(PyObject *self, PyOb
     CUDART_FN_T(cudaGetTextureObjectResourceDesc, cudart_abi_cudaGetTextureObjectResourceDesc) fn = (CUDART_FN_T(cudaGetTextureObjectResourceDesc, cudart_abi_cudaGetTextureObjectResourceDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long long)u1);
+    r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -6509,25 +6069,18 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceViewDesc(PyObject *self, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetTextureObjectResourceViewDesc", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetTextureObjectResourceViewDesc");
+    if (cudart_arity("cudaGetTextureObjectResourceViewDesc", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 48, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 48, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetTextureObjectResourceViewDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetTextureObjectResourceViewDesc");
@@ -6543,12 +6096,10 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceViewDesc(PyObject *self, 
     CUDART_FN_T(cudaGetTextureObjectResourceViewDesc, cudart_abi_cudaGetTextureObjectResourceViewDesc) fn = (CUDART_FN_T(cudaGetTextureObjectResourceViewDesc, cudart_abi_cudaGetTextureObjectResourceViewDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long long)u1);
+    r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -6559,25 +6110,18 @@ static PyObject *cudart_fn_cudaGetTextureObjectTextureDesc(PyObject *self, PyObj
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetTextureObjectTextureDesc", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetTextureObjectTextureDesc");
+    if (cudart_arity("cudaGetTextureObjectTextureDesc", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 72, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 72, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetTextureObjectTextureDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetTextureObjectTextureDesc");
@@ -6593,12 +6137,10 @@ static PyObject *cudart_fn_cudaGetTextureObjectTextureDesc(PyObject *self, PyObj
     CUDART_FN_T(cudaGetTextureObjectTextureDesc, cudart_abi_cudaGetTextureObjectTextureDesc) fn = (CUDART_FN_T(cudaGetTextureObjectTextureDesc, cudart_abi_cudaGetTextureObjectTextureDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long long)u1);
+    r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -6609,34 +6151,28 @@ static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddChildGraphNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddChildGraphNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddChildGraphNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -6644,9 +6180,7 @@ static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddChildGraphNode];
@@ -6664,7 +6198,7 @@ static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *
     CUDART_FN_T(cudaGraphAddChildGraphNode, cudart_abi_cudaGraphAddChildGraphNode) fn = (CUDART_FN_T(cudaGraphAddChildGraphNode, cudart_abi_cudaGraphAddChildGraphNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6683,27 +6217,22 @@ static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddDependencies");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddDependencies", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddDependencies");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -6731,7 +6260,7 @@ static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *co
     CUDART_FN_T(cudaGraphAddDependencies, cudart_abi_cudaGraphAddDependencies) fn = (CUDART_FN_T(cudaGraphAddDependencies, cudart_abi_cudaGraphAddDependencies))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3);
+    r = fn(a0, a1, a2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6749,30 +6278,24 @@ static PyObject *cudart_fn_cudaGraphAddDependencies_v2(PyObject *self, PyObject 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddDependencies_v2");
+    unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddDependencies_v2", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddDependencies_v2");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -6784,7 +6307,7 @@ static PyObject *cudart_fn_cudaGraphAddDependencies_v2(PyObject *self, PyObject 
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
@@ -6804,7 +6327,7 @@ static PyObject *cudart_fn_cudaGraphAddDependencies_v2(PyObject *self, PyObject 
     CUDART_FN_T(cudaGraphAddDependencies_v2, cudart_abi_cudaGraphAddDependencies_v2) fn = (CUDART_FN_T(cudaGraphAddDependencies_v2, cudart_abi_cudaGraphAddDependencies_v2))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, (unsigned long)u4);
+    r = fn(a0, a1, a2, a3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6823,31 +6346,26 @@ static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddEmptyNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddEmptyNode", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddEmptyNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -6871,7 +6389,7 @@ static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const
     CUDART_FN_T(cudaGraphAddEmptyNode, cudart_abi_cudaGraphAddEmptyNode) fn = (CUDART_FN_T(cudaGraphAddEmptyNode, cudart_abi_cudaGraphAddEmptyNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3);
+    r = fn(a0, a1, a2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6889,34 +6407,28 @@ static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddEventRecordNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddEventRecordNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddEventRecordNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -6924,9 +6436,7 @@ static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject 
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddEventRecordNode];
@@ -6944,7 +6454,7 @@ static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject 
     CUDART_FN_T(cudaGraphAddEventRecordNode, cudart_abi_cudaGraphAddEventRecordNode) fn = (CUDART_FN_T(cudaGraphAddEventRecordNode, cudart_abi_cudaGraphAddEventRecordNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6963,34 +6473,28 @@ static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *c
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddEventWaitNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddEventWaitNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddEventWaitNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -6998,9 +6502,7 @@ static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *c
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddEventWaitNode];
@@ -7018,7 +6520,7 @@ static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *c
     CUDART_FN_T(cudaGraphAddEventWaitNode, cudart_abi_cudaGraphAddEventWaitNode) fn = (CUDART_FN_T(cudaGraphAddEventWaitNode, cudart_abi_cudaGraphAddEventWaitNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7037,34 +6539,28 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *se
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddExternalSemaphoresSignalNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddExternalSemaphoresSignalNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddExternalSemaphoresSignalNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -7072,9 +6568,7 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *se
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddExternalSemaphoresSignalNode];
@@ -7092,7 +6586,7 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *se
     CUDART_FN_T(cudaGraphAddExternalSemaphoresSignalNode, cudart_abi_cudaGraphAddExternalSemaphoresSignalNode) fn = (CUDART_FN_T(cudaGraphAddExternalSemaphoresSignalNode, cudart_abi_cudaGraphAddExternalSemaphoresSignalNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7111,34 +6605,28 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddExternalSemaphoresWaitNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddExternalSemaphoresWaitNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddExternalSemaphoresWaitNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -7146,9 +6634,7 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddExternalSemaphoresWaitNode];
@@ -7166,7 +6652,7 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self
     CUDART_FN_T(cudaGraphAddExternalSemaphoresWaitNode, cudart_abi_cudaGraphAddExternalSemaphoresWaitNode) fn = (CUDART_FN_T(cudaGraphAddExternalSemaphoresWaitNode, cudart_abi_cudaGraphAddExternalSemaphoresWaitNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7185,34 +6671,28 @@ static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddHostNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddHostNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddHostNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -7220,9 +6700,7 @@ static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 16, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddHostNode];
@@ -7240,7 +6718,7 @@ static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaGraphAddHostNode, cudart_abi_cudaGraphAddHostNode) fn = (CUDART_FN_T(cudaGraphAddHostNode, cudart_abi_cudaGraphAddHostNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7259,34 +6737,28 @@ static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddKernelNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddKernelNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddKernelNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -7294,9 +6766,7 @@ static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 56, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 56, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddKernelNode];
@@ -7314,7 +6784,7 @@ static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaGraphAddKernelNode, cudart_abi_cudaGraphAddKernelNode) fn = (CUDART_FN_T(cudaGraphAddKernelNode, cudart_abi_cudaGraphAddKernelNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7333,34 +6803,28 @@ static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemAllocNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddMemAllocNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddMemAllocNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -7368,9 +6832,7 @@ static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *co
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 120, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 120, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemAllocNode];
@@ -7388,7 +6850,7 @@ static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *co
     CUDART_FN_T(cudaGraphAddMemAllocNode, cudart_abi_cudaGraphAddMemAllocNode) fn = (CUDART_FN_T(cudaGraphAddMemAllocNode, cudart_abi_cudaGraphAddMemAllocNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7407,34 +6869,28 @@ static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemFreeNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddMemFreeNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddMemFreeNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -7442,9 +6898,7 @@ static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *con
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemFreeNode];
@@ -7462,7 +6916,7 @@ static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *con
     CUDART_FN_T(cudaGraphAddMemFreeNode, cudart_abi_cudaGraphAddMemFreeNode) fn = (CUDART_FN_T(cudaGraphAddMemFreeNode, cudart_abi_cudaGraphAddMemFreeNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7481,34 +6935,28 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemcpyNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddMemcpyNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddMemcpyNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -7516,9 +6964,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 160, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 160, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNode];
@@ -7536,7 +6982,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaGraphAddMemcpyNode, cudart_abi_cudaGraphAddMemcpyNode) fn = (CUDART_FN_T(cudaGraphAddMemcpyNode, cudart_abi_cudaGraphAddMemcpyNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7555,39 +7001,32 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[5] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemcpyNode1D");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddMemcpyNode1D", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddMemcpyNode1D");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
+    Py_buffer b5 = {.obj = NULL};
     unsigned long long u6;
     unsigned long long u7;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -7595,13 +7034,9 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *co
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
@@ -7623,7 +7058,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *co
     CUDART_FN_T(cudaGraphAddMemcpyNode1D, cudart_abi_cudaGraphAddMemcpyNode1D) fn = (CUDART_FN_T(cudaGraphAddMemcpyNode1D, cudart_abi_cudaGraphAddMemcpyNode1D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned int)u7);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7643,30 +7078,25 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[5] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemcpyNodeFromSymbol");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddMemcpyNodeFromSymbol", nargs, 9 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddMemcpyNodeFromSymbol");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
+    Py_buffer b5 = {.obj = NULL};
     unsigned long long u6;
     unsigned long long u7;
     unsigned long long u8;
@@ -7674,9 +7104,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -7684,13 +7112,9 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
@@ -7714,7 +7138,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
     CUDART_FN_T(cudaGraphAddMemcpyNodeFromSymbol, cudart_abi_cudaGraphAddMemcpyNodeFromSymbol) fn = (CUDART_FN_T(cudaGraphAddMemcpyNodeFromSymbol, cudart_abi_cudaGraphAddMemcpyNodeFromSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7734,30 +7158,25 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[5] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemcpyNodeToSymbol");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddMemcpyNodeToSymbol", nargs, 9 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddMemcpyNodeToSymbol");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
+    Py_buffer b5 = {.obj = NULL};
     unsigned long long u6;
     unsigned long long u7;
     unsigned long long u8;
@@ -7765,9 +7184,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -7775,13 +7192,9 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
@@ -7805,7 +7218,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
     CUDART_FN_T(cudaGraphAddMemcpyNodeToSymbol, cudart_abi_cudaGraphAddMemcpyNodeToSymbol) fn = (CUDART_FN_T(cudaGraphAddMemcpyNodeToSymbol, cudart_abi_cudaGraphAddMemcpyNodeToSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7825,34 +7238,28 @@ static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemsetNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddMemsetNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddMemsetNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -7860,9 +7267,7 @@ static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 40, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 40, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemsetNode];
@@ -7880,7 +7285,7 @@ static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaGraphAddMemsetNode, cudart_abi_cudaGraphAddMemsetNode) fn = (CUDART_FN_T(cudaGraphAddMemsetNode, cudart_abi_cudaGraphAddMemsetNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7899,34 +7304,28 @@ static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -7934,9 +7333,7 @@ static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *arg
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 256, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 256, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddNode];
@@ -7954,7 +7351,7 @@ static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaGraphAddNode, cudart_abi_cudaGraphAddNode) fn = (CUDART_FN_T(cudaGraphAddNode, cudart_abi_cudaGraphAddNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7973,37 +7370,30 @@ static PyObject *cudart_fn_cudaGraphAddNode_v2(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[5] = {0};
+    if (spec.outs & ~0xdULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddNode_v2");
+    unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddNode_v2", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0xdULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddNode_v2");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
+    Py_buffer b5 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -8011,13 +7401,11 @@ static PyObject *cudart_fn_cudaGraphAddNode_v2(PyObject *self, PyObject *const *
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 256, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 256, &a5, &b5) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddNode_v2];
@@ -8035,7 +7423,7 @@ static PyObject *cudart_fn_cudaGraphAddNode_v2(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaGraphAddNode_v2, cudart_abi_cudaGraphAddNode_v2) fn = (CUDART_FN_T(cudaGraphAddNode_v2, cudart_abi_cudaGraphAddNode_v2))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
+    r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -8055,23 +7443,19 @@ static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObj
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphChildGraphNodeGetGraph");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphChildGraphNodeGetGraph", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphChildGraphNodeGetGraph");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -8093,7 +7477,7 @@ static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObj
     CUDART_FN_T(cudaGraphChildGraphNodeGetGraph, cudart_abi_cudaGraphChildGraphNodeGetGraph) fn = (CUDART_FN_T(cudaGraphChildGraphNodeGetGraph, cudart_abi_cudaGraphChildGraphNodeGetGraph))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -8110,27 +7494,23 @@ static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphClone");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphClone", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphClone");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphClone];
@@ -8148,7 +7528,7 @@ static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args,
     CUDART_FN_T(cudaGraphClone, cudart_abi_cudaGraphClone) fn = (CUDART_FN_T(cudaGraphClone, cudart_abi_cudaGraphClone))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -8165,29 +7545,25 @@ static PyObject *cudart_fn_cudaGraphConditionalHandleCreate(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphConditionalHandleCreate");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphConditionalHandleCreate", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphConditionalHandleCreate");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -8209,7 +7585,7 @@ static PyObject *cudart_fn_cudaGraphConditionalHandleCreate(PyObject *self, PyOb
     CUDART_FN_T(cudaGraphConditionalHandleCreate, cudart_abi_cudaGraphConditionalHandleCreate) fn = (CUDART_FN_T(cudaGraphConditionalHandleCreate, cudart_abi_cudaGraphConditionalHandleCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
+    r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -8226,17 +7602,16 @@ static PyObject *cudart_fn_cudaGraphCreate(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphCreate");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphCreate", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphCreate");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -8260,7 +7635,7 @@ static PyObject *cudart_fn_cudaGraphCreate(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaGraphCreate, cudart_abi_cudaGraphCreate) fn = (CUDART_FN_T(cudaGraphCreate, cudart_abi_cudaGraphCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -8276,32 +7651,22 @@ static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphDebugDotPrint", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphDebugDotPrint");
+    if (cudart_arity("cudaGraphDebugDotPrint", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphDebugDotPrint];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphDebugDotPrint");
@@ -8317,12 +7682,10 @@ static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaGraphDebugDotPrint, cudart_abi_cudaGraphDebugDotPrint) fn = (CUDART_FN_T(cudaGraphDebugDotPrint, cudart_abi_cudaGraphDebugDotPrint))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8334,22 +7697,15 @@ static PyObject *cudart_fn_cudaGraphDestroy(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphDestroy");
+    if (cudart_arity("cudaGraphDestroy", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphDestroy");
@@ -8365,12 +7721,10 @@ static PyObject *cudart_fn_cudaGraphDestroy(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaGraphDestroy, cudart_abi_cudaGraphDestroy) fn = (CUDART_FN_T(cudaGraphDestroy, cudart_abi_cudaGraphDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -8381,22 +7735,15 @@ static PyObject *cudart_fn_cudaGraphDestroyNode(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphDestroyNode", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphDestroyNode");
+    if (cudart_arity("cudaGraphDestroyNode", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphDestroyNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphDestroyNode");
@@ -8412,12 +7759,10 @@ static PyObject *cudart_fn_cudaGraphDestroyNode(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaGraphDestroyNode, cudart_abi_cudaGraphDestroyNode) fn = (CUDART_FN_T(cudaGraphDestroyNode, cudart_abi_cudaGraphDestroyNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -8428,23 +7773,19 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphEventRecordNodeGetEvent");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphEventRecordNodeGetEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphEventRecordNodeGetEvent");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -8466,7 +7807,7 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyOb
     CUDART_FN_T(cudaGraphEventRecordNodeGetEvent, cudart_abi_cudaGraphEventRecordNodeGetEvent) fn = (CUDART_FN_T(cudaGraphEventRecordNodeGetEvent, cudart_abi_cudaGraphEventRecordNodeGetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -8483,29 +7824,19 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphEventRecordNodeSetEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphEventRecordNodeSetEvent");
+    if (cudart_arity("cudaGraphEventRecordNodeSetEvent", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphEventRecordNodeSetEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphEventRecordNodeSetEvent");
@@ -8521,12 +7852,10 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyOb
     CUDART_FN_T(cudaGraphEventRecordNodeSetEvent, cudart_abi_cudaGraphEventRecordNodeSetEvent) fn = (CUDART_FN_T(cudaGraphEventRecordNodeSetEvent, cudart_abi_cudaGraphEventRecordNodeSetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8538,23 +7867,19 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphEventWaitNodeGetEvent");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphEventWaitNodeGetEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphEventWaitNodeGetEvent");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -8576,7 +7901,7 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObje
     CUDART_FN_T(cudaGraphEventWaitNodeGetEvent, cudart_abi_cudaGraphEventWaitNodeGetEvent) fn = (CUDART_FN_T(cudaGraphEventWaitNodeGetEvent, cudart_abi_cudaGraphEventWaitNodeGetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -8593,29 +7918,19 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphEventWaitNodeSetEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphEventWaitNodeSetEvent");
+    if (cudart_arity("cudaGraphEventWaitNodeSetEvent", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphEventWaitNodeSetEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphEventWaitNodeSetEvent");
@@ -8631,12 +7946,10 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObje
     CUDART_FN_T(cudaGraphEventWaitNodeSetEvent, cudart_abi_cudaGraphEventWaitNodeSetEvent) fn = (CUDART_FN_T(cudaGraphEventWaitNodeSetEvent, cudart_abi_cudaGraphEventWaitNodeSetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8648,36 +7961,23 @@ static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecChildGraphNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecChildGraphNodeSetParams");
+    if (cudart_arity("cudaGraphExecChildGraphNodeSetParams", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecChildGraphNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecChildGraphNodeSetParams");
@@ -8693,12 +7993,10 @@ static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, 
     CUDART_FN_T(cudaGraphExecChildGraphNodeSetParams, cudart_abi_cudaGraphExecChildGraphNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecChildGraphNodeSetParams, cudart_abi_cudaGraphExecChildGraphNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8711,22 +8009,15 @@ static PyObject *cudart_fn_cudaGraphExecDestroy(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecDestroy");
+    if (cudart_arity("cudaGraphExecDestroy", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecDestroy");
@@ -8742,12 +8033,10 @@ static PyObject *cudart_fn_cudaGraphExecDestroy(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaGraphExecDestroy, cudart_abi_cudaGraphExecDestroy) fn = (CUDART_FN_T(cudaGraphExecDestroy, cudart_abi_cudaGraphExecDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -8758,36 +8047,23 @@ static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecEventRecordNodeSetEvent", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecEventRecordNodeSetEvent");
+    if (cudart_arity("cudaGraphExecEventRecordNodeSetEvent", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecEventRecordNodeSetEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecEventRecordNodeSetEvent");
@@ -8803,12 +8079,10 @@ static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, 
     CUDART_FN_T(cudaGraphExecEventRecordNodeSetEvent, cudart_abi_cudaGraphExecEventRecordNodeSetEvent) fn = (CUDART_FN_T(cudaGraphExecEventRecordNodeSetEvent, cudart_abi_cudaGraphExecEventRecordNodeSetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8821,36 +8095,23 @@ static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, Py
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecEventWaitNodeSetEvent", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecEventWaitNodeSetEvent");
+    if (cudart_arity("cudaGraphExecEventWaitNodeSetEvent", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecEventWaitNodeSetEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecEventWaitNodeSetEvent");
@@ -8866,12 +8127,10 @@ static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, Py
     CUDART_FN_T(cudaGraphExecEventWaitNodeSetEvent, cudart_abi_cudaGraphExecEventWaitNodeSetEvent) fn = (CUDART_FN_T(cudaGraphExecEventWaitNodeSetEvent, cudart_abi_cudaGraphExecEventWaitNodeSetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8884,36 +8143,23 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(Py
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecExternalSemaphoresSignalNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecExternalSemaphoresSignalNodeSetParams");
+    if (cudart_arity("cudaGraphExecExternalSemaphoresSignalNodeSetParams", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecExternalSemaphoresSignalNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecExternalSemaphoresSignalNodeSetParams");
@@ -8929,12 +8175,10 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(Py
     CUDART_FN_T(cudaGraphExecExternalSemaphoresSignalNodeSetParams, cudart_abi_cudaGraphExecExternalSemaphoresSignalNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecExternalSemaphoresSignalNodeSetParams, cudart_abi_cudaGraphExecExternalSemaphoresSignalNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8947,36 +8191,23 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecExternalSemaphoresWaitNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecExternalSemaphoresWaitNodeSetParams");
+    if (cudart_arity("cudaGraphExecExternalSemaphoresWaitNodeSetParams", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecExternalSemaphoresWaitNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecExternalSemaphoresWaitNodeSetParams");
@@ -8992,12 +8223,10 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyOb
     CUDART_FN_T(cudaGraphExecExternalSemaphoresWaitNodeSetParams, cudart_abi_cudaGraphExecExternalSemaphoresWaitNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecExternalSemaphoresWaitNodeSetParams, cudart_abi_cudaGraphExecExternalSemaphoresWaitNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9010,23 +8239,19 @@ static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecGetFlags");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphExecGetFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphExecGetFlags");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -9048,7 +8273,7 @@ static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const
     CUDART_FN_T(cudaGraphExecGetFlags, cudart_abi_cudaGraphExecGetFlags) fn = (CUDART_FN_T(cudaGraphExecGetFlags, cudart_abi_cudaGraphExecGetFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -9065,36 +8290,23 @@ static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecHostNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecHostNodeSetParams");
+    if (cudart_arity("cudaGraphExecHostNodeSetParams", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 16, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecHostNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecHostNodeSetParams");
@@ -9110,12 +8322,10 @@ static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObje
     CUDART_FN_T(cudaGraphExecHostNodeSetParams, cudart_abi_cudaGraphExecHostNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecHostNodeSetParams, cudart_abi_cudaGraphExecHostNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9128,36 +8338,23 @@ static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecKernelNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecKernelNodeSetParams");
+    if (cudart_arity("cudaGraphExecKernelNodeSetParams", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecKernelNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecKernelNodeSetParams");
@@ -9173,12 +8370,10 @@ static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyOb
     CUDART_FN_T(cudaGraphExecKernelNodeSetParams, cudart_abi_cudaGraphExecKernelNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecKernelNodeSetParams, cudart_abi_cudaGraphExecKernelNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9191,36 +8386,23 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecMemcpyNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParams");
+    if (cudart_arity("cudaGraphExecMemcpyNodeSetParams", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 160, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 160, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParams");
@@ -9236,12 +8418,10 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyOb
     CUDART_FN_T(cudaGraphExecMemcpyNodeSetParams, cudart_abi_cudaGraphExecMemcpyNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecMemcpyNodeSetParams, cudart_abi_cudaGraphExecMemcpyNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9254,49 +8434,33 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, Py
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecMemcpyNodeSetParams1D", nargs, 6 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParams1D");
+    if (cudart_arity("cudaGraphExecMemcpyNodeSetParams1D", nargs, 6) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParams1D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParams1D");
@@ -9312,12 +8476,10 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, Py
     CUDART_FN_T(cudaGraphExecMemcpyNodeSetParams1D, cudart_abi_cudaGraphExecMemcpyNodeSetParams1D) fn = (CUDART_FN_T(cudaGraphExecMemcpyNodeSetParams1D, cudart_abi_cudaGraphExecMemcpyNodeSetParams1D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
+    r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9331,52 +8493,36 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecMemcpyNodeSetParamsFromSymbol", nargs, 7 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParamsFromSymbol");
+    if (cudart_arity("cudaGraphExecMemcpyNodeSetParamsFromSymbol", nargs, 7) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 6, 32, &u6) < 0)
+    if (cudart_unsigned(args[6], 6, 32, &u6) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParamsFromSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParamsFromSymbol");
@@ -9392,12 +8538,10 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *
     CUDART_FN_T(cudaGraphExecMemcpyNodeSetParamsFromSymbol, cudart_abi_cudaGraphExecMemcpyNodeSetParamsFromSymbol) fn = (CUDART_FN_T(cudaGraphExecMemcpyNodeSetParamsFromSymbol, cudart_abi_cudaGraphExecMemcpyNodeSetParamsFromSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
+    r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9411,52 +8555,36 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *se
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecMemcpyNodeSetParamsToSymbol", nargs, 7 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParamsToSymbol");
+    if (cudart_arity("cudaGraphExecMemcpyNodeSetParamsToSymbol", nargs, 7) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 6, 32, &u6) < 0)
+    if (cudart_unsigned(args[6], 6, 32, &u6) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParamsToSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParamsToSymbol");
@@ -9472,12 +8600,10 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *se
     CUDART_FN_T(cudaGraphExecMemcpyNodeSetParamsToSymbol, cudart_abi_cudaGraphExecMemcpyNodeSetParamsToSymbol) fn = (CUDART_FN_T(cudaGraphExecMemcpyNodeSetParamsToSymbol, cudart_abi_cudaGraphExecMemcpyNodeSetParamsToSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
+    r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9491,36 +8617,23 @@ static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecMemsetNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecMemsetNodeSetParams");
+    if (cudart_arity("cudaGraphExecMemsetNodeSetParams", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 40, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 40, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemsetNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemsetNodeSetParams");
@@ -9536,12 +8649,10 @@ static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyOb
     CUDART_FN_T(cudaGraphExecMemsetNodeSetParams, cudart_abi_cudaGraphExecMemsetNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecMemsetNodeSetParams, cudart_abi_cudaGraphExecMemsetNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9554,36 +8665,23 @@ static PyObject *cudart_fn_cudaGraphExecNodeSetParams(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecNodeSetParams");
+    if (cudart_arity("cudaGraphExecNodeSetParams", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 256, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 256, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecNodeSetParams");
@@ -9599,12 +8697,10 @@ static PyObject *cudart_fn_cudaGraphExecNodeSetParams(PyObject *self, PyObject *
     CUDART_FN_T(cudaGraphExecNodeSetParams, cudart_abi_cudaGraphExecNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecNodeSetParams, cudart_abi_cudaGraphExecNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9617,36 +8713,23 @@ static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecUpdate", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecUpdate");
+    if (cudart_arity("cudaGraphExecUpdate", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecUpdate];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecUpdate");
@@ -9662,12 +8745,10 @@ static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaGraphExecUpdate, cudart_abi_cudaGraphExecUpdate) fn = (CUDART_FN_T(cudaGraphExecUpdate, cudart_abi_cudaGraphExecUpdate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9680,29 +8761,19 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExternalSemaphoresSignalNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExternalSemaphoresSignalNodeGetParams");
+    if (cudart_arity("cudaGraphExternalSemaphoresSignalNodeGetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresSignalNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExternalSemaphoresSignalNodeGetParams");
@@ -9718,12 +8789,10 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObje
     CUDART_FN_T(cudaGraphExternalSemaphoresSignalNodeGetParams, cudart_abi_cudaGraphExternalSemaphoresSignalNodeGetParams) fn = (CUDART_FN_T(cudaGraphExternalSemaphoresSignalNodeGetParams, cudart_abi_cudaGraphExternalSemaphoresSignalNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9735,29 +8804,19 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExternalSemaphoresSignalNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExternalSemaphoresSignalNodeSetParams");
+    if (cudart_arity("cudaGraphExternalSemaphoresSignalNodeSetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresSignalNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExternalSemaphoresSignalNodeSetParams");
@@ -9773,12 +8832,10 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObje
     CUDART_FN_T(cudaGraphExternalSemaphoresSignalNodeSetParams, cudart_abi_cudaGraphExternalSemaphoresSignalNodeSetParams) fn = (CUDART_FN_T(cudaGraphExternalSemaphoresSignalNodeSetParams, cudart_abi_cudaGraphExternalSemaphoresSignalNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9790,29 +8847,19 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExternalSemaphoresWaitNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExternalSemaphoresWaitNodeGetParams");
+    if (cudart_arity("cudaGraphExternalSemaphoresWaitNodeGetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresWaitNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExternalSemaphoresWaitNodeGetParams");
@@ -9828,12 +8875,10 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject
     CUDART_FN_T(cudaGraphExternalSemaphoresWaitNodeGetParams, cudart_abi_cudaGraphExternalSemaphoresWaitNodeGetParams) fn = (CUDART_FN_T(cudaGraphExternalSemaphoresWaitNodeGetParams, cudart_abi_cudaGraphExternalSemaphoresWaitNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9845,29 +8890,19 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExternalSemaphoresWaitNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExternalSemaphoresWaitNodeSetParams");
+    if (cudart_arity("cudaGraphExternalSemaphoresWaitNodeSetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresWaitNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExternalSemaphoresWaitNodeSetParams");
@@ -9883,12 +8918,10 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject
     CUDART_FN_T(cudaGraphExternalSemaphoresWaitNodeSetParams, cudart_abi_cudaGraphExternalSemaphoresWaitNodeSetParams) fn = (CUDART_FN_T(cudaGraphExternalSemaphoresWaitNodeSetParams, cudart_abi_cudaGraphExternalSemaphoresWaitNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9900,29 +8933,23 @@ static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphGetEdges");
+    unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphGetEdges", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphGetEdges");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -9952,7 +8979,7 @@ static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaGraphGetEdges, cudart_abi_cudaGraphGetEdges) fn = (CUDART_FN_T(cudaGraphGetEdges, cudart_abi_cudaGraphGetEdges))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3);
+    r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -9971,32 +8998,25 @@ static PyObject *cudart_fn_cudaGraphGetEdges_v2(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[5] = {0};
+    if (spec.outs & ~0x1eULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphGetEdges_v2");
+    unsigned long long out_slots[4] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphGetEdges_v2", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1eULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphGetEdges_v2");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b4 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -10008,7 +9028,7 @@ static PyObject *cudart_fn_cudaGraphGetEdges_v2(PyObject *self, PyObject *const 
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if ((spec.outs >> 4) & 1)
         a4 = &out_slots[outs++];
@@ -10030,7 +9050,7 @@ static PyObject *cudart_fn_cudaGraphGetEdges_v2(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaGraphGetEdges_v2, cudart_abi_cudaGraphGetEdges_v2) fn = (CUDART_FN_T(cudaGraphGetEdges_v2, cudart_abi_cudaGraphGetEdges_v2))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, a4);
+    r = fn(a0, a1, a2, a3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -10050,26 +9070,21 @@ static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphGetNodes");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphGetNodes", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphGetNodes");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -10095,7 +9110,7 @@ static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaGraphGetNodes, cudart_abi_cudaGraphGetNodes) fn = (CUDART_FN_T(cudaGraphGetNodes, cudart_abi_cudaGraphGetNodes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -10113,26 +9128,21 @@ static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphGetRootNodes");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphGetRootNodes", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphGetRootNodes");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -10158,7 +9168,7 @@ static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const
     CUDART_FN_T(cudaGraphGetRootNodes, cudart_abi_cudaGraphGetRootNodes) fn = (CUDART_FN_T(cudaGraphGetRootNodes, cudart_abi_cudaGraphGetRootNodes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -10176,29 +9186,19 @@ static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphHostNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphHostNodeGetParams");
+    if (cudart_arity("cudaGraphHostNodeGetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphHostNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphHostNodeGetParams");
@@ -10214,12 +9214,10 @@ static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *
     CUDART_FN_T(cudaGraphHostNodeGetParams, cudart_abi_cudaGraphHostNodeGetParams) fn = (CUDART_FN_T(cudaGraphHostNodeGetParams, cudart_abi_cudaGraphHostNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10231,29 +9229,19 @@ static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphHostNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphHostNodeSetParams");
+    if (cudart_arity("cudaGraphHostNodeSetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphHostNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphHostNodeSetParams");
@@ -10269,12 +9257,10 @@ static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *
     CUDART_FN_T(cudaGraphHostNodeSetParams, cudart_abi_cudaGraphHostNodeSetParams) fn = (CUDART_FN_T(cudaGraphHostNodeSetParams, cudart_abi_cudaGraphHostNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10286,28 +9272,24 @@ static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphInstantiate");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphInstantiate", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphInstantiate");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
@@ -10327,7 +9309,7 @@ static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaGraphInstantiate, cudart_abi_cudaGraphInstantiate) fn = (CUDART_FN_T(cudaGraphInstantiate, cudart_abi_cudaGraphInstantiate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long long)u2);
+    r = fn(a0, a1, (unsigned long long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -10344,28 +9326,24 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObjec
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphInstantiateWithFlags");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphInstantiateWithFlags", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphInstantiateWithFlags");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
@@ -10385,7 +9363,7 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObjec
     CUDART_FN_T(cudaGraphInstantiateWithFlags, cudart_abi_cudaGraphInstantiateWithFlags) fn = (CUDART_FN_T(cudaGraphInstantiateWithFlags, cudart_abi_cudaGraphInstantiateWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long long)u2);
+    r = fn(a0, a1, (unsigned long long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -10402,34 +9380,27 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphInstantiateWithParams");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphInstantiateWithParams", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphInstantiateWithParams");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 32, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 32, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphInstantiateWithParams];
@@ -10447,7 +9418,7 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObje
     CUDART_FN_T(cudaGraphInstantiateWithParams, cudart_abi_cudaGraphInstantiateWithParams) fn = (CUDART_FN_T(cudaGraphInstantiateWithParams, cudart_abi_cudaGraphInstantiateWithParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -10465,29 +9436,19 @@ static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyO
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphKernelNodeCopyAttributes", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphKernelNodeCopyAttributes");
+    if (cudart_arity("cudaGraphKernelNodeCopyAttributes", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeCopyAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeCopyAttributes");
@@ -10503,12 +9464,10 @@ static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyO
     CUDART_FN_T(cudaGraphKernelNodeCopyAttributes, cudart_abi_cudaGraphKernelNodeCopyAttributes) fn = (CUDART_FN_T(cudaGraphKernelNodeCopyAttributes, cudart_abi_cudaGraphKernelNodeCopyAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10520,32 +9479,22 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObj
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphKernelNodeGetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphKernelNodeGetAttribute");
+    if (cudart_arity("cudaGraphKernelNodeGetAttribute", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeGetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeGetAttribute");
@@ -10561,12 +9510,10 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObj
     CUDART_FN_T(cudaGraphKernelNodeGetAttribute, cudart_abi_cudaGraphKernelNodeGetAttribute) fn = (CUDART_FN_T(cudaGraphKernelNodeGetAttribute, cudart_abi_cudaGraphKernelNodeGetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, a2);
+    r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -10578,29 +9525,19 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphKernelNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphKernelNodeGetParams");
+    if (cudart_arity("cudaGraphKernelNodeGetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 56, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 56, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeGetParams");
@@ -10616,12 +9553,10 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject
     CUDART_FN_T(cudaGraphKernelNodeGetParams, cudart_abi_cudaGraphKernelNodeGetParams) fn = (CUDART_FN_T(cudaGraphKernelNodeGetParams, cudart_abi_cudaGraphKernelNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10633,32 +9568,22 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObj
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphKernelNodeSetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphKernelNodeSetAttribute");
+    if (cudart_arity("cudaGraphKernelNodeSetAttribute", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeSetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeSetAttribute");
@@ -10674,12 +9599,10 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObj
     CUDART_FN_T(cudaGraphKernelNodeSetAttribute, cudart_abi_cudaGraphKernelNodeSetAttribute) fn = (CUDART_FN_T(cudaGraphKernelNodeSetAttribute, cudart_abi_cudaGraphKernelNodeSetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, a2);
+    r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -10691,29 +9614,19 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphKernelNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphKernelNodeSetParams");
+    if (cudart_arity("cudaGraphKernelNodeSetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 56, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 56, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeSetParams");
@@ -10729,12 +9642,10 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject
     CUDART_FN_T(cudaGraphKernelNodeSetParams, cudart_abi_cudaGraphKernelNodeSetParams) fn = (CUDART_FN_T(cudaGraphKernelNodeSetParams, cudart_abi_cudaGraphKernelNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10746,29 +9657,19 @@ static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphLaunch", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphLaunch");
+    if (cudart_arity("cudaGraphLaunch", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphLaunch];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphLaunch");
@@ -10784,12 +9685,10 @@ static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaGraphLaunch, cudart_abi_cudaGraphLaunch) fn = (CUDART_FN_T(cudaGraphLaunch, cudart_abi_cudaGraphLaunch))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10801,29 +9700,19 @@ static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphMemAllocNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemAllocNodeGetParams");
+    if (cudart_arity("cudaGraphMemAllocNodeGetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 120, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 120, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemAllocNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemAllocNodeGetParams");
@@ -10839,12 +9728,10 @@ static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObje
     CUDART_FN_T(cudaGraphMemAllocNodeGetParams, cudart_abi_cudaGraphMemAllocNodeGetParams) fn = (CUDART_FN_T(cudaGraphMemAllocNodeGetParams, cudart_abi_cudaGraphMemAllocNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10856,29 +9743,19 @@ static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObjec
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphMemFreeNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemFreeNodeGetParams");
+    if (cudart_arity("cudaGraphMemFreeNodeGetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemFreeNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemFreeNodeGetParams");
@@ -10894,12 +9771,10 @@ static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObjec
     CUDART_FN_T(cudaGraphMemFreeNodeGetParams, cudart_abi_cudaGraphMemFreeNodeGetParams) fn = (CUDART_FN_T(cudaGraphMemFreeNodeGetParams, cudart_abi_cudaGraphMemFreeNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10911,29 +9786,19 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphMemcpyNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemcpyNodeGetParams");
+    if (cudart_arity("cudaGraphMemcpyNodeGetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 160, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 160, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeGetParams");
@@ -10949,12 +9814,10 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject
     CUDART_FN_T(cudaGraphMemcpyNodeGetParams, cudart_abi_cudaGraphMemcpyNodeGetParams) fn = (CUDART_FN_T(cudaGraphMemcpyNodeGetParams, cudart_abi_cudaGraphMemcpyNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10966,29 +9829,19 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphMemcpyNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemcpyNodeSetParams");
+    if (cudart_arity("cudaGraphMemcpyNodeSetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 160, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 160, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeSetParams");
@@ -11004,12 +9857,10 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject
     CUDART_FN_T(cudaGraphMemcpyNodeSetParams, cudart_abi_cudaGraphMemcpyNodeSetParams) fn = (CUDART_FN_T(cudaGraphMemcpyNodeSetParams, cudart_abi_cudaGraphMemcpyNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11021,42 +9872,29 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphMemcpyNodeSetParams1D", nargs, 5 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemcpyNodeSetParams1D");
+    if (cudart_arity("cudaGraphMemcpyNodeSetParams1D", nargs, 5) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParams1D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeSetParams1D");
@@ -11072,12 +9910,10 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObje
     CUDART_FN_T(cudaGraphMemcpyNodeSetParams1D, cudart_abi_cudaGraphMemcpyNodeSetParams1D) fn = (CUDART_FN_T(cudaGraphMemcpyNodeSetParams1D, cudart_abi_cudaGraphMemcpyNodeSetParams1D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
+    r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -11090,45 +9926,32 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphMemcpyNodeSetParamsFromSymbol", nargs, 6 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemcpyNodeSetParamsFromSymbol");
+    if (cudart_arity("cudaGraphMemcpyNodeSetParamsFromSymbol", nargs, 6) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParamsFromSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeSetParamsFromSymbol");
@@ -11144,12 +9967,10 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self
     CUDART_FN_T(cudaGraphMemcpyNodeSetParamsFromSymbol, cudart_abi_cudaGraphMemcpyNodeSetParamsFromSymbol) fn = (CUDART_FN_T(cudaGraphMemcpyNodeSetParamsFromSymbol, cudart_abi_cudaGraphMemcpyNodeSetParamsFromSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
+    r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -11162,45 +9983,32 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphMemcpyNodeSetParamsToSymbol", nargs, 6 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemcpyNodeSetParamsToSymbol");
+    if (cudart_arity("cudaGraphMemcpyNodeSetParamsToSymbol", nargs, 6) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParamsToSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeSetParamsToSymbol");
@@ -11216,12 +10024,10 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, 
     CUDART_FN_T(cudaGraphMemcpyNodeSetParamsToSymbol, cudart_abi_cudaGraphMemcpyNodeSetParamsToSymbol) fn = (CUDART_FN_T(cudaGraphMemcpyNodeSetParamsToSymbol, cudart_abi_cudaGraphMemcpyNodeSetParamsToSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
+    r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -11234,29 +10040,19 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphMemsetNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemsetNodeGetParams");
+    if (cudart_arity("cudaGraphMemsetNodeGetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemsetNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemsetNodeGetParams");
@@ -11272,12 +10068,10 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject
     CUDART_FN_T(cudaGraphMemsetNodeGetParams, cudart_abi_cudaGraphMemsetNodeGetParams) fn = (CUDART_FN_T(cudaGraphMemsetNodeGetParams, cudart_abi_cudaGraphMemsetNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11289,29 +10083,19 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphMemsetNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemsetNodeSetParams");
+    if (cudart_arity("cudaGraphMemsetNodeSetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemsetNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemsetNodeSetParams");
@@ -11327,12 +10111,10 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject
     CUDART_FN_T(cudaGraphMemsetNodeSetParams, cudart_abi_cudaGraphMemsetNodeSetParams) fn = (CUDART_FN_T(cudaGraphMemsetNodeSetParams, cudart_abi_cudaGraphMemsetNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11344,34 +10126,27 @@ static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeFindInClone");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphNodeFindInClone", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphNodeFindInClone");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeFindInClone];
@@ -11389,7 +10164,7 @@ static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *co
     CUDART_FN_T(cudaGraphNodeFindInClone, cudart_abi_cudaGraphNodeFindInClone) fn = (CUDART_FN_T(cudaGraphNodeFindInClone, cudart_abi_cudaGraphNodeFindInClone))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -11407,26 +10182,21 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetDependencies");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphNodeGetDependencies", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphNodeGetDependencies");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -11452,7 +10222,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject
     CUDART_FN_T(cudaGraphNodeGetDependencies, cudart_abi_cudaGraphNodeGetDependencies) fn = (CUDART_FN_T(cudaGraphNodeGetDependencies, cudart_abi_cudaGraphNodeGetDependencies))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -11470,29 +10240,23 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies_v2(PyObject *self, PyObj
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetDependencies_v2");
+    unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphNodeGetDependencies_v2", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphNodeGetDependencies_v2");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -11500,7 +10264,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies_v2(PyObject *self, PyObj
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
@@ -11522,7 +10286,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies_v2(PyObject *self, PyObj
     CUDART_FN_T(cudaGraphNodeGetDependencies_v2, cudart_abi_cudaGraphNodeGetDependencies_v2) fn = (CUDART_FN_T(cudaGraphNodeGetDependencies_v2, cudart_abi_cudaGraphNodeGetDependencies_v2))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3);
+    r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -11541,26 +10305,21 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetDependentNodes");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphNodeGetDependentNodes", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphNodeGetDependentNodes");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -11586,7 +10345,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObje
     CUDART_FN_T(cudaGraphNodeGetDependentNodes, cudart_abi_cudaGraphNodeGetDependentNodes) fn = (CUDART_FN_T(cudaGraphNodeGetDependentNodes, cudart_abi_cudaGraphNodeGetDependentNodes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -11604,29 +10363,23 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes_v2(PyObject *self, PyO
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetDependentNodes_v2");
+    unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphNodeGetDependentNodes_v2", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphNodeGetDependentNodes_v2");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -11634,7 +10387,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes_v2(PyObject *self, PyO
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
@@ -11656,7 +10409,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes_v2(PyObject *self, PyO
     CUDART_FN_T(cudaGraphNodeGetDependentNodes_v2, cudart_abi_cudaGraphNodeGetDependentNodes_v2) fn = (CUDART_FN_T(cudaGraphNodeGetDependentNodes_v2, cudart_abi_cudaGraphNodeGetDependentNodes_v2))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3);
+    r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -11675,30 +10428,23 @@ static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetEnabled");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphNodeGetEnabled", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphNodeGetEnabled");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -11720,7 +10466,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *con
     CUDART_FN_T(cudaGraphNodeGetEnabled, cudart_abi_cudaGraphNodeGetEnabled) fn = (CUDART_FN_T(cudaGraphNodeGetEnabled, cudart_abi_cudaGraphNodeGetEnabled))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -11738,23 +10484,19 @@ static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetType");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphNodeGetType", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphNodeGetType");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -11776,7 +10518,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaGraphNodeGetType, cudart_abi_cudaGraphNodeGetType) fn = (CUDART_FN_T(cudaGraphNodeGetType, cudart_abi_cudaGraphNodeGetType))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -11793,32 +10535,22 @@ static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphNodeSetEnabled", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeSetEnabled");
+    if (cudart_arity("cudaGraphNodeSetEnabled", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeSetEnabled];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeSetEnabled");
@@ -11834,12 +10566,10 @@ static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *con
     CUDART_FN_T(cudaGraphNodeSetEnabled, cudart_abi_cudaGraphNodeSetEnabled) fn = (CUDART_FN_T(cudaGraphNodeSetEnabled, cudart_abi_cudaGraphNodeSetEnabled))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11851,29 +10581,19 @@ static PyObject *cudart_fn_cudaGraphNodeSetParams(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeSetParams");
+    if (cudart_arity("cudaGraphNodeSetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 256, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 256, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeSetParams");
@@ -11889,12 +10609,10 @@ static PyObject *cudart_fn_cudaGraphNodeSetParams(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaGraphNodeSetParams, cudart_abi_cudaGraphNodeSetParams) fn = (CUDART_FN_T(cudaGraphNodeSetParams, cudart_abi_cudaGraphNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11906,32 +10624,22 @@ static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphReleaseUserObject", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphReleaseUserObject");
+    if (cudart_arity("cudaGraphReleaseUserObject", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphReleaseUserObject];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphReleaseUserObject");
@@ -11947,12 +10655,10 @@ static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *
     CUDART_FN_T(cudaGraphReleaseUserObject, cudart_abi_cudaGraphReleaseUserObject) fn = (CUDART_FN_T(cudaGraphReleaseUserObject, cudart_abi_cudaGraphReleaseUserObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11964,27 +10670,22 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphRemoveDependencies");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphRemoveDependencies", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphRemoveDependencies");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -12012,7 +10713,7 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject 
     CUDART_FN_T(cudaGraphRemoveDependencies, cudart_abi_cudaGraphRemoveDependencies) fn = (CUDART_FN_T(cudaGraphRemoveDependencies, cudart_abi_cudaGraphRemoveDependencies))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3);
+    r = fn(a0, a1, a2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -12030,30 +10731,24 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies_v2(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphRemoveDependencies_v2");
+    unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphRemoveDependencies_v2", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphRemoveDependencies_v2");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -12065,7 +10760,7 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies_v2(PyObject *self, PyObje
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
@@ -12085,7 +10780,7 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies_v2(PyObject *self, PyObje
     CUDART_FN_T(cudaGraphRemoveDependencies_v2, cudart_abi_cudaGraphRemoveDependencies_v2) fn = (CUDART_FN_T(cudaGraphRemoveDependencies_v2, cudart_abi_cudaGraphRemoveDependencies_v2))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, (unsigned long)u4);
+    r = fn(a0, a1, a2, a3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -12104,35 +10799,25 @@ static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *c
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphRetainUserObject", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphRetainUserObject");
+    if (cudart_arity("cudaGraphRetainUserObject", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphRetainUserObject];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphRetainUserObject");
@@ -12148,12 +10833,10 @@ static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *c
     CUDART_FN_T(cudaGraphRetainUserObject, cudart_abi_cudaGraphRetainUserObject) fn = (CUDART_FN_T(cudaGraphRetainUserObject, cudart_abi_cudaGraphRetainUserObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
+    r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12165,29 +10848,19 @@ static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphUpload", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphUpload");
+    if (cudart_arity("cudaGraphUpload", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphUpload];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphUpload");
@@ -12203,12 +10876,10 @@ static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaGraphUpload, cudart_abi_cudaGraphUpload) fn = (CUDART_FN_T(cudaGraphUpload, cudart_abi_cudaGraphUpload))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12220,28 +10891,24 @@ static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsEGLRegisterImage");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphicsEGLRegisterImage", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphicsEGLRegisterImage");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -12261,7 +10928,7 @@ static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject
     CUDART_FN_T(cudaGraphicsEGLRegisterImage, cudart_abi_cudaGraphicsEGLRegisterImage) fn = (CUDART_FN_T(cudaGraphicsEGLRegisterImage, cudart_abi_cudaGraphicsEGLRegisterImage))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -12278,17 +10945,16 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsGLRegisterBuffer");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphicsGLRegisterBuffer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphicsGLRegisterBuffer");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
@@ -12315,7 +10981,7 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject
     CUDART_FN_T(cudaGraphicsGLRegisterBuffer, cudart_abi_cudaGraphicsGLRegisterBuffer) fn = (CUDART_FN_T(cudaGraphicsGLRegisterBuffer, cudart_abi_cudaGraphicsGLRegisterBuffer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, (unsigned int)u2);
+    r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -12331,17 +10997,16 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsGLRegisterImage");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphicsGLRegisterImage", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphicsGLRegisterImage");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     unsigned long long u3;
@@ -12371,7 +11036,7 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject 
     CUDART_FN_T(cudaGraphicsGLRegisterImage, cudart_abi_cudaGraphicsGLRegisterImage) fn = (CUDART_FN_T(cudaGraphicsGLRegisterImage, cudart_abi_cudaGraphicsGLRegisterImage))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, (unsigned int)u2, (unsigned int)u3);
+    r = fn(a0, (unsigned int)u1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -12387,30 +11052,26 @@ static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsMapResources");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphicsMapResources", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphicsMapResources");
     PyObject *result = NULL;
     long long i0;
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsMapResources];
@@ -12428,7 +11089,7 @@ static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *co
     CUDART_FN_T(cudaGraphicsMapResources, cudart_abi_cudaGraphicsMapResources) fn = (CUDART_FN_T(cudaGraphicsMapResources, cudart_abi_cudaGraphicsMapResources))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, a1, a2);
+    r = fn((int)i0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -12445,35 +11106,25 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsResourceGetMappedEglFrame", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsResourceGetMappedEglFrame");
+    if (cudart_arity("cudaGraphicsResourceGetMappedEglFrame", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 280, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 280, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedEglFrame];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsResourceGetMappedEglFrame");
@@ -12489,12 +11140,10 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self,
     CUDART_FN_T(cudaGraphicsResourceGetMappedEglFrame, cudart_abi_cudaGraphicsResourceGetMappedEglFrame) fn = (CUDART_FN_T(cudaGraphicsResourceGetMappedEglFrame, cudart_abi_cudaGraphicsResourceGetMappedEglFrame))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
+    r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12506,27 +11155,23 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsResourceGetMappedMipmappedArray");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphicsResourceGetMappedMipmappedArray", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphicsResourceGetMappedMipmappedArray");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedMipmappedArray];
@@ -12544,7 +11189,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject 
     CUDART_FN_T(cudaGraphicsResourceGetMappedMipmappedArray, cudart_abi_cudaGraphicsResourceGetMappedMipmappedArray) fn = (CUDART_FN_T(cudaGraphicsResourceGetMappedMipmappedArray, cudart_abi_cudaGraphicsResourceGetMappedMipmappedArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -12561,23 +11206,20 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsResourceGetMappedPointer");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphicsResourceGetMappedPointer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphicsResourceGetMappedPointer");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -12586,9 +11228,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, 
         a1 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedPointer];
@@ -12606,7 +11246,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, 
     CUDART_FN_T(cudaGraphicsResourceGetMappedPointer, cudart_abi_cudaGraphicsResourceGetMappedPointer) fn = (CUDART_FN_T(cudaGraphicsResourceGetMappedPointer, cudart_abi_cudaGraphicsResourceGetMappedPointer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -12624,25 +11264,18 @@ static PyObject *cudart_fn_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObj
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsResourceSetMapFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsResourceSetMapFlags");
+    if (cudart_arity("cudaGraphicsResourceSetMapFlags", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsResourceSetMapFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsResourceSetMapFlags");
@@ -12658,12 +11291,10 @@ static PyObject *cudart_fn_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObj
     CUDART_FN_T(cudaGraphicsResourceSetMapFlags, cudart_abi_cudaGraphicsResourceSetMapFlags) fn = (CUDART_FN_T(cudaGraphicsResourceSetMapFlags, cudart_abi_cudaGraphicsResourceSetMapFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -12674,29 +11305,25 @@ static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsSubResourceGetMappedArray");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphicsSubResourceGetMappedArray", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphicsSubResourceGetMappedArray");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -12718,7 +11345,7 @@ static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self,
     CUDART_FN_T(cudaGraphicsSubResourceGetMappedArray, cudart_abi_cudaGraphicsSubResourceGetMappedArray) fn = (CUDART_FN_T(cudaGraphicsSubResourceGetMappedArray, cudart_abi_cudaGraphicsSubResourceGetMappedArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
+    r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -12735,30 +11362,26 @@ static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsUnmapResources");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphicsUnmapResources", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphicsUnmapResources");
     PyObject *result = NULL;
     long long i0;
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsUnmapResources];
@@ -12776,7 +11399,7 @@ static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *
     CUDART_FN_T(cudaGraphicsUnmapResources, cudart_abi_cudaGraphicsUnmapResources) fn = (CUDART_FN_T(cudaGraphicsUnmapResources, cudart_abi_cudaGraphicsUnmapResources))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, a1, a2);
+    r = fn((int)i0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -12793,22 +11416,15 @@ static PyObject *cudart_fn_cudaGraphicsUnregisterResource(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsUnregisterResource", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsUnregisterResource");
+    if (cudart_arity("cudaGraphicsUnregisterResource", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsUnregisterResource];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsUnregisterResource");
@@ -12824,12 +11440,10 @@ static PyObject *cudart_fn_cudaGraphicsUnregisterResource(PyObject *self, PyObje
     CUDART_FN_T(cudaGraphicsUnregisterResource, cudart_abi_cudaGraphicsUnregisterResource) fn = (CUDART_FN_T(cudaGraphicsUnregisterResource, cudart_abi_cudaGraphicsUnregisterResource))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -12840,17 +11454,16 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsVDPAURegisterOutputSurface");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphicsVDPAURegisterOutputSurface", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphicsVDPAURegisterOutputSurface");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
@@ -12877,7 +11490,7 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self
     CUDART_FN_T(cudaGraphicsVDPAURegisterOutputSurface, cudart_abi_cudaGraphicsVDPAURegisterOutputSurface) fn = (CUDART_FN_T(cudaGraphicsVDPAURegisterOutputSurface, cudart_abi_cudaGraphicsVDPAURegisterOutputSurface))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, (unsigned int)u2);
+    r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -12893,17 +11506,16 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsVDPAURegisterVideoSurface");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphicsVDPAURegisterVideoSurface", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphicsVDPAURegisterVideoSurface");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
@@ -12930,7 +11542,7 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self,
     CUDART_FN_T(cudaGraphicsVDPAURegisterVideoSurface, cudart_abi_cudaGraphicsVDPAURegisterVideoSurface) fn = (CUDART_FN_T(cudaGraphicsVDPAURegisterVideoSurface, cudart_abi_cudaGraphicsVDPAURegisterVideoSurface))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, (unsigned int)u2);
+    r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -12946,17 +11558,16 @@ static PyObject *cudart_fn_cudaHostAlloc(PyObject *self, PyObject *const *args, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaHostAlloc");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaHostAlloc", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaHostAlloc");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
@@ -12983,7 +11594,7 @@ static PyObject *cudart_fn_cudaHostAlloc(PyObject *self, PyObject *const *args, 
     CUDART_FN_T(cudaHostAlloc, cudart_abi_cudaHostAlloc) fn = (CUDART_FN_T(cudaHostAlloc, cudart_abi_cudaHostAlloc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned int)u2);
+    r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -12999,28 +11610,24 @@ static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaHostGetDevicePointer");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaHostGetDevicePointer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaHostGetDevicePointer");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -13040,7 +11647,7 @@ static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *co
     CUDART_FN_T(cudaHostGetDevicePointer, cudart_abi_cudaHostGetDevicePointer) fn = (CUDART_FN_T(cudaHostGetDevicePointer, cudart_abi_cudaHostGetDevicePointer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13057,27 +11664,23 @@ static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaHostGetFlags");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaHostGetFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaHostGetFlags");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaHostGetFlags];
@@ -13095,7 +11698,7 @@ static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaHostGetFlags, cudart_abi_cudaHostGetFlags) fn = (CUDART_FN_T(cudaHostGetFlags, cudart_abi_cudaHostGetFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13112,28 +11715,21 @@ static PyObject *cudart_fn_cudaHostRegister(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaHostRegister", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaHostRegister");
+    if (cudart_arity("cudaHostRegister", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaHostRegister];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaHostRegister");
@@ -13149,12 +11745,10 @@ static PyObject *cudart_fn_cudaHostRegister(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaHostRegister, cudart_abi_cudaHostRegister) fn = (CUDART_FN_T(cudaHostRegister, cudart_abi_cudaHostRegister))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned int)u2);
+    r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -13165,22 +11759,15 @@ static PyObject *cudart_fn_cudaHostUnregister(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaHostUnregister", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaHostUnregister");
+    if (cudart_arity("cudaHostUnregister", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaHostUnregister];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaHostUnregister");
@@ -13196,12 +11783,10 @@ static PyObject *cudart_fn_cudaHostUnregister(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaHostUnregister, cudart_abi_cudaHostUnregister) fn = (CUDART_FN_T(cudaHostUnregister, cudart_abi_cudaHostUnregister))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -13212,27 +11797,23 @@ static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaImportExternalMemory");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaImportExternalMemory", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaImportExternalMemory");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaImportExternalMemory];
@@ -13250,7 +11831,7 @@ static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *co
     CUDART_FN_T(cudaImportExternalMemory, cudart_abi_cudaImportExternalMemory) fn = (CUDART_FN_T(cudaImportExternalMemory, cudart_abi_cudaImportExternalMemory))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13267,27 +11848,23 @@ static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaImportExternalSemaphore");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaImportExternalSemaphore", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaImportExternalSemaphore");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 32, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 32, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaImportExternalSemaphore];
@@ -13305,7 +11882,7 @@ static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject 
     CUDART_FN_T(cudaImportExternalSemaphore, cudart_abi_cudaImportExternalSemaphore) fn = (CUDART_FN_T(cudaImportExternalSemaphore, cudart_abi_cudaImportExternalSemaphore))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13348,7 +11925,7 @@ static PyObject *cudart_fn_cudaInitDevice(PyObject *self, PyObject *const *args,
     CUDART_FN_T(cudaInitDevice, cudart_abi_cudaInitDevice) fn = (CUDART_FN_T(cudaInitDevice, cudart_abi_cudaInitDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, (unsigned int)u1, (unsigned int)u2);
+    r = fn((int)i0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13361,22 +11938,15 @@ static PyObject *cudart_fn_cudaIpcCloseMemHandle(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaIpcCloseMemHandle", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaIpcCloseMemHandle");
+    if (cudart_arity("cudaIpcCloseMemHandle", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaIpcCloseMemHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaIpcCloseMemHandle");
@@ -13392,12 +11962,10 @@ static PyObject *cudart_fn_cudaIpcCloseMemHandle(PyObject *self, PyObject *const
     CUDART_FN_T(cudaIpcCloseMemHandle, cudart_abi_cudaIpcCloseMemHandle) fn = (CUDART_FN_T(cudaIpcCloseMemHandle, cudart_abi_cudaIpcCloseMemHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -13408,29 +11976,19 @@ static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaIpcGetEventHandle", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaIpcGetEventHandle");
+    if (cudart_arity("cudaIpcGetEventHandle", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaIpcGetEventHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaIpcGetEventHandle");
@@ -13446,12 +12004,10 @@ static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const
     CUDART_FN_T(cudaIpcGetEventHandle, cudart_abi_cudaIpcGetEventHandle) fn = (CUDART_FN_T(cudaIpcGetEventHandle, cudart_abi_cudaIpcGetEventHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13463,29 +12019,19 @@ static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaIpcGetMemHandle", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaIpcGetMemHandle");
+    if (cudart_arity("cudaIpcGetMemHandle", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaIpcGetMemHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaIpcGetMemHandle");
@@ -13501,12 +12047,10 @@ static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaIpcGetMemHandle, cudart_abi_cudaIpcGetMemHandle) fn = (CUDART_FN_T(cudaIpcGetMemHandle, cudart_abi_cudaIpcGetMemHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13518,23 +12062,22 @@ static PyObject *cudart_fn_cudaIpcOpenEventHandle(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaIpcOpenEventHandle");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaIpcOpenEventHandle", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaIpcOpenEventHandle");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     CUDART_RECORD_T(cudaIpcEventHandle_t) a1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[k++], 1, "cudaIpcEventHandle_t", (Py_ssize_t)sizeof a1, &cudart_class_cudaIpcEventHandle_t, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "cudaIpcEventHandle_st", (Py_ssize_t)sizeof a1, &cudart_class_cudaIpcEventHandle_t, &a1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaIpcOpenEventHandle];
@@ -13552,7 +12095,7 @@ static PyObject *cudart_fn_cudaIpcOpenEventHandle(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaIpcOpenEventHandle, cudart_abi_cudaIpcOpenEventHandle) fn = (CUDART_FN_T(cudaIpcOpenEventHandle, cudart_abi_cudaIpcOpenEventHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13568,24 +12111,23 @@ static PyObject *cudart_fn_cudaIpcOpenMemHandle(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaIpcOpenMemHandle");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaIpcOpenMemHandle", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaIpcOpenMemHandle");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     CUDART_RECORD_T(cudaIpcMemHandle_t) a1;
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[k++], 1, "cudaIpcMemHandle_t", (Py_ssize_t)sizeof a1, &cudart_class_cudaIpcMemHandle_t, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "cudaIpcMemHandle_st", (Py_ssize_t)sizeof a1, &cudart_class_cudaIpcMemHandle_t, &a1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -13605,7 +12147,7 @@ static PyObject *cudart_fn_cudaIpcOpenMemHandle(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaIpcOpenMemHandle, cudart_abi_cudaIpcOpenMemHandle) fn = (CUDART_FN_T(cudaIpcOpenMemHandle, cudart_abi_cudaIpcOpenMemHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13621,29 +12163,24 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLaunchCooperativeKernel");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLaunchCooperativeKernel", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLaunchCooperativeKernel");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     CUDART_RECORD_T(dim3) a1;
     CUDART_RECORD_T(dim3) a2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_by_value(args[k++], 1, "dim3", (Py_ssize_t)sizeof a1, &cudart_class_dim3, &a1) < 0)
         goto done;
@@ -13655,9 +12192,7 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject 
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLaunchCooperativeKernel];
@@ -13675,7 +12210,7 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject 
     CUDART_FN_T(cudaLaunchCooperativeKernel, cudart_abi_cudaLaunchCooperativeKernel) fn = (CUDART_FN_T(cudaLaunchCooperativeKernel, cudart_abi_cudaLaunchCooperativeKernel))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
+    r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13693,28 +12228,21 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernelMultiDevice(PyObject *self
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaLaunchCooperativeKernelMultiDevice", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLaunchCooperativeKernelMultiDevice");
+    if (cudart_arity("cudaLaunchCooperativeKernelMultiDevice", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 56, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLaunchCooperativeKernelMultiDevice];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLaunchCooperativeKernelMultiDevice");
@@ -13730,12 +12258,10 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernelMultiDevice(PyObject *self
     CUDART_FN_T(cudaLaunchCooperativeKernelMultiDevice, cudart_abi_cudaLaunchCooperativeKernelMultiDevice) fn = (CUDART_FN_T(cudaLaunchCooperativeKernelMultiDevice, cudart_abi_cudaLaunchCooperativeKernelMultiDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, (unsigned int)u2);
+    r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -13746,36 +12272,23 @@ static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaLaunchHostFunc", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLaunchHostFunc");
+    if (cudart_arity("cudaLaunchHostFunc", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLaunchHostFunc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLaunchHostFunc");
@@ -13791,12 +12304,10 @@ static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaLaunchHostFunc, cudart_abi_cudaLaunchHostFunc) fn = (CUDART_FN_T(cudaLaunchHostFunc, cudart_abi_cudaLaunchHostFunc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -13809,29 +12320,24 @@ static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLaunchKernel");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLaunchKernel", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLaunchKernel");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     CUDART_RECORD_T(dim3) a1;
     CUDART_RECORD_T(dim3) a2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_by_value(args[k++], 1, "dim3", (Py_ssize_t)sizeof a1, &cudart_class_dim3, &a1) < 0)
         goto done;
@@ -13843,9 +12349,7 @@ static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *arg
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLaunchKernel];
@@ -13863,7 +12367,7 @@ static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaLaunchKernel, cudart_abi_cudaLaunchKernel) fn = (CUDART_FN_T(cudaLaunchKernel, cudart_abi_cudaLaunchKernel))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
+    r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13881,30 +12385,23 @@ static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLaunchKernelExC");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLaunchKernelExC", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLaunchKernelExC");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 56, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 56, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -13926,7 +12423,7 @@ static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaLaunchKernelExC, cudart_abi_cudaLaunchKernelExC) fn = (CUDART_FN_T(cudaLaunchKernelExC, cudart_abi_cudaLaunchKernelExC))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13944,17 +12441,16 @@ static PyObject *cudart_fn_cudaMalloc(PyObject *self, PyObject *const *args, Py_
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMalloc");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMalloc", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMalloc");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -13978,7 +12474,7 @@ static PyObject *cudart_fn_cudaMalloc(PyObject *self, PyObject *const *args, Py_
     CUDART_FN_T(cudaMalloc, cudart_abi_cudaMalloc) fn = (CUDART_FN_T(cudaMalloc, cudart_abi_cudaMalloc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1);
+    r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13994,25 +12490,18 @@ static PyObject *cudart_fn_cudaMalloc3D(PyObject *self, PyObject *const *args, P
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMalloc3D", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMalloc3D");
+    if (cudart_arity("cudaMalloc3D", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     CUDART_RECORD_T(cudaExtent) a1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[k++], 1, "cudaExtent", (Py_ssize_t)sizeof a1, &cudart_class_cudaExtent, &a1) < 0)
+    if (cudart_by_value(args[1], 1, "cudaExtent", (Py_ssize_t)sizeof a1, &cudart_class_cudaExtent, &a1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMalloc3D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMalloc3D");
@@ -14028,12 +12517,10 @@ static PyObject *cudart_fn_cudaMalloc3D(PyObject *self, PyObject *const *args, P
     CUDART_FN_T(cudaMalloc3D, cudart_abi_cudaMalloc3D) fn = (CUDART_FN_T(cudaMalloc3D, cudart_abi_cudaMalloc3D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -14044,29 +12531,25 @@ static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMalloc3DArray");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMalloc3DArray", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMalloc3DArray");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     CUDART_RECORD_T(cudaExtent) a2;
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
     if (cudart_by_value(args[k++], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &cudart_class_cudaExtent, &a2) < 0)
         goto done;
@@ -14088,7 +12571,7 @@ static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMalloc3DArray, cudart_abi_cudaMalloc3DArray) fn = (CUDART_FN_T(cudaMalloc3DArray, cudart_abi_cudaMalloc3DArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned int)u3);
+    r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14105,20 +12588,18 @@ static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocArray");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMallocArray", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMallocArray");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
@@ -14126,9 +12607,7 @@ static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
@@ -14152,7 +12631,7 @@ static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaMallocArray, cudart_abi_cudaMallocArray) fn = (CUDART_FN_T(cudaMallocArray, cudart_abi_cudaMallocArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14169,30 +12648,26 @@ static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocAsync");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMallocAsync", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMallocAsync");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMallocAsync];
@@ -14210,7 +12685,7 @@ static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaMallocAsync, cudart_abi_cudaMallocAsync) fn = (CUDART_FN_T(cudaMallocAsync, cudart_abi_cudaMallocAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, a2);
+    r = fn(a0, (unsigned long)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14227,37 +12702,30 @@ static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocFromPoolAsync");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMallocFromPoolAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMallocFromPoolAsync");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMallocFromPoolAsync];
@@ -14275,7 +12743,7 @@ static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *con
     CUDART_FN_T(cudaMallocFromPoolAsync, cudart_abi_cudaMallocFromPoolAsync) fn = (CUDART_FN_T(cudaMallocFromPoolAsync, cudart_abi_cudaMallocFromPoolAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, a2, a3);
+    r = fn(a0, (unsigned long)u1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14293,17 +12761,16 @@ static PyObject *cudart_fn_cudaMallocHost(PyObject *self, PyObject *const *args,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocHost");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMallocHost", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMallocHost");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -14327,7 +12794,7 @@ static PyObject *cudart_fn_cudaMallocHost(PyObject *self, PyObject *const *args,
     CUDART_FN_T(cudaMallocHost, cudart_abi_cudaMallocHost) fn = (CUDART_FN_T(cudaMallocHost, cudart_abi_cudaMallocHost))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1);
+    r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14343,17 +12810,16 @@ static PyObject *cudart_fn_cudaMallocManaged(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocManaged");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMallocManaged", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMallocManaged");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
@@ -14380,7 +12846,7 @@ static PyObject *cudart_fn_cudaMallocManaged(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMallocManaged, cudart_abi_cudaMallocManaged) fn = (CUDART_FN_T(cudaMallocManaged, cudart_abi_cudaMallocManaged))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned int)u2);
+    r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14396,20 +12862,18 @@ static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocMipmappedArray");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMallocMipmappedArray", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMallocMipmappedArray");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     CUDART_RECORD_T(cudaExtent) a2;
     unsigned long long u3;
     unsigned long long u4;
@@ -14417,9 +12881,7 @@ static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *co
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
     if (cudart_by_value(args[k++], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &cudart_class_cudaExtent, &a2) < 0)
         goto done;
@@ -14443,7 +12905,7 @@ static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *co
     CUDART_FN_T(cudaMallocMipmappedArray, cudart_abi_cudaMallocMipmappedArray) fn = (CUDART_FN_T(cudaMallocMipmappedArray, cudart_abi_cudaMallocMipmappedArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
+    r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14460,20 +12922,18 @@ static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocPitch");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMallocPitch", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMallocPitch");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
@@ -14504,7 +12964,7 @@ static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaMallocPitch, cudart_abi_cudaMallocPitch) fn = (CUDART_FN_T(cudaMallocPitch, cudart_abi_cudaMallocPitch))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14521,31 +12981,24 @@ static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemAdvise", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemAdvise");
+    if (cudart_arity("cudaMemAdvise", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     long long i3;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
+    if (cudart_signed(args[3], 3, 32, &i3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemAdvise];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemAdvise");
@@ -14561,12 +13014,10 @@ static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, 
     CUDART_FN_T(cudaMemAdvise, cudart_abi_cudaMemAdvise) fn = (CUDART_FN_T(cudaMemAdvise, cudart_abi_cudaMemAdvise))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned int)u2, (int)i3);
+    r = fn(a0, (unsigned long)u1, (unsigned int)u2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -14577,31 +13028,24 @@ static PyObject *cudart_fn_cudaMemAdvise_v2(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemAdvise_v2", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemAdvise_v2");
+    if (cudart_arity("cudaMemAdvise_v2", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     CUDART_RECORD_T(cudaMemLocation) a3;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_by_value(args[k++], 3, "cudaMemLocation", (Py_ssize_t)sizeof a3, &cudart_class_cudaMemLocation, &a3) < 0)
+    if (cudart_by_value(args[3], 3, "cudaMemLocation", (Py_ssize_t)sizeof a3, &cudart_class_cudaMemLocation, &a3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemAdvise_v2];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemAdvise_v2");
@@ -14617,12 +13061,10 @@ static PyObject *cudart_fn_cudaMemAdvise_v2(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaMemAdvise_v2, cudart_abi_cudaMemAdvise_v2) fn = (CUDART_FN_T(cudaMemAdvise_v2, cudart_abi_cudaMemAdvise_v2))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3);
+    r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -14633,20 +13075,18 @@ static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemGetInfo");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemGetInfo", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemGetInfo");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -14671,7 +13111,7 @@ static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args,
     CUDART_FN_T(cudaMemGetInfo, cudart_abi_cudaMemGetInfo) fn = (CUDART_FN_T(cudaMemGetInfo, cudart_abi_cudaMemGetInfo))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14688,27 +13128,23 @@ static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolCreate");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemPoolCreate", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemPoolCreate");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 88, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 88, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolCreate];
@@ -14726,7 +13162,7 @@ static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMemPoolCreate, cudart_abi_cudaMemPoolCreate) fn = (CUDART_FN_T(cudaMemPoolCreate, cudart_abi_cudaMemPoolCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14743,22 +13179,15 @@ static PyObject *cudart_fn_cudaMemPoolDestroy(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolDestroy");
+    if (cudart_arity("cudaMemPoolDestroy", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolDestroy");
@@ -14774,12 +13203,10 @@ static PyObject *cudart_fn_cudaMemPoolDestroy(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaMemPoolDestroy, cudart_abi_cudaMemPoolDestroy) fn = (CUDART_FN_T(cudaMemPoolDestroy, cudart_abi_cudaMemPoolDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -14790,29 +13217,19 @@ static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolExportPointer", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolExportPointer");
+    if (cudart_arity("cudaMemPoolExportPointer", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolExportPointer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolExportPointer");
@@ -14828,12 +13245,10 @@ static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *co
     CUDART_FN_T(cudaMemPoolExportPointer, cudart_abi_cudaMemPoolExportPointer) fn = (CUDART_FN_T(cudaMemPoolExportPointer, cudart_abi_cudaMemPoolExportPointer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -14845,35 +13260,25 @@ static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, Py
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolExportToShareableHandle", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolExportToShareableHandle");
+    if (cudart_arity("cudaMemPoolExportToShareableHandle", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolExportToShareableHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolExportToShareableHandle");
@@ -14889,12 +13294,10 @@ static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, Py
     CUDART_FN_T(cudaMemPoolExportToShareableHandle, cudart_abi_cudaMemPoolExportToShareableHandle) fn = (CUDART_FN_T(cudaMemPoolExportToShareableHandle, cudart_abi_cudaMemPoolExportToShareableHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
+    r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -14906,30 +13309,25 @@ static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolGetAccess");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemPoolGetAccess", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemPoolGetAccess");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -14951,7 +13349,7 @@ static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaMemPoolGetAccess, cudart_abi_cudaMemPoolGetAccess) fn = (CUDART_FN_T(cudaMemPoolGetAccess, cudart_abi_cudaMemPoolGetAccess))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14969,32 +13367,22 @@ static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolGetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolGetAttribute");
+    if (cudart_arity("cudaMemPoolGetAttribute", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolGetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolGetAttribute");
@@ -15010,12 +13398,10 @@ static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *con
     CUDART_FN_T(cudaMemPoolGetAttribute, cudart_abi_cudaMemPoolGetAttribute) fn = (CUDART_FN_T(cudaMemPoolGetAttribute, cudart_abi_cudaMemPoolGetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, a2);
+    r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -15027,29 +13413,25 @@ static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolImportFromShareableHandle");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemPoolImportFromShareableHandle", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemPoolImportFromShareableHandle");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -15071,7 +13453,7 @@ static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, 
     CUDART_FN_T(cudaMemPoolImportFromShareableHandle, cudart_abi_cudaMemPoolImportFromShareableHandle) fn = (CUDART_FN_T(cudaMemPoolImportFromShareableHandle, cudart_abi_cudaMemPoolImportFromShareableHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
+    r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -15088,34 +13470,27 @@ static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolImportPointer");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemPoolImportPointer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemPoolImportPointer");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolImportPointer];
@@ -15133,7 +13508,7 @@ static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *co
     CUDART_FN_T(cudaMemPoolImportPointer, cudart_abi_cudaMemPoolImportPointer) fn = (CUDART_FN_T(cudaMemPoolImportPointer, cudart_abi_cudaMemPoolImportPointer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -15151,32 +13526,22 @@ static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolSetAccess", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolSetAccess");
+    if (cudart_arity("cudaMemPoolSetAccess", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 12, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolSetAccess];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolSetAccess");
@@ -15192,12 +13557,10 @@ static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaMemPoolSetAccess, cudart_abi_cudaMemPoolSetAccess) fn = (CUDART_FN_T(cudaMemPoolSetAccess, cudart_abi_cudaMemPoolSetAccess))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2);
+    r = fn(a0, a1, (unsigned long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -15209,32 +13572,22 @@ static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolSetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolSetAttribute");
+    if (cudart_arity("cudaMemPoolSetAttribute", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolSetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolSetAttribute");
@@ -15250,12 +13603,10 @@ static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *con
     CUDART_FN_T(cudaMemPoolSetAttribute, cudart_abi_cudaMemPoolSetAttribute) fn = (CUDART_FN_T(cudaMemPoolSetAttribute, cudart_abi_cudaMemPoolSetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, a2);
+    r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -15267,25 +13618,18 @@ static PyObject *cudart_fn_cudaMemPoolTrimTo(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolTrimTo", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolTrimTo");
+    if (cudart_arity("cudaMemPoolTrimTo", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolTrimTo];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolTrimTo");
@@ -15301,12 +13645,10 @@ static PyObject *cudart_fn_cudaMemPoolTrimTo(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMemPoolTrimTo, cudart_abi_cudaMemPoolTrimTo) fn = (CUDART_FN_T(cudaMemPoolTrimTo, cudart_abi_cudaMemPoolTrimTo))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1);
+    r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -15317,35 +13659,25 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPrefetchAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPrefetchAsync");
+    if (cudart_arity("cudaMemPrefetchAsync", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     long long i2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
+    if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPrefetchAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPrefetchAsync");
@@ -15361,12 +13693,10 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaMemPrefetchAsync, cudart_abi_cudaMemPrefetchAsync) fn = (CUDART_FN_T(cudaMemPrefetchAsync, cudart_abi_cudaMemPrefetchAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (int)i2, a3);
+    r = fn(a0, (unsigned long)u1, (int)i2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -15378,38 +13708,28 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync_v2(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPrefetchAsync_v2", nargs, 5 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPrefetchAsync_v2");
+    if (cudart_arity("cudaMemPrefetchAsync_v2", nargs, 5) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     CUDART_RECORD_T(cudaMemLocation) a2;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b4 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_by_value(args[k++], 2, "cudaMemLocation", (Py_ssize_t)sizeof a2, &cudart_class_cudaMemLocation, &a2) < 0)
+    if (cudart_by_value(args[2], 2, "cudaMemLocation", (Py_ssize_t)sizeof a2, &cudart_class_cudaMemLocation, &a2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPrefetchAsync_v2];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPrefetchAsync_v2");
@@ -15425,12 +13745,10 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync_v2(PyObject *self, PyObject *con
     CUDART_FN_T(cudaMemPrefetchAsync_v2, cudart_abi_cudaMemPrefetchAsync_v2) fn = (CUDART_FN_T(cudaMemPrefetchAsync_v2, cudart_abi_cudaMemPrefetchAsync_v2))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, a2, (unsigned int)u3, a4);
+    r = fn(a0, (unsigned long)u1, a2, (unsigned int)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b4);
     return result;
@@ -15442,38 +13760,28 @@ static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemRangeGetAttribute", nargs, 5 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemRangeGetAttribute");
+    if (cudart_arity("cudaMemRangeGetAttribute", nargs, 5) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemRangeGetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemRangeGetAttribute");
@@ -15489,12 +13797,10 @@ static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *co
     CUDART_FN_T(cudaMemRangeGetAttribute, cudart_abi_cudaMemRangeGetAttribute) fn = (CUDART_FN_T(cudaMemRangeGetAttribute, cudart_abi_cudaMemRangeGetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3, (unsigned long)u4);
+    r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -15506,27 +13812,23 @@ static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *c
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x7ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemRangeGetAttributes");
+    unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemRangeGetAttributes", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x7ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemRangeGetAttributes");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     unsigned long long u5;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -15542,9 +13844,7 @@ static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *c
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
@@ -15564,7 +13864,7 @@ static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *c
     CUDART_FN_T(cudaMemRangeGetAttributes, cudart_abi_cudaMemRangeGetAttributes) fn = (CUDART_FN_T(cudaMemRangeGetAttributes, cudart_abi_cudaMemRangeGetAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4, (unsigned long)u5);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4, (unsigned long)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -15583,35 +13883,25 @@ static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy");
+    if (cudart_arity("cudaMemcpy", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy");
@@ -15627,12 +13917,10 @@ static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_
     CUDART_FN_T(cudaMemcpy, cudart_abi_cudaMemcpy) fn = (CUDART_FN_T(cudaMemcpy, cudart_abi_cudaMemcpy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -15644,44 +13932,34 @@ static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, P
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy2D", nargs, 7 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2D");
+    if (cudart_arity("cudaMemcpy2D", nargs, 7) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 6, 32, &u6) < 0)
+    if (cudart_unsigned(args[6], 6, 32, &u6) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2D");
@@ -15697,12 +13975,10 @@ static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, P
     CUDART_FN_T(cudaMemcpy2D, cudart_abi_cudaMemcpy2D) fn = (CUDART_FN_T(cudaMemcpy2D, cudart_abi_cudaMemcpy2D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
+    r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -15714,50 +13990,40 @@ static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy2DArrayToArray", nargs, 9 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DArrayToArray");
+    if (cudart_arity("cudaMemcpy2DArrayToArray", nargs, 9) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
     unsigned long long u8;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 7, 64, &u7) < 0)
+    if (cudart_unsigned(args[7], 7, 64, &u7) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 8, 32, &u8) < 0)
+    if (cudart_unsigned(args[8], 8, 32, &u8) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DArrayToArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DArrayToArray");
@@ -15773,12 +14039,10 @@ static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *co
     CUDART_FN_T(cudaMemcpy2DArrayToArray, cudart_abi_cudaMemcpy2DArrayToArray) fn = (CUDART_FN_T(cudaMemcpy2DArrayToArray, cudart_abi_cudaMemcpy2DArrayToArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
+    r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -15790,51 +14054,38 @@ static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy2DAsync", nargs, 8 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DAsync");
+    if (cudart_arity("cudaMemcpy2DAsync", nargs, 8) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     void *a7;
-    Py_buffer b7;
-    b7.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b7 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 6, 32, &u6) < 0)
+    if (cudart_unsigned(args[6], 6, 32, &u6) < 0)
         goto done;
-    if ((spec.outs >> 7) & 1)
-        a7 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
+    if (cudart_pointer(args[7], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DAsync");
@@ -15850,12 +14101,10 @@ static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMemcpy2DAsync, cudart_abi_cudaMemcpy2DAsync) fn = (CUDART_FN_T(cudaMemcpy2DAsync, cudart_abi_cudaMemcpy2DAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6, a7);
+    r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6, a7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     cudart_release(&b7);
@@ -15868,47 +14117,37 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy2DFromArray", nargs, 8 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DFromArray");
+    if (cudart_arity("cudaMemcpy2DFromArray", nargs, 8) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DFromArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DFromArray");
@@ -15924,12 +14163,10 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const
     CUDART_FN_T(cudaMemcpy2DFromArray, cudart_abi_cudaMemcpy2DFromArray) fn = (CUDART_FN_T(cudaMemcpy2DFromArray, cudart_abi_cudaMemcpy2DFromArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
+    r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -15941,54 +14178,41 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy2DFromArrayAsync", nargs, 9 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DFromArrayAsync");
+    if (cudart_arity("cudaMemcpy2DFromArrayAsync", nargs, 9) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
     void *a8;
-    Py_buffer b8;
-    b8.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b8 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
         goto done;
-    if ((spec.outs >> 8) & 1)
-        a8 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 8, (int)((spec.storage >> 8) & 1), 0, &a8, &b8) < 0)
+    if (cudart_pointer(args[8], 8, (int)((spec.storage >> 8) & 1), 0, &a8, &b8) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DFromArrayAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DFromArrayAsync");
@@ -16004,12 +14228,10 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *
     CUDART_FN_T(cudaMemcpy2DFromArrayAsync, cudart_abi_cudaMemcpy2DFromArrayAsync) fn = (CUDART_FN_T(cudaMemcpy2DFromArrayAsync, cudart_abi_cudaMemcpy2DFromArrayAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
+    r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     cudart_release(&b8);
@@ -16022,47 +14244,37 @@ static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy2DToArray", nargs, 8 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DToArray");
+    if (cudart_arity("cudaMemcpy2DToArray", nargs, 8) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DToArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DToArray");
@@ -16078,12 +14290,10 @@ static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaMemcpy2DToArray, cudart_abi_cudaMemcpy2DToArray) fn = (CUDART_FN_T(cudaMemcpy2DToArray, cudart_abi_cudaMemcpy2DToArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
+    r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -16095,54 +14305,41 @@ static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy2DToArrayAsync", nargs, 9 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DToArrayAsync");
+    if (cudart_arity("cudaMemcpy2DToArrayAsync", nargs, 9) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
     void *a8;
-    Py_buffer b8;
-    b8.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b8 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
         goto done;
-    if ((spec.outs >> 8) & 1)
-        a8 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 8, (int)((spec.storage >> 8) & 1), 0, &a8, &b8) < 0)
+    if (cudart_pointer(args[8], 8, (int)((spec.storage >> 8) & 1), 0, &a8, &b8) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DToArrayAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DToArrayAsync");
@@ -16158,12 +14355,10 @@ static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *co
     CUDART_FN_T(cudaMemcpy2DToArrayAsync, cudart_abi_cudaMemcpy2DToArrayAsync) fn = (CUDART_FN_T(cudaMemcpy2DToArrayAsync, cudart_abi_cudaMemcpy2DToArrayAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
+    r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     cudart_release(&b8);
@@ -16176,22 +14371,15 @@ static PyObject *cudart_fn_cudaMemcpy3D(PyObject *self, PyObject *const *args, P
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy3D", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy3D");
+    if (cudart_arity("cudaMemcpy3D", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 160, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 160, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3D");
@@ -16207,12 +14395,10 @@ static PyObject *cudart_fn_cudaMemcpy3D(PyObject *self, PyObject *const *args, P
     CUDART_FN_T(cudaMemcpy3D, cudart_abi_cudaMemcpy3D) fn = (CUDART_FN_T(cudaMemcpy3D, cudart_abi_cudaMemcpy3D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -16223,29 +14409,19 @@ static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy3DAsync", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy3DAsync");
+    if (cudart_arity("cudaMemcpy3DAsync", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 160, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 160, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3DAsync");
@@ -16261,12 +14437,10 @@ static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMemcpy3DAsync, cudart_abi_cudaMemcpy3DAsync) fn = (CUDART_FN_T(cudaMemcpy3DAsync, cudart_abi_cudaMemcpy3DAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -16278,22 +14452,15 @@ static PyObject *cudart_fn_cudaMemcpy3DPeer(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy3DPeer", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy3DPeer");
+    if (cudart_arity("cudaMemcpy3DPeer", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 168, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 168, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DPeer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3DPeer");
@@ -16309,12 +14476,10 @@ static PyObject *cudart_fn_cudaMemcpy3DPeer(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaMemcpy3DPeer, cudart_abi_cudaMemcpy3DPeer) fn = (CUDART_FN_T(cudaMemcpy3DPeer, cudart_abi_cudaMemcpy3DPeer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -16325,29 +14490,19 @@ static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy3DPeerAsync", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy3DPeerAsync");
+    if (cudart_arity("cudaMemcpy3DPeerAsync", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 168, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 168, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DPeerAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3DPeerAsync");
@@ -16363,12 +14518,10 @@ static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const
     CUDART_FN_T(cudaMemcpy3DPeerAsync, cudart_abi_cudaMemcpy3DPeerAsync) fn = (CUDART_FN_T(cudaMemcpy3DPeerAsync, cudart_abi_cudaMemcpy3DPeerAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -16380,47 +14533,37 @@ static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyArrayToArray", nargs, 8 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyArrayToArray");
+    if (cudart_arity("cudaMemcpyArrayToArray", nargs, 8) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyArrayToArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyArrayToArray");
@@ -16436,12 +14579,10 @@ static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaMemcpyArrayToArray, cudart_abi_cudaMemcpyArrayToArray) fn = (CUDART_FN_T(cudaMemcpyArrayToArray, cudart_abi_cudaMemcpyArrayToArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
+    r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -16453,42 +14594,29 @@ static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyAsync", nargs, 5 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyAsync");
+    if (cudart_arity("cudaMemcpyAsync", nargs, 5) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b4 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyAsync");
@@ -16504,12 +14632,10 @@ static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaMemcpyAsync, cudart_abi_cudaMemcpyAsync) fn = (CUDART_FN_T(cudaMemcpyAsync, cudart_abi_cudaMemcpyAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3, a4);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b4);
@@ -16522,41 +14648,31 @@ static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyFromArray", nargs, 6 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyFromArray");
+    if (cudart_arity("cudaMemcpyFromArray", nargs, 6) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyFromArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyFromArray");
@@ -16572,12 +14688,10 @@ static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaMemcpyFromArray, cudart_abi_cudaMemcpyFromArray) fn = (CUDART_FN_T(cudaMemcpyFromArray, cudart_abi_cudaMemcpyFromArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -16589,48 +14703,35 @@ static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyFromArrayAsync", nargs, 7 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyFromArrayAsync");
+    if (cudart_arity("cudaMemcpyFromArrayAsync", nargs, 7) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
     void *a6;
-    Py_buffer b6;
-    b6.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b6 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
         goto done;
-    if ((spec.outs >> 6) & 1)
-        a6 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
+    if (cudart_pointer(args[6], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyFromArrayAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyFromArrayAsync");
@@ -16646,12 +14747,10 @@ static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *co
     CUDART_FN_T(cudaMemcpyFromArrayAsync, cudart_abi_cudaMemcpyFromArrayAsync) fn = (CUDART_FN_T(cudaMemcpyFromArrayAsync, cudart_abi_cudaMemcpyFromArrayAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5, a6);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5, a6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b6);
@@ -16664,38 +14763,28 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyFromSymbol", nargs, 5 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyFromSymbol");
+    if (cudart_arity("cudaMemcpyFromSymbol", nargs, 5) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyFromSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyFromSymbol");
@@ -16711,12 +14800,10 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaMemcpyFromSymbol, cudart_abi_cudaMemcpyFromSymbol) fn = (CUDART_FN_T(cudaMemcpyFromSymbol, cudart_abi_cudaMemcpyFromSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -16728,45 +14815,32 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *c
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyFromSymbolAsync", nargs, 6 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyFromSymbolAsync");
+    if (cudart_arity("cudaMemcpyFromSymbolAsync", nargs, 6) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyFromSymbolAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyFromSymbolAsync");
@@ -16782,12 +14856,10 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *c
     CUDART_FN_T(cudaMemcpyFromSymbolAsync, cudart_abi_cudaMemcpyFromSymbolAsync) fn = (CUDART_FN_T(cudaMemcpyFromSymbolAsync, cudart_abi_cudaMemcpyFromSymbolAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b5);
@@ -16800,38 +14872,28 @@ static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyPeer", nargs, 5 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyPeer");
+    if (cudart_arity("cudaMemcpyPeer", nargs, 5) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     long long i3;
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
+    if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
+    if (cudart_signed(args[3], 3, 32, &i3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyPeer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyPeer");
@@ -16847,12 +14909,10 @@ static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args,
     CUDART_FN_T(cudaMemcpyPeer, cudart_abi_cudaMemcpyPeer) fn = (CUDART_FN_T(cudaMemcpyPeer, cudart_abi_cudaMemcpyPeer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4);
+    r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -16864,45 +14924,32 @@ static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyPeerAsync", nargs, 6 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyPeerAsync");
+    if (cudart_arity("cudaMemcpyPeerAsync", nargs, 6) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     long long i3;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
+    if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
+    if (cudart_signed(args[3], 3, 32, &i3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyPeerAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyPeerAsync");
@@ -16918,12 +14965,10 @@ static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaMemcpyPeerAsync, cudart_abi_cudaMemcpyPeerAsync) fn = (CUDART_FN_T(cudaMemcpyPeerAsync, cudart_abi_cudaMemcpyPeerAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4, a5);
+    r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     cudart_release(&b5);
@@ -16936,41 +14981,31 @@ static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyToArray", nargs, 6 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyToArray");
+    if (cudart_arity("cudaMemcpyToArray", nargs, 6) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyToArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyToArray");
@@ -16986,12 +15021,10 @@ static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMemcpyToArray, cudart_abi_cudaMemcpyToArray) fn = (CUDART_FN_T(cudaMemcpyToArray, cudart_abi_cudaMemcpyToArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned int)u5);
+    r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -17003,48 +15036,35 @@ static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyToArrayAsync", nargs, 7 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyToArrayAsync");
+    if (cudart_arity("cudaMemcpyToArrayAsync", nargs, 7) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
     void *a6;
-    Py_buffer b6;
-    b6.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b6 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
         goto done;
-    if ((spec.outs >> 6) & 1)
-        a6 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
+    if (cudart_pointer(args[6], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyToArrayAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyToArrayAsync");
@@ -17060,12 +15080,10 @@ static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaMemcpyToArrayAsync, cudart_abi_cudaMemcpyToArrayAsync) fn = (CUDART_FN_T(cudaMemcpyToArrayAsync, cudart_abi_cudaMemcpyToArrayAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned int)u5, a6);
+    r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned int)u5, a6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     cudart_release(&b6);
@@ -17078,38 +15096,28 @@ static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyToSymbol", nargs, 5 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyToSymbol");
+    if (cudart_arity("cudaMemcpyToSymbol", nargs, 5) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyToSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyToSymbol");
@@ -17125,12 +15133,10 @@ static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaMemcpyToSymbol, cudart_abi_cudaMemcpyToSymbol) fn = (CUDART_FN_T(cudaMemcpyToSymbol, cudart_abi_cudaMemcpyToSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -17142,45 +15148,32 @@ static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyToSymbolAsync", nargs, 6 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyToSymbolAsync");
+    if (cudart_arity("cudaMemcpyToSymbolAsync", nargs, 6) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyToSymbolAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyToSymbolAsync");
@@ -17196,12 +15189,10 @@ static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *con
     CUDART_FN_T(cudaMemcpyToSymbolAsync, cudart_abi_cudaMemcpyToSymbolAsync) fn = (CUDART_FN_T(cudaMemcpyToSymbolAsync, cudart_abi_cudaMemcpyToSymbolAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b5);
@@ -17214,28 +15205,21 @@ static PyObject *cudart_fn_cudaMemset(PyObject *self, PyObject *const *args, Py_
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemset", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemset");
+    if (cudart_arity("cudaMemset", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
+    if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemset];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemset");
@@ -17251,12 +15235,10 @@ static PyObject *cudart_fn_cudaMemset(PyObject *self, PyObject *const *args, Py_
     CUDART_FN_T(cudaMemset, cudart_abi_cudaMemset) fn = (CUDART_FN_T(cudaMemset, cudart_abi_cudaMemset))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1, (unsigned long)u2);
+    r = fn(a0, (int)i1, (unsigned long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -17267,34 +15249,27 @@ static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, P
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemset2D", nargs, 5 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemset2D");
+    if (cudart_arity("cudaMemset2D", nargs, 5) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     long long i2;
     unsigned long long u3;
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
+    if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemset2D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemset2D");
@@ -17310,12 +15285,10 @@ static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, P
     CUDART_FN_T(cudaMemset2D, cudart_abi_cudaMemset2D) fn = (CUDART_FN_T(cudaMemset2D, cudart_abi_cudaMemset2D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4);
+    r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -17326,41 +15299,31 @@ static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemset2DAsync", nargs, 6 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemset2DAsync");
+    if (cudart_arity("cudaMemset2DAsync", nargs, 6) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     long long i2;
     unsigned long long u3;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
+    if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemset2DAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemset2DAsync");
@@ -17376,12 +15339,10 @@ static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMemset2DAsync, cudart_abi_cudaMemset2DAsync) fn = (CUDART_FN_T(cudaMemset2DAsync, cudart_abi_cudaMemset2DAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4, a5);
+    r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b5);
     return result;
@@ -17419,7 +15380,7 @@ static PyObject *cudart_fn_cudaMemset3D(PyObject *self, PyObject *const *args, P
     CUDART_FN_T(cudaMemset3D, cudart_abi_cudaMemset3D) fn = (CUDART_FN_T(cudaMemset3D, cudart_abi_cudaMemset3D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1, a2);
+    r = fn(a0, (int)i1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -17432,31 +15393,24 @@ static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemset3DAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemset3DAsync");
+    if (cudart_arity("cudaMemset3DAsync", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     CUDART_RECORD_T(cudaPitchedPtr) a0;
     long long i1;
     CUDART_RECORD_T(cudaExtent) a2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
-    if (cudart_by_value(args[k++], 0, "cudaPitchedPtr", (Py_ssize_t)sizeof a0, &cudart_class_cudaPitchedPtr, &a0) < 0)
+    Py_buffer b3 = {.obj = NULL};
+    if (cudart_by_value(args[0], 0, "cudaPitchedPtr", (Py_ssize_t)sizeof a0, &cudart_class_cudaPitchedPtr, &a0) < 0)
         goto done;
-    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
+    if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_by_value(args[k++], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &cudart_class_cudaExtent, &a2) < 0)
+    if (cudart_by_value(args[2], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &cudart_class_cudaExtent, &a2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemset3DAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemset3DAsync");
@@ -17472,12 +15426,10 @@ static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMemset3DAsync, cudart_abi_cudaMemset3DAsync) fn = (CUDART_FN_T(cudaMemset3DAsync, cudart_abi_cudaMemset3DAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1, a2, a3);
+    r = fn(a0, (int)i1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b3);
     return result;
 }
@@ -17488,35 +15440,25 @@ static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemsetAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemsetAsync");
+    if (cudart_arity("cudaMemsetAsync", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
+    if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemsetAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemsetAsync");
@@ -17532,12 +15474,10 @@ static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaMemsetAsync, cudart_abi_cudaMemsetAsync) fn = (CUDART_FN_T(cudaMemsetAsync, cudart_abi_cudaMemsetAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1, (unsigned long)u2, a3);
+    r = fn(a0, (int)i1, (unsigned long)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -17549,32 +15489,22 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *sel
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMipmappedArrayGetMemoryRequirements", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMipmappedArrayGetMemoryRequirements");
+    if (cudart_arity("cudaMipmappedArrayGetMemoryRequirements", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     long long i2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
+    if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMipmappedArrayGetMemoryRequirements];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMipmappedArrayGetMemoryRequirements");
@@ -17590,12 +15520,10 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *sel
     CUDART_FN_T(cudaMipmappedArrayGetMemoryRequirements, cudart_abi_cudaMipmappedArrayGetMemoryRequirements) fn = (CUDART_FN_T(cudaMipmappedArrayGetMemoryRequirements, cudart_abi_cudaMipmappedArrayGetMemoryRequirements))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (int)i2);
+    r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -17607,29 +15535,19 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMipmappedArrayGetSparseProperties", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMipmappedArrayGetSparseProperties");
+    if (cudart_arity("cudaMipmappedArrayGetSparseProperties", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 48, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 48, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMipmappedArrayGetSparseProperties];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMipmappedArrayGetSparseProperties");
@@ -17645,12 +15563,10 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self,
     CUDART_FN_T(cudaMipmappedArrayGetSparseProperties, cudart_abi_cudaMipmappedArrayGetSparseProperties) fn = (CUDART_FN_T(cudaMipmappedArrayGetSparseProperties, cudart_abi_cudaMipmappedArrayGetSparseProperties))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -17662,29 +15578,25 @@ static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *s
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaOccupancyAvailableDynamicSMemPerBlock");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaOccupancyAvailableDynamicSMemPerBlock", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaOccupancyAvailableDynamicSMemPerBlock");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     long long i2;
     long long i3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -17706,7 +15618,7 @@ static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *s
     CUDART_FN_T(cudaOccupancyAvailableDynamicSMemPerBlock, cudart_abi_cudaOccupancyAvailableDynamicSMemPerBlock) fn = (CUDART_FN_T(cudaOccupancyAvailableDynamicSMemPerBlock, cudart_abi_cudaOccupancyAvailableDynamicSMemPerBlock))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (int)i2, (int)i3);
+    r = fn(a0, a1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -17723,29 +15635,25 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObjec
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaOccupancyMaxActiveBlocksPerMultiprocessor", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaOccupancyMaxActiveBlocksPerMultiprocessor");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     long long i2;
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -17767,7 +15675,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObjec
     CUDART_FN_T(cudaOccupancyMaxActiveBlocksPerMultiprocessor, cudart_abi_cudaOccupancyMaxActiveBlocksPerMultiprocessor) fn = (CUDART_FN_T(cudaOccupancyMaxActiveBlocksPerMultiprocessor, cudart_abi_cudaOccupancyMaxActiveBlocksPerMultiprocessor))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (int)i2, (unsigned long)u3);
+    r = fn(a0, a1, (int)i2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -17784,20 +15692,18 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlag
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     long long i2;
     unsigned long long u3;
     unsigned long long u4;
@@ -17805,9 +15711,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlag
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -17831,7 +15735,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlag
     CUDART_FN_T(cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, cudart_abi_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags) fn = (CUDART_FN_T(cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, cudart_abi_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (int)i2, (unsigned long)u3, (unsigned int)u4);
+    r = fn(a0, a1, (int)i2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -17848,34 +15752,27 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaOccupancyMaxActiveClusters");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaOccupancyMaxActiveClusters", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaOccupancyMaxActiveClusters");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaOccupancyMaxActiveClusters];
@@ -17893,7 +15790,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObje
     CUDART_FN_T(cudaOccupancyMaxActiveClusters, cudart_abi_cudaOccupancyMaxActiveClusters) fn = (CUDART_FN_T(cudaOccupancyMaxActiveClusters, cudart_abi_cudaOccupancyMaxActiveClusters))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -17911,34 +15808,27 @@ static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaOccupancyMaxPotentialClusterSize");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaOccupancyMaxPotentialClusterSize", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaOccupancyMaxPotentialClusterSize");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaOccupancyMaxPotentialClusterSize];
@@ -17956,7 +15846,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, 
     CUDART_FN_T(cudaOccupancyMaxPotentialClusterSize, cudart_abi_cudaOccupancyMaxPotentialClusterSize) fn = (CUDART_FN_T(cudaOccupancyMaxPotentialClusterSize, cudart_abi_cudaOccupancyMaxPotentialClusterSize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -17991,9 +15881,7 @@ static PyObject *cudart_fn_cudaPeekAtLastError(PyObject *self, PyObject *const *
     }
     CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError) fn = (CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError))slot;
     unsigned int r;
-    Py_BEGIN_ALLOW_THREADS
-r = fn();
-    Py_END_ALLOW_THREADS
+    r = fn();  /* with the GIL held: generator/gil.py */
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
     return result;
@@ -18005,29 +15893,19 @@ static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaPointerGetAttributes", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaPointerGetAttributes");
+    if (cudart_arity("cudaPointerGetAttributes", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 24, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 24, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaPointerGetAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaPointerGetAttributes");
@@ -18043,12 +15921,10 @@ static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *co
     CUDART_FN_T(cudaPointerGetAttributes, cudart_abi_cudaPointerGetAttributes) fn = (CUDART_FN_T(cudaPointerGetAttributes, cudart_abi_cudaPointerGetAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18078,7 +15954,7 @@ static PyObject *cudart_fn_cudaProfilerStart(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaProfilerStart, cudart_abi_cudaProfilerStart) fn = (CUDART_FN_T(cudaProfilerStart, cudart_abi_cudaProfilerStart))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn();
+    r = fn();
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -18109,7 +15985,7 @@ static PyObject *cudart_fn_cudaProfilerStop(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaProfilerStop, cudart_abi_cudaProfilerStop) fn = (CUDART_FN_T(cudaProfilerStop, cudart_abi_cudaProfilerStop))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn();
+    r = fn();
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -18122,17 +15998,16 @@ static PyObject *cudart_fn_cudaRuntimeGetVersion(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaRuntimeGetVersion");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaRuntimeGetVersion", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaRuntimeGetVersion");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -18152,9 +16027,7 @@ static PyObject *cudart_fn_cudaRuntimeGetVersion(PyObject *self, PyObject *const
     }
     CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion) fn = (CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion))slot;
     unsigned int r;
-    Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
-    Py_END_ALLOW_THREADS
+    r = fn(a0);  /* with the GIL held: generator/gil.py */
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
     if (spec.outs && result)
@@ -18189,7 +16062,7 @@ static PyObject *cudart_fn_cudaSetDevice(PyObject *self, PyObject *const *args, 
     CUDART_FN_T(cudaSetDevice, cudart_abi_cudaSetDevice) fn = (CUDART_FN_T(cudaSetDevice, cudart_abi_cudaSetDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0);
+    r = fn((int)i0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -18222,7 +16095,7 @@ static PyObject *cudart_fn_cudaSetDeviceFlags(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaSetDeviceFlags, cudart_abi_cudaSetDeviceFlags) fn = (CUDART_FN_T(cudaSetDeviceFlags, cudart_abi_cudaSetDeviceFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0);
+    r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -18235,17 +16108,16 @@ static PyObject *cudart_fn_cudaSetDoubleForDevice(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaSetDoubleForDevice");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaSetDoubleForDevice", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaSetDoubleForDevice");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -18266,7 +16138,7 @@ static PyObject *cudart_fn_cudaSetDoubleForDevice(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaSetDoubleForDevice, cudart_abi_cudaSetDoubleForDevice) fn = (CUDART_FN_T(cudaSetDoubleForDevice, cudart_abi_cudaSetDoubleForDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -18282,17 +16154,16 @@ static PyObject *cudart_fn_cudaSetDoubleForHost(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaSetDoubleForHost");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaSetDoubleForHost", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaSetDoubleForHost");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -18313,7 +16184,7 @@ static PyObject *cudart_fn_cudaSetDoubleForHost(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaSetDoubleForHost, cudart_abi_cudaSetDoubleForHost) fn = (CUDART_FN_T(cudaSetDoubleForHost, cudart_abi_cudaSetDoubleForHost))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -18329,17 +16200,16 @@ static PyObject *cudart_fn_cudaSetValidDevices(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaSetValidDevices");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaSetValidDevices", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaSetValidDevices");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -18363,7 +16233,7 @@ static PyObject *cudart_fn_cudaSetValidDevices(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaSetValidDevices, cudart_abi_cudaSetValidDevices) fn = (CUDART_FN_T(cudaSetValidDevices, cudart_abi_cudaSetValidDevices))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1);
+    r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -18379,37 +16249,30 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyO
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaSignalExternalSemaphoresAsync");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaSignalExternalSemaphoresAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaSignalExternalSemaphoresAsync");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaSignalExternalSemaphoresAsync];
@@ -18427,7 +16290,7 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyO
     CUDART_FN_T(cudaSignalExternalSemaphoresAsync_v2, cudart_abi_cudaSignalExternalSemaphoresAsync) fn = (CUDART_FN_T(cudaSignalExternalSemaphoresAsync_v2, cudart_abi_cudaSignalExternalSemaphoresAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, a3);
+    r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -18445,37 +16308,30 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync_v2(PyObject *self, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaSignalExternalSemaphoresAsync_v2");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaSignalExternalSemaphoresAsync_v2", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaSignalExternalSemaphoresAsync_v2");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaSignalExternalSemaphoresAsync_v2];
@@ -18493,7 +16349,7 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync_v2(PyObject *self, 
     CUDART_FN_T(cudaSignalExternalSemaphoresAsync_v2, cudart_abi_cudaSignalExternalSemaphoresAsync_v2) fn = (CUDART_FN_T(cudaSignalExternalSemaphoresAsync_v2, cudart_abi_cudaSignalExternalSemaphoresAsync_v2))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, a3);
+    r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -18511,39 +16367,26 @@ static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamAddCallback", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamAddCallback");
+    if (cudart_arity("cudaStreamAddCallback", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamAddCallback];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamAddCallback");
@@ -18559,12 +16402,10 @@ static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const
     CUDART_FN_T(cudaStreamAddCallback, cudart_abi_cudaStreamAddCallback) fn = (CUDART_FN_T(cudaStreamAddCallback, cudart_abi_cudaStreamAddCallback))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned int)u3);
+    r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -18577,35 +16418,25 @@ static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamAttachMemAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamAttachMemAsync");
+    if (cudart_arity("cudaStreamAttachMemAsync", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamAttachMemAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamAttachMemAsync");
@@ -18621,12 +16452,10 @@ static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *co
     CUDART_FN_T(cudaStreamAttachMemAsync, cudart_abi_cudaStreamAttachMemAsync) fn = (CUDART_FN_T(cudaStreamAttachMemAsync, cudart_abi_cudaStreamAttachMemAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18638,25 +16467,18 @@ static PyObject *cudart_fn_cudaStreamBeginCapture(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamBeginCapture", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamBeginCapture");
+    if (cudart_arity("cudaStreamBeginCapture", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamBeginCapture];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamBeginCapture");
@@ -18672,12 +16494,10 @@ static PyObject *cudart_fn_cudaStreamBeginCapture(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaStreamBeginCapture, cudart_abi_cudaStreamBeginCapture) fn = (CUDART_FN_T(cudaStreamBeginCapture, cudart_abi_cudaStreamBeginCapture))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -18688,35 +16508,27 @@ static PyObject *cudart_fn_cudaStreamBeginCaptureToGraph(PyObject *self, PyObjec
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0xcULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamBeginCaptureToGraph");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamBeginCaptureToGraph", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0xcULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamBeginCaptureToGraph");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -18724,7 +16536,7 @@ static PyObject *cudart_fn_cudaStreamBeginCaptureToGraph(PyObject *self, PyObjec
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
@@ -18746,7 +16558,7 @@ static PyObject *cudart_fn_cudaStreamBeginCaptureToGraph(PyObject *self, PyObjec
     CUDART_FN_T(cudaStreamBeginCaptureToGraph, cudart_abi_cudaStreamBeginCaptureToGraph) fn = (CUDART_FN_T(cudaStreamBeginCaptureToGraph, cudart_abi_cudaStreamBeginCaptureToGraph))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
+    r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -18765,29 +16577,19 @@ static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamCopyAttributes", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamCopyAttributes");
+    if (cudart_arity("cudaStreamCopyAttributes", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamCopyAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamCopyAttributes");
@@ -18803,12 +16605,10 @@ static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *co
     CUDART_FN_T(cudaStreamCopyAttributes, cudart_abi_cudaStreamCopyAttributes) fn = (CUDART_FN_T(cudaStreamCopyAttributes, cudart_abi_cudaStreamCopyAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18820,17 +16620,16 @@ static PyObject *cudart_fn_cudaStreamCreate(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamCreate");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamCreate", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamCreate");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -18851,7 +16650,7 @@ static PyObject *cudart_fn_cudaStreamCreate(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaStreamCreate, cudart_abi_cudaStreamCreate) fn = (CUDART_FN_T(cudaStreamCreate, cudart_abi_cudaStreamCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -18867,17 +16666,16 @@ static PyObject *cudart_fn_cudaStreamCreateWithFlags(PyObject *self, PyObject *c
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamCreateWithFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamCreateWithFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamCreateWithFlags");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -18901,7 +16699,7 @@ static PyObject *cudart_fn_cudaStreamCreateWithFlags(PyObject *self, PyObject *c
     CUDART_FN_T(cudaStreamCreateWithFlags, cudart_abi_cudaStreamCreateWithFlags) fn = (CUDART_FN_T(cudaStreamCreateWithFlags, cudart_abi_cudaStreamCreateWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -18917,17 +16715,16 @@ static PyObject *cudart_fn_cudaStreamCreateWithPriority(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamCreateWithPriority");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamCreateWithPriority", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamCreateWithPriority");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     long long i2;
     if ((spec.outs >> 0) & 1)
@@ -18954,7 +16751,7 @@ static PyObject *cudart_fn_cudaStreamCreateWithPriority(PyObject *self, PyObject
     CUDART_FN_T(cudaStreamCreateWithPriority, cudart_abi_cudaStreamCreateWithPriority) fn = (CUDART_FN_T(cudaStreamCreateWithPriority, cudart_abi_cudaStreamCreateWithPriority))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, (int)i2);
+    r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -18970,22 +16767,15 @@ static PyObject *cudart_fn_cudaStreamDestroy(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamDestroy");
+    if (cudart_arity("cudaStreamDestroy", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamDestroy");
@@ -19001,12 +16791,10 @@ static PyObject *cudart_fn_cudaStreamDestroy(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaStreamDestroy, cudart_abi_cudaStreamDestroy) fn = (CUDART_FN_T(cudaStreamDestroy, cudart_abi_cudaStreamDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -19017,23 +16805,19 @@ static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamEndCapture");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamEndCapture", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamEndCapture");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -19055,7 +16839,7 @@ static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaStreamEndCapture, cudart_abi_cudaStreamEndCapture) fn = (CUDART_FN_T(cudaStreamEndCapture, cudart_abi_cudaStreamEndCapture))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -19072,32 +16856,22 @@ static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamGetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamGetAttribute");
+    if (cudart_arity("cudaStreamGetAttribute", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamGetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamGetAttribute");
@@ -19113,12 +16887,10 @@ static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaStreamGetAttribute, cudart_abi_cudaStreamGetAttribute) fn = (CUDART_FN_T(cudaStreamGetAttribute, cudart_abi_cudaStreamGetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, a2);
+    r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -19130,35 +16902,27 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[6] = {0};
+    if (spec.outs & ~0x3eULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetCaptureInfo");
+    unsigned long long out_slots[5] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamGetCaptureInfo", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x3eULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamGetCaptureInfo");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -19196,7 +16960,7 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *co
     CUDART_FN_T(cudaStreamGetCaptureInfo_v2, cudart_abi_cudaStreamGetCaptureInfo) fn = (CUDART_FN_T(cudaStreamGetCaptureInfo_v2, cudart_abi_cudaStreamGetCaptureInfo))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, a4, a5);
+    r = fn(a0, a1, a2, a3, a4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -19217,35 +16981,27 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo_v2(PyObject *self, PyObject 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[6] = {0};
+    if (spec.outs & ~0x3eULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetCaptureInfo_v2");
+    unsigned long long out_slots[5] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamGetCaptureInfo_v2", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x3eULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamGetCaptureInfo_v2");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -19283,7 +17039,7 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo_v2(PyObject *self, PyObject 
     CUDART_FN_T(cudaStreamGetCaptureInfo_v2, cudart_abi_cudaStreamGetCaptureInfo_v2) fn = (CUDART_FN_T(cudaStreamGetCaptureInfo_v2, cudart_abi_cudaStreamGetCaptureInfo_v2))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, a4, a5);
+    r = fn(a0, a1, a2, a3, a4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -19304,38 +17060,29 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo_v3(PyObject *self, PyObject 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[7] = {0};
+    if (spec.outs & ~0x7eULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetCaptureInfo_v3");
+    unsigned long long out_slots[6] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamGetCaptureInfo_v3", nargs, 7 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x7eULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamGetCaptureInfo_v3");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
+    Py_buffer b5 = {.obj = NULL};
     void *a6;
-    Py_buffer b6;
-    b6.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b6 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -19377,7 +17124,7 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo_v3(PyObject *self, PyObject 
     CUDART_FN_T(cudaStreamGetCaptureInfo_v3, cudart_abi_cudaStreamGetCaptureInfo_v3) fn = (CUDART_FN_T(cudaStreamGetCaptureInfo_v3, cudart_abi_cudaStreamGetCaptureInfo_v3))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, a4, a5, a6);
+    r = fn(a0, a1, a2, a3, a4, a5, a6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -19399,23 +17146,19 @@ static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetFlags");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamGetFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamGetFlags");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -19437,7 +17180,7 @@ static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaStreamGetFlags, cudart_abi_cudaStreamGetFlags) fn = (CUDART_FN_T(cudaStreamGetFlags, cudart_abi_cudaStreamGetFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -19454,23 +17197,19 @@ static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetId");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamGetId", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamGetId");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -19492,7 +17231,7 @@ static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaStreamGetId, cudart_abi_cudaStreamGetId) fn = (CUDART_FN_T(cudaStreamGetId, cudart_abi_cudaStreamGetId))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -19509,23 +17248,19 @@ static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetPriority");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamGetPriority", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamGetPriority");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -19547,7 +17282,7 @@ static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const
     CUDART_FN_T(cudaStreamGetPriority, cudart_abi_cudaStreamGetPriority) fn = (CUDART_FN_T(cudaStreamGetPriority, cudart_abi_cudaStreamGetPriority))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -19564,23 +17299,19 @@ static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamIsCapturing");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamIsCapturing", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamIsCapturing");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -19602,7 +17333,7 @@ static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const
     CUDART_FN_T(cudaStreamIsCapturing, cudart_abi_cudaStreamIsCapturing) fn = (CUDART_FN_T(cudaStreamIsCapturing, cudart_abi_cudaStreamIsCapturing))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -19619,22 +17350,15 @@ static PyObject *cudart_fn_cudaStreamQuery(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamQuery", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamQuery");
+    if (cudart_arity("cudaStreamQuery", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamQuery];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamQuery");
@@ -19650,12 +17374,10 @@ static PyObject *cudart_fn_cudaStreamQuery(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaStreamQuery, cudart_abi_cudaStreamQuery) fn = (CUDART_FN_T(cudaStreamQuery, cudart_abi_cudaStreamQuery))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -19666,32 +17388,22 @@ static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamSetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamSetAttribute");
+    if (cudart_arity("cudaStreamSetAttribute", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamSetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamSetAttribute");
@@ -19707,12 +17419,10 @@ static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaStreamSetAttribute, cudart_abi_cudaStreamSetAttribute) fn = (CUDART_FN_T(cudaStreamSetAttribute, cudart_abi_cudaStreamSetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, a2);
+    r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -19724,22 +17434,15 @@ static PyObject *cudart_fn_cudaStreamSynchronize(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamSynchronize", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamSynchronize");
+    if (cudart_arity("cudaStreamSynchronize", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamSynchronize];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamSynchronize");
@@ -19755,12 +17458,10 @@ static PyObject *cudart_fn_cudaStreamSynchronize(PyObject *self, PyObject *const
     CUDART_FN_T(cudaStreamSynchronize, cudart_abi_cudaStreamSynchronize) fn = (CUDART_FN_T(cudaStreamSynchronize, cudart_abi_cudaStreamSynchronize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -19771,25 +17472,21 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, P
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamUpdateCaptureDependencies");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamUpdateCaptureDependencies", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamUpdateCaptureDependencies");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -19815,7 +17512,7 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, P
     CUDART_FN_T(cudaStreamUpdateCaptureDependencies, cudart_abi_cudaStreamUpdateCaptureDependencies) fn = (CUDART_FN_T(cudaStreamUpdateCaptureDependencies, cudart_abi_cudaStreamUpdateCaptureDependencies))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -19832,28 +17529,23 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies_v2(PyObject *self
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamUpdateCaptureDependencies_v2");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamUpdateCaptureDependencies_v2", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamUpdateCaptureDependencies_v2");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -19861,7 +17553,7 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies_v2(PyObject *self
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
@@ -19883,7 +17575,7 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies_v2(PyObject *self
     CUDART_FN_T(cudaStreamUpdateCaptureDependencies_v2, cudart_abi_cudaStreamUpdateCaptureDependencies_v2) fn = (CUDART_FN_T(cudaStreamUpdateCaptureDependencies_v2, cudart_abi_cudaStreamUpdateCaptureDependencies_v2))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
+    r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -19901,32 +17593,22 @@ static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamWaitEvent", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamWaitEvent");
+    if (cudart_arity("cudaStreamWaitEvent", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamWaitEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamWaitEvent");
@@ -19942,12 +17624,10 @@ static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaStreamWaitEvent, cudart_abi_cudaStreamWaitEvent) fn = (CUDART_FN_T(cudaStreamWaitEvent, cudart_abi_cudaStreamWaitEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -19959,17 +17639,16 @@ static PyObject *cudart_fn_cudaThreadExchangeStreamCaptureMode(PyObject *self, P
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaThreadExchangeStreamCaptureMode");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaThreadExchangeStreamCaptureMode", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaThreadExchangeStreamCaptureMode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -19990,7 +17669,7 @@ static PyObject *cudart_fn_cudaThreadExchangeStreamCaptureMode(PyObject *self, P
     CUDART_FN_T(cudaThreadExchangeStreamCaptureMode, cudart_abi_cudaThreadExchangeStreamCaptureMode) fn = (CUDART_FN_T(cudaThreadExchangeStreamCaptureMode, cudart_abi_cudaThreadExchangeStreamCaptureMode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -20024,7 +17703,7 @@ static PyObject *cudart_fn_cudaThreadExit(PyObject *self, PyObject *const *args,
     CUDART_FN_T(cudaThreadExit, cudart_abi_cudaThreadExit) fn = (CUDART_FN_T(cudaThreadExit, cudart_abi_cudaThreadExit))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn();
+    r = fn();
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -20037,17 +17716,16 @@ static PyObject *cudart_fn_cudaThreadGetCacheConfig(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaThreadGetCacheConfig");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaThreadGetCacheConfig", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaThreadGetCacheConfig");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -20068,7 +17746,7 @@ static PyObject *cudart_fn_cudaThreadGetCacheConfig(PyObject *self, PyObject *co
     CUDART_FN_T(cudaThreadGetCacheConfig, cudart_abi_cudaThreadGetCacheConfig) fn = (CUDART_FN_T(cudaThreadGetCacheConfig, cudart_abi_cudaThreadGetCacheConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -20084,17 +17762,16 @@ static PyObject *cudart_fn_cudaThreadGetLimit(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaThreadGetLimit");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaThreadGetLimit", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaThreadGetLimit");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -20118,7 +17795,7 @@ static PyObject *cudart_fn_cudaThreadGetLimit(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaThreadGetLimit, cudart_abi_cudaThreadGetLimit) fn = (CUDART_FN_T(cudaThreadGetLimit, cudart_abi_cudaThreadGetLimit))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -20154,7 +17831,7 @@ static PyObject *cudart_fn_cudaThreadSetCacheConfig(PyObject *self, PyObject *co
     CUDART_FN_T(cudaThreadSetCacheConfig, cudart_abi_cudaThreadSetCacheConfig) fn = (CUDART_FN_T(cudaThreadSetCacheConfig, cudart_abi_cudaThreadSetCacheConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0);
+    r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -20190,7 +17867,7 @@ static PyObject *cudart_fn_cudaThreadSetLimit(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaThreadSetLimit, cudart_abi_cudaThreadSetLimit) fn = (CUDART_FN_T(cudaThreadSetLimit, cudart_abi_cudaThreadSetLimit))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0, (unsigned long)u1);
+    r = fn((unsigned int)u0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -20221,7 +17898,7 @@ static PyObject *cudart_fn_cudaThreadSynchronize(PyObject *self, PyObject *const
     CUDART_FN_T(cudaThreadSynchronize, cudart_abi_cudaThreadSynchronize) fn = (CUDART_FN_T(cudaThreadSynchronize, cudart_abi_cudaThreadSynchronize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn();
+    r = fn();
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -20234,36 +17911,29 @@ static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaUserObjectCreate");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaUserObjectCreate", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaUserObjectCreate");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     unsigned long long u4;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
@@ -20285,7 +17955,7 @@ static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaUserObjectCreate, cudart_abi_cudaUserObjectCreate) fn = (CUDART_FN_T(cudaUserObjectCreate, cudart_abi_cudaUserObjectCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
+    r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -20303,25 +17973,18 @@ static PyObject *cudart_fn_cudaUserObjectRelease(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaUserObjectRelease", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaUserObjectRelease");
+    if (cudart_arity("cudaUserObjectRelease", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaUserObjectRelease];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaUserObjectRelease");
@@ -20337,12 +18000,10 @@ static PyObject *cudart_fn_cudaUserObjectRelease(PyObject *self, PyObject *const
     CUDART_FN_T(cudaUserObjectRelease, cudart_abi_cudaUserObjectRelease) fn = (CUDART_FN_T(cudaUserObjectRelease, cudart_abi_cudaUserObjectRelease))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -20353,25 +18014,18 @@ static PyObject *cudart_fn_cudaUserObjectRetain(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaUserObjectRetain", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaUserObjectRetain");
+    if (cudart_arity("cudaUserObjectRetain", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaUserObjectRetain];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaUserObjectRetain");
@@ -20387,12 +18041,10 @@ static PyObject *cudart_fn_cudaUserObjectRetain(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaUserObjectRetain, cudart_abi_cudaUserObjectRetain) fn = (CUDART_FN_T(cudaUserObjectRetain, cudart_abi_cudaUserObjectRetain))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -20403,30 +18055,26 @@ static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaVDPAUGetDevice");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaVDPAUGetDevice", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaVDPAUGetDevice");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaVDPAUGetDevice];
@@ -20444,7 +18092,7 @@ static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaVDPAUGetDevice, cudart_abi_cudaVDPAUGetDevice) fn = (CUDART_FN_T(cudaVDPAUGetDevice, cudart_abi_cudaVDPAUGetDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, a2);
+    r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -20461,28 +18109,21 @@ static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaVDPAUSetVDPAUDevice", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaVDPAUSetVDPAUDevice");
+    if (cudart_arity("cudaVDPAUSetVDPAUDevice", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     long long i0;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaVDPAUSetVDPAUDevice];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaVDPAUSetVDPAUDevice");
@@ -20498,12 +18139,10 @@ static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *con
     CUDART_FN_T(cudaVDPAUSetVDPAUDevice, cudart_abi_cudaVDPAUSetVDPAUDevice) fn = (CUDART_FN_T(cudaVDPAUSetVDPAUDevice, cudart_abi_cudaVDPAUSetVDPAUDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, (unsigned int)u1, a2);
+    r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b2);
     return result;
 }
@@ -20514,37 +18153,30 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObj
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaWaitExternalSemaphoresAsync");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaWaitExternalSemaphoresAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaWaitExternalSemaphoresAsync");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaWaitExternalSemaphoresAsync];
@@ -20562,7 +18194,7 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObj
     CUDART_FN_T(cudaWaitExternalSemaphoresAsync_v2, cudart_abi_cudaWaitExternalSemaphoresAsync) fn = (CUDART_FN_T(cudaWaitExternalSemaphoresAsync_v2, cudart_abi_cudaWaitExternalSemaphoresAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, a3);
+    r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -20580,37 +18212,30 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync_v2(PyObject *self, Py
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaWaitExternalSemaphoresAsync_v2");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaWaitExternalSemaphoresAsync_v2", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaWaitExternalSemaphoresAsync_v2");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaWaitExternalSemaphoresAsync_v2];
@@ -20628,7 +18253,7 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync_v2(PyObject *self, Py
     CUDART_FN_T(cudaWaitExternalSemaphoresAsync_v2, cudart_abi_cudaWaitExternalSemaphoresAsync_v2) fn = (CUDART_FN_T(cudaWaitExternalSemaphoresAsync_v2, cudart_abi_cudaWaitExternalSemaphoresAsync_v2))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, a3);
+    r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:

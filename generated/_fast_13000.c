@@ -1797,41 +1797,31 @@ static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaArrayGetInfo");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaArrayGetInfo", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaArrayGetInfo");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 20, &a0, &b0) < 0)
+    Py_buffer b3 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 20, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaArrayGetInfo];
@@ -1849,7 +1839,7 @@ static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaArrayGetInfo, cudart_abi_cudaArrayGetInfo) fn = (CUDART_FN_T(cudaArrayGetInfo, cudart_abi_cudaArrayGetInfo))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3);
+    r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -1868,32 +1858,22 @@ static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaArrayGetMemoryRequirements", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaArrayGetMemoryRequirements");
+    if (cudart_arity("cudaArrayGetMemoryRequirements", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     long long i2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
+    if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaArrayGetMemoryRequirements];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaArrayGetMemoryRequirements");
@@ -1909,12 +1889,10 @@ static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObje
     CUDART_FN_T(cudaArrayGetMemoryRequirements, cudart_abi_cudaArrayGetMemoryRequirements) fn = (CUDART_FN_T(cudaArrayGetMemoryRequirements, cudart_abi_cudaArrayGetMemoryRequirements))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (int)i2);
+    r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -1926,28 +1904,24 @@ static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaArrayGetPlane");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaArrayGetPlane", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaArrayGetPlane");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -1967,7 +1941,7 @@ static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaArrayGetPlane, cudart_abi_cudaArrayGetPlane) fn = (CUDART_FN_T(cudaArrayGetPlane, cudart_abi_cudaArrayGetPlane))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -1984,29 +1958,19 @@ static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaArrayGetSparseProperties", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaArrayGetSparseProperties");
+    if (cudart_arity("cudaArrayGetSparseProperties", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 48, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 48, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaArrayGetSparseProperties];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaArrayGetSparseProperties");
@@ -2022,12 +1986,10 @@ static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject
     CUDART_FN_T(cudaArrayGetSparseProperties, cudart_abi_cudaArrayGetSparseProperties) fn = (CUDART_FN_T(cudaArrayGetSparseProperties, cudart_abi_cudaArrayGetSparseProperties))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -2039,27 +2001,23 @@ static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaChooseDevice");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaChooseDevice", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaChooseDevice");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 1008, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 1008, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaChooseDevice];
@@ -2077,7 +2035,7 @@ static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaChooseDevice, cudart_abi_cudaChooseDevice) fn = (CUDART_FN_T(cudaChooseDevice, cudart_abi_cudaChooseDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2128,7 +2086,7 @@ static PyObject *cudart_fn_cudaCreateChannelDesc(PyObject *self, PyObject *const
     CUDART_FN_T(cudaCreateChannelDesc, cudart_abi_cudaCreateChannelDesc) fn = (CUDART_FN_T(cudaCreateChannelDesc, cudart_abi_cudaCreateChannelDesc))slot;
     CUDART_RECORD_T(cudaChannelFormatDesc) r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, (int)i1, (int)i2, (int)i3, (unsigned int)u4);
+    r = fn((int)i0, (int)i1, (int)i2, (int)i3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyBytes_FromStringAndSize((const char *)&r, (Py_ssize_t)sizeof r);
 done:
@@ -2141,27 +2099,23 @@ static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaCreateSurfaceObject");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaCreateSurfaceObject", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaCreateSurfaceObject");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaCreateSurfaceObject];
@@ -2179,7 +2133,7 @@ static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *con
     CUDART_FN_T(cudaCreateSurfaceObject, cudart_abi_cudaCreateSurfaceObject) fn = (CUDART_FN_T(cudaCreateSurfaceObject, cudart_abi_cudaCreateSurfaceObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2196,41 +2150,31 @@ static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaCreateTextureObject");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaCreateTextureObject", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaCreateTextureObject");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 72, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 72, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 112, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 112, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaCreateTextureObject];
@@ -2248,7 +2192,7 @@ static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *con
     CUDART_FN_T(cudaCreateTextureObject, cudart_abi_cudaCreateTextureObject) fn = (CUDART_FN_T(cudaCreateTextureObject, cudart_abi_cudaCreateTextureObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3);
+    r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2285,7 +2229,7 @@ static PyObject *cudart_fn_cudaCtxResetPersistingL2Cache(PyObject *self, PyObjec
     CUDART_FN_T(cudaCtxResetPersistingL2Cache, cudart_abi_cudaCtxResetPersistingL2Cache) fn = (CUDART_FN_T(cudaCtxResetPersistingL2Cache, cudart_abi_cudaCtxResetPersistingL2Cache))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn();
+    r = fn();
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2298,22 +2242,15 @@ static PyObject *cudart_fn_cudaDestroyExternalMemory(PyObject *self, PyObject *c
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaDestroyExternalMemory", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDestroyExternalMemory");
+    if (cudart_arity("cudaDestroyExternalMemory", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDestroyExternalMemory];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDestroyExternalMemory");
@@ -2329,12 +2266,10 @@ static PyObject *cudart_fn_cudaDestroyExternalMemory(PyObject *self, PyObject *c
     CUDART_FN_T(cudaDestroyExternalMemory, cudart_abi_cudaDestroyExternalMemory) fn = (CUDART_FN_T(cudaDestroyExternalMemory, cudart_abi_cudaDestroyExternalMemory))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -2345,22 +2280,15 @@ static PyObject *cudart_fn_cudaDestroyExternalSemaphore(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaDestroyExternalSemaphore", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDestroyExternalSemaphore");
+    if (cudart_arity("cudaDestroyExternalSemaphore", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDestroyExternalSemaphore];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDestroyExternalSemaphore");
@@ -2376,12 +2304,10 @@ static PyObject *cudart_fn_cudaDestroyExternalSemaphore(PyObject *self, PyObject
     CUDART_FN_T(cudaDestroyExternalSemaphore, cudart_abi_cudaDestroyExternalSemaphore) fn = (CUDART_FN_T(cudaDestroyExternalSemaphore, cudart_abi_cudaDestroyExternalSemaphore))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -2412,7 +2338,7 @@ static PyObject *cudart_fn_cudaDestroySurfaceObject(PyObject *self, PyObject *co
     CUDART_FN_T(cudaDestroySurfaceObject, cudart_abi_cudaDestroySurfaceObject) fn = (CUDART_FN_T(cudaDestroySurfaceObject, cudart_abi_cudaDestroySurfaceObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned long long)u0);
+    r = fn((unsigned long long)u0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2445,7 +2371,7 @@ static PyObject *cudart_fn_cudaDestroyTextureObject(PyObject *self, PyObject *co
     CUDART_FN_T(cudaDestroyTextureObject, cudart_abi_cudaDestroyTextureObject) fn = (CUDART_FN_T(cudaDestroyTextureObject, cudart_abi_cudaDestroyTextureObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned long long)u0);
+    r = fn((unsigned long long)u0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2458,17 +2384,16 @@ static PyObject *cudart_fn_cudaDeviceCanAccessPeer(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceCanAccessPeer");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceCanAccessPeer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceCanAccessPeer");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     long long i2;
     if ((spec.outs >> 0) & 1)
@@ -2495,7 +2420,7 @@ static PyObject *cudart_fn_cudaDeviceCanAccessPeer(PyObject *self, PyObject *con
     CUDART_FN_T(cudaDeviceCanAccessPeer, cudart_abi_cudaDeviceCanAccessPeer) fn = (CUDART_FN_T(cudaDeviceCanAccessPeer, cudart_abi_cudaDeviceCanAccessPeer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1, (int)i2);
+    r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2531,7 +2456,7 @@ static PyObject *cudart_fn_cudaDeviceDisablePeerAccess(PyObject *self, PyObject 
     CUDART_FN_T(cudaDeviceDisablePeerAccess, cudart_abi_cudaDeviceDisablePeerAccess) fn = (CUDART_FN_T(cudaDeviceDisablePeerAccess, cudart_abi_cudaDeviceDisablePeerAccess))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0);
+    r = fn((int)i0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2567,7 +2492,7 @@ static PyObject *cudart_fn_cudaDeviceEnablePeerAccess(PyObject *self, PyObject *
     CUDART_FN_T(cudaDeviceEnablePeerAccess, cudart_abi_cudaDeviceEnablePeerAccess) fn = (CUDART_FN_T(cudaDeviceEnablePeerAccess, cudart_abi_cudaDeviceEnablePeerAccess))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, (unsigned int)u1);
+    r = fn((int)i0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2603,7 +2528,7 @@ static PyObject *cudart_fn_cudaDeviceFlushGPUDirectRDMAWrites(PyObject *self, Py
     CUDART_FN_T(cudaDeviceFlushGPUDirectRDMAWrites, cudart_abi_cudaDeviceFlushGPUDirectRDMAWrites) fn = (CUDART_FN_T(cudaDeviceFlushGPUDirectRDMAWrites, cudart_abi_cudaDeviceFlushGPUDirectRDMAWrites))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0, (unsigned int)u1);
+    r = fn((unsigned int)u0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2616,17 +2541,16 @@ static PyObject *cudart_fn_cudaDeviceGetAttribute(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetAttribute");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetAttribute");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     long long i2;
     if ((spec.outs >> 0) & 1)
@@ -2653,7 +2577,7 @@ static PyObject *cudart_fn_cudaDeviceGetAttribute(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaDeviceGetAttribute, cudart_abi_cudaDeviceGetAttribute) fn = (CUDART_FN_T(cudaDeviceGetAttribute, cudart_abi_cudaDeviceGetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, (int)i2);
+    r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2669,27 +2593,23 @@ static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetByPCIBusId");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetByPCIBusId", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetByPCIBusId");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetByPCIBusId];
@@ -2707,7 +2627,7 @@ static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *con
     CUDART_FN_T(cudaDeviceGetByPCIBusId, cudart_abi_cudaDeviceGetByPCIBusId) fn = (CUDART_FN_T(cudaDeviceGetByPCIBusId, cudart_abi_cudaDeviceGetByPCIBusId))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2724,17 +2644,16 @@ static PyObject *cudart_fn_cudaDeviceGetCacheConfig(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetCacheConfig");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetCacheConfig", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetCacheConfig");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -2755,7 +2674,7 @@ static PyObject *cudart_fn_cudaDeviceGetCacheConfig(PyObject *self, PyObject *co
     CUDART_FN_T(cudaDeviceGetCacheConfig, cudart_abi_cudaDeviceGetCacheConfig) fn = (CUDART_FN_T(cudaDeviceGetCacheConfig, cudart_abi_cudaDeviceGetCacheConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2771,17 +2690,16 @@ static PyObject *cudart_fn_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetDefaultMemPool");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetDefaultMemPool", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetDefaultMemPool");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -2805,7 +2723,7 @@ static PyObject *cudart_fn_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject 
     CUDART_FN_T(cudaDeviceGetDefaultMemPool, cudart_abi_cudaDeviceGetDefaultMemPool) fn = (CUDART_FN_T(cudaDeviceGetDefaultMemPool, cudart_abi_cudaDeviceGetDefaultMemPool))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1);
+    r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2821,28 +2739,21 @@ static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetGraphMemAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetGraphMemAttribute");
+    if (cudart_arity("cudaDeviceGetGraphMemAttribute", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     long long i0;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetGraphMemAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetGraphMemAttribute");
@@ -2858,12 +2769,10 @@ static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObje
     CUDART_FN_T(cudaDeviceGetGraphMemAttribute, cudart_abi_cudaDeviceGetGraphMemAttribute) fn = (CUDART_FN_T(cudaDeviceGetGraphMemAttribute, cudart_abi_cudaDeviceGetGraphMemAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, (unsigned int)u1, a2);
+    r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b2);
     return result;
 }
@@ -2874,20 +2783,18 @@ static PyObject *cudart_fn_cudaDeviceGetHostAtomicCapabilities(PyObject *self, P
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetHostAtomicCapabilities");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetHostAtomicCapabilities", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetHostAtomicCapabilities");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     long long i3;
     if ((spec.outs >> 0) & 1)
@@ -2918,7 +2825,7 @@ static PyObject *cudart_fn_cudaDeviceGetHostAtomicCapabilities(PyObject *self, P
     CUDART_FN_T(cudaDeviceGetHostAtomicCapabilities, cudart_abi_cudaDeviceGetHostAtomicCapabilities) fn = (CUDART_FN_T(cudaDeviceGetHostAtomicCapabilities, cudart_abi_cudaDeviceGetHostAtomicCapabilities))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, (int)i3);
+    r = fn(a0, a1, (unsigned int)u2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2935,17 +2842,16 @@ static PyObject *cudart_fn_cudaDeviceGetLimit(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetLimit");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetLimit", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetLimit");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -2969,7 +2875,7 @@ static PyObject *cudart_fn_cudaDeviceGetLimit(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaDeviceGetLimit, cudart_abi_cudaDeviceGetLimit) fn = (CUDART_FN_T(cudaDeviceGetLimit, cudart_abi_cudaDeviceGetLimit))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2985,17 +2891,16 @@ static PyObject *cudart_fn_cudaDeviceGetMemPool(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetMemPool");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetMemPool", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetMemPool");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -3019,7 +2924,7 @@ static PyObject *cudart_fn_cudaDeviceGetMemPool(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaDeviceGetMemPool, cudart_abi_cudaDeviceGetMemPool) fn = (CUDART_FN_T(cudaDeviceGetMemPool, cudart_abi_cudaDeviceGetMemPool))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1);
+    r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3035,28 +2940,21 @@ static PyObject *cudart_fn_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetNvSciSyncAttributes", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetNvSciSyncAttributes");
+    if (cudart_arity("cudaDeviceGetNvSciSyncAttributes", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     long long i2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
+    if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
+    if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetNvSciSyncAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetNvSciSyncAttributes");
@@ -3072,12 +2970,10 @@ static PyObject *cudart_fn_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyOb
     CUDART_FN_T(cudaDeviceGetNvSciSyncAttributes, cudart_abi_cudaDeviceGetNvSciSyncAttributes) fn = (CUDART_FN_T(cudaDeviceGetNvSciSyncAttributes, cudart_abi_cudaDeviceGetNvSciSyncAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1, (int)i2);
+    r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -3088,20 +2984,18 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAtomicCapabilities(PyObject *self, Py
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetP2PAtomicCapabilities");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetP2PAtomicCapabilities", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetP2PAtomicCapabilities");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     long long i3;
     long long i4;
@@ -3135,7 +3029,7 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAtomicCapabilities(PyObject *self, Py
     CUDART_FN_T(cudaDeviceGetP2PAtomicCapabilities, cudart_abi_cudaDeviceGetP2PAtomicCapabilities) fn = (CUDART_FN_T(cudaDeviceGetP2PAtomicCapabilities, cudart_abi_cudaDeviceGetP2PAtomicCapabilities))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, (int)i3, (int)i4);
+    r = fn(a0, a1, (unsigned int)u2, (int)i3, (int)i4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3152,17 +3046,16 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *c
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetP2PAttribute");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetP2PAttribute", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetP2PAttribute");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     long long i2;
     long long i3;
@@ -3192,7 +3085,7 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *c
     CUDART_FN_T(cudaDeviceGetP2PAttribute, cudart_abi_cudaDeviceGetP2PAttribute) fn = (CUDART_FN_T(cudaDeviceGetP2PAttribute, cudart_abi_cudaDeviceGetP2PAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
+    r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3208,28 +3101,21 @@ static PyObject *cudart_fn_cudaDeviceGetPCIBusId(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetPCIBusId", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetPCIBusId");
+    if (cudart_arity("cudaDeviceGetPCIBusId", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     long long i2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
+    if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
+    if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetPCIBusId];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetPCIBusId");
@@ -3245,12 +3131,10 @@ static PyObject *cudart_fn_cudaDeviceGetPCIBusId(PyObject *self, PyObject *const
     CUDART_FN_T(cudaDeviceGetPCIBusId, cudart_abi_cudaDeviceGetPCIBusId) fn = (CUDART_FN_T(cudaDeviceGetPCIBusId, cudart_abi_cudaDeviceGetPCIBusId))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1, (int)i2);
+    r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -3261,17 +3145,16 @@ static PyObject *cudart_fn_cudaDeviceGetSharedMemConfig(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetSharedMemConfig");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetSharedMemConfig", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetSharedMemConfig");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -3292,7 +3175,7 @@ static PyObject *cudart_fn_cudaDeviceGetSharedMemConfig(PyObject *self, PyObject
     CUDART_FN_T(cudaDeviceGetSharedMemConfig, cudart_abi_cudaDeviceGetSharedMemConfig) fn = (CUDART_FN_T(cudaDeviceGetSharedMemConfig, cudart_abi_cudaDeviceGetSharedMemConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3308,20 +3191,18 @@ static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetStreamPriorityRange");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetStreamPriorityRange", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetStreamPriorityRange");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -3346,7 +3227,7 @@ static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyOb
     CUDART_FN_T(cudaDeviceGetStreamPriorityRange, cudart_abi_cudaDeviceGetStreamPriorityRange) fn = (CUDART_FN_T(cudaDeviceGetStreamPriorityRange, cudart_abi_cudaDeviceGetStreamPriorityRange))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3363,28 +3244,24 @@ static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetTexture1DLinearMaxWidth");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetTexture1DLinearMaxWidth", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetTexture1DLinearMaxWidth");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     long long i2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -3404,7 +3281,7 @@ static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, 
     CUDART_FN_T(cudaDeviceGetTexture1DLinearMaxWidth, cudart_abi_cudaDeviceGetTexture1DLinearMaxWidth) fn = (CUDART_FN_T(cudaDeviceGetTexture1DLinearMaxWidth, cudart_abi_cudaDeviceGetTexture1DLinearMaxWidth))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (int)i2);
+    r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3441,7 +3318,7 @@ static PyObject *cudart_fn_cudaDeviceGraphMemTrim(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaDeviceGraphMemTrim, cudart_abi_cudaDeviceGraphMemTrim) fn = (CUDART_FN_T(cudaDeviceGraphMemTrim, cudart_abi_cudaDeviceGraphMemTrim))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0);
+    r = fn((int)i0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3454,33 +3331,26 @@ static PyObject *cudart_fn_cudaDeviceRegisterAsyncNotification(PyObject *self, P
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceRegisterAsyncNotification");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceRegisterAsyncNotification", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceRegisterAsyncNotification");
     PyObject *result = NULL;
     long long i0;
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
@@ -3502,7 +3372,7 @@ static PyObject *cudart_fn_cudaDeviceRegisterAsyncNotification(PyObject *self, P
     CUDART_FN_T(cudaDeviceRegisterAsyncNotification, cudart_abi_cudaDeviceRegisterAsyncNotification) fn = (CUDART_FN_T(cudaDeviceRegisterAsyncNotification, cudart_abi_cudaDeviceRegisterAsyncNotification))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, a1, a2, a3);
+    r = fn((int)i0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3538,7 +3408,7 @@ static PyObject *cudart_fn_cudaDeviceReset(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaDeviceReset, cudart_abi_cudaDeviceReset) fn = (CUDART_FN_T(cudaDeviceReset, cudart_abi_cudaDeviceReset))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn();
+    r = fn();
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3571,7 +3441,7 @@ static PyObject *cudart_fn_cudaDeviceSetCacheConfig(PyObject *self, PyObject *co
     CUDART_FN_T(cudaDeviceSetCacheConfig, cudart_abi_cudaDeviceSetCacheConfig) fn = (CUDART_FN_T(cudaDeviceSetCacheConfig, cudart_abi_cudaDeviceSetCacheConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0);
+    r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3584,28 +3454,21 @@ static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceSetGraphMemAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceSetGraphMemAttribute");
+    if (cudart_arity("cudaDeviceSetGraphMemAttribute", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     long long i0;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceSetGraphMemAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceSetGraphMemAttribute");
@@ -3621,12 +3484,10 @@ static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObje
     CUDART_FN_T(cudaDeviceSetGraphMemAttribute, cudart_abi_cudaDeviceSetGraphMemAttribute) fn = (CUDART_FN_T(cudaDeviceSetGraphMemAttribute, cudart_abi_cudaDeviceSetGraphMemAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, (unsigned int)u1, a2);
+    r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b2);
     return result;
 }
@@ -3660,7 +3521,7 @@ static PyObject *cudart_fn_cudaDeviceSetLimit(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaDeviceSetLimit, cudart_abi_cudaDeviceSetLimit) fn = (CUDART_FN_T(cudaDeviceSetLimit, cudart_abi_cudaDeviceSetLimit))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0, (unsigned long)u1);
+    r = fn((unsigned int)u0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3673,25 +3534,18 @@ static PyObject *cudart_fn_cudaDeviceSetMemPool(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceSetMemPool", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceSetMemPool");
+    if (cudart_arity("cudaDeviceSetMemPool", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     long long i0;
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceSetMemPool];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceSetMemPool");
@@ -3707,12 +3561,10 @@ static PyObject *cudart_fn_cudaDeviceSetMemPool(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaDeviceSetMemPool, cudart_abi_cudaDeviceSetMemPool) fn = (CUDART_FN_T(cudaDeviceSetMemPool, cudart_abi_cudaDeviceSetMemPool))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, a1);
+    r = fn((int)i0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b1);
     return result;
 }
@@ -3743,7 +3595,7 @@ static PyObject *cudart_fn_cudaDeviceSetSharedMemConfig(PyObject *self, PyObject
     CUDART_FN_T(cudaDeviceSetSharedMemConfig, cudart_abi_cudaDeviceSetSharedMemConfig) fn = (CUDART_FN_T(cudaDeviceSetSharedMemConfig, cudart_abi_cudaDeviceSetSharedMemConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0);
+    r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3774,7 +3626,7 @@ static PyObject *cudart_fn_cudaDeviceSynchronize(PyObject *self, PyObject *const
     CUDART_FN_T(cudaDeviceSynchronize, cudart_abi_cudaDeviceSynchronize) fn = (CUDART_FN_T(cudaDeviceSynchronize, cudart_abi_cudaDeviceSynchronize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn();
+    r = fn();
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3787,25 +3639,18 @@ static PyObject *cudart_fn_cudaDeviceUnregisterAsyncNotification(PyObject *self,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceUnregisterAsyncNotification", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceUnregisterAsyncNotification");
+    if (cudart_arity("cudaDeviceUnregisterAsyncNotification", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     long long i0;
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceUnregisterAsyncNotification];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceUnregisterAsyncNotification");
@@ -3821,12 +3666,10 @@ static PyObject *cudart_fn_cudaDeviceUnregisterAsyncNotification(PyObject *self,
     CUDART_FN_T(cudaDeviceUnregisterAsyncNotification, cudart_abi_cudaDeviceUnregisterAsyncNotification) fn = (CUDART_FN_T(cudaDeviceUnregisterAsyncNotification, cudart_abi_cudaDeviceUnregisterAsyncNotification))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, a1);
+    r = fn((int)i0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b1);
     return result;
 }
@@ -3837,17 +3680,16 @@ static PyObject *cudart_fn_cudaDriverGetVersion(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDriverGetVersion");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDriverGetVersion", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDriverGetVersion");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -3868,7 +3710,7 @@ static PyObject *cudart_fn_cudaDriverGetVersion(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaDriverGetVersion, cudart_abi_cudaDriverGetVersion) fn = (CUDART_FN_T(cudaDriverGetVersion, cudart_abi_cudaDriverGetVersion))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3884,23 +3726,20 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyO
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x7ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamConsumerAcquireFrame");
     unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEGLStreamConsumerAcquireFrame", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x7ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEGLStreamConsumerAcquireFrame");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -3932,7 +3771,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyO
     CUDART_FN_T(cudaEGLStreamConsumerAcquireFrame, cudart_abi_cudaEGLStreamConsumerAcquireFrame) fn = (CUDART_FN_T(cudaEGLStreamConsumerAcquireFrame, cudart_abi_cudaEGLStreamConsumerAcquireFrame))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned int)u3);
+    r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3950,27 +3789,23 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamConsumerConnect");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEGLStreamConsumerConnect", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEGLStreamConsumerConnect");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamConsumerConnect];
@@ -3988,7 +3823,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject
     CUDART_FN_T(cudaEGLStreamConsumerConnect, cudart_abi_cudaEGLStreamConsumerConnect) fn = (CUDART_FN_T(cudaEGLStreamConsumerConnect, cudart_abi_cudaEGLStreamConsumerConnect))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4005,28 +3840,24 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamConsumerConnectWithFlags");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEGLStreamConsumerConnectWithFlags", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEGLStreamConsumerConnectWithFlags");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -4046,7 +3877,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self,
     CUDART_FN_T(cudaEGLStreamConsumerConnectWithFlags, cudart_abi_cudaEGLStreamConsumerConnectWithFlags) fn = (CUDART_FN_T(cudaEGLStreamConsumerConnectWithFlags, cudart_abi_cudaEGLStreamConsumerConnectWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4063,17 +3894,16 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerDisconnect(PyObject *self, PyObj
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamConsumerDisconnect");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEGLStreamConsumerDisconnect", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEGLStreamConsumerDisconnect");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -4094,7 +3924,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerDisconnect(PyObject *self, PyObj
     CUDART_FN_T(cudaEGLStreamConsumerDisconnect, cudart_abi_cudaEGLStreamConsumerDisconnect) fn = (CUDART_FN_T(cudaEGLStreamConsumerDisconnect, cudart_abi_cudaEGLStreamConsumerDisconnect))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4110,30 +3940,25 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyO
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamConsumerReleaseFrame");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEGLStreamConsumerReleaseFrame", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEGLStreamConsumerReleaseFrame");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -4155,7 +3980,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyO
     CUDART_FN_T(cudaEGLStreamConsumerReleaseFrame, cudart_abi_cudaEGLStreamConsumerReleaseFrame) fn = (CUDART_FN_T(cudaEGLStreamConsumerReleaseFrame, cudart_abi_cudaEGLStreamConsumerReleaseFrame))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4173,29 +3998,25 @@ static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamProducerConnect");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEGLStreamProducerConnect", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEGLStreamProducerConnect");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     long long i2;
     long long i3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -4217,7 +4038,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject
     CUDART_FN_T(cudaEGLStreamProducerConnect, cudart_abi_cudaEGLStreamProducerConnect) fn = (CUDART_FN_T(cudaEGLStreamProducerConnect, cudart_abi_cudaEGLStreamProducerConnect))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (int)i2, (int)i3);
+    r = fn(a0, a1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4234,17 +4055,16 @@ static PyObject *cudart_fn_cudaEGLStreamProducerDisconnect(PyObject *self, PyObj
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamProducerDisconnect");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEGLStreamProducerDisconnect", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEGLStreamProducerDisconnect");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -4265,7 +4085,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerDisconnect(PyObject *self, PyObj
     CUDART_FN_T(cudaEGLStreamProducerDisconnect, cudart_abi_cudaEGLStreamProducerDisconnect) fn = (CUDART_FN_T(cudaEGLStreamProducerDisconnect, cudart_abi_cudaEGLStreamProducerDisconnect))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4281,26 +4101,24 @@ static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyO
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamProducerPresentFrame");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEGLStreamProducerPresentFrame", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEGLStreamProducerPresentFrame");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     CUDART_RECORD_T(cudaEglFrame) a1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[k++], 1, "cudaEglFrame", (Py_ssize_t)sizeof a1, &cudart_class_cudaEglFrame, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "cudaEglFrame_st", (Py_ssize_t)sizeof a1, &cudart_class_cudaEglFrame, &a1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -4322,7 +4140,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyO
     CUDART_FN_T(cudaEGLStreamProducerPresentFrame, cudart_abi_cudaEGLStreamProducerPresentFrame) fn = (CUDART_FN_T(cudaEGLStreamProducerPresentFrame, cudart_abi_cudaEGLStreamProducerPresentFrame))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4339,30 +4157,25 @@ static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamProducerReturnFrame");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEGLStreamProducerReturnFrame", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEGLStreamProducerReturnFrame");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 280, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 280, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -4384,7 +4197,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyOb
     CUDART_FN_T(cudaEGLStreamProducerReturnFrame, cudart_abi_cudaEGLStreamProducerReturnFrame) fn = (CUDART_FN_T(cudaEGLStreamProducerReturnFrame, cudart_abi_cudaEGLStreamProducerReturnFrame))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4402,17 +4215,16 @@ static PyObject *cudart_fn_cudaEventCreate(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventCreate");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEventCreate", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEventCreate");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -4433,7 +4245,7 @@ static PyObject *cudart_fn_cudaEventCreate(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaEventCreate, cudart_abi_cudaEventCreate) fn = (CUDART_FN_T(cudaEventCreate, cudart_abi_cudaEventCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4449,28 +4261,24 @@ static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventCreateFromEGLSync");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEventCreateFromEGLSync", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEventCreateFromEGLSync");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -4490,7 +4298,7 @@ static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *
     CUDART_FN_T(cudaEventCreateFromEGLSync, cudart_abi_cudaEventCreateFromEGLSync) fn = (CUDART_FN_T(cudaEventCreateFromEGLSync, cudart_abi_cudaEventCreateFromEGLSync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4507,17 +4315,16 @@ static PyObject *cudart_fn_cudaEventCreateWithFlags(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventCreateWithFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEventCreateWithFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEventCreateWithFlags");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -4541,7 +4348,7 @@ static PyObject *cudart_fn_cudaEventCreateWithFlags(PyObject *self, PyObject *co
     CUDART_FN_T(cudaEventCreateWithFlags, cudart_abi_cudaEventCreateWithFlags) fn = (CUDART_FN_T(cudaEventCreateWithFlags, cudart_abi_cudaEventCreateWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4557,22 +4364,15 @@ static PyObject *cudart_fn_cudaEventDestroy(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaEventDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventDestroy");
+    if (cudart_arity("cudaEventDestroy", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventDestroy");
@@ -4588,12 +4388,10 @@ static PyObject *cudart_fn_cudaEventDestroy(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaEventDestroy, cudart_abi_cudaEventDestroy) fn = (CUDART_FN_T(cudaEventDestroy, cudart_abi_cudaEventDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -4604,34 +4402,27 @@ static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventElapsedTime");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEventElapsedTime", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEventElapsedTime");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventElapsedTime];
@@ -4649,7 +4440,7 @@ static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaEventElapsedTime, cudart_abi_cudaEventElapsedTime) fn = (CUDART_FN_T(cudaEventElapsedTime, cudart_abi_cudaEventElapsedTime))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4667,22 +4458,15 @@ static PyObject *cudart_fn_cudaEventQuery(PyObject *self, PyObject *const *args,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaEventQuery", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventQuery");
+    if (cudart_arity("cudaEventQuery", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventQuery];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventQuery");
@@ -4698,12 +4482,10 @@ static PyObject *cudart_fn_cudaEventQuery(PyObject *self, PyObject *const *args,
     CUDART_FN_T(cudaEventQuery, cudart_abi_cudaEventQuery) fn = (CUDART_FN_T(cudaEventQuery, cudart_abi_cudaEventQuery))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -4714,29 +4496,19 @@ static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaEventRecord", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventRecord");
+    if (cudart_arity("cudaEventRecord", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventRecord];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventRecord");
@@ -4752,12 +4524,10 @@ static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaEventRecord, cudart_abi_cudaEventRecord) fn = (CUDART_FN_T(cudaEventRecord, cudart_abi_cudaEventRecord))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -4769,32 +4539,22 @@ static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaEventRecordWithFlags", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventRecordWithFlags");
+    if (cudart_arity("cudaEventRecordWithFlags", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventRecordWithFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventRecordWithFlags");
@@ -4810,12 +4570,10 @@ static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *co
     CUDART_FN_T(cudaEventRecordWithFlags, cudart_abi_cudaEventRecordWithFlags) fn = (CUDART_FN_T(cudaEventRecordWithFlags, cudart_abi_cudaEventRecordWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -4827,22 +4585,15 @@ static PyObject *cudart_fn_cudaEventSynchronize(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaEventSynchronize", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventSynchronize");
+    if (cudart_arity("cudaEventSynchronize", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventSynchronize];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventSynchronize");
@@ -4858,12 +4609,10 @@ static PyObject *cudart_fn_cudaEventSynchronize(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaEventSynchronize, cudart_abi_cudaEventSynchronize) fn = (CUDART_FN_T(cudaEventSynchronize, cudart_abi_cudaEventSynchronize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -4874,34 +4623,27 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyO
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaExternalMemoryGetMappedBuffer");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaExternalMemoryGetMappedBuffer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaExternalMemoryGetMappedBuffer");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 88, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 88, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaExternalMemoryGetMappedBuffer];
@@ -4919,7 +4661,7 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyO
     CUDART_FN_T(cudaExternalMemoryGetMappedBuffer, cudart_abi_cudaExternalMemoryGetMappedBuffer) fn = (CUDART_FN_T(cudaExternalMemoryGetMappedBuffer, cudart_abi_cudaExternalMemoryGetMappedBuffer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4937,34 +4679,27 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *s
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaExternalMemoryGetMappedMipmappedArray");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaExternalMemoryGetMappedMipmappedArray", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaExternalMemoryGetMappedMipmappedArray");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 128, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 128, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaExternalMemoryGetMappedMipmappedArray];
@@ -4982,7 +4717,7 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *s
     CUDART_FN_T(cudaExternalMemoryGetMappedMipmappedArray, cudart_abi_cudaExternalMemoryGetMappedMipmappedArray) fn = (CUDART_FN_T(cudaExternalMemoryGetMappedMipmappedArray, cudart_abi_cudaExternalMemoryGetMappedMipmappedArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -5000,22 +4735,15 @@ static PyObject *cudart_fn_cudaFree(PyObject *self, PyObject *const *args, Py_ss
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaFree", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFree");
+    if (cudart_arity("cudaFree", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFree];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFree");
@@ -5031,12 +4759,10 @@ static PyObject *cudart_fn_cudaFree(PyObject *self, PyObject *const *args, Py_ss
     CUDART_FN_T(cudaFree, cudart_abi_cudaFree) fn = (CUDART_FN_T(cudaFree, cudart_abi_cudaFree))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -5047,22 +4773,15 @@ static PyObject *cudart_fn_cudaFreeArray(PyObject *self, PyObject *const *args, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaFreeArray", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFreeArray");
+    if (cudart_arity("cudaFreeArray", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFreeArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFreeArray");
@@ -5078,12 +4797,10 @@ static PyObject *cudart_fn_cudaFreeArray(PyObject *self, PyObject *const *args, 
     CUDART_FN_T(cudaFreeArray, cudart_abi_cudaFreeArray) fn = (CUDART_FN_T(cudaFreeArray, cudart_abi_cudaFreeArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -5094,29 +4811,19 @@ static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaFreeAsync", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFreeAsync");
+    if (cudart_arity("cudaFreeAsync", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFreeAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFreeAsync");
@@ -5132,12 +4839,10 @@ static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, 
     CUDART_FN_T(cudaFreeAsync, cudart_abi_cudaFreeAsync) fn = (CUDART_FN_T(cudaFreeAsync, cudart_abi_cudaFreeAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -5149,22 +4854,15 @@ static PyObject *cudart_fn_cudaFreeHost(PyObject *self, PyObject *const *args, P
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaFreeHost", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFreeHost");
+    if (cudart_arity("cudaFreeHost", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFreeHost];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFreeHost");
@@ -5180,12 +4878,10 @@ static PyObject *cudart_fn_cudaFreeHost(PyObject *self, PyObject *const *args, P
     CUDART_FN_T(cudaFreeHost, cudart_abi_cudaFreeHost) fn = (CUDART_FN_T(cudaFreeHost, cudart_abi_cudaFreeHost))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -5196,22 +4892,15 @@ static PyObject *cudart_fn_cudaFreeMipmappedArray(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaFreeMipmappedArray", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFreeMipmappedArray");
+    if (cudart_arity("cudaFreeMipmappedArray", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFreeMipmappedArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFreeMipmappedArray");
@@ -5227,12 +4916,10 @@ static PyObject *cudart_fn_cudaFreeMipmappedArray(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaFreeMipmappedArray, cudart_abi_cudaFreeMipmappedArray) fn = (CUDART_FN_T(cudaFreeMipmappedArray, cudart_abi_cudaFreeMipmappedArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -5243,29 +4930,19 @@ static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaFuncGetAttributes", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFuncGetAttributes");
+    if (cudart_arity("cudaFuncGetAttributes", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncGetAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncGetAttributes");
@@ -5281,12 +4958,10 @@ static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const
     CUDART_FN_T(cudaFuncGetAttributes, cudart_abi_cudaFuncGetAttributes) fn = (CUDART_FN_T(cudaFuncGetAttributes, cudart_abi_cudaFuncGetAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -5298,27 +4973,23 @@ static PyObject *cudart_fn_cudaFuncGetName(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFuncGetName");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaFuncGetName", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaFuncGetName");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncGetName];
@@ -5336,7 +5007,7 @@ static PyObject *cudart_fn_cudaFuncGetName(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaFuncGetName, cudart_abi_cudaFuncGetName) fn = (CUDART_FN_T(cudaFuncGetName, cudart_abi_cudaFuncGetName))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -5353,27 +5024,22 @@ static PyObject *cudart_fn_cudaFuncGetParamInfo(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0xcULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFuncGetParamInfo");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaFuncGetParamInfo", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0xcULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaFuncGetParamInfo");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
@@ -5401,7 +5067,7 @@ static PyObject *cudart_fn_cudaFuncGetParamInfo(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaFuncGetParamInfo, cudart_abi_cudaFuncGetParamInfo) fn = (CUDART_FN_T(cudaFuncGetParamInfo, cudart_abi_cudaFuncGetParamInfo))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, a2, a3);
+    r = fn(a0, (unsigned long)u1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -5419,28 +5085,21 @@ static PyObject *cudart_fn_cudaFuncSetAttribute(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaFuncSetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFuncSetAttribute");
+    if (cudart_arity("cudaFuncSetAttribute", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     long long i2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
+    if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncSetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncSetAttribute");
@@ -5456,12 +5115,10 @@ static PyObject *cudart_fn_cudaFuncSetAttribute(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaFuncSetAttribute, cudart_abi_cudaFuncSetAttribute) fn = (CUDART_FN_T(cudaFuncSetAttribute, cudart_abi_cudaFuncSetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, (int)i2);
+    r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -5472,25 +5129,18 @@ static PyObject *cudart_fn_cudaFuncSetCacheConfig(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaFuncSetCacheConfig", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFuncSetCacheConfig");
+    if (cudart_arity("cudaFuncSetCacheConfig", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncSetCacheConfig];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncSetCacheConfig");
@@ -5506,12 +5156,10 @@ static PyObject *cudart_fn_cudaFuncSetCacheConfig(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaFuncSetCacheConfig, cudart_abi_cudaFuncSetCacheConfig) fn = (CUDART_FN_T(cudaFuncSetCacheConfig, cudart_abi_cudaFuncSetCacheConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -5522,25 +5170,18 @@ static PyObject *cudart_fn_cudaFuncSetSharedMemConfig(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaFuncSetSharedMemConfig", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFuncSetSharedMemConfig");
+    if (cudart_arity("cudaFuncSetSharedMemConfig", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncSetSharedMemConfig];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncSetSharedMemConfig");
@@ -5556,12 +5197,10 @@ static PyObject *cudart_fn_cudaFuncSetSharedMemConfig(PyObject *self, PyObject *
     CUDART_FN_T(cudaFuncSetSharedMemConfig, cudart_abi_cudaFuncSetSharedMemConfig) fn = (CUDART_FN_T(cudaFuncSetSharedMemConfig, cudart_abi_cudaFuncSetSharedMemConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -5572,20 +5211,18 @@ static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGLGetDevices");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGLGetDevices", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGLGetDevices");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
@@ -5616,7 +5253,7 @@ static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaGLGetDevices, cudart_abi_cudaGLGetDevices) fn = (CUDART_FN_T(cudaGLGetDevices, cudart_abi_cudaGLGetDevices))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
+    r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -5633,17 +5270,16 @@ static PyObject *cudart_fn_cudaGLMapBufferObject(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGLMapBufferObject");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGLMapBufferObject", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGLMapBufferObject");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -5667,7 +5303,7 @@ static PyObject *cudart_fn_cudaGLMapBufferObject(PyObject *self, PyObject *const
     CUDART_FN_T(cudaGLMapBufferObject, cudart_abi_cudaGLMapBufferObject) fn = (CUDART_FN_T(cudaGLMapBufferObject, cudart_abi_cudaGLMapBufferObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -5683,30 +5319,26 @@ static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGLMapBufferObjectAsync");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGLMapBufferObjectAsync", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGLMapBufferObjectAsync");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGLMapBufferObjectAsync];
@@ -5724,7 +5356,7 @@ static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *
     CUDART_FN_T(cudaGLMapBufferObjectAsync, cudart_abi_cudaGLMapBufferObjectAsync) fn = (CUDART_FN_T(cudaGLMapBufferObjectAsync, cudart_abi_cudaGLMapBufferObjectAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, a2);
+    r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -5761,7 +5393,7 @@ static PyObject *cudart_fn_cudaGLRegisterBufferObject(PyObject *self, PyObject *
     CUDART_FN_T(cudaGLRegisterBufferObject, cudart_abi_cudaGLRegisterBufferObject) fn = (CUDART_FN_T(cudaGLRegisterBufferObject, cudart_abi_cudaGLRegisterBufferObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0);
+    r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -5797,7 +5429,7 @@ static PyObject *cudart_fn_cudaGLSetBufferObjectMapFlags(PyObject *self, PyObjec
     CUDART_FN_T(cudaGLSetBufferObjectMapFlags, cudart_abi_cudaGLSetBufferObjectMapFlags) fn = (CUDART_FN_T(cudaGLSetBufferObjectMapFlags, cudart_abi_cudaGLSetBufferObjectMapFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0, (unsigned int)u1);
+    r = fn((unsigned int)u0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -5830,7 +5462,7 @@ static PyObject *cudart_fn_cudaGLSetGLDevice(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaGLSetGLDevice, cudart_abi_cudaGLSetGLDevice) fn = (CUDART_FN_T(cudaGLSetGLDevice, cudart_abi_cudaGLSetGLDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0);
+    r = fn((int)i0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -5863,7 +5495,7 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObject(PyObject *self, PyObject *con
     CUDART_FN_T(cudaGLUnmapBufferObject, cudart_abi_cudaGLUnmapBufferObject) fn = (CUDART_FN_T(cudaGLUnmapBufferObject, cudart_abi_cudaGLUnmapBufferObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0);
+    r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -5876,25 +5508,18 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObjectAsync(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGLUnmapBufferObjectAsync", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGLUnmapBufferObjectAsync");
+    if (cudart_arity("cudaGLUnmapBufferObjectAsync", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     unsigned long long u0;
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if (cudart_unsigned(args[k++], 0, 32, &u0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGLUnmapBufferObjectAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGLUnmapBufferObjectAsync");
@@ -5910,12 +5535,10 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObjectAsync(PyObject *self, PyObject
     CUDART_FN_T(cudaGLUnmapBufferObjectAsync, cudart_abi_cudaGLUnmapBufferObjectAsync) fn = (CUDART_FN_T(cudaGLUnmapBufferObjectAsync, cudart_abi_cudaGLUnmapBufferObjectAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0, a1);
+    r = fn((unsigned int)u0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b1);
     return result;
 }
@@ -5946,7 +5569,7 @@ static PyObject *cudart_fn_cudaGLUnregisterBufferObject(PyObject *self, PyObject
     CUDART_FN_T(cudaGLUnregisterBufferObject, cudart_abi_cudaGLUnregisterBufferObject) fn = (CUDART_FN_T(cudaGLUnregisterBufferObject, cudart_abi_cudaGLUnregisterBufferObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0);
+    r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -5959,29 +5582,19 @@ static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetChannelDesc", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetChannelDesc");
+    if (cudart_arity("cudaGetChannelDesc", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 20, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 20, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetChannelDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetChannelDesc");
@@ -5997,12 +5610,10 @@ static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaGetChannelDesc, cudart_abi_cudaGetChannelDesc) fn = (CUDART_FN_T(cudaGetChannelDesc, cudart_abi_cudaGetChannelDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6014,17 +5625,16 @@ static PyObject *cudart_fn_cudaGetDevice(PyObject *self, PyObject *const *args, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDevice");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetDevice", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetDevice");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -6044,9 +5654,7 @@ static PyObject *cudart_fn_cudaGetDevice(PyObject *self, PyObject *const *args, 
     }
     CUDART_FN_T(cudaGetDevice, cudart_abi_cudaGetDevice) fn = (CUDART_FN_T(cudaGetDevice, cudart_abi_cudaGetDevice))slot;
     unsigned int r;
-    Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
-    Py_END_ALLOW_THREADS
+    r = fn(a0);  /* with the GIL held: generator/gil.py */
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
     if (spec.outs && result)
@@ -6061,17 +5669,16 @@ static PyObject *cudart_fn_cudaGetDeviceCount(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDeviceCount");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetDeviceCount", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetDeviceCount");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -6092,7 +5699,7 @@ static PyObject *cudart_fn_cudaGetDeviceCount(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaGetDeviceCount, cudart_abi_cudaGetDeviceCount) fn = (CUDART_FN_T(cudaGetDeviceCount, cudart_abi_cudaGetDeviceCount))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6108,17 +5715,16 @@ static PyObject *cudart_fn_cudaGetDeviceFlags(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDeviceFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetDeviceFlags", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetDeviceFlags");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -6139,7 +5745,7 @@ static PyObject *cudart_fn_cudaGetDeviceFlags(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaGetDeviceFlags, cudart_abi_cudaGetDeviceFlags) fn = (CUDART_FN_T(cudaGetDeviceFlags, cudart_abi_cudaGetDeviceFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6155,25 +5761,18 @@ static PyObject *cudart_fn_cudaGetDeviceProperties(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetDeviceProperties", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetDeviceProperties");
+    if (cudart_arity("cudaGetDeviceProperties", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 1008, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 1008, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
+    if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetDeviceProperties];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetDeviceProperties");
@@ -6189,12 +5788,10 @@ static PyObject *cudart_fn_cudaGetDeviceProperties(PyObject *self, PyObject *con
     CUDART_FN_T(cudaGetDeviceProperties, cudart_abi_cudaGetDeviceProperties) fn = (CUDART_FN_T(cudaGetDeviceProperties, cudart_abi_cudaGetDeviceProperties))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1);
+    r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -6205,27 +5802,22 @@ static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0xaULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDriverEntryPoint");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetDriverEntryPoint", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0xaULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetDriverEntryPoint");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -6253,7 +5845,7 @@ static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *con
     CUDART_FN_T(cudaGetDriverEntryPoint, cudart_abi_cudaGetDriverEntryPoint) fn = (CUDART_FN_T(cudaGetDriverEntryPoint, cudart_abi_cudaGetDriverEntryPoint))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long long)u2, a3);
+    r = fn(a0, a1, (unsigned long long)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6271,28 +5863,23 @@ static PyObject *cudart_fn_cudaGetDriverEntryPointByVersion(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x12ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDriverEntryPointByVersion");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetDriverEntryPointByVersion", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x12ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetDriverEntryPointByVersion");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b4 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -6322,7 +5909,7 @@ static PyObject *cudart_fn_cudaGetDriverEntryPointByVersion(PyObject *self, PyOb
     CUDART_FN_T(cudaGetDriverEntryPointByVersion, cudart_abi_cudaGetDriverEntryPointByVersion) fn = (CUDART_FN_T(cudaGetDriverEntryPointByVersion, cudart_abi_cudaGetDriverEntryPointByVersion))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, (unsigned long long)u3, a4);
+    r = fn(a0, a1, (unsigned int)u2, (unsigned long long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6359,9 +5946,7 @@ static PyObject *cudart_fn_cudaGetErrorName(PyObject *self, PyObject *const *arg
     }
     CUDART_FN_T(cudaGetErrorName, cudart_abi_cudaGetErrorName) fn = (CUDART_FN_T(cudaGetErrorName, cudart_abi_cudaGetErrorName))slot;
     const char * r;
-    Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0);
-    Py_END_ALLOW_THREADS
+    r = fn((unsigned int)u0);  /* with the GIL held: generator/gil.py */
     result = r ? PyBytes_FromString(r) : (Py_INCREF(Py_None), Py_None);
 done:
     return result;
@@ -6392,9 +5977,7 @@ static PyObject *cudart_fn_cudaGetErrorString(PyObject *self, PyObject *const *a
     }
     CUDART_FN_T(cudaGetErrorString, cudart_abi_cudaGetErrorString) fn = (CUDART_FN_T(cudaGetErrorString, cudart_abi_cudaGetErrorString))slot;
     const char * r;
-    Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0);
-    Py_END_ALLOW_THREADS
+    r = fn((unsigned int)u0);  /* with the GIL held: generator/gil.py */
     result = r ? PyBytes_FromString(r) : (Py_INCREF(Py_None), Py_None);
 done:
     return result;
@@ -6406,27 +5989,23 @@ static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetExportTable");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetExportTable", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetExportTable");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetExportTable];
@@ -6444,7 +6023,7 @@ static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaGetExportTable, cudart_abi_cudaGetExportTable) fn = (CUDART_FN_T(cudaGetExportTable, cudart_abi_cudaGetExportTable))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6461,27 +6040,23 @@ static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetFuncBySymbol");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetFuncBySymbol", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetFuncBySymbol");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetFuncBySymbol];
@@ -6499,7 +6074,7 @@ static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaGetFuncBySymbol, cudart_abi_cudaGetFuncBySymbol) fn = (CUDART_FN_T(cudaGetFuncBySymbol, cudart_abi_cudaGetFuncBySymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6516,27 +6091,23 @@ static PyObject *cudart_fn_cudaGetKernel(PyObject *self, PyObject *const *args, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetKernel");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetKernel", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetKernel");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetKernel];
@@ -6554,7 +6125,7 @@ static PyObject *cudart_fn_cudaGetKernel(PyObject *self, PyObject *const *args, 
     CUDART_FN_T(cudaGetKernel, cudart_abi_cudaGetKernel) fn = (CUDART_FN_T(cudaGetKernel, cudart_abi_cudaGetKernel))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6588,9 +6159,7 @@ static PyObject *cudart_fn_cudaGetLastError(PyObject *self, PyObject *const *arg
     }
     CUDART_FN_T(cudaGetLastError, cudart_abi_cudaGetLastError) fn = (CUDART_FN_T(cudaGetLastError, cudart_abi_cudaGetLastError))slot;
     unsigned int r;
-    Py_BEGIN_ALLOW_THREADS
-r = fn();
-    Py_END_ALLOW_THREADS
+    r = fn();  /* with the GIL held: generator/gil.py */
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
     return result;
@@ -6602,28 +6171,24 @@ static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetMipmappedArrayLevel");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetMipmappedArrayLevel", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetMipmappedArrayLevel");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -6643,7 +6208,7 @@ static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *
     CUDART_FN_T(cudaGetMipmappedArrayLevel, cudart_abi_cudaGetMipmappedArrayLevel) fn = (CUDART_FN_T(cudaGetMipmappedArrayLevel, cudart_abi_cudaGetMipmappedArrayLevel))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6660,25 +6225,18 @@ static PyObject *cudart_fn_cudaGetSurfaceObjectResourceDesc(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetSurfaceObjectResourceDesc", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetSurfaceObjectResourceDesc");
+    if (cudart_arity("cudaGetSurfaceObjectResourceDesc", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetSurfaceObjectResourceDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetSurfaceObjectResourceDesc");
@@ -6694,12 +6252,10 @@ static PyObject *cudart_fn_cudaGetSurfaceObjectResourceDesc(PyObject *self, PyOb
     CUDART_FN_T(cudaGetSurfaceObjectResourceDesc, cudart_abi_cudaGetSurfaceObjectResourceDesc) fn = (CUDART_FN_T(cudaGetSurfaceObjectResourceDesc, cudart_abi_cudaGetSurfaceObjectResourceDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long long)u1);
+    r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -6710,27 +6266,23 @@ static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetSymbolAddress");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetSymbolAddress", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetSymbolAddress");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetSymbolAddress];
@@ -6748,7 +6300,7 @@ static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaGetSymbolAddress, cudart_abi_cudaGetSymbolAddress) fn = (CUDART_FN_T(cudaGetSymbolAddress, cudart_abi_cudaGetSymbolAddress))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6765,27 +6317,23 @@ static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetSymbolSize");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetSymbolSize", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetSymbolSize");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetSymbolSize];
@@ -6803,7 +6351,7 @@ static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaGetSymbolSize, cudart_abi_cudaGetSymbolSize) fn = (CUDART_FN_T(cudaGetSymbolSize, cudart_abi_cudaGetSymbolSize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6820,25 +6368,18 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceDesc(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetTextureObjectResourceDesc", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetTextureObjectResourceDesc");
+    if (cudart_arity("cudaGetTextureObjectResourceDesc", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetTextureObjectResourceDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetTextureObjectResourceDesc");
@@ -6854,12 +6395,10 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceDesc(PyObject *self, PyOb
     CUDART_FN_T(cudaGetTextureObjectResourceDesc, cudart_abi_cudaGetTextureObjectResourceDesc) fn = (CUDART_FN_T(cudaGetTextureObjectResourceDesc, cudart_abi_cudaGetTextureObjectResourceDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long long)u1);
+    r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -6870,25 +6409,18 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceViewDesc(PyObject *self, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetTextureObjectResourceViewDesc", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetTextureObjectResourceViewDesc");
+    if (cudart_arity("cudaGetTextureObjectResourceViewDesc", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 112, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 112, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetTextureObjectResourceViewDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetTextureObjectResourceViewDesc");
@@ -6904,12 +6436,10 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceViewDesc(PyObject *self, 
     CUDART_FN_T(cudaGetTextureObjectResourceViewDesc, cudart_abi_cudaGetTextureObjectResourceViewDesc) fn = (CUDART_FN_T(cudaGetTextureObjectResourceViewDesc, cudart_abi_cudaGetTextureObjectResourceViewDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long long)u1);
+    r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -6920,25 +6450,18 @@ static PyObject *cudart_fn_cudaGetTextureObjectTextureDesc(PyObject *self, PyObj
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetTextureObjectTextureDesc", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetTextureObjectTextureDesc");
+    if (cudart_arity("cudaGetTextureObjectTextureDesc", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 72, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 72, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetTextureObjectTextureDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetTextureObjectTextureDesc");
@@ -6954,12 +6477,10 @@ static PyObject *cudart_fn_cudaGetTextureObjectTextureDesc(PyObject *self, PyObj
     CUDART_FN_T(cudaGetTextureObjectTextureDesc, cudart_abi_cudaGetTextureObjectTextureDesc) fn = (CUDART_FN_T(cudaGetTextureObjectTextureDesc, cudart_abi_cudaGetTextureObjectTextureDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long long)u1);
+    r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -6970,34 +6491,28 @@ static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddChildGraphNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddChildGraphNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddChildGraphNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -7005,9 +6520,7 @@ static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddChildGraphNode];
@@ -7025,7 +6538,7 @@ static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *
     CUDART_FN_T(cudaGraphAddChildGraphNode, cudart_abi_cudaGraphAddChildGraphNode) fn = (CUDART_FN_T(cudaGraphAddChildGraphNode, cudart_abi_cudaGraphAddChildGraphNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7044,30 +6557,24 @@ static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddDependencies");
+    unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddDependencies", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddDependencies");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -7079,7 +6586,7 @@ static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *co
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
@@ -7099,7 +6606,7 @@ static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *co
     CUDART_FN_T(cudaGraphAddDependencies, cudart_abi_cudaGraphAddDependencies) fn = (CUDART_FN_T(cudaGraphAddDependencies, cudart_abi_cudaGraphAddDependencies))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, (unsigned long)u4);
+    r = fn(a0, a1, a2, a3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7118,31 +6625,26 @@ static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddEmptyNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddEmptyNode", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddEmptyNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -7166,7 +6668,7 @@ static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const
     CUDART_FN_T(cudaGraphAddEmptyNode, cudart_abi_cudaGraphAddEmptyNode) fn = (CUDART_FN_T(cudaGraphAddEmptyNode, cudart_abi_cudaGraphAddEmptyNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3);
+    r = fn(a0, a1, a2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7184,34 +6686,28 @@ static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddEventRecordNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddEventRecordNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddEventRecordNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -7219,9 +6715,7 @@ static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject 
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddEventRecordNode];
@@ -7239,7 +6733,7 @@ static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject 
     CUDART_FN_T(cudaGraphAddEventRecordNode, cudart_abi_cudaGraphAddEventRecordNode) fn = (CUDART_FN_T(cudaGraphAddEventRecordNode, cudart_abi_cudaGraphAddEventRecordNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7258,34 +6752,28 @@ static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *c
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddEventWaitNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddEventWaitNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddEventWaitNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -7293,9 +6781,7 @@ static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *c
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddEventWaitNode];
@@ -7313,7 +6799,7 @@ static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *c
     CUDART_FN_T(cudaGraphAddEventWaitNode, cudart_abi_cudaGraphAddEventWaitNode) fn = (CUDART_FN_T(cudaGraphAddEventWaitNode, cudart_abi_cudaGraphAddEventWaitNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7332,34 +6818,28 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *se
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddExternalSemaphoresSignalNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddExternalSemaphoresSignalNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddExternalSemaphoresSignalNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -7367,9 +6847,7 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *se
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddExternalSemaphoresSignalNode];
@@ -7387,7 +6865,7 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *se
     CUDART_FN_T(cudaGraphAddExternalSemaphoresSignalNode, cudart_abi_cudaGraphAddExternalSemaphoresSignalNode) fn = (CUDART_FN_T(cudaGraphAddExternalSemaphoresSignalNode, cudart_abi_cudaGraphAddExternalSemaphoresSignalNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7406,34 +6884,28 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddExternalSemaphoresWaitNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddExternalSemaphoresWaitNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddExternalSemaphoresWaitNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -7441,9 +6913,7 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddExternalSemaphoresWaitNode];
@@ -7461,7 +6931,7 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self
     CUDART_FN_T(cudaGraphAddExternalSemaphoresWaitNode, cudart_abi_cudaGraphAddExternalSemaphoresWaitNode) fn = (CUDART_FN_T(cudaGraphAddExternalSemaphoresWaitNode, cudart_abi_cudaGraphAddExternalSemaphoresWaitNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7480,34 +6950,28 @@ static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddHostNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddHostNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddHostNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -7515,9 +6979,7 @@ static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 16, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddHostNode];
@@ -7535,7 +6997,7 @@ static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaGraphAddHostNode, cudart_abi_cudaGraphAddHostNode) fn = (CUDART_FN_T(cudaGraphAddHostNode, cudart_abi_cudaGraphAddHostNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7554,34 +7016,28 @@ static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddKernelNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddKernelNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddKernelNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -7589,9 +7045,7 @@ static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 56, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 56, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddKernelNode];
@@ -7609,7 +7063,7 @@ static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaGraphAddKernelNode, cudart_abi_cudaGraphAddKernelNode) fn = (CUDART_FN_T(cudaGraphAddKernelNode, cudart_abi_cudaGraphAddKernelNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7628,34 +7082,28 @@ static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemAllocNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddMemAllocNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddMemAllocNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -7663,9 +7111,7 @@ static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *co
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 120, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 120, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemAllocNode];
@@ -7683,7 +7129,7 @@ static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *co
     CUDART_FN_T(cudaGraphAddMemAllocNode, cudart_abi_cudaGraphAddMemAllocNode) fn = (CUDART_FN_T(cudaGraphAddMemAllocNode, cudart_abi_cudaGraphAddMemAllocNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7702,34 +7148,28 @@ static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemFreeNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddMemFreeNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddMemFreeNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -7737,9 +7177,7 @@ static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *con
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemFreeNode];
@@ -7757,7 +7195,7 @@ static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *con
     CUDART_FN_T(cudaGraphAddMemFreeNode, cudart_abi_cudaGraphAddMemFreeNode) fn = (CUDART_FN_T(cudaGraphAddMemFreeNode, cudart_abi_cudaGraphAddMemFreeNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7776,34 +7214,28 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemcpyNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddMemcpyNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddMemcpyNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -7811,9 +7243,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 160, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 160, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNode];
@@ -7831,7 +7261,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaGraphAddMemcpyNode, cudart_abi_cudaGraphAddMemcpyNode) fn = (CUDART_FN_T(cudaGraphAddMemcpyNode, cudart_abi_cudaGraphAddMemcpyNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7850,39 +7280,32 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[5] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemcpyNode1D");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddMemcpyNode1D", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddMemcpyNode1D");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
+    Py_buffer b5 = {.obj = NULL};
     unsigned long long u6;
     unsigned long long u7;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -7890,13 +7313,9 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *co
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
@@ -7918,7 +7337,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *co
     CUDART_FN_T(cudaGraphAddMemcpyNode1D, cudart_abi_cudaGraphAddMemcpyNode1D) fn = (CUDART_FN_T(cudaGraphAddMemcpyNode1D, cudart_abi_cudaGraphAddMemcpyNode1D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned int)u7);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7938,30 +7357,25 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[5] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemcpyNodeFromSymbol");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddMemcpyNodeFromSymbol", nargs, 9 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddMemcpyNodeFromSymbol");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
+    Py_buffer b5 = {.obj = NULL};
     unsigned long long u6;
     unsigned long long u7;
     unsigned long long u8;
@@ -7969,9 +7383,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -7979,13 +7391,9 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
@@ -8009,7 +7417,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
     CUDART_FN_T(cudaGraphAddMemcpyNodeFromSymbol, cudart_abi_cudaGraphAddMemcpyNodeFromSymbol) fn = (CUDART_FN_T(cudaGraphAddMemcpyNodeFromSymbol, cudart_abi_cudaGraphAddMemcpyNodeFromSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -8029,30 +7437,25 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[5] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemcpyNodeToSymbol");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddMemcpyNodeToSymbol", nargs, 9 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddMemcpyNodeToSymbol");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
+    Py_buffer b5 = {.obj = NULL};
     unsigned long long u6;
     unsigned long long u7;
     unsigned long long u8;
@@ -8060,9 +7463,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -8070,13 +7471,9 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
@@ -8100,7 +7497,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
     CUDART_FN_T(cudaGraphAddMemcpyNodeToSymbol, cudart_abi_cudaGraphAddMemcpyNodeToSymbol) fn = (CUDART_FN_T(cudaGraphAddMemcpyNodeToSymbol, cudart_abi_cudaGraphAddMemcpyNodeToSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -8120,34 +7517,28 @@ static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemsetNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddMemsetNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddMemsetNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -8155,9 +7546,7 @@ static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 40, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 40, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemsetNode];
@@ -8175,7 +7564,7 @@ static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaGraphAddMemsetNode, cudart_abi_cudaGraphAddMemsetNode) fn = (CUDART_FN_T(cudaGraphAddMemsetNode, cudart_abi_cudaGraphAddMemsetNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -8194,37 +7583,30 @@ static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[5] = {0};
+    if (spec.outs & ~0xdULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddNode");
+    unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddNode", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0xdULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
+    Py_buffer b5 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -8232,13 +7614,11 @@ static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *arg
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 256, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 256, &a5, &b5) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddNode];
@@ -8256,7 +7636,7 @@ static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaGraphAddNode, cudart_abi_cudaGraphAddNode) fn = (CUDART_FN_T(cudaGraphAddNode, cudart_abi_cudaGraphAddNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
+    r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -8276,23 +7656,19 @@ static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObj
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphChildGraphNodeGetGraph");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphChildGraphNodeGetGraph", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphChildGraphNodeGetGraph");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -8314,7 +7690,7 @@ static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObj
     CUDART_FN_T(cudaGraphChildGraphNodeGetGraph, cudart_abi_cudaGraphChildGraphNodeGetGraph) fn = (CUDART_FN_T(cudaGraphChildGraphNodeGetGraph, cudart_abi_cudaGraphChildGraphNodeGetGraph))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -8331,27 +7707,23 @@ static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphClone");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphClone", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphClone");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphClone];
@@ -8369,7 +7741,7 @@ static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args,
     CUDART_FN_T(cudaGraphClone, cudart_abi_cudaGraphClone) fn = (CUDART_FN_T(cudaGraphClone, cudart_abi_cudaGraphClone))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -8386,29 +7758,25 @@ static PyObject *cudart_fn_cudaGraphConditionalHandleCreate(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphConditionalHandleCreate");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphConditionalHandleCreate", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphConditionalHandleCreate");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -8430,7 +7798,7 @@ static PyObject *cudart_fn_cudaGraphConditionalHandleCreate(PyObject *self, PyOb
     CUDART_FN_T(cudaGraphConditionalHandleCreate, cudart_abi_cudaGraphConditionalHandleCreate) fn = (CUDART_FN_T(cudaGraphConditionalHandleCreate, cudart_abi_cudaGraphConditionalHandleCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
+    r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -8447,17 +7815,16 @@ static PyObject *cudart_fn_cudaGraphCreate(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphCreate");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphCreate", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphCreate");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -8481,7 +7848,7 @@ static PyObject *cudart_fn_cudaGraphCreate(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaGraphCreate, cudart_abi_cudaGraphCreate) fn = (CUDART_FN_T(cudaGraphCreate, cudart_abi_cudaGraphCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -8497,32 +7864,22 @@ static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphDebugDotPrint", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphDebugDotPrint");
+    if (cudart_arity("cudaGraphDebugDotPrint", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphDebugDotPrint];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphDebugDotPrint");
@@ -8538,12 +7895,10 @@ static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaGraphDebugDotPrint, cudart_abi_cudaGraphDebugDotPrint) fn = (CUDART_FN_T(cudaGraphDebugDotPrint, cudart_abi_cudaGraphDebugDotPrint))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8555,22 +7910,15 @@ static PyObject *cudart_fn_cudaGraphDestroy(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphDestroy");
+    if (cudart_arity("cudaGraphDestroy", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphDestroy");
@@ -8586,12 +7934,10 @@ static PyObject *cudart_fn_cudaGraphDestroy(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaGraphDestroy, cudart_abi_cudaGraphDestroy) fn = (CUDART_FN_T(cudaGraphDestroy, cudart_abi_cudaGraphDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -8602,22 +7948,15 @@ static PyObject *cudart_fn_cudaGraphDestroyNode(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphDestroyNode", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphDestroyNode");
+    if (cudart_arity("cudaGraphDestroyNode", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphDestroyNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphDestroyNode");
@@ -8633,12 +7972,10 @@ static PyObject *cudart_fn_cudaGraphDestroyNode(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaGraphDestroyNode, cudart_abi_cudaGraphDestroyNode) fn = (CUDART_FN_T(cudaGraphDestroyNode, cudart_abi_cudaGraphDestroyNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -8649,23 +7986,19 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphEventRecordNodeGetEvent");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphEventRecordNodeGetEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphEventRecordNodeGetEvent");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -8687,7 +8020,7 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyOb
     CUDART_FN_T(cudaGraphEventRecordNodeGetEvent, cudart_abi_cudaGraphEventRecordNodeGetEvent) fn = (CUDART_FN_T(cudaGraphEventRecordNodeGetEvent, cudart_abi_cudaGraphEventRecordNodeGetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -8704,29 +8037,19 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphEventRecordNodeSetEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphEventRecordNodeSetEvent");
+    if (cudart_arity("cudaGraphEventRecordNodeSetEvent", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphEventRecordNodeSetEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphEventRecordNodeSetEvent");
@@ -8742,12 +8065,10 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyOb
     CUDART_FN_T(cudaGraphEventRecordNodeSetEvent, cudart_abi_cudaGraphEventRecordNodeSetEvent) fn = (CUDART_FN_T(cudaGraphEventRecordNodeSetEvent, cudart_abi_cudaGraphEventRecordNodeSetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8759,23 +8080,19 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphEventWaitNodeGetEvent");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphEventWaitNodeGetEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphEventWaitNodeGetEvent");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -8797,7 +8114,7 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObje
     CUDART_FN_T(cudaGraphEventWaitNodeGetEvent, cudart_abi_cudaGraphEventWaitNodeGetEvent) fn = (CUDART_FN_T(cudaGraphEventWaitNodeGetEvent, cudart_abi_cudaGraphEventWaitNodeGetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -8814,29 +8131,19 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphEventWaitNodeSetEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphEventWaitNodeSetEvent");
+    if (cudart_arity("cudaGraphEventWaitNodeSetEvent", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphEventWaitNodeSetEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphEventWaitNodeSetEvent");
@@ -8852,12 +8159,10 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObje
     CUDART_FN_T(cudaGraphEventWaitNodeSetEvent, cudart_abi_cudaGraphEventWaitNodeSetEvent) fn = (CUDART_FN_T(cudaGraphEventWaitNodeSetEvent, cudart_abi_cudaGraphEventWaitNodeSetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -8869,36 +8174,23 @@ static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecChildGraphNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecChildGraphNodeSetParams");
+    if (cudart_arity("cudaGraphExecChildGraphNodeSetParams", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecChildGraphNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecChildGraphNodeSetParams");
@@ -8914,12 +8206,10 @@ static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, 
     CUDART_FN_T(cudaGraphExecChildGraphNodeSetParams, cudart_abi_cudaGraphExecChildGraphNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecChildGraphNodeSetParams, cudart_abi_cudaGraphExecChildGraphNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -8932,22 +8222,15 @@ static PyObject *cudart_fn_cudaGraphExecDestroy(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecDestroy");
+    if (cudart_arity("cudaGraphExecDestroy", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecDestroy");
@@ -8963,12 +8246,10 @@ static PyObject *cudart_fn_cudaGraphExecDestroy(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaGraphExecDestroy, cudart_abi_cudaGraphExecDestroy) fn = (CUDART_FN_T(cudaGraphExecDestroy, cudart_abi_cudaGraphExecDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -8979,36 +8260,23 @@ static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecEventRecordNodeSetEvent", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecEventRecordNodeSetEvent");
+    if (cudart_arity("cudaGraphExecEventRecordNodeSetEvent", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecEventRecordNodeSetEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecEventRecordNodeSetEvent");
@@ -9024,12 +8292,10 @@ static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, 
     CUDART_FN_T(cudaGraphExecEventRecordNodeSetEvent, cudart_abi_cudaGraphExecEventRecordNodeSetEvent) fn = (CUDART_FN_T(cudaGraphExecEventRecordNodeSetEvent, cudart_abi_cudaGraphExecEventRecordNodeSetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9042,36 +8308,23 @@ static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, Py
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecEventWaitNodeSetEvent", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecEventWaitNodeSetEvent");
+    if (cudart_arity("cudaGraphExecEventWaitNodeSetEvent", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecEventWaitNodeSetEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecEventWaitNodeSetEvent");
@@ -9087,12 +8340,10 @@ static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, Py
     CUDART_FN_T(cudaGraphExecEventWaitNodeSetEvent, cudart_abi_cudaGraphExecEventWaitNodeSetEvent) fn = (CUDART_FN_T(cudaGraphExecEventWaitNodeSetEvent, cudart_abi_cudaGraphExecEventWaitNodeSetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9105,36 +8356,23 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(Py
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecExternalSemaphoresSignalNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecExternalSemaphoresSignalNodeSetParams");
+    if (cudart_arity("cudaGraphExecExternalSemaphoresSignalNodeSetParams", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecExternalSemaphoresSignalNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecExternalSemaphoresSignalNodeSetParams");
@@ -9150,12 +8388,10 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(Py
     CUDART_FN_T(cudaGraphExecExternalSemaphoresSignalNodeSetParams, cudart_abi_cudaGraphExecExternalSemaphoresSignalNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecExternalSemaphoresSignalNodeSetParams, cudart_abi_cudaGraphExecExternalSemaphoresSignalNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9168,36 +8404,23 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecExternalSemaphoresWaitNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecExternalSemaphoresWaitNodeSetParams");
+    if (cudart_arity("cudaGraphExecExternalSemaphoresWaitNodeSetParams", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecExternalSemaphoresWaitNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecExternalSemaphoresWaitNodeSetParams");
@@ -9213,12 +8436,10 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyOb
     CUDART_FN_T(cudaGraphExecExternalSemaphoresWaitNodeSetParams, cudart_abi_cudaGraphExecExternalSemaphoresWaitNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecExternalSemaphoresWaitNodeSetParams, cudart_abi_cudaGraphExecExternalSemaphoresWaitNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9231,23 +8452,19 @@ static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecGetFlags");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphExecGetFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphExecGetFlags");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -9269,7 +8486,7 @@ static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const
     CUDART_FN_T(cudaGraphExecGetFlags, cudart_abi_cudaGraphExecGetFlags) fn = (CUDART_FN_T(cudaGraphExecGetFlags, cudart_abi_cudaGraphExecGetFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -9286,36 +8503,23 @@ static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecHostNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecHostNodeSetParams");
+    if (cudart_arity("cudaGraphExecHostNodeSetParams", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 16, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecHostNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecHostNodeSetParams");
@@ -9331,12 +8535,10 @@ static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObje
     CUDART_FN_T(cudaGraphExecHostNodeSetParams, cudart_abi_cudaGraphExecHostNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecHostNodeSetParams, cudart_abi_cudaGraphExecHostNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9349,36 +8551,23 @@ static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecKernelNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecKernelNodeSetParams");
+    if (cudart_arity("cudaGraphExecKernelNodeSetParams", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecKernelNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecKernelNodeSetParams");
@@ -9394,12 +8583,10 @@ static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyOb
     CUDART_FN_T(cudaGraphExecKernelNodeSetParams, cudart_abi_cudaGraphExecKernelNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecKernelNodeSetParams, cudart_abi_cudaGraphExecKernelNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9412,36 +8599,23 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecMemcpyNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParams");
+    if (cudart_arity("cudaGraphExecMemcpyNodeSetParams", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 160, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 160, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParams");
@@ -9457,12 +8631,10 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyOb
     CUDART_FN_T(cudaGraphExecMemcpyNodeSetParams, cudart_abi_cudaGraphExecMemcpyNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecMemcpyNodeSetParams, cudart_abi_cudaGraphExecMemcpyNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9475,49 +8647,33 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, Py
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecMemcpyNodeSetParams1D", nargs, 6 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParams1D");
+    if (cudart_arity("cudaGraphExecMemcpyNodeSetParams1D", nargs, 6) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParams1D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParams1D");
@@ -9533,12 +8689,10 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, Py
     CUDART_FN_T(cudaGraphExecMemcpyNodeSetParams1D, cudart_abi_cudaGraphExecMemcpyNodeSetParams1D) fn = (CUDART_FN_T(cudaGraphExecMemcpyNodeSetParams1D, cudart_abi_cudaGraphExecMemcpyNodeSetParams1D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
+    r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9552,52 +8706,36 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecMemcpyNodeSetParamsFromSymbol", nargs, 7 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParamsFromSymbol");
+    if (cudart_arity("cudaGraphExecMemcpyNodeSetParamsFromSymbol", nargs, 7) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 6, 32, &u6) < 0)
+    if (cudart_unsigned(args[6], 6, 32, &u6) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParamsFromSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParamsFromSymbol");
@@ -9613,12 +8751,10 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *
     CUDART_FN_T(cudaGraphExecMemcpyNodeSetParamsFromSymbol, cudart_abi_cudaGraphExecMemcpyNodeSetParamsFromSymbol) fn = (CUDART_FN_T(cudaGraphExecMemcpyNodeSetParamsFromSymbol, cudart_abi_cudaGraphExecMemcpyNodeSetParamsFromSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
+    r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9632,52 +8768,36 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *se
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecMemcpyNodeSetParamsToSymbol", nargs, 7 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParamsToSymbol");
+    if (cudart_arity("cudaGraphExecMemcpyNodeSetParamsToSymbol", nargs, 7) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 6, 32, &u6) < 0)
+    if (cudart_unsigned(args[6], 6, 32, &u6) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParamsToSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParamsToSymbol");
@@ -9693,12 +8813,10 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *se
     CUDART_FN_T(cudaGraphExecMemcpyNodeSetParamsToSymbol, cudart_abi_cudaGraphExecMemcpyNodeSetParamsToSymbol) fn = (CUDART_FN_T(cudaGraphExecMemcpyNodeSetParamsToSymbol, cudart_abi_cudaGraphExecMemcpyNodeSetParamsToSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
+    r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9712,36 +8830,23 @@ static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecMemsetNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecMemsetNodeSetParams");
+    if (cudart_arity("cudaGraphExecMemsetNodeSetParams", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 40, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 40, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemsetNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemsetNodeSetParams");
@@ -9757,12 +8862,10 @@ static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyOb
     CUDART_FN_T(cudaGraphExecMemsetNodeSetParams, cudart_abi_cudaGraphExecMemsetNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecMemsetNodeSetParams, cudart_abi_cudaGraphExecMemsetNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9775,36 +8878,23 @@ static PyObject *cudart_fn_cudaGraphExecNodeSetParams(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecNodeSetParams");
+    if (cudart_arity("cudaGraphExecNodeSetParams", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 256, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 256, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecNodeSetParams");
@@ -9820,12 +8910,10 @@ static PyObject *cudart_fn_cudaGraphExecNodeSetParams(PyObject *self, PyObject *
     CUDART_FN_T(cudaGraphExecNodeSetParams, cudart_abi_cudaGraphExecNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecNodeSetParams, cudart_abi_cudaGraphExecNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9838,36 +8926,23 @@ static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecUpdate", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecUpdate");
+    if (cudart_arity("cudaGraphExecUpdate", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecUpdate];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecUpdate");
@@ -9883,12 +8958,10 @@ static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaGraphExecUpdate, cudart_abi_cudaGraphExecUpdate) fn = (CUDART_FN_T(cudaGraphExecUpdate, cudart_abi_cudaGraphExecUpdate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9901,29 +8974,19 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExternalSemaphoresSignalNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExternalSemaphoresSignalNodeGetParams");
+    if (cudart_arity("cudaGraphExternalSemaphoresSignalNodeGetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresSignalNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExternalSemaphoresSignalNodeGetParams");
@@ -9939,12 +9002,10 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObje
     CUDART_FN_T(cudaGraphExternalSemaphoresSignalNodeGetParams, cudart_abi_cudaGraphExternalSemaphoresSignalNodeGetParams) fn = (CUDART_FN_T(cudaGraphExternalSemaphoresSignalNodeGetParams, cudart_abi_cudaGraphExternalSemaphoresSignalNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9956,29 +9017,19 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExternalSemaphoresSignalNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExternalSemaphoresSignalNodeSetParams");
+    if (cudart_arity("cudaGraphExternalSemaphoresSignalNodeSetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresSignalNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExternalSemaphoresSignalNodeSetParams");
@@ -9994,12 +9045,10 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObje
     CUDART_FN_T(cudaGraphExternalSemaphoresSignalNodeSetParams, cudart_abi_cudaGraphExternalSemaphoresSignalNodeSetParams) fn = (CUDART_FN_T(cudaGraphExternalSemaphoresSignalNodeSetParams, cudart_abi_cudaGraphExternalSemaphoresSignalNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10011,29 +9060,19 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExternalSemaphoresWaitNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExternalSemaphoresWaitNodeGetParams");
+    if (cudart_arity("cudaGraphExternalSemaphoresWaitNodeGetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresWaitNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExternalSemaphoresWaitNodeGetParams");
@@ -10049,12 +9088,10 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject
     CUDART_FN_T(cudaGraphExternalSemaphoresWaitNodeGetParams, cudart_abi_cudaGraphExternalSemaphoresWaitNodeGetParams) fn = (CUDART_FN_T(cudaGraphExternalSemaphoresWaitNodeGetParams, cudart_abi_cudaGraphExternalSemaphoresWaitNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10066,29 +9103,19 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExternalSemaphoresWaitNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExternalSemaphoresWaitNodeSetParams");
+    if (cudart_arity("cudaGraphExternalSemaphoresWaitNodeSetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresWaitNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExternalSemaphoresWaitNodeSetParams");
@@ -10104,12 +9131,10 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject
     CUDART_FN_T(cudaGraphExternalSemaphoresWaitNodeSetParams, cudart_abi_cudaGraphExternalSemaphoresWaitNodeSetParams) fn = (CUDART_FN_T(cudaGraphExternalSemaphoresWaitNodeSetParams, cudart_abi_cudaGraphExternalSemaphoresWaitNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10121,32 +9146,25 @@ static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[5] = {0};
+    if (spec.outs & ~0x1eULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphGetEdges");
+    unsigned long long out_slots[4] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphGetEdges", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1eULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphGetEdges");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b4 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -10158,7 +9176,7 @@ static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *ar
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if ((spec.outs >> 4) & 1)
         a4 = &out_slots[outs++];
@@ -10180,7 +9198,7 @@ static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaGraphGetEdges, cudart_abi_cudaGraphGetEdges) fn = (CUDART_FN_T(cudaGraphGetEdges, cudart_abi_cudaGraphGetEdges))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, a4);
+    r = fn(a0, a1, a2, a3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -10200,26 +9218,21 @@ static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphGetNodes");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphGetNodes", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphGetNodes");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -10245,7 +9258,7 @@ static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaGraphGetNodes, cudart_abi_cudaGraphGetNodes) fn = (CUDART_FN_T(cudaGraphGetNodes, cudart_abi_cudaGraphGetNodes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -10263,26 +9276,21 @@ static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphGetRootNodes");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphGetRootNodes", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphGetRootNodes");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -10308,7 +9316,7 @@ static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const
     CUDART_FN_T(cudaGraphGetRootNodes, cudart_abi_cudaGraphGetRootNodes) fn = (CUDART_FN_T(cudaGraphGetRootNodes, cudart_abi_cudaGraphGetRootNodes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -10326,29 +9334,19 @@ static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphHostNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphHostNodeGetParams");
+    if (cudart_arity("cudaGraphHostNodeGetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphHostNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphHostNodeGetParams");
@@ -10364,12 +9362,10 @@ static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *
     CUDART_FN_T(cudaGraphHostNodeGetParams, cudart_abi_cudaGraphHostNodeGetParams) fn = (CUDART_FN_T(cudaGraphHostNodeGetParams, cudart_abi_cudaGraphHostNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10381,29 +9377,19 @@ static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphHostNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphHostNodeSetParams");
+    if (cudart_arity("cudaGraphHostNodeSetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphHostNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphHostNodeSetParams");
@@ -10419,12 +9405,10 @@ static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *
     CUDART_FN_T(cudaGraphHostNodeSetParams, cudart_abi_cudaGraphHostNodeSetParams) fn = (CUDART_FN_T(cudaGraphHostNodeSetParams, cudart_abi_cudaGraphHostNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10436,28 +9420,24 @@ static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphInstantiate");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphInstantiate", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphInstantiate");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
@@ -10477,7 +9457,7 @@ static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaGraphInstantiate, cudart_abi_cudaGraphInstantiate) fn = (CUDART_FN_T(cudaGraphInstantiate, cudart_abi_cudaGraphInstantiate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long long)u2);
+    r = fn(a0, a1, (unsigned long long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -10494,28 +9474,24 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObjec
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphInstantiateWithFlags");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphInstantiateWithFlags", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphInstantiateWithFlags");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
@@ -10535,7 +9511,7 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObjec
     CUDART_FN_T(cudaGraphInstantiateWithFlags, cudart_abi_cudaGraphInstantiateWithFlags) fn = (CUDART_FN_T(cudaGraphInstantiateWithFlags, cudart_abi_cudaGraphInstantiateWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long long)u2);
+    r = fn(a0, a1, (unsigned long long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -10552,34 +9528,27 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphInstantiateWithParams");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphInstantiateWithParams", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphInstantiateWithParams");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 32, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 32, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphInstantiateWithParams];
@@ -10597,7 +9566,7 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObje
     CUDART_FN_T(cudaGraphInstantiateWithParams, cudart_abi_cudaGraphInstantiateWithParams) fn = (CUDART_FN_T(cudaGraphInstantiateWithParams, cudart_abi_cudaGraphInstantiateWithParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -10615,29 +9584,19 @@ static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyO
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphKernelNodeCopyAttributes", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphKernelNodeCopyAttributes");
+    if (cudart_arity("cudaGraphKernelNodeCopyAttributes", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeCopyAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeCopyAttributes");
@@ -10653,12 +9612,10 @@ static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyO
     CUDART_FN_T(cudaGraphKernelNodeCopyAttributes, cudart_abi_cudaGraphKernelNodeCopyAttributes) fn = (CUDART_FN_T(cudaGraphKernelNodeCopyAttributes, cudart_abi_cudaGraphKernelNodeCopyAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10670,32 +9627,22 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObj
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphKernelNodeGetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphKernelNodeGetAttribute");
+    if (cudart_arity("cudaGraphKernelNodeGetAttribute", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeGetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeGetAttribute");
@@ -10711,12 +9658,10 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObj
     CUDART_FN_T(cudaGraphKernelNodeGetAttribute, cudart_abi_cudaGraphKernelNodeGetAttribute) fn = (CUDART_FN_T(cudaGraphKernelNodeGetAttribute, cudart_abi_cudaGraphKernelNodeGetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, a2);
+    r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -10728,29 +9673,19 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphKernelNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphKernelNodeGetParams");
+    if (cudart_arity("cudaGraphKernelNodeGetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 56, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 56, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeGetParams");
@@ -10766,12 +9701,10 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject
     CUDART_FN_T(cudaGraphKernelNodeGetParams, cudart_abi_cudaGraphKernelNodeGetParams) fn = (CUDART_FN_T(cudaGraphKernelNodeGetParams, cudart_abi_cudaGraphKernelNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10783,32 +9716,22 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObj
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphKernelNodeSetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphKernelNodeSetAttribute");
+    if (cudart_arity("cudaGraphKernelNodeSetAttribute", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeSetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeSetAttribute");
@@ -10824,12 +9747,10 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObj
     CUDART_FN_T(cudaGraphKernelNodeSetAttribute, cudart_abi_cudaGraphKernelNodeSetAttribute) fn = (CUDART_FN_T(cudaGraphKernelNodeSetAttribute, cudart_abi_cudaGraphKernelNodeSetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, a2);
+    r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -10841,29 +9762,19 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphKernelNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphKernelNodeSetParams");
+    if (cudart_arity("cudaGraphKernelNodeSetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 56, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 56, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeSetParams");
@@ -10879,12 +9790,10 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject
     CUDART_FN_T(cudaGraphKernelNodeSetParams, cudart_abi_cudaGraphKernelNodeSetParams) fn = (CUDART_FN_T(cudaGraphKernelNodeSetParams, cudart_abi_cudaGraphKernelNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10896,29 +9805,19 @@ static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphLaunch", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphLaunch");
+    if (cudart_arity("cudaGraphLaunch", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphLaunch];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphLaunch");
@@ -10934,12 +9833,10 @@ static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaGraphLaunch, cudart_abi_cudaGraphLaunch) fn = (CUDART_FN_T(cudaGraphLaunch, cudart_abi_cudaGraphLaunch))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -10951,29 +9848,19 @@ static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphMemAllocNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemAllocNodeGetParams");
+    if (cudart_arity("cudaGraphMemAllocNodeGetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 120, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 120, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemAllocNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemAllocNodeGetParams");
@@ -10989,12 +9876,10 @@ static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObje
     CUDART_FN_T(cudaGraphMemAllocNodeGetParams, cudart_abi_cudaGraphMemAllocNodeGetParams) fn = (CUDART_FN_T(cudaGraphMemAllocNodeGetParams, cudart_abi_cudaGraphMemAllocNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11006,29 +9891,19 @@ static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObjec
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphMemFreeNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemFreeNodeGetParams");
+    if (cudart_arity("cudaGraphMemFreeNodeGetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemFreeNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemFreeNodeGetParams");
@@ -11044,12 +9919,10 @@ static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObjec
     CUDART_FN_T(cudaGraphMemFreeNodeGetParams, cudart_abi_cudaGraphMemFreeNodeGetParams) fn = (CUDART_FN_T(cudaGraphMemFreeNodeGetParams, cudart_abi_cudaGraphMemFreeNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11061,29 +9934,19 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphMemcpyNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemcpyNodeGetParams");
+    if (cudart_arity("cudaGraphMemcpyNodeGetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 160, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 160, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeGetParams");
@@ -11099,12 +9962,10 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject
     CUDART_FN_T(cudaGraphMemcpyNodeGetParams, cudart_abi_cudaGraphMemcpyNodeGetParams) fn = (CUDART_FN_T(cudaGraphMemcpyNodeGetParams, cudart_abi_cudaGraphMemcpyNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11116,29 +9977,19 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphMemcpyNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemcpyNodeSetParams");
+    if (cudart_arity("cudaGraphMemcpyNodeSetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 160, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 160, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeSetParams");
@@ -11154,12 +10005,10 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject
     CUDART_FN_T(cudaGraphMemcpyNodeSetParams, cudart_abi_cudaGraphMemcpyNodeSetParams) fn = (CUDART_FN_T(cudaGraphMemcpyNodeSetParams, cudart_abi_cudaGraphMemcpyNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11171,42 +10020,29 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphMemcpyNodeSetParams1D", nargs, 5 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemcpyNodeSetParams1D");
+    if (cudart_arity("cudaGraphMemcpyNodeSetParams1D", nargs, 5) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParams1D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeSetParams1D");
@@ -11222,12 +10058,10 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObje
     CUDART_FN_T(cudaGraphMemcpyNodeSetParams1D, cudart_abi_cudaGraphMemcpyNodeSetParams1D) fn = (CUDART_FN_T(cudaGraphMemcpyNodeSetParams1D, cudart_abi_cudaGraphMemcpyNodeSetParams1D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
+    r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -11240,45 +10074,32 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphMemcpyNodeSetParamsFromSymbol", nargs, 6 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemcpyNodeSetParamsFromSymbol");
+    if (cudart_arity("cudaGraphMemcpyNodeSetParamsFromSymbol", nargs, 6) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParamsFromSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeSetParamsFromSymbol");
@@ -11294,12 +10115,10 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self
     CUDART_FN_T(cudaGraphMemcpyNodeSetParamsFromSymbol, cudart_abi_cudaGraphMemcpyNodeSetParamsFromSymbol) fn = (CUDART_FN_T(cudaGraphMemcpyNodeSetParamsFromSymbol, cudart_abi_cudaGraphMemcpyNodeSetParamsFromSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
+    r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -11312,45 +10131,32 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphMemcpyNodeSetParamsToSymbol", nargs, 6 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemcpyNodeSetParamsToSymbol");
+    if (cudart_arity("cudaGraphMemcpyNodeSetParamsToSymbol", nargs, 6) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParamsToSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeSetParamsToSymbol");
@@ -11366,12 +10172,10 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, 
     CUDART_FN_T(cudaGraphMemcpyNodeSetParamsToSymbol, cudart_abi_cudaGraphMemcpyNodeSetParamsToSymbol) fn = (CUDART_FN_T(cudaGraphMemcpyNodeSetParamsToSymbol, cudart_abi_cudaGraphMemcpyNodeSetParamsToSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
+    r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -11384,29 +10188,19 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphMemsetNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemsetNodeGetParams");
+    if (cudart_arity("cudaGraphMemsetNodeGetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemsetNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemsetNodeGetParams");
@@ -11422,12 +10216,10 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject
     CUDART_FN_T(cudaGraphMemsetNodeGetParams, cudart_abi_cudaGraphMemsetNodeGetParams) fn = (CUDART_FN_T(cudaGraphMemsetNodeGetParams, cudart_abi_cudaGraphMemsetNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11439,29 +10231,19 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphMemsetNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemsetNodeSetParams");
+    if (cudart_arity("cudaGraphMemsetNodeSetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemsetNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemsetNodeSetParams");
@@ -11477,12 +10259,10 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject
     CUDART_FN_T(cudaGraphMemsetNodeSetParams, cudart_abi_cudaGraphMemsetNodeSetParams) fn = (CUDART_FN_T(cudaGraphMemsetNodeSetParams, cudart_abi_cudaGraphMemsetNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11494,34 +10274,27 @@ static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeFindInClone");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphNodeFindInClone", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphNodeFindInClone");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeFindInClone];
@@ -11539,7 +10312,7 @@ static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *co
     CUDART_FN_T(cudaGraphNodeFindInClone, cudart_abi_cudaGraphNodeFindInClone) fn = (CUDART_FN_T(cudaGraphNodeFindInClone, cudart_abi_cudaGraphNodeFindInClone))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -11557,29 +10330,23 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetDependencies");
+    unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphNodeGetDependencies", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphNodeGetDependencies");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -11587,7 +10354,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
@@ -11609,7 +10376,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject
     CUDART_FN_T(cudaGraphNodeGetDependencies, cudart_abi_cudaGraphNodeGetDependencies) fn = (CUDART_FN_T(cudaGraphNodeGetDependencies, cudart_abi_cudaGraphNodeGetDependencies))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3);
+    r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -11628,29 +10395,23 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetDependentNodes");
+    unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphNodeGetDependentNodes", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphNodeGetDependentNodes");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -11658,7 +10419,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObje
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
@@ -11680,7 +10441,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObje
     CUDART_FN_T(cudaGraphNodeGetDependentNodes, cudart_abi_cudaGraphNodeGetDependentNodes) fn = (CUDART_FN_T(cudaGraphNodeGetDependentNodes, cudart_abi_cudaGraphNodeGetDependentNodes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3);
+    r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -11699,30 +10460,23 @@ static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetEnabled");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphNodeGetEnabled", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphNodeGetEnabled");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -11744,7 +10498,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *con
     CUDART_FN_T(cudaGraphNodeGetEnabled, cudart_abi_cudaGraphNodeGetEnabled) fn = (CUDART_FN_T(cudaGraphNodeGetEnabled, cudart_abi_cudaGraphNodeGetEnabled))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -11762,23 +10516,19 @@ static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetType");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphNodeGetType", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphNodeGetType");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -11800,7 +10550,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaGraphNodeGetType, cudart_abi_cudaGraphNodeGetType) fn = (CUDART_FN_T(cudaGraphNodeGetType, cudart_abi_cudaGraphNodeGetType))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -11817,32 +10567,22 @@ static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphNodeSetEnabled", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeSetEnabled");
+    if (cudart_arity("cudaGraphNodeSetEnabled", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeSetEnabled];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeSetEnabled");
@@ -11858,12 +10598,10 @@ static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *con
     CUDART_FN_T(cudaGraphNodeSetEnabled, cudart_abi_cudaGraphNodeSetEnabled) fn = (CUDART_FN_T(cudaGraphNodeSetEnabled, cudart_abi_cudaGraphNodeSetEnabled))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11875,29 +10613,19 @@ static PyObject *cudart_fn_cudaGraphNodeSetParams(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeSetParams");
+    if (cudart_arity("cudaGraphNodeSetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 256, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 256, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeSetParams");
@@ -11913,12 +10641,10 @@ static PyObject *cudart_fn_cudaGraphNodeSetParams(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaGraphNodeSetParams, cudart_abi_cudaGraphNodeSetParams) fn = (CUDART_FN_T(cudaGraphNodeSetParams, cudart_abi_cudaGraphNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11930,32 +10656,22 @@ static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphReleaseUserObject", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphReleaseUserObject");
+    if (cudart_arity("cudaGraphReleaseUserObject", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphReleaseUserObject];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphReleaseUserObject");
@@ -11971,12 +10687,10 @@ static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *
     CUDART_FN_T(cudaGraphReleaseUserObject, cudart_abi_cudaGraphReleaseUserObject) fn = (CUDART_FN_T(cudaGraphReleaseUserObject, cudart_abi_cudaGraphReleaseUserObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11988,30 +10702,24 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphRemoveDependencies");
+    unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphRemoveDependencies", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphRemoveDependencies");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -12023,7 +10731,7 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject 
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
@@ -12043,7 +10751,7 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject 
     CUDART_FN_T(cudaGraphRemoveDependencies, cudart_abi_cudaGraphRemoveDependencies) fn = (CUDART_FN_T(cudaGraphRemoveDependencies, cudart_abi_cudaGraphRemoveDependencies))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, (unsigned long)u4);
+    r = fn(a0, a1, a2, a3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -12062,35 +10770,25 @@ static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *c
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphRetainUserObject", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphRetainUserObject");
+    if (cudart_arity("cudaGraphRetainUserObject", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphRetainUserObject];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphRetainUserObject");
@@ -12106,12 +10804,10 @@ static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *c
     CUDART_FN_T(cudaGraphRetainUserObject, cudart_abi_cudaGraphRetainUserObject) fn = (CUDART_FN_T(cudaGraphRetainUserObject, cudart_abi_cudaGraphRetainUserObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
+    r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12123,29 +10819,19 @@ static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphUpload", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphUpload");
+    if (cudart_arity("cudaGraphUpload", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphUpload];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphUpload");
@@ -12161,12 +10847,10 @@ static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaGraphUpload, cudart_abi_cudaGraphUpload) fn = (CUDART_FN_T(cudaGraphUpload, cudart_abi_cudaGraphUpload))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12178,28 +10862,24 @@ static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsEGLRegisterImage");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphicsEGLRegisterImage", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphicsEGLRegisterImage");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -12219,7 +10899,7 @@ static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject
     CUDART_FN_T(cudaGraphicsEGLRegisterImage, cudart_abi_cudaGraphicsEGLRegisterImage) fn = (CUDART_FN_T(cudaGraphicsEGLRegisterImage, cudart_abi_cudaGraphicsEGLRegisterImage))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -12236,17 +10916,16 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsGLRegisterBuffer");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphicsGLRegisterBuffer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphicsGLRegisterBuffer");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
@@ -12273,7 +10952,7 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject
     CUDART_FN_T(cudaGraphicsGLRegisterBuffer, cudart_abi_cudaGraphicsGLRegisterBuffer) fn = (CUDART_FN_T(cudaGraphicsGLRegisterBuffer, cudart_abi_cudaGraphicsGLRegisterBuffer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, (unsigned int)u2);
+    r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -12289,17 +10968,16 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsGLRegisterImage");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphicsGLRegisterImage", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphicsGLRegisterImage");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     unsigned long long u3;
@@ -12329,7 +11007,7 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject 
     CUDART_FN_T(cudaGraphicsGLRegisterImage, cudart_abi_cudaGraphicsGLRegisterImage) fn = (CUDART_FN_T(cudaGraphicsGLRegisterImage, cudart_abi_cudaGraphicsGLRegisterImage))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, (unsigned int)u2, (unsigned int)u3);
+    r = fn(a0, (unsigned int)u1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -12345,30 +11023,26 @@ static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsMapResources");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphicsMapResources", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphicsMapResources");
     PyObject *result = NULL;
     long long i0;
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsMapResources];
@@ -12386,7 +11060,7 @@ static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *co
     CUDART_FN_T(cudaGraphicsMapResources, cudart_abi_cudaGraphicsMapResources) fn = (CUDART_FN_T(cudaGraphicsMapResources, cudart_abi_cudaGraphicsMapResources))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, a1, a2);
+    r = fn((int)i0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -12403,35 +11077,25 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsResourceGetMappedEglFrame", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsResourceGetMappedEglFrame");
+    if (cudart_arity("cudaGraphicsResourceGetMappedEglFrame", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 280, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 280, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedEglFrame];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsResourceGetMappedEglFrame");
@@ -12447,12 +11111,10 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self,
     CUDART_FN_T(cudaGraphicsResourceGetMappedEglFrame, cudart_abi_cudaGraphicsResourceGetMappedEglFrame) fn = (CUDART_FN_T(cudaGraphicsResourceGetMappedEglFrame, cudart_abi_cudaGraphicsResourceGetMappedEglFrame))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
+    r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12464,27 +11126,23 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsResourceGetMappedMipmappedArray");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphicsResourceGetMappedMipmappedArray", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphicsResourceGetMappedMipmappedArray");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedMipmappedArray];
@@ -12502,7 +11160,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject 
     CUDART_FN_T(cudaGraphicsResourceGetMappedMipmappedArray, cudart_abi_cudaGraphicsResourceGetMappedMipmappedArray) fn = (CUDART_FN_T(cudaGraphicsResourceGetMappedMipmappedArray, cudart_abi_cudaGraphicsResourceGetMappedMipmappedArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -12519,23 +11177,20 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsResourceGetMappedPointer");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphicsResourceGetMappedPointer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphicsResourceGetMappedPointer");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -12544,9 +11199,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, 
         a1 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedPointer];
@@ -12564,7 +11217,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, 
     CUDART_FN_T(cudaGraphicsResourceGetMappedPointer, cudart_abi_cudaGraphicsResourceGetMappedPointer) fn = (CUDART_FN_T(cudaGraphicsResourceGetMappedPointer, cudart_abi_cudaGraphicsResourceGetMappedPointer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -12582,25 +11235,18 @@ static PyObject *cudart_fn_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObj
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsResourceSetMapFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsResourceSetMapFlags");
+    if (cudart_arity("cudaGraphicsResourceSetMapFlags", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsResourceSetMapFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsResourceSetMapFlags");
@@ -12616,12 +11262,10 @@ static PyObject *cudart_fn_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObj
     CUDART_FN_T(cudaGraphicsResourceSetMapFlags, cudart_abi_cudaGraphicsResourceSetMapFlags) fn = (CUDART_FN_T(cudaGraphicsResourceSetMapFlags, cudart_abi_cudaGraphicsResourceSetMapFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -12632,29 +11276,25 @@ static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsSubResourceGetMappedArray");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphicsSubResourceGetMappedArray", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphicsSubResourceGetMappedArray");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -12676,7 +11316,7 @@ static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self,
     CUDART_FN_T(cudaGraphicsSubResourceGetMappedArray, cudart_abi_cudaGraphicsSubResourceGetMappedArray) fn = (CUDART_FN_T(cudaGraphicsSubResourceGetMappedArray, cudart_abi_cudaGraphicsSubResourceGetMappedArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
+    r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -12693,30 +11333,26 @@ static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsUnmapResources");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphicsUnmapResources", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphicsUnmapResources");
     PyObject *result = NULL;
     long long i0;
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsUnmapResources];
@@ -12734,7 +11370,7 @@ static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *
     CUDART_FN_T(cudaGraphicsUnmapResources, cudart_abi_cudaGraphicsUnmapResources) fn = (CUDART_FN_T(cudaGraphicsUnmapResources, cudart_abi_cudaGraphicsUnmapResources))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, a1, a2);
+    r = fn((int)i0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -12751,22 +11387,15 @@ static PyObject *cudart_fn_cudaGraphicsUnregisterResource(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsUnregisterResource", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsUnregisterResource");
+    if (cudart_arity("cudaGraphicsUnregisterResource", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsUnregisterResource];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsUnregisterResource");
@@ -12782,12 +11411,10 @@ static PyObject *cudart_fn_cudaGraphicsUnregisterResource(PyObject *self, PyObje
     CUDART_FN_T(cudaGraphicsUnregisterResource, cudart_abi_cudaGraphicsUnregisterResource) fn = (CUDART_FN_T(cudaGraphicsUnregisterResource, cudart_abi_cudaGraphicsUnregisterResource))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -12798,17 +11425,16 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsVDPAURegisterOutputSurface");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphicsVDPAURegisterOutputSurface", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphicsVDPAURegisterOutputSurface");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
@@ -12835,7 +11461,7 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self
     CUDART_FN_T(cudaGraphicsVDPAURegisterOutputSurface, cudart_abi_cudaGraphicsVDPAURegisterOutputSurface) fn = (CUDART_FN_T(cudaGraphicsVDPAURegisterOutputSurface, cudart_abi_cudaGraphicsVDPAURegisterOutputSurface))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, (unsigned int)u2);
+    r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -12851,17 +11477,16 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsVDPAURegisterVideoSurface");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphicsVDPAURegisterVideoSurface", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphicsVDPAURegisterVideoSurface");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
@@ -12888,7 +11513,7 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self,
     CUDART_FN_T(cudaGraphicsVDPAURegisterVideoSurface, cudart_abi_cudaGraphicsVDPAURegisterVideoSurface) fn = (CUDART_FN_T(cudaGraphicsVDPAURegisterVideoSurface, cudart_abi_cudaGraphicsVDPAURegisterVideoSurface))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, (unsigned int)u2);
+    r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -12904,17 +11529,16 @@ static PyObject *cudart_fn_cudaHostAlloc(PyObject *self, PyObject *const *args, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaHostAlloc");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaHostAlloc", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaHostAlloc");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
@@ -12941,7 +11565,7 @@ static PyObject *cudart_fn_cudaHostAlloc(PyObject *self, PyObject *const *args, 
     CUDART_FN_T(cudaHostAlloc, cudart_abi_cudaHostAlloc) fn = (CUDART_FN_T(cudaHostAlloc, cudart_abi_cudaHostAlloc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned int)u2);
+    r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -12957,28 +11581,24 @@ static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaHostGetDevicePointer");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaHostGetDevicePointer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaHostGetDevicePointer");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -12998,7 +11618,7 @@ static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *co
     CUDART_FN_T(cudaHostGetDevicePointer, cudart_abi_cudaHostGetDevicePointer) fn = (CUDART_FN_T(cudaHostGetDevicePointer, cudart_abi_cudaHostGetDevicePointer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13015,27 +11635,23 @@ static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaHostGetFlags");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaHostGetFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaHostGetFlags");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaHostGetFlags];
@@ -13053,7 +11669,7 @@ static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaHostGetFlags, cudart_abi_cudaHostGetFlags) fn = (CUDART_FN_T(cudaHostGetFlags, cudart_abi_cudaHostGetFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13070,28 +11686,21 @@ static PyObject *cudart_fn_cudaHostRegister(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaHostRegister", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaHostRegister");
+    if (cudart_arity("cudaHostRegister", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaHostRegister];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaHostRegister");
@@ -13107,12 +11716,10 @@ static PyObject *cudart_fn_cudaHostRegister(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaHostRegister, cudart_abi_cudaHostRegister) fn = (CUDART_FN_T(cudaHostRegister, cudart_abi_cudaHostRegister))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned int)u2);
+    r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -13123,22 +11730,15 @@ static PyObject *cudart_fn_cudaHostUnregister(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaHostUnregister", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaHostUnregister");
+    if (cudart_arity("cudaHostUnregister", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaHostUnregister];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaHostUnregister");
@@ -13154,12 +11754,10 @@ static PyObject *cudart_fn_cudaHostUnregister(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaHostUnregister, cudart_abi_cudaHostUnregister) fn = (CUDART_FN_T(cudaHostUnregister, cudart_abi_cudaHostUnregister))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -13170,27 +11768,23 @@ static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaImportExternalMemory");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaImportExternalMemory", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaImportExternalMemory");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 104, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 104, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaImportExternalMemory];
@@ -13208,7 +11802,7 @@ static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *co
     CUDART_FN_T(cudaImportExternalMemory, cudart_abi_cudaImportExternalMemory) fn = (CUDART_FN_T(cudaImportExternalMemory, cudart_abi_cudaImportExternalMemory))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13225,27 +11819,23 @@ static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaImportExternalSemaphore");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaImportExternalSemaphore", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaImportExternalSemaphore");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 96, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 96, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaImportExternalSemaphore];
@@ -13263,7 +11853,7 @@ static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject 
     CUDART_FN_T(cudaImportExternalSemaphore, cudart_abi_cudaImportExternalSemaphore) fn = (CUDART_FN_T(cudaImportExternalSemaphore, cudart_abi_cudaImportExternalSemaphore))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13306,7 +11896,7 @@ static PyObject *cudart_fn_cudaInitDevice(PyObject *self, PyObject *const *args,
     CUDART_FN_T(cudaInitDevice, cudart_abi_cudaInitDevice) fn = (CUDART_FN_T(cudaInitDevice, cudart_abi_cudaInitDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, (unsigned int)u1, (unsigned int)u2);
+    r = fn((int)i0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13319,22 +11909,15 @@ static PyObject *cudart_fn_cudaIpcCloseMemHandle(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaIpcCloseMemHandle", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaIpcCloseMemHandle");
+    if (cudart_arity("cudaIpcCloseMemHandle", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaIpcCloseMemHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaIpcCloseMemHandle");
@@ -13350,12 +11933,10 @@ static PyObject *cudart_fn_cudaIpcCloseMemHandle(PyObject *self, PyObject *const
     CUDART_FN_T(cudaIpcCloseMemHandle, cudart_abi_cudaIpcCloseMemHandle) fn = (CUDART_FN_T(cudaIpcCloseMemHandle, cudart_abi_cudaIpcCloseMemHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -13366,29 +11947,19 @@ static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaIpcGetEventHandle", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaIpcGetEventHandle");
+    if (cudart_arity("cudaIpcGetEventHandle", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaIpcGetEventHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaIpcGetEventHandle");
@@ -13404,12 +11975,10 @@ static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const
     CUDART_FN_T(cudaIpcGetEventHandle, cudart_abi_cudaIpcGetEventHandle) fn = (CUDART_FN_T(cudaIpcGetEventHandle, cudart_abi_cudaIpcGetEventHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13421,29 +11990,19 @@ static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaIpcGetMemHandle", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaIpcGetMemHandle");
+    if (cudart_arity("cudaIpcGetMemHandle", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaIpcGetMemHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaIpcGetMemHandle");
@@ -13459,12 +12018,10 @@ static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaIpcGetMemHandle, cudart_abi_cudaIpcGetMemHandle) fn = (CUDART_FN_T(cudaIpcGetMemHandle, cudart_abi_cudaIpcGetMemHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13476,23 +12033,22 @@ static PyObject *cudart_fn_cudaIpcOpenEventHandle(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaIpcOpenEventHandle");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaIpcOpenEventHandle", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaIpcOpenEventHandle");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     CUDART_RECORD_T(cudaIpcEventHandle_t) a1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[k++], 1, "cudaIpcEventHandle_t", (Py_ssize_t)sizeof a1, &cudart_class_cudaIpcEventHandle_t, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "cudaIpcEventHandle_st", (Py_ssize_t)sizeof a1, &cudart_class_cudaIpcEventHandle_t, &a1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaIpcOpenEventHandle];
@@ -13510,7 +12066,7 @@ static PyObject *cudart_fn_cudaIpcOpenEventHandle(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaIpcOpenEventHandle, cudart_abi_cudaIpcOpenEventHandle) fn = (CUDART_FN_T(cudaIpcOpenEventHandle, cudart_abi_cudaIpcOpenEventHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13526,24 +12082,23 @@ static PyObject *cudart_fn_cudaIpcOpenMemHandle(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaIpcOpenMemHandle");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaIpcOpenMemHandle", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaIpcOpenMemHandle");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     CUDART_RECORD_T(cudaIpcMemHandle_t) a1;
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[k++], 1, "cudaIpcMemHandle_t", (Py_ssize_t)sizeof a1, &cudart_class_cudaIpcMemHandle_t, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "cudaIpcMemHandle_st", (Py_ssize_t)sizeof a1, &cudart_class_cudaIpcMemHandle_t, &a1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -13563,7 +12118,7 @@ static PyObject *cudart_fn_cudaIpcOpenMemHandle(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaIpcOpenMemHandle, cudart_abi_cudaIpcOpenMemHandle) fn = (CUDART_FN_T(cudaIpcOpenMemHandle, cudart_abi_cudaIpcOpenMemHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13579,31 +12134,24 @@ static PyObject *cudart_fn_cudaKernelSetAttributeForDevice(PyObject *self, PyObj
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaKernelSetAttributeForDevice", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaKernelSetAttributeForDevice");
+    if (cudart_arity("cudaKernelSetAttributeForDevice", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     long long i2;
     long long i3;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
+    if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
+    if (cudart_signed(args[3], 3, 32, &i3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaKernelSetAttributeForDevice];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaKernelSetAttributeForDevice");
@@ -13619,12 +12167,10 @@ static PyObject *cudart_fn_cudaKernelSetAttributeForDevice(PyObject *self, PyObj
     CUDART_FN_T(cudaKernelSetAttributeForDevice, cudart_abi_cudaKernelSetAttributeForDevice) fn = (CUDART_FN_T(cudaKernelSetAttributeForDevice, cudart_abi_cudaKernelSetAttributeForDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
+    r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -13635,29 +12181,24 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLaunchCooperativeKernel");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLaunchCooperativeKernel", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLaunchCooperativeKernel");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     CUDART_RECORD_T(dim3) a1;
     CUDART_RECORD_T(dim3) a2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_by_value(args[k++], 1, "dim3", (Py_ssize_t)sizeof a1, &cudart_class_dim3, &a1) < 0)
         goto done;
@@ -13669,9 +12210,7 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject 
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLaunchCooperativeKernel];
@@ -13689,7 +12228,7 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject 
     CUDART_FN_T(cudaLaunchCooperativeKernel, cudart_abi_cudaLaunchCooperativeKernel) fn = (CUDART_FN_T(cudaLaunchCooperativeKernel, cudart_abi_cudaLaunchCooperativeKernel))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
+    r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13707,36 +12246,23 @@ static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaLaunchHostFunc", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLaunchHostFunc");
+    if (cudart_arity("cudaLaunchHostFunc", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLaunchHostFunc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLaunchHostFunc");
@@ -13752,12 +12278,10 @@ static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaLaunchHostFunc, cudart_abi_cudaLaunchHostFunc) fn = (CUDART_FN_T(cudaLaunchHostFunc, cudart_abi_cudaLaunchHostFunc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -13770,29 +12294,24 @@ static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLaunchKernel");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLaunchKernel", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLaunchKernel");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     CUDART_RECORD_T(dim3) a1;
     CUDART_RECORD_T(dim3) a2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_by_value(args[k++], 1, "dim3", (Py_ssize_t)sizeof a1, &cudart_class_dim3, &a1) < 0)
         goto done;
@@ -13804,9 +12323,7 @@ static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *arg
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLaunchKernel];
@@ -13824,7 +12341,7 @@ static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaLaunchKernel, cudart_abi_cudaLaunchKernel) fn = (CUDART_FN_T(cudaLaunchKernel, cudart_abi_cudaLaunchKernel))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
+    r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13842,30 +12359,23 @@ static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLaunchKernelExC");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLaunchKernelExC", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLaunchKernelExC");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 56, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 56, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -13887,7 +12397,7 @@ static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaLaunchKernelExC, cudart_abi_cudaLaunchKernelExC) fn = (CUDART_FN_T(cudaLaunchKernelExC, cudart_abi_cudaLaunchKernelExC))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13905,30 +12415,26 @@ static PyObject *cudart_fn_cudaLibraryEnumerateKernels(PyObject *self, PyObject 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryEnumerateKernels");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLibraryEnumerateKernels", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLibraryEnumerateKernels");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLibraryEnumerateKernels];
@@ -13946,7 +12452,7 @@ static PyObject *cudart_fn_cudaLibraryEnumerateKernels(PyObject *self, PyObject 
     CUDART_FN_T(cudaLibraryEnumerateKernels, cudart_abi_cudaLibraryEnumerateKernels) fn = (CUDART_FN_T(cudaLibraryEnumerateKernels, cudart_abi_cudaLibraryEnumerateKernels))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, a2);
+    r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13963,26 +12469,22 @@ static PyObject *cudart_fn_cudaLibraryGetGlobal(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryGetGlobal");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLibraryGetGlobal", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLibraryGetGlobal");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -13991,13 +12493,9 @@ static PyObject *cudart_fn_cudaLibraryGetGlobal(PyObject *self, PyObject *const 
         a1 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLibraryGetGlobal];
@@ -14015,7 +12513,7 @@ static PyObject *cudart_fn_cudaLibraryGetGlobal(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaLibraryGetGlobal, cudart_abi_cudaLibraryGetGlobal) fn = (CUDART_FN_T(cudaLibraryGetGlobal, cudart_abi_cudaLibraryGetGlobal))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3);
+    r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14034,34 +12532,27 @@ static PyObject *cudart_fn_cudaLibraryGetKernel(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryGetKernel");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLibraryGetKernel", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLibraryGetKernel");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLibraryGetKernel];
@@ -14079,7 +12570,7 @@ static PyObject *cudart_fn_cudaLibraryGetKernel(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaLibraryGetKernel, cudart_abi_cudaLibraryGetKernel) fn = (CUDART_FN_T(cudaLibraryGetKernel, cudart_abi_cudaLibraryGetKernel))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14097,27 +12588,23 @@ static PyObject *cudart_fn_cudaLibraryGetKernelCount(PyObject *self, PyObject *c
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryGetKernelCount");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLibraryGetKernelCount", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLibraryGetKernelCount");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLibraryGetKernelCount];
@@ -14135,7 +12622,7 @@ static PyObject *cudart_fn_cudaLibraryGetKernelCount(PyObject *self, PyObject *c
     CUDART_FN_T(cudaLibraryGetKernelCount, cudart_abi_cudaLibraryGetKernelCount) fn = (CUDART_FN_T(cudaLibraryGetKernelCount, cudart_abi_cudaLibraryGetKernelCount))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14152,26 +12639,22 @@ static PyObject *cudart_fn_cudaLibraryGetManaged(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryGetManaged");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLibraryGetManaged", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLibraryGetManaged");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -14180,13 +12663,9 @@ static PyObject *cudart_fn_cudaLibraryGetManaged(PyObject *self, PyObject *const
         a1 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLibraryGetManaged];
@@ -14204,7 +12683,7 @@ static PyObject *cudart_fn_cudaLibraryGetManaged(PyObject *self, PyObject *const
     CUDART_FN_T(cudaLibraryGetManaged, cudart_abi_cudaLibraryGetManaged) fn = (CUDART_FN_T(cudaLibraryGetManaged, cudart_abi_cudaLibraryGetManaged))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3);
+    r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14223,34 +12702,27 @@ static PyObject *cudart_fn_cudaLibraryGetUnifiedFunction(PyObject *self, PyObjec
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryGetUnifiedFunction");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLibraryGetUnifiedFunction", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLibraryGetUnifiedFunction");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLibraryGetUnifiedFunction];
@@ -14268,7 +12740,7 @@ static PyObject *cudart_fn_cudaLibraryGetUnifiedFunction(PyObject *self, PyObjec
     CUDART_FN_T(cudaLibraryGetUnifiedFunction, cudart_abi_cudaLibraryGetUnifiedFunction) fn = (CUDART_FN_T(cudaLibraryGetUnifiedFunction, cudart_abi_cudaLibraryGetUnifiedFunction))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14286,41 +12758,33 @@ static PyObject *cudart_fn_cudaLibraryLoadData(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[6] = {0};
+    if (spec.outs & ~0x6dULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryLoadData");
+    unsigned long long out_slots[5] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLibraryLoadData", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x6dULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLibraryLoadData");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
+    Py_buffer b5 = {.obj = NULL};
     void *a6;
-    Py_buffer b6;
-    b6.obj = NULL;
+    Py_buffer b6 = {.obj = NULL};
     unsigned long long u7;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -14358,7 +12822,7 @@ static PyObject *cudart_fn_cudaLibraryLoadData(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaLibraryLoadData, cudart_abi_cudaLibraryLoadData) fn = (CUDART_FN_T(cudaLibraryLoadData, cudart_abi_cudaLibraryLoadData))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, (unsigned int)u4, a5, a6, (unsigned int)u7);
+    r = fn(a0, a1, a2, a3, (unsigned int)u4, a5, a6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14379,41 +12843,33 @@ static PyObject *cudart_fn_cudaLibraryLoadFromFile(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[6] = {0};
+    if (spec.outs & ~0x6dULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryLoadFromFile");
+    unsigned long long out_slots[5] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLibraryLoadFromFile", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x6dULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLibraryLoadFromFile");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
+    Py_buffer b5 = {.obj = NULL};
     void *a6;
-    Py_buffer b6;
-    b6.obj = NULL;
+    Py_buffer b6 = {.obj = NULL};
     unsigned long long u7;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -14451,7 +12907,7 @@ static PyObject *cudart_fn_cudaLibraryLoadFromFile(PyObject *self, PyObject *con
     CUDART_FN_T(cudaLibraryLoadFromFile, cudart_abi_cudaLibraryLoadFromFile) fn = (CUDART_FN_T(cudaLibraryLoadFromFile, cudart_abi_cudaLibraryLoadFromFile))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, (unsigned int)u4, a5, a6, (unsigned int)u7);
+    r = fn(a0, a1, a2, a3, (unsigned int)u4, a5, a6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14472,22 +12928,15 @@ static PyObject *cudart_fn_cudaLibraryUnload(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaLibraryUnload", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLibraryUnload");
+    if (cudart_arity("cudaLibraryUnload", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLibraryUnload];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLibraryUnload");
@@ -14503,12 +12952,10 @@ static PyObject *cudart_fn_cudaLibraryUnload(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaLibraryUnload, cudart_abi_cudaLibraryUnload) fn = (CUDART_FN_T(cudaLibraryUnload, cudart_abi_cudaLibraryUnload))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -14519,17 +12966,16 @@ static PyObject *cudart_fn_cudaLogsCurrent(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLogsCurrent");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLogsCurrent", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLogsCurrent");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -14553,7 +12999,7 @@ static PyObject *cudart_fn_cudaLogsCurrent(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaLogsCurrent, cudart_abi_cudaLogsCurrent) fn = (CUDART_FN_T(cudaLogsCurrent, cudart_abi_cudaLogsCurrent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14569,28 +13015,24 @@ static PyObject *cudart_fn_cudaLogsDumpToFile(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLogsDumpToFile");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLogsDumpToFile", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLogsDumpToFile");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -14610,7 +13052,7 @@ static PyObject *cudart_fn_cudaLogsDumpToFile(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaLogsDumpToFile, cudart_abi_cudaLogsDumpToFile) fn = (CUDART_FN_T(cudaLogsDumpToFile, cudart_abi_cudaLogsDumpToFile))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14627,31 +13069,26 @@ static PyObject *cudart_fn_cudaLogsDumpToMemory(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLogsDumpToMemory");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLogsDumpToMemory", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLogsDumpToMemory");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -14675,7 +13112,7 @@ static PyObject *cudart_fn_cudaLogsDumpToMemory(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaLogsDumpToMemory, cudart_abi_cudaLogsDumpToMemory) fn = (CUDART_FN_T(cudaLogsDumpToMemory, cudart_abi_cudaLogsDumpToMemory))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned int)u3);
+    r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14693,30 +13130,23 @@ static PyObject *cudart_fn_cudaLogsRegisterCallback(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLogsRegisterCallback");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLogsRegisterCallback", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLogsRegisterCallback");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -14738,7 +13168,7 @@ static PyObject *cudart_fn_cudaLogsRegisterCallback(PyObject *self, PyObject *co
     CUDART_FN_T(cudaLogsRegisterCallback, cudart_abi_cudaLogsRegisterCallback) fn = (CUDART_FN_T(cudaLogsRegisterCallback, cudart_abi_cudaLogsRegisterCallback))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14756,22 +13186,15 @@ static PyObject *cudart_fn_cudaLogsUnregisterCallback(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaLogsUnregisterCallback", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLogsUnregisterCallback");
+    if (cudart_arity("cudaLogsUnregisterCallback", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLogsUnregisterCallback];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLogsUnregisterCallback");
@@ -14787,12 +13210,10 @@ static PyObject *cudart_fn_cudaLogsUnregisterCallback(PyObject *self, PyObject *
     CUDART_FN_T(cudaLogsUnregisterCallback, cudart_abi_cudaLogsUnregisterCallback) fn = (CUDART_FN_T(cudaLogsUnregisterCallback, cudart_abi_cudaLogsUnregisterCallback))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -14803,17 +13224,16 @@ static PyObject *cudart_fn_cudaMalloc(PyObject *self, PyObject *const *args, Py_
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMalloc");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMalloc", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMalloc");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -14837,7 +13257,7 @@ static PyObject *cudart_fn_cudaMalloc(PyObject *self, PyObject *const *args, Py_
     CUDART_FN_T(cudaMalloc, cudart_abi_cudaMalloc) fn = (CUDART_FN_T(cudaMalloc, cudart_abi_cudaMalloc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1);
+    r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14853,25 +13273,18 @@ static PyObject *cudart_fn_cudaMalloc3D(PyObject *self, PyObject *const *args, P
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMalloc3D", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMalloc3D");
+    if (cudart_arity("cudaMalloc3D", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     CUDART_RECORD_T(cudaExtent) a1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[k++], 1, "cudaExtent", (Py_ssize_t)sizeof a1, &cudart_class_cudaExtent, &a1) < 0)
+    if (cudart_by_value(args[1], 1, "cudaExtent", (Py_ssize_t)sizeof a1, &cudart_class_cudaExtent, &a1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMalloc3D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMalloc3D");
@@ -14887,12 +13300,10 @@ static PyObject *cudart_fn_cudaMalloc3D(PyObject *self, PyObject *const *args, P
     CUDART_FN_T(cudaMalloc3D, cudart_abi_cudaMalloc3D) fn = (CUDART_FN_T(cudaMalloc3D, cudart_abi_cudaMalloc3D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -14903,29 +13314,25 @@ static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMalloc3DArray");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMalloc3DArray", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMalloc3DArray");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     CUDART_RECORD_T(cudaExtent) a2;
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
     if (cudart_by_value(args[k++], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &cudart_class_cudaExtent, &a2) < 0)
         goto done;
@@ -14947,7 +13354,7 @@ static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMalloc3DArray, cudart_abi_cudaMalloc3DArray) fn = (CUDART_FN_T(cudaMalloc3DArray, cudart_abi_cudaMalloc3DArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned int)u3);
+    r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14964,20 +13371,18 @@ static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocArray");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMallocArray", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMallocArray");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
@@ -14985,9 +13390,7 @@ static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
@@ -15011,7 +13414,7 @@ static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaMallocArray, cudart_abi_cudaMallocArray) fn = (CUDART_FN_T(cudaMallocArray, cudart_abi_cudaMallocArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -15028,30 +13431,26 @@ static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocAsync");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMallocAsync", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMallocAsync");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMallocAsync];
@@ -15069,7 +13468,7 @@ static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaMallocAsync, cudart_abi_cudaMallocAsync) fn = (CUDART_FN_T(cudaMallocAsync, cudart_abi_cudaMallocAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, a2);
+    r = fn(a0, (unsigned long)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -15086,37 +13485,30 @@ static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocFromPoolAsync");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMallocFromPoolAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMallocFromPoolAsync");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMallocFromPoolAsync];
@@ -15134,7 +13526,7 @@ static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *con
     CUDART_FN_T(cudaMallocFromPoolAsync, cudart_abi_cudaMallocFromPoolAsync) fn = (CUDART_FN_T(cudaMallocFromPoolAsync, cudart_abi_cudaMallocFromPoolAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, a2, a3);
+    r = fn(a0, (unsigned long)u1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -15152,17 +13544,16 @@ static PyObject *cudart_fn_cudaMallocHost(PyObject *self, PyObject *const *args,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocHost");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMallocHost", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMallocHost");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -15186,7 +13577,7 @@ static PyObject *cudart_fn_cudaMallocHost(PyObject *self, PyObject *const *args,
     CUDART_FN_T(cudaMallocHost, cudart_abi_cudaMallocHost) fn = (CUDART_FN_T(cudaMallocHost, cudart_abi_cudaMallocHost))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1);
+    r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -15202,17 +13593,16 @@ static PyObject *cudart_fn_cudaMallocManaged(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocManaged");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMallocManaged", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMallocManaged");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
@@ -15239,7 +13629,7 @@ static PyObject *cudart_fn_cudaMallocManaged(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMallocManaged, cudart_abi_cudaMallocManaged) fn = (CUDART_FN_T(cudaMallocManaged, cudart_abi_cudaMallocManaged))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned int)u2);
+    r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -15255,20 +13645,18 @@ static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocMipmappedArray");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMallocMipmappedArray", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMallocMipmappedArray");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     CUDART_RECORD_T(cudaExtent) a2;
     unsigned long long u3;
     unsigned long long u4;
@@ -15276,9 +13664,7 @@ static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *co
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
     if (cudart_by_value(args[k++], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &cudart_class_cudaExtent, &a2) < 0)
         goto done;
@@ -15302,7 +13688,7 @@ static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *co
     CUDART_FN_T(cudaMallocMipmappedArray, cudart_abi_cudaMallocMipmappedArray) fn = (CUDART_FN_T(cudaMallocMipmappedArray, cudart_abi_cudaMallocMipmappedArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
+    r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -15319,20 +13705,18 @@ static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocPitch");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMallocPitch", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMallocPitch");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
@@ -15363,7 +13747,7 @@ static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaMallocPitch, cudart_abi_cudaMallocPitch) fn = (CUDART_FN_T(cudaMallocPitch, cudart_abi_cudaMallocPitch))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -15380,31 +13764,24 @@ static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemAdvise", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemAdvise");
+    if (cudart_arity("cudaMemAdvise", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     CUDART_RECORD_T(cudaMemLocation) a3;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_by_value(args[k++], 3, "cudaMemLocation", (Py_ssize_t)sizeof a3, &cudart_class_cudaMemLocation, &a3) < 0)
+    if (cudart_by_value(args[3], 3, "cudaMemLocation", (Py_ssize_t)sizeof a3, &cudart_class_cudaMemLocation, &a3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemAdvise];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemAdvise");
@@ -15420,12 +13797,10 @@ static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, 
     CUDART_FN_T(cudaMemAdvise, cudart_abi_cudaMemAdvise) fn = (CUDART_FN_T(cudaMemAdvise, cudart_abi_cudaMemAdvise))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3);
+    r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -15436,32 +13811,27 @@ static PyObject *cudart_fn_cudaMemDiscardAndPrefetchBatchAsync(PyObject *self, P
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[5] = {0};
+    if (spec.outs & ~0x1bULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemDiscardAndPrefetchBatchAsync");
+    unsigned long long out_slots[4] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemDiscardAndPrefetchBatchAsync", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1bULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemDiscardAndPrefetchBatchAsync");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     unsigned long long u5;
     unsigned long long u6;
     void *a7;
-    Py_buffer b7;
-    b7.obj = NULL;
+    Py_buffer b7 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -15474,7 +13844,7 @@ static PyObject *cudart_fn_cudaMemDiscardAndPrefetchBatchAsync(PyObject *self, P
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if ((spec.outs >> 4) & 1)
         a4 = &out_slots[outs++];
@@ -15484,9 +13854,7 @@ static PyObject *cudart_fn_cudaMemDiscardAndPrefetchBatchAsync(PyObject *self, P
         goto done;
     if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if ((spec.outs >> 7) & 1)
-        a7 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
+    if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemDiscardAndPrefetchBatchAsync];
@@ -15504,7 +13872,7 @@ static PyObject *cudart_fn_cudaMemDiscardAndPrefetchBatchAsync(PyObject *self, P
     CUDART_FN_T(cudaMemDiscardAndPrefetchBatchAsync, cudart_abi_cudaMemDiscardAndPrefetchBatchAsync) fn = (CUDART_FN_T(cudaMemDiscardAndPrefetchBatchAsync, cudart_abi_cudaMemDiscardAndPrefetchBatchAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
+    r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -15524,25 +13892,22 @@ static PyObject *cudart_fn_cudaMemDiscardBatchAsync(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemDiscardBatchAsync");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemDiscardBatchAsync", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemDiscardBatchAsync");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -15555,9 +13920,7 @@ static PyObject *cudart_fn_cudaMemDiscardBatchAsync(PyObject *self, PyObject *co
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemDiscardBatchAsync];
@@ -15575,7 +13938,7 @@ static PyObject *cudart_fn_cudaMemDiscardBatchAsync(PyObject *self, PyObject *co
     CUDART_FN_T(cudaMemDiscardBatchAsync, cudart_abi_cudaMemDiscardBatchAsync) fn = (CUDART_FN_T(cudaMemDiscardBatchAsync, cudart_abi_cudaMemDiscardBatchAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned long long)u3, a4);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned long long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -15593,20 +13956,18 @@ static PyObject *cudart_fn_cudaMemGetDefaultMemPool(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemGetDefaultMemPool");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemGetDefaultMemPool", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemGetDefaultMemPool");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -15634,7 +13995,7 @@ static PyObject *cudart_fn_cudaMemGetDefaultMemPool(PyObject *self, PyObject *co
     CUDART_FN_T(cudaMemGetDefaultMemPool, cudart_abi_cudaMemGetDefaultMemPool) fn = (CUDART_FN_T(cudaMemGetDefaultMemPool, cudart_abi_cudaMemGetDefaultMemPool))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -15651,20 +14012,18 @@ static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemGetInfo");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemGetInfo", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemGetInfo");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -15689,7 +14048,7 @@ static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args,
     CUDART_FN_T(cudaMemGetInfo, cudart_abi_cudaMemGetInfo) fn = (CUDART_FN_T(cudaMemGetInfo, cudart_abi_cudaMemGetInfo))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -15706,20 +14065,18 @@ static PyObject *cudart_fn_cudaMemGetMemPool(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemGetMemPool");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemGetMemPool", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemGetMemPool");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -15747,7 +14104,7 @@ static PyObject *cudart_fn_cudaMemGetMemPool(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMemGetMemPool, cudart_abi_cudaMemGetMemPool) fn = (CUDART_FN_T(cudaMemGetMemPool, cudart_abi_cudaMemGetMemPool))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -15764,27 +14121,23 @@ static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolCreate");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemPoolCreate", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemPoolCreate");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 88, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 88, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolCreate];
@@ -15802,7 +14155,7 @@ static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMemPoolCreate, cudart_abi_cudaMemPoolCreate) fn = (CUDART_FN_T(cudaMemPoolCreate, cudart_abi_cudaMemPoolCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -15819,22 +14172,15 @@ static PyObject *cudart_fn_cudaMemPoolDestroy(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolDestroy");
+    if (cudart_arity("cudaMemPoolDestroy", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolDestroy");
@@ -15850,12 +14196,10 @@ static PyObject *cudart_fn_cudaMemPoolDestroy(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaMemPoolDestroy, cudart_abi_cudaMemPoolDestroy) fn = (CUDART_FN_T(cudaMemPoolDestroy, cudart_abi_cudaMemPoolDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -15866,29 +14210,19 @@ static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolExportPointer", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolExportPointer");
+    if (cudart_arity("cudaMemPoolExportPointer", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolExportPointer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolExportPointer");
@@ -15904,12 +14238,10 @@ static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *co
     CUDART_FN_T(cudaMemPoolExportPointer, cudart_abi_cudaMemPoolExportPointer) fn = (CUDART_FN_T(cudaMemPoolExportPointer, cudart_abi_cudaMemPoolExportPointer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -15921,35 +14253,25 @@ static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, Py
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolExportToShareableHandle", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolExportToShareableHandle");
+    if (cudart_arity("cudaMemPoolExportToShareableHandle", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolExportToShareableHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolExportToShareableHandle");
@@ -15965,12 +14287,10 @@ static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, Py
     CUDART_FN_T(cudaMemPoolExportToShareableHandle, cudart_abi_cudaMemPoolExportToShareableHandle) fn = (CUDART_FN_T(cudaMemPoolExportToShareableHandle, cudart_abi_cudaMemPoolExportToShareableHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
+    r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -15982,30 +14302,25 @@ static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolGetAccess");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemPoolGetAccess", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemPoolGetAccess");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -16027,7 +14342,7 @@ static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaMemPoolGetAccess, cudart_abi_cudaMemPoolGetAccess) fn = (CUDART_FN_T(cudaMemPoolGetAccess, cudart_abi_cudaMemPoolGetAccess))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -16045,32 +14360,22 @@ static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolGetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolGetAttribute");
+    if (cudart_arity("cudaMemPoolGetAttribute", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolGetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolGetAttribute");
@@ -16086,12 +14391,10 @@ static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *con
     CUDART_FN_T(cudaMemPoolGetAttribute, cudart_abi_cudaMemPoolGetAttribute) fn = (CUDART_FN_T(cudaMemPoolGetAttribute, cudart_abi_cudaMemPoolGetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, a2);
+    r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -16103,29 +14406,25 @@ static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolImportFromShareableHandle");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemPoolImportFromShareableHandle", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemPoolImportFromShareableHandle");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -16147,7 +14446,7 @@ static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, 
     CUDART_FN_T(cudaMemPoolImportFromShareableHandle, cudart_abi_cudaMemPoolImportFromShareableHandle) fn = (CUDART_FN_T(cudaMemPoolImportFromShareableHandle, cudart_abi_cudaMemPoolImportFromShareableHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
+    r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -16164,34 +14463,27 @@ static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolImportPointer");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemPoolImportPointer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemPoolImportPointer");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolImportPointer];
@@ -16209,7 +14501,7 @@ static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *co
     CUDART_FN_T(cudaMemPoolImportPointer, cudart_abi_cudaMemPoolImportPointer) fn = (CUDART_FN_T(cudaMemPoolImportPointer, cudart_abi_cudaMemPoolImportPointer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -16227,32 +14519,22 @@ static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolSetAccess", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolSetAccess");
+    if (cudart_arity("cudaMemPoolSetAccess", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 12, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolSetAccess];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolSetAccess");
@@ -16268,12 +14550,10 @@ static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaMemPoolSetAccess, cudart_abi_cudaMemPoolSetAccess) fn = (CUDART_FN_T(cudaMemPoolSetAccess, cudart_abi_cudaMemPoolSetAccess))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2);
+    r = fn(a0, a1, (unsigned long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -16285,32 +14565,22 @@ static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolSetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolSetAttribute");
+    if (cudart_arity("cudaMemPoolSetAttribute", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolSetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolSetAttribute");
@@ -16326,12 +14596,10 @@ static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *con
     CUDART_FN_T(cudaMemPoolSetAttribute, cudart_abi_cudaMemPoolSetAttribute) fn = (CUDART_FN_T(cudaMemPoolSetAttribute, cudart_abi_cudaMemPoolSetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, a2);
+    r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -16343,25 +14611,18 @@ static PyObject *cudart_fn_cudaMemPoolTrimTo(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolTrimTo", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolTrimTo");
+    if (cudart_arity("cudaMemPoolTrimTo", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolTrimTo];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolTrimTo");
@@ -16377,12 +14638,10 @@ static PyObject *cudart_fn_cudaMemPoolTrimTo(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMemPoolTrimTo, cudart_abi_cudaMemPoolTrimTo) fn = (CUDART_FN_T(cudaMemPoolTrimTo, cudart_abi_cudaMemPoolTrimTo))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1);
+    r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -16393,38 +14652,28 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPrefetchAsync", nargs, 5 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPrefetchAsync");
+    if (cudart_arity("cudaMemPrefetchAsync", nargs, 5) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     CUDART_RECORD_T(cudaMemLocation) a2;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b4 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_by_value(args[k++], 2, "cudaMemLocation", (Py_ssize_t)sizeof a2, &cudart_class_cudaMemLocation, &a2) < 0)
+    if (cudart_by_value(args[2], 2, "cudaMemLocation", (Py_ssize_t)sizeof a2, &cudart_class_cudaMemLocation, &a2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPrefetchAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPrefetchAsync");
@@ -16440,12 +14689,10 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaMemPrefetchAsync, cudart_abi_cudaMemPrefetchAsync) fn = (CUDART_FN_T(cudaMemPrefetchAsync, cudart_abi_cudaMemPrefetchAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, a2, (unsigned int)u3, a4);
+    r = fn(a0, (unsigned long)u1, a2, (unsigned int)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b4);
     return result;
@@ -16457,32 +14704,27 @@ static PyObject *cudart_fn_cudaMemPrefetchBatchAsync(PyObject *self, PyObject *c
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[5] = {0};
+    if (spec.outs & ~0x1bULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPrefetchBatchAsync");
+    unsigned long long out_slots[4] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemPrefetchBatchAsync", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1bULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemPrefetchBatchAsync");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     unsigned long long u5;
     unsigned long long u6;
     void *a7;
-    Py_buffer b7;
-    b7.obj = NULL;
+    Py_buffer b7 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -16495,7 +14737,7 @@ static PyObject *cudart_fn_cudaMemPrefetchBatchAsync(PyObject *self, PyObject *c
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if ((spec.outs >> 4) & 1)
         a4 = &out_slots[outs++];
@@ -16505,9 +14747,7 @@ static PyObject *cudart_fn_cudaMemPrefetchBatchAsync(PyObject *self, PyObject *c
         goto done;
     if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if ((spec.outs >> 7) & 1)
-        a7 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
+    if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPrefetchBatchAsync];
@@ -16525,7 +14765,7 @@ static PyObject *cudart_fn_cudaMemPrefetchBatchAsync(PyObject *self, PyObject *c
     CUDART_FN_T(cudaMemPrefetchBatchAsync, cudart_abi_cudaMemPrefetchBatchAsync) fn = (CUDART_FN_T(cudaMemPrefetchBatchAsync, cudart_abi_cudaMemPrefetchBatchAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
+    r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -16545,38 +14785,28 @@ static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemRangeGetAttribute", nargs, 5 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemRangeGetAttribute");
+    if (cudart_arity("cudaMemRangeGetAttribute", nargs, 5) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemRangeGetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemRangeGetAttribute");
@@ -16592,12 +14822,10 @@ static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *co
     CUDART_FN_T(cudaMemRangeGetAttribute, cudart_abi_cudaMemRangeGetAttribute) fn = (CUDART_FN_T(cudaMemRangeGetAttribute, cudart_abi_cudaMemRangeGetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3, (unsigned long)u4);
+    r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -16609,27 +14837,23 @@ static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *c
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x7ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemRangeGetAttributes");
+    unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemRangeGetAttributes", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x7ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemRangeGetAttributes");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     unsigned long long u5;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -16645,9 +14869,7 @@ static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *c
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
@@ -16667,7 +14889,7 @@ static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *c
     CUDART_FN_T(cudaMemRangeGetAttributes, cudart_abi_cudaMemRangeGetAttributes) fn = (CUDART_FN_T(cudaMemRangeGetAttributes, cudart_abi_cudaMemRangeGetAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4, (unsigned long)u5);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4, (unsigned long)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -16686,30 +14908,26 @@ static PyObject *cudart_fn_cudaMemSetMemPool(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemSetMemPool");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemSetMemPool", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemSetMemPool");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemSetMemPool];
@@ -16727,7 +14945,7 @@ static PyObject *cudart_fn_cudaMemSetMemPool(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMemSetMemPool, cudart_abi_cudaMemSetMemPool) fn = (CUDART_FN_T(cudaMemSetMemPool, cudart_abi_cudaMemSetMemPool))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, a2);
+    r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -16744,35 +14962,25 @@ static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy");
+    if (cudart_arity("cudaMemcpy", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy");
@@ -16788,12 +14996,10 @@ static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_
     CUDART_FN_T(cudaMemcpy, cudart_abi_cudaMemcpy) fn = (CUDART_FN_T(cudaMemcpy, cudart_abi_cudaMemcpy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -16805,44 +15011,34 @@ static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, P
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy2D", nargs, 7 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2D");
+    if (cudart_arity("cudaMemcpy2D", nargs, 7) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 6, 32, &u6) < 0)
+    if (cudart_unsigned(args[6], 6, 32, &u6) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2D");
@@ -16858,12 +15054,10 @@ static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, P
     CUDART_FN_T(cudaMemcpy2D, cudart_abi_cudaMemcpy2D) fn = (CUDART_FN_T(cudaMemcpy2D, cudart_abi_cudaMemcpy2D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
+    r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -16875,50 +15069,40 @@ static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy2DArrayToArray", nargs, 9 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DArrayToArray");
+    if (cudart_arity("cudaMemcpy2DArrayToArray", nargs, 9) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
     unsigned long long u8;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 7, 64, &u7) < 0)
+    if (cudart_unsigned(args[7], 7, 64, &u7) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 8, 32, &u8) < 0)
+    if (cudart_unsigned(args[8], 8, 32, &u8) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DArrayToArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DArrayToArray");
@@ -16934,12 +15118,10 @@ static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *co
     CUDART_FN_T(cudaMemcpy2DArrayToArray, cudart_abi_cudaMemcpy2DArrayToArray) fn = (CUDART_FN_T(cudaMemcpy2DArrayToArray, cudart_abi_cudaMemcpy2DArrayToArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
+    r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -16951,51 +15133,38 @@ static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy2DAsync", nargs, 8 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DAsync");
+    if (cudart_arity("cudaMemcpy2DAsync", nargs, 8) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     void *a7;
-    Py_buffer b7;
-    b7.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b7 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 6, 32, &u6) < 0)
+    if (cudart_unsigned(args[6], 6, 32, &u6) < 0)
         goto done;
-    if ((spec.outs >> 7) & 1)
-        a7 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
+    if (cudart_pointer(args[7], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DAsync");
@@ -17011,12 +15180,10 @@ static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMemcpy2DAsync, cudart_abi_cudaMemcpy2DAsync) fn = (CUDART_FN_T(cudaMemcpy2DAsync, cudart_abi_cudaMemcpy2DAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6, a7);
+    r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6, a7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     cudart_release(&b7);
@@ -17029,47 +15196,37 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy2DFromArray", nargs, 8 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DFromArray");
+    if (cudart_arity("cudaMemcpy2DFromArray", nargs, 8) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DFromArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DFromArray");
@@ -17085,12 +15242,10 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const
     CUDART_FN_T(cudaMemcpy2DFromArray, cudart_abi_cudaMemcpy2DFromArray) fn = (CUDART_FN_T(cudaMemcpy2DFromArray, cudart_abi_cudaMemcpy2DFromArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
+    r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -17102,54 +15257,41 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy2DFromArrayAsync", nargs, 9 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DFromArrayAsync");
+    if (cudart_arity("cudaMemcpy2DFromArrayAsync", nargs, 9) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
     void *a8;
-    Py_buffer b8;
-    b8.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b8 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
         goto done;
-    if ((spec.outs >> 8) & 1)
-        a8 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 8, (int)((spec.storage >> 8) & 1), 0, &a8, &b8) < 0)
+    if (cudart_pointer(args[8], 8, (int)((spec.storage >> 8) & 1), 0, &a8, &b8) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DFromArrayAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DFromArrayAsync");
@@ -17165,12 +15307,10 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *
     CUDART_FN_T(cudaMemcpy2DFromArrayAsync, cudart_abi_cudaMemcpy2DFromArrayAsync) fn = (CUDART_FN_T(cudaMemcpy2DFromArrayAsync, cudart_abi_cudaMemcpy2DFromArrayAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
+    r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     cudart_release(&b8);
@@ -17183,47 +15323,37 @@ static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy2DToArray", nargs, 8 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DToArray");
+    if (cudart_arity("cudaMemcpy2DToArray", nargs, 8) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DToArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DToArray");
@@ -17239,12 +15369,10 @@ static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaMemcpy2DToArray, cudart_abi_cudaMemcpy2DToArray) fn = (CUDART_FN_T(cudaMemcpy2DToArray, cudart_abi_cudaMemcpy2DToArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
+    r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -17256,54 +15384,41 @@ static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy2DToArrayAsync", nargs, 9 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DToArrayAsync");
+    if (cudart_arity("cudaMemcpy2DToArrayAsync", nargs, 9) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
     void *a8;
-    Py_buffer b8;
-    b8.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b8 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
         goto done;
-    if ((spec.outs >> 8) & 1)
-        a8 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 8, (int)((spec.storage >> 8) & 1), 0, &a8, &b8) < 0)
+    if (cudart_pointer(args[8], 8, (int)((spec.storage >> 8) & 1), 0, &a8, &b8) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DToArrayAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DToArrayAsync");
@@ -17319,12 +15434,10 @@ static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *co
     CUDART_FN_T(cudaMemcpy2DToArrayAsync, cudart_abi_cudaMemcpy2DToArrayAsync) fn = (CUDART_FN_T(cudaMemcpy2DToArrayAsync, cudart_abi_cudaMemcpy2DToArrayAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
+    r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     cudart_release(&b8);
@@ -17337,22 +15450,15 @@ static PyObject *cudart_fn_cudaMemcpy3D(PyObject *self, PyObject *const *args, P
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy3D", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy3D");
+    if (cudart_arity("cudaMemcpy3D", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 160, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 160, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3D");
@@ -17368,12 +15474,10 @@ static PyObject *cudart_fn_cudaMemcpy3D(PyObject *self, PyObject *const *args, P
     CUDART_FN_T(cudaMemcpy3D, cudart_abi_cudaMemcpy3D) fn = (CUDART_FN_T(cudaMemcpy3D, cudart_abi_cudaMemcpy3D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -17384,29 +15488,19 @@ static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy3DAsync", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy3DAsync");
+    if (cudart_arity("cudaMemcpy3DAsync", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 160, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 160, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3DAsync");
@@ -17422,12 +15516,10 @@ static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMemcpy3DAsync, cudart_abi_cudaMemcpy3DAsync) fn = (CUDART_FN_T(cudaMemcpy3DAsync, cudart_abi_cudaMemcpy3DAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -17439,35 +15531,25 @@ static PyObject *cudart_fn_cudaMemcpy3DBatchAsync(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy3DBatchAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy3DBatchAsync");
+    if (cudart_arity("cudaMemcpy3DBatchAsync", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     unsigned long long u0;
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
-    if (cudart_unsigned(args[k++], 0, 64, &u0) < 0)
+    Py_buffer b3 = {.obj = NULL};
+    if (cudart_unsigned(args[0], 0, 64, &u0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 112, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DBatchAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3DBatchAsync");
@@ -17483,12 +15565,10 @@ static PyObject *cudart_fn_cudaMemcpy3DBatchAsync(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaMemcpy3DBatchAsync, cudart_abi_cudaMemcpy3DBatchAsync) fn = (CUDART_FN_T(cudaMemcpy3DBatchAsync, cudart_abi_cudaMemcpy3DBatchAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned long)u0, a1, (unsigned long long)u2, a3);
+    r = fn((unsigned long)u0, a1, (unsigned long long)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b1);
     cudart_release(&b3);
     return result;
@@ -17500,22 +15580,15 @@ static PyObject *cudart_fn_cudaMemcpy3DPeer(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy3DPeer", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy3DPeer");
+    if (cudart_arity("cudaMemcpy3DPeer", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 168, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 168, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DPeer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3DPeer");
@@ -17531,12 +15604,10 @@ static PyObject *cudart_fn_cudaMemcpy3DPeer(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaMemcpy3DPeer, cudart_abi_cudaMemcpy3DPeer) fn = (CUDART_FN_T(cudaMemcpy3DPeer, cudart_abi_cudaMemcpy3DPeer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -17547,29 +15618,19 @@ static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy3DPeerAsync", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy3DPeerAsync");
+    if (cudart_arity("cudaMemcpy3DPeerAsync", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 168, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 168, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DPeerAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3DPeerAsync");
@@ -17585,12 +15646,10 @@ static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const
     CUDART_FN_T(cudaMemcpy3DPeerAsync, cudart_abi_cudaMemcpy3DPeerAsync) fn = (CUDART_FN_T(cudaMemcpy3DPeerAsync, cudart_abi_cudaMemcpy3DPeerAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -17602,47 +15661,37 @@ static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyArrayToArray", nargs, 8 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyArrayToArray");
+    if (cudart_arity("cudaMemcpyArrayToArray", nargs, 8) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyArrayToArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyArrayToArray");
@@ -17658,12 +15707,10 @@ static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaMemcpyArrayToArray, cudart_abi_cudaMemcpyArrayToArray) fn = (CUDART_FN_T(cudaMemcpyArrayToArray, cudart_abi_cudaMemcpyArrayToArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
+    r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -17675,42 +15722,29 @@ static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyAsync", nargs, 5 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyAsync");
+    if (cudart_arity("cudaMemcpyAsync", nargs, 5) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b4 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyAsync");
@@ -17726,12 +15760,10 @@ static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaMemcpyAsync, cudart_abi_cudaMemcpyAsync) fn = (CUDART_FN_T(cudaMemcpyAsync, cudart_abi_cudaMemcpyAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3, a4);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b4);
@@ -17744,34 +15776,28 @@ static PyObject *cudart_fn_cudaMemcpyBatchAsync(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[6] = {0};
+    if (spec.outs & ~0x27ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyBatchAsync");
+    unsigned long long out_slots[4] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemcpyBatchAsync", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x27ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemcpyBatchAsync");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
+    Py_buffer b5 = {.obj = NULL};
     unsigned long long u6;
     void *a7;
-    Py_buffer b7;
-    b7.obj = NULL;
+    Py_buffer b7 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -17786,9 +15812,7 @@ static PyObject *cudart_fn_cudaMemcpyBatchAsync(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     if ((spec.outs >> 5) & 1)
         a5 = &out_slots[outs++];
@@ -17796,9 +15820,7 @@ static PyObject *cudart_fn_cudaMemcpyBatchAsync(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if ((spec.outs >> 7) & 1)
-        a7 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
+    if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyBatchAsync];
@@ -17816,7 +15838,7 @@ static PyObject *cudart_fn_cudaMemcpyBatchAsync(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaMemcpyBatchAsync, cudart_abi_cudaMemcpyBatchAsync) fn = (CUDART_FN_T(cudaMemcpyBatchAsync, cudart_abi_cudaMemcpyBatchAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, a7);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, a7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -17837,41 +15859,31 @@ static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyFromArray", nargs, 6 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyFromArray");
+    if (cudart_arity("cudaMemcpyFromArray", nargs, 6) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyFromArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyFromArray");
@@ -17887,12 +15899,10 @@ static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaMemcpyFromArray, cudart_abi_cudaMemcpyFromArray) fn = (CUDART_FN_T(cudaMemcpyFromArray, cudart_abi_cudaMemcpyFromArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -17904,48 +15914,35 @@ static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyFromArrayAsync", nargs, 7 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyFromArrayAsync");
+    if (cudart_arity("cudaMemcpyFromArrayAsync", nargs, 7) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
     void *a6;
-    Py_buffer b6;
-    b6.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b6 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
         goto done;
-    if ((spec.outs >> 6) & 1)
-        a6 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
+    if (cudart_pointer(args[6], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyFromArrayAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyFromArrayAsync");
@@ -17961,12 +15958,10 @@ static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *co
     CUDART_FN_T(cudaMemcpyFromArrayAsync, cudart_abi_cudaMemcpyFromArrayAsync) fn = (CUDART_FN_T(cudaMemcpyFromArrayAsync, cudart_abi_cudaMemcpyFromArrayAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5, a6);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5, a6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b6);
@@ -17979,38 +15974,28 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyFromSymbol", nargs, 5 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyFromSymbol");
+    if (cudart_arity("cudaMemcpyFromSymbol", nargs, 5) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyFromSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyFromSymbol");
@@ -18026,12 +16011,10 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaMemcpyFromSymbol, cudart_abi_cudaMemcpyFromSymbol) fn = (CUDART_FN_T(cudaMemcpyFromSymbol, cudart_abi_cudaMemcpyFromSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18043,45 +16026,32 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *c
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyFromSymbolAsync", nargs, 6 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyFromSymbolAsync");
+    if (cudart_arity("cudaMemcpyFromSymbolAsync", nargs, 6) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyFromSymbolAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyFromSymbolAsync");
@@ -18097,12 +16067,10 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *c
     CUDART_FN_T(cudaMemcpyFromSymbolAsync, cudart_abi_cudaMemcpyFromSymbolAsync) fn = (CUDART_FN_T(cudaMemcpyFromSymbolAsync, cudart_abi_cudaMemcpyFromSymbolAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b5);
@@ -18115,38 +16083,28 @@ static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyPeer", nargs, 5 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyPeer");
+    if (cudart_arity("cudaMemcpyPeer", nargs, 5) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     long long i3;
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
+    if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
+    if (cudart_signed(args[3], 3, 32, &i3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyPeer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyPeer");
@@ -18162,12 +16120,10 @@ static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args,
     CUDART_FN_T(cudaMemcpyPeer, cudart_abi_cudaMemcpyPeer) fn = (CUDART_FN_T(cudaMemcpyPeer, cudart_abi_cudaMemcpyPeer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4);
+    r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -18179,45 +16135,32 @@ static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyPeerAsync", nargs, 6 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyPeerAsync");
+    if (cudart_arity("cudaMemcpyPeerAsync", nargs, 6) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     long long i3;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
+    if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
+    if (cudart_signed(args[3], 3, 32, &i3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyPeerAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyPeerAsync");
@@ -18233,12 +16176,10 @@ static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaMemcpyPeerAsync, cudart_abi_cudaMemcpyPeerAsync) fn = (CUDART_FN_T(cudaMemcpyPeerAsync, cudart_abi_cudaMemcpyPeerAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4, a5);
+    r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     cudart_release(&b5);
@@ -18251,41 +16192,31 @@ static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyToArray", nargs, 6 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyToArray");
+    if (cudart_arity("cudaMemcpyToArray", nargs, 6) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyToArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyToArray");
@@ -18301,12 +16232,10 @@ static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMemcpyToArray, cudart_abi_cudaMemcpyToArray) fn = (CUDART_FN_T(cudaMemcpyToArray, cudart_abi_cudaMemcpyToArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned int)u5);
+    r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -18318,48 +16247,35 @@ static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyToArrayAsync", nargs, 7 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyToArrayAsync");
+    if (cudart_arity("cudaMemcpyToArrayAsync", nargs, 7) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
     void *a6;
-    Py_buffer b6;
-    b6.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b6 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
         goto done;
-    if ((spec.outs >> 6) & 1)
-        a6 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
+    if (cudart_pointer(args[6], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyToArrayAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyToArrayAsync");
@@ -18375,12 +16291,10 @@ static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaMemcpyToArrayAsync, cudart_abi_cudaMemcpyToArrayAsync) fn = (CUDART_FN_T(cudaMemcpyToArrayAsync, cudart_abi_cudaMemcpyToArrayAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned int)u5, a6);
+    r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned int)u5, a6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     cudart_release(&b6);
@@ -18393,38 +16307,28 @@ static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyToSymbol", nargs, 5 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyToSymbol");
+    if (cudart_arity("cudaMemcpyToSymbol", nargs, 5) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyToSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyToSymbol");
@@ -18440,12 +16344,10 @@ static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaMemcpyToSymbol, cudart_abi_cudaMemcpyToSymbol) fn = (CUDART_FN_T(cudaMemcpyToSymbol, cudart_abi_cudaMemcpyToSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18457,45 +16359,32 @@ static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyToSymbolAsync", nargs, 6 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyToSymbolAsync");
+    if (cudart_arity("cudaMemcpyToSymbolAsync", nargs, 6) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyToSymbolAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyToSymbolAsync");
@@ -18511,12 +16400,10 @@ static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *con
     CUDART_FN_T(cudaMemcpyToSymbolAsync, cudart_abi_cudaMemcpyToSymbolAsync) fn = (CUDART_FN_T(cudaMemcpyToSymbolAsync, cudart_abi_cudaMemcpyToSymbolAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b5);
@@ -18529,28 +16416,21 @@ static PyObject *cudart_fn_cudaMemset(PyObject *self, PyObject *const *args, Py_
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemset", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemset");
+    if (cudart_arity("cudaMemset", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
+    if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemset];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemset");
@@ -18566,12 +16446,10 @@ static PyObject *cudart_fn_cudaMemset(PyObject *self, PyObject *const *args, Py_
     CUDART_FN_T(cudaMemset, cudart_abi_cudaMemset) fn = (CUDART_FN_T(cudaMemset, cudart_abi_cudaMemset))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1, (unsigned long)u2);
+    r = fn(a0, (int)i1, (unsigned long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -18582,34 +16460,27 @@ static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, P
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemset2D", nargs, 5 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemset2D");
+    if (cudart_arity("cudaMemset2D", nargs, 5) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     long long i2;
     unsigned long long u3;
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
+    if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemset2D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemset2D");
@@ -18625,12 +16496,10 @@ static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, P
     CUDART_FN_T(cudaMemset2D, cudart_abi_cudaMemset2D) fn = (CUDART_FN_T(cudaMemset2D, cudart_abi_cudaMemset2D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4);
+    r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -18641,41 +16510,31 @@ static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemset2DAsync", nargs, 6 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemset2DAsync");
+    if (cudart_arity("cudaMemset2DAsync", nargs, 6) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     long long i2;
     unsigned long long u3;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
+    if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemset2DAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemset2DAsync");
@@ -18691,12 +16550,10 @@ static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMemset2DAsync, cudart_abi_cudaMemset2DAsync) fn = (CUDART_FN_T(cudaMemset2DAsync, cudart_abi_cudaMemset2DAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4, a5);
+    r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b5);
     return result;
@@ -18734,7 +16591,7 @@ static PyObject *cudart_fn_cudaMemset3D(PyObject *self, PyObject *const *args, P
     CUDART_FN_T(cudaMemset3D, cudart_abi_cudaMemset3D) fn = (CUDART_FN_T(cudaMemset3D, cudart_abi_cudaMemset3D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1, a2);
+    r = fn(a0, (int)i1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -18747,31 +16604,24 @@ static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemset3DAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemset3DAsync");
+    if (cudart_arity("cudaMemset3DAsync", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     CUDART_RECORD_T(cudaPitchedPtr) a0;
     long long i1;
     CUDART_RECORD_T(cudaExtent) a2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
-    if (cudart_by_value(args[k++], 0, "cudaPitchedPtr", (Py_ssize_t)sizeof a0, &cudart_class_cudaPitchedPtr, &a0) < 0)
+    Py_buffer b3 = {.obj = NULL};
+    if (cudart_by_value(args[0], 0, "cudaPitchedPtr", (Py_ssize_t)sizeof a0, &cudart_class_cudaPitchedPtr, &a0) < 0)
         goto done;
-    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
+    if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_by_value(args[k++], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &cudart_class_cudaExtent, &a2) < 0)
+    if (cudart_by_value(args[2], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &cudart_class_cudaExtent, &a2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemset3DAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemset3DAsync");
@@ -18787,12 +16637,10 @@ static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMemset3DAsync, cudart_abi_cudaMemset3DAsync) fn = (CUDART_FN_T(cudaMemset3DAsync, cudart_abi_cudaMemset3DAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1, a2, a3);
+    r = fn(a0, (int)i1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b3);
     return result;
 }
@@ -18803,35 +16651,25 @@ static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemsetAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemsetAsync");
+    if (cudart_arity("cudaMemsetAsync", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
+    if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemsetAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemsetAsync");
@@ -18847,12 +16685,10 @@ static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaMemsetAsync, cudart_abi_cudaMemsetAsync) fn = (CUDART_FN_T(cudaMemsetAsync, cudart_abi_cudaMemsetAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1, (unsigned long)u2, a3);
+    r = fn(a0, (int)i1, (unsigned long)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -18864,32 +16700,22 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *sel
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMipmappedArrayGetMemoryRequirements", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMipmappedArrayGetMemoryRequirements");
+    if (cudart_arity("cudaMipmappedArrayGetMemoryRequirements", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     long long i2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
+    if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMipmappedArrayGetMemoryRequirements];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMipmappedArrayGetMemoryRequirements");
@@ -18905,12 +16731,10 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *sel
     CUDART_FN_T(cudaMipmappedArrayGetMemoryRequirements, cudart_abi_cudaMipmappedArrayGetMemoryRequirements) fn = (CUDART_FN_T(cudaMipmappedArrayGetMemoryRequirements, cudart_abi_cudaMipmappedArrayGetMemoryRequirements))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (int)i2);
+    r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18922,29 +16746,19 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMipmappedArrayGetSparseProperties", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMipmappedArrayGetSparseProperties");
+    if (cudart_arity("cudaMipmappedArrayGetSparseProperties", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 48, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 48, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMipmappedArrayGetSparseProperties];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMipmappedArrayGetSparseProperties");
@@ -18960,12 +16774,10 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self,
     CUDART_FN_T(cudaMipmappedArrayGetSparseProperties, cudart_abi_cudaMipmappedArrayGetSparseProperties) fn = (CUDART_FN_T(cudaMipmappedArrayGetSparseProperties, cudart_abi_cudaMipmappedArrayGetSparseProperties))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18977,29 +16789,25 @@ static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *s
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaOccupancyAvailableDynamicSMemPerBlock");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaOccupancyAvailableDynamicSMemPerBlock", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaOccupancyAvailableDynamicSMemPerBlock");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     long long i2;
     long long i3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -19021,7 +16829,7 @@ static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *s
     CUDART_FN_T(cudaOccupancyAvailableDynamicSMemPerBlock, cudart_abi_cudaOccupancyAvailableDynamicSMemPerBlock) fn = (CUDART_FN_T(cudaOccupancyAvailableDynamicSMemPerBlock, cudart_abi_cudaOccupancyAvailableDynamicSMemPerBlock))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (int)i2, (int)i3);
+    r = fn(a0, a1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -19038,29 +16846,25 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObjec
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaOccupancyMaxActiveBlocksPerMultiprocessor", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaOccupancyMaxActiveBlocksPerMultiprocessor");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     long long i2;
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -19082,7 +16886,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObjec
     CUDART_FN_T(cudaOccupancyMaxActiveBlocksPerMultiprocessor, cudart_abi_cudaOccupancyMaxActiveBlocksPerMultiprocessor) fn = (CUDART_FN_T(cudaOccupancyMaxActiveBlocksPerMultiprocessor, cudart_abi_cudaOccupancyMaxActiveBlocksPerMultiprocessor))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (int)i2, (unsigned long)u3);
+    r = fn(a0, a1, (int)i2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -19099,20 +16903,18 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlag
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     long long i2;
     unsigned long long u3;
     unsigned long long u4;
@@ -19120,9 +16922,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlag
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -19146,7 +16946,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlag
     CUDART_FN_T(cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, cudart_abi_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags) fn = (CUDART_FN_T(cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, cudart_abi_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (int)i2, (unsigned long)u3, (unsigned int)u4);
+    r = fn(a0, a1, (int)i2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -19163,34 +16963,27 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaOccupancyMaxActiveClusters");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaOccupancyMaxActiveClusters", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaOccupancyMaxActiveClusters");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaOccupancyMaxActiveClusters];
@@ -19208,7 +17001,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObje
     CUDART_FN_T(cudaOccupancyMaxActiveClusters, cudart_abi_cudaOccupancyMaxActiveClusters) fn = (CUDART_FN_T(cudaOccupancyMaxActiveClusters, cudart_abi_cudaOccupancyMaxActiveClusters))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -19226,34 +17019,27 @@ static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaOccupancyMaxPotentialClusterSize");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaOccupancyMaxPotentialClusterSize", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaOccupancyMaxPotentialClusterSize");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaOccupancyMaxPotentialClusterSize];
@@ -19271,7 +17057,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, 
     CUDART_FN_T(cudaOccupancyMaxPotentialClusterSize, cudart_abi_cudaOccupancyMaxPotentialClusterSize) fn = (CUDART_FN_T(cudaOccupancyMaxPotentialClusterSize, cudart_abi_cudaOccupancyMaxPotentialClusterSize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -19306,9 +17092,7 @@ static PyObject *cudart_fn_cudaPeekAtLastError(PyObject *self, PyObject *const *
     }
     CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError) fn = (CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError))slot;
     unsigned int r;
-    Py_BEGIN_ALLOW_THREADS
-r = fn();
-    Py_END_ALLOW_THREADS
+    r = fn();  /* with the GIL held: generator/gil.py */
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
     return result;
@@ -19320,29 +17104,19 @@ static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaPointerGetAttributes", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaPointerGetAttributes");
+    if (cudart_arity("cudaPointerGetAttributes", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 88, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 88, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaPointerGetAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaPointerGetAttributes");
@@ -19358,12 +17132,10 @@ static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *co
     CUDART_FN_T(cudaPointerGetAttributes, cudart_abi_cudaPointerGetAttributes) fn = (CUDART_FN_T(cudaPointerGetAttributes, cudart_abi_cudaPointerGetAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -19393,7 +17165,7 @@ static PyObject *cudart_fn_cudaProfilerStart(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaProfilerStart, cudart_abi_cudaProfilerStart) fn = (CUDART_FN_T(cudaProfilerStart, cudart_abi_cudaProfilerStart))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn();
+    r = fn();
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -19424,7 +17196,7 @@ static PyObject *cudart_fn_cudaProfilerStop(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaProfilerStop, cudart_abi_cudaProfilerStop) fn = (CUDART_FN_T(cudaProfilerStop, cudart_abi_cudaProfilerStop))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn();
+    r = fn();
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -19437,17 +17209,16 @@ static PyObject *cudart_fn_cudaRuntimeGetVersion(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaRuntimeGetVersion");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaRuntimeGetVersion", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaRuntimeGetVersion");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -19467,9 +17238,7 @@ static PyObject *cudart_fn_cudaRuntimeGetVersion(PyObject *self, PyObject *const
     }
     CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion) fn = (CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion))slot;
     unsigned int r;
-    Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
-    Py_END_ALLOW_THREADS
+    r = fn(a0);  /* with the GIL held: generator/gil.py */
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
     if (spec.outs && result)
@@ -19504,7 +17273,7 @@ static PyObject *cudart_fn_cudaSetDevice(PyObject *self, PyObject *const *args, 
     CUDART_FN_T(cudaSetDevice, cudart_abi_cudaSetDevice) fn = (CUDART_FN_T(cudaSetDevice, cudart_abi_cudaSetDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0);
+    r = fn((int)i0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -19537,7 +17306,7 @@ static PyObject *cudart_fn_cudaSetDeviceFlags(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaSetDeviceFlags, cudart_abi_cudaSetDeviceFlags) fn = (CUDART_FN_T(cudaSetDeviceFlags, cudart_abi_cudaSetDeviceFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0);
+    r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -19550,17 +17319,16 @@ static PyObject *cudart_fn_cudaSetValidDevices(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaSetValidDevices");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaSetValidDevices", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaSetValidDevices");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -19584,7 +17352,7 @@ static PyObject *cudart_fn_cudaSetValidDevices(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaSetValidDevices, cudart_abi_cudaSetValidDevices) fn = (CUDART_FN_T(cudaSetValidDevices, cudart_abi_cudaSetValidDevices))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1);
+    r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -19600,37 +17368,30 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyO
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaSignalExternalSemaphoresAsync");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaSignalExternalSemaphoresAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaSignalExternalSemaphoresAsync");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaSignalExternalSemaphoresAsync];
@@ -19648,7 +17409,7 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyO
     CUDART_FN_T(cudaSignalExternalSemaphoresAsync, cudart_abi_cudaSignalExternalSemaphoresAsync) fn = (CUDART_FN_T(cudaSignalExternalSemaphoresAsync, cudart_abi_cudaSignalExternalSemaphoresAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, a3);
+    r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -19666,39 +17427,26 @@ static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamAddCallback", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamAddCallback");
+    if (cudart_arity("cudaStreamAddCallback", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamAddCallback];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamAddCallback");
@@ -19714,12 +17462,10 @@ static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const
     CUDART_FN_T(cudaStreamAddCallback, cudart_abi_cudaStreamAddCallback) fn = (CUDART_FN_T(cudaStreamAddCallback, cudart_abi_cudaStreamAddCallback))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned int)u3);
+    r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -19732,35 +17478,25 @@ static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamAttachMemAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamAttachMemAsync");
+    if (cudart_arity("cudaStreamAttachMemAsync", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamAttachMemAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamAttachMemAsync");
@@ -19776,12 +17512,10 @@ static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *co
     CUDART_FN_T(cudaStreamAttachMemAsync, cudart_abi_cudaStreamAttachMemAsync) fn = (CUDART_FN_T(cudaStreamAttachMemAsync, cudart_abi_cudaStreamAttachMemAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -19793,25 +17527,18 @@ static PyObject *cudart_fn_cudaStreamBeginCapture(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamBeginCapture", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamBeginCapture");
+    if (cudart_arity("cudaStreamBeginCapture", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamBeginCapture];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamBeginCapture");
@@ -19827,12 +17554,10 @@ static PyObject *cudart_fn_cudaStreamBeginCapture(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaStreamBeginCapture, cudart_abi_cudaStreamBeginCapture) fn = (CUDART_FN_T(cudaStreamBeginCapture, cudart_abi_cudaStreamBeginCapture))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -19843,35 +17568,27 @@ static PyObject *cudart_fn_cudaStreamBeginCaptureToGraph(PyObject *self, PyObjec
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0xcULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamBeginCaptureToGraph");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamBeginCaptureToGraph", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0xcULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamBeginCaptureToGraph");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -19879,7 +17596,7 @@ static PyObject *cudart_fn_cudaStreamBeginCaptureToGraph(PyObject *self, PyObjec
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
@@ -19901,7 +17618,7 @@ static PyObject *cudart_fn_cudaStreamBeginCaptureToGraph(PyObject *self, PyObjec
     CUDART_FN_T(cudaStreamBeginCaptureToGraph, cudart_abi_cudaStreamBeginCaptureToGraph) fn = (CUDART_FN_T(cudaStreamBeginCaptureToGraph, cudart_abi_cudaStreamBeginCaptureToGraph))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
+    r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -19920,29 +17637,19 @@ static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamCopyAttributes", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamCopyAttributes");
+    if (cudart_arity("cudaStreamCopyAttributes", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamCopyAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamCopyAttributes");
@@ -19958,12 +17665,10 @@ static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *co
     CUDART_FN_T(cudaStreamCopyAttributes, cudart_abi_cudaStreamCopyAttributes) fn = (CUDART_FN_T(cudaStreamCopyAttributes, cudart_abi_cudaStreamCopyAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -19975,17 +17680,16 @@ static PyObject *cudart_fn_cudaStreamCreate(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamCreate");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamCreate", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamCreate");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -20006,7 +17710,7 @@ static PyObject *cudart_fn_cudaStreamCreate(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaStreamCreate, cudart_abi_cudaStreamCreate) fn = (CUDART_FN_T(cudaStreamCreate, cudart_abi_cudaStreamCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -20022,17 +17726,16 @@ static PyObject *cudart_fn_cudaStreamCreateWithFlags(PyObject *self, PyObject *c
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamCreateWithFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamCreateWithFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamCreateWithFlags");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -20056,7 +17759,7 @@ static PyObject *cudart_fn_cudaStreamCreateWithFlags(PyObject *self, PyObject *c
     CUDART_FN_T(cudaStreamCreateWithFlags, cudart_abi_cudaStreamCreateWithFlags) fn = (CUDART_FN_T(cudaStreamCreateWithFlags, cudart_abi_cudaStreamCreateWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -20072,17 +17775,16 @@ static PyObject *cudart_fn_cudaStreamCreateWithPriority(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamCreateWithPriority");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamCreateWithPriority", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamCreateWithPriority");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     long long i2;
     if ((spec.outs >> 0) & 1)
@@ -20109,7 +17811,7 @@ static PyObject *cudart_fn_cudaStreamCreateWithPriority(PyObject *self, PyObject
     CUDART_FN_T(cudaStreamCreateWithPriority, cudart_abi_cudaStreamCreateWithPriority) fn = (CUDART_FN_T(cudaStreamCreateWithPriority, cudart_abi_cudaStreamCreateWithPriority))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, (int)i2);
+    r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -20125,22 +17827,15 @@ static PyObject *cudart_fn_cudaStreamDestroy(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamDestroy");
+    if (cudart_arity("cudaStreamDestroy", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamDestroy");
@@ -20156,12 +17851,10 @@ static PyObject *cudart_fn_cudaStreamDestroy(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaStreamDestroy, cudart_abi_cudaStreamDestroy) fn = (CUDART_FN_T(cudaStreamDestroy, cudart_abi_cudaStreamDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -20172,23 +17865,19 @@ static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamEndCapture");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamEndCapture", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamEndCapture");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -20210,7 +17899,7 @@ static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaStreamEndCapture, cudart_abi_cudaStreamEndCapture) fn = (CUDART_FN_T(cudaStreamEndCapture, cudart_abi_cudaStreamEndCapture))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -20227,32 +17916,22 @@ static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamGetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamGetAttribute");
+    if (cudart_arity("cudaStreamGetAttribute", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamGetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamGetAttribute");
@@ -20268,12 +17947,10 @@ static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaStreamGetAttribute, cudart_abi_cudaStreamGetAttribute) fn = (CUDART_FN_T(cudaStreamGetAttribute, cudart_abi_cudaStreamGetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, a2);
+    r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -20285,38 +17962,29 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[7] = {0};
+    if (spec.outs & ~0x7eULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetCaptureInfo");
+    unsigned long long out_slots[6] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamGetCaptureInfo", nargs, 7 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x7eULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamGetCaptureInfo");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
+    Py_buffer b5 = {.obj = NULL};
     void *a6;
-    Py_buffer b6;
-    b6.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b6 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -20358,7 +18026,7 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *co
     CUDART_FN_T(cudaStreamGetCaptureInfo, cudart_abi_cudaStreamGetCaptureInfo) fn = (CUDART_FN_T(cudaStreamGetCaptureInfo, cudart_abi_cudaStreamGetCaptureInfo))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, a4, a5, a6);
+    r = fn(a0, a1, a2, a3, a4, a5, a6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -20380,23 +18048,19 @@ static PyObject *cudart_fn_cudaStreamGetDevice(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetDevice");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamGetDevice", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamGetDevice");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -20418,7 +18082,7 @@ static PyObject *cudart_fn_cudaStreamGetDevice(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaStreamGetDevice, cudart_abi_cudaStreamGetDevice) fn = (CUDART_FN_T(cudaStreamGetDevice, cudart_abi_cudaStreamGetDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -20435,23 +18099,19 @@ static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetFlags");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamGetFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamGetFlags");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -20473,7 +18133,7 @@ static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaStreamGetFlags, cudart_abi_cudaStreamGetFlags) fn = (CUDART_FN_T(cudaStreamGetFlags, cudart_abi_cudaStreamGetFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -20490,23 +18150,19 @@ static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetId");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamGetId", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamGetId");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -20528,7 +18184,7 @@ static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaStreamGetId, cudart_abi_cudaStreamGetId) fn = (CUDART_FN_T(cudaStreamGetId, cudart_abi_cudaStreamGetId))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -20545,23 +18201,19 @@ static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetPriority");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamGetPriority", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamGetPriority");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -20583,7 +18235,7 @@ static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const
     CUDART_FN_T(cudaStreamGetPriority, cudart_abi_cudaStreamGetPriority) fn = (CUDART_FN_T(cudaStreamGetPriority, cudart_abi_cudaStreamGetPriority))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -20600,23 +18252,19 @@ static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamIsCapturing");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamIsCapturing", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamIsCapturing");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -20638,7 +18286,7 @@ static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const
     CUDART_FN_T(cudaStreamIsCapturing, cudart_abi_cudaStreamIsCapturing) fn = (CUDART_FN_T(cudaStreamIsCapturing, cudart_abi_cudaStreamIsCapturing))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -20655,22 +18303,15 @@ static PyObject *cudart_fn_cudaStreamQuery(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamQuery", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamQuery");
+    if (cudart_arity("cudaStreamQuery", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamQuery];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamQuery");
@@ -20686,12 +18327,10 @@ static PyObject *cudart_fn_cudaStreamQuery(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaStreamQuery, cudart_abi_cudaStreamQuery) fn = (CUDART_FN_T(cudaStreamQuery, cudart_abi_cudaStreamQuery))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -20702,32 +18341,22 @@ static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamSetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamSetAttribute");
+    if (cudart_arity("cudaStreamSetAttribute", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamSetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamSetAttribute");
@@ -20743,12 +18372,10 @@ static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaStreamSetAttribute, cudart_abi_cudaStreamSetAttribute) fn = (CUDART_FN_T(cudaStreamSetAttribute, cudart_abi_cudaStreamSetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, a2);
+    r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -20760,22 +18387,15 @@ static PyObject *cudart_fn_cudaStreamSynchronize(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamSynchronize", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamSynchronize");
+    if (cudart_arity("cudaStreamSynchronize", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamSynchronize];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamSynchronize");
@@ -20791,12 +18411,10 @@ static PyObject *cudart_fn_cudaStreamSynchronize(PyObject *self, PyObject *const
     CUDART_FN_T(cudaStreamSynchronize, cudart_abi_cudaStreamSynchronize) fn = (CUDART_FN_T(cudaStreamSynchronize, cudart_abi_cudaStreamSynchronize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -20807,28 +18425,23 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, P
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamUpdateCaptureDependencies");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamUpdateCaptureDependencies", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamUpdateCaptureDependencies");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -20836,7 +18449,7 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, P
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
@@ -20858,7 +18471,7 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, P
     CUDART_FN_T(cudaStreamUpdateCaptureDependencies, cudart_abi_cudaStreamUpdateCaptureDependencies) fn = (CUDART_FN_T(cudaStreamUpdateCaptureDependencies, cudart_abi_cudaStreamUpdateCaptureDependencies))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
+    r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -20876,32 +18489,22 @@ static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamWaitEvent", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamWaitEvent");
+    if (cudart_arity("cudaStreamWaitEvent", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamWaitEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamWaitEvent");
@@ -20917,12 +18520,10 @@ static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaStreamWaitEvent, cudart_abi_cudaStreamWaitEvent) fn = (CUDART_FN_T(cudaStreamWaitEvent, cudart_abi_cudaStreamWaitEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -20934,17 +18535,16 @@ static PyObject *cudart_fn_cudaThreadExchangeStreamCaptureMode(PyObject *self, P
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaThreadExchangeStreamCaptureMode");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaThreadExchangeStreamCaptureMode", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaThreadExchangeStreamCaptureMode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -20965,7 +18565,7 @@ static PyObject *cudart_fn_cudaThreadExchangeStreamCaptureMode(PyObject *self, P
     CUDART_FN_T(cudaThreadExchangeStreamCaptureMode, cudart_abi_cudaThreadExchangeStreamCaptureMode) fn = (CUDART_FN_T(cudaThreadExchangeStreamCaptureMode, cudart_abi_cudaThreadExchangeStreamCaptureMode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -20981,36 +18581,29 @@ static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaUserObjectCreate");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaUserObjectCreate", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaUserObjectCreate");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     unsigned long long u4;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
@@ -21032,7 +18625,7 @@ static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaUserObjectCreate, cudart_abi_cudaUserObjectCreate) fn = (CUDART_FN_T(cudaUserObjectCreate, cudart_abi_cudaUserObjectCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
+    r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -21050,25 +18643,18 @@ static PyObject *cudart_fn_cudaUserObjectRelease(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaUserObjectRelease", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaUserObjectRelease");
+    if (cudart_arity("cudaUserObjectRelease", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaUserObjectRelease];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaUserObjectRelease");
@@ -21084,12 +18670,10 @@ static PyObject *cudart_fn_cudaUserObjectRelease(PyObject *self, PyObject *const
     CUDART_FN_T(cudaUserObjectRelease, cudart_abi_cudaUserObjectRelease) fn = (CUDART_FN_T(cudaUserObjectRelease, cudart_abi_cudaUserObjectRelease))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -21100,25 +18684,18 @@ static PyObject *cudart_fn_cudaUserObjectRetain(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaUserObjectRetain", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaUserObjectRetain");
+    if (cudart_arity("cudaUserObjectRetain", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaUserObjectRetain];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaUserObjectRetain");
@@ -21134,12 +18711,10 @@ static PyObject *cudart_fn_cudaUserObjectRetain(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaUserObjectRetain, cudart_abi_cudaUserObjectRetain) fn = (CUDART_FN_T(cudaUserObjectRetain, cudart_abi_cudaUserObjectRetain))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -21150,30 +18725,26 @@ static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaVDPAUGetDevice");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaVDPAUGetDevice", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaVDPAUGetDevice");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaVDPAUGetDevice];
@@ -21191,7 +18762,7 @@ static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaVDPAUGetDevice, cudart_abi_cudaVDPAUGetDevice) fn = (CUDART_FN_T(cudaVDPAUGetDevice, cudart_abi_cudaVDPAUGetDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, a2);
+    r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -21208,28 +18779,21 @@ static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaVDPAUSetVDPAUDevice", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaVDPAUSetVDPAUDevice");
+    if (cudart_arity("cudaVDPAUSetVDPAUDevice", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     long long i0;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaVDPAUSetVDPAUDevice];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaVDPAUSetVDPAUDevice");
@@ -21245,12 +18809,10 @@ static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *con
     CUDART_FN_T(cudaVDPAUSetVDPAUDevice, cudart_abi_cudaVDPAUSetVDPAUDevice) fn = (CUDART_FN_T(cudaVDPAUSetVDPAUDevice, cudart_abi_cudaVDPAUSetVDPAUDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, (unsigned int)u1, a2);
+    r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b2);
     return result;
 }
@@ -21261,37 +18823,30 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObj
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaWaitExternalSemaphoresAsync");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaWaitExternalSemaphoresAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaWaitExternalSemaphoresAsync");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaWaitExternalSemaphoresAsync];
@@ -21309,7 +18864,7 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObj
     CUDART_FN_T(cudaWaitExternalSemaphoresAsync, cudart_abi_cudaWaitExternalSemaphoresAsync) fn = (CUDART_FN_T(cudaWaitExternalSemaphoresAsync, cudart_abi_cudaWaitExternalSemaphoresAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, a3);
+    r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:

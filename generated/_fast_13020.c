@@ -1927,41 +1927,31 @@ static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaArrayGetInfo");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaArrayGetInfo", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaArrayGetInfo");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 20, &a0, &b0) < 0)
+    Py_buffer b3 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 20, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaArrayGetInfo];
@@ -1979,7 +1969,7 @@ static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaArrayGetInfo, cudart_abi_cudaArrayGetInfo) fn = (CUDART_FN_T(cudaArrayGetInfo, cudart_abi_cudaArrayGetInfo))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3);
+    r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -1998,32 +1988,22 @@ static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaArrayGetMemoryRequirements", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaArrayGetMemoryRequirements");
+    if (cudart_arity("cudaArrayGetMemoryRequirements", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     long long i2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
+    if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaArrayGetMemoryRequirements];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaArrayGetMemoryRequirements");
@@ -2039,12 +2019,10 @@ static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObje
     CUDART_FN_T(cudaArrayGetMemoryRequirements, cudart_abi_cudaArrayGetMemoryRequirements) fn = (CUDART_FN_T(cudaArrayGetMemoryRequirements, cudart_abi_cudaArrayGetMemoryRequirements))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (int)i2);
+    r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -2056,28 +2034,24 @@ static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaArrayGetPlane");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaArrayGetPlane", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaArrayGetPlane");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -2097,7 +2071,7 @@ static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaArrayGetPlane, cudart_abi_cudaArrayGetPlane) fn = (CUDART_FN_T(cudaArrayGetPlane, cudart_abi_cudaArrayGetPlane))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2114,29 +2088,19 @@ static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaArrayGetSparseProperties", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaArrayGetSparseProperties");
+    if (cudart_arity("cudaArrayGetSparseProperties", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 48, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 48, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaArrayGetSparseProperties];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaArrayGetSparseProperties");
@@ -2152,12 +2116,10 @@ static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject
     CUDART_FN_T(cudaArrayGetSparseProperties, cudart_abi_cudaArrayGetSparseProperties) fn = (CUDART_FN_T(cudaArrayGetSparseProperties, cudart_abi_cudaArrayGetSparseProperties))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -2169,27 +2131,23 @@ static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaChooseDevice");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaChooseDevice", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaChooseDevice");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 1008, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 1008, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaChooseDevice];
@@ -2207,7 +2165,7 @@ static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaChooseDevice, cudart_abi_cudaChooseDevice) fn = (CUDART_FN_T(cudaChooseDevice, cudart_abi_cudaChooseDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2258,7 +2216,7 @@ static PyObject *cudart_fn_cudaCreateChannelDesc(PyObject *self, PyObject *const
     CUDART_FN_T(cudaCreateChannelDesc, cudart_abi_cudaCreateChannelDesc) fn = (CUDART_FN_T(cudaCreateChannelDesc, cudart_abi_cudaCreateChannelDesc))slot;
     CUDART_RECORD_T(cudaChannelFormatDesc) r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, (int)i1, (int)i2, (int)i3, (unsigned int)u4);
+    r = fn((int)i0, (int)i1, (int)i2, (int)i3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyBytes_FromStringAndSize((const char *)&r, (Py_ssize_t)sizeof r);
 done:
@@ -2271,27 +2229,23 @@ static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaCreateSurfaceObject");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaCreateSurfaceObject", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaCreateSurfaceObject");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaCreateSurfaceObject];
@@ -2309,7 +2263,7 @@ static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *con
     CUDART_FN_T(cudaCreateSurfaceObject, cudart_abi_cudaCreateSurfaceObject) fn = (CUDART_FN_T(cudaCreateSurfaceObject, cudart_abi_cudaCreateSurfaceObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2326,41 +2280,31 @@ static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaCreateTextureObject");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaCreateTextureObject", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaCreateTextureObject");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 72, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 72, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 112, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 112, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaCreateTextureObject];
@@ -2378,7 +2322,7 @@ static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *con
     CUDART_FN_T(cudaCreateTextureObject, cudart_abi_cudaCreateTextureObject) fn = (CUDART_FN_T(cudaCreateTextureObject, cudart_abi_cudaCreateTextureObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3);
+    r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2415,7 +2359,7 @@ static PyObject *cudart_fn_cudaCtxResetPersistingL2Cache(PyObject *self, PyObjec
     CUDART_FN_T(cudaCtxResetPersistingL2Cache, cudart_abi_cudaCtxResetPersistingL2Cache) fn = (CUDART_FN_T(cudaCtxResetPersistingL2Cache, cudart_abi_cudaCtxResetPersistingL2Cache))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn();
+    r = fn();
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2428,22 +2372,15 @@ static PyObject *cudart_fn_cudaDestroyExternalMemory(PyObject *self, PyObject *c
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaDestroyExternalMemory", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDestroyExternalMemory");
+    if (cudart_arity("cudaDestroyExternalMemory", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDestroyExternalMemory];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDestroyExternalMemory");
@@ -2459,12 +2396,10 @@ static PyObject *cudart_fn_cudaDestroyExternalMemory(PyObject *self, PyObject *c
     CUDART_FN_T(cudaDestroyExternalMemory, cudart_abi_cudaDestroyExternalMemory) fn = (CUDART_FN_T(cudaDestroyExternalMemory, cudart_abi_cudaDestroyExternalMemory))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -2475,22 +2410,15 @@ static PyObject *cudart_fn_cudaDestroyExternalSemaphore(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaDestroyExternalSemaphore", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDestroyExternalSemaphore");
+    if (cudart_arity("cudaDestroyExternalSemaphore", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDestroyExternalSemaphore];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDestroyExternalSemaphore");
@@ -2506,12 +2434,10 @@ static PyObject *cudart_fn_cudaDestroyExternalSemaphore(PyObject *self, PyObject
     CUDART_FN_T(cudaDestroyExternalSemaphore, cudart_abi_cudaDestroyExternalSemaphore) fn = (CUDART_FN_T(cudaDestroyExternalSemaphore, cudart_abi_cudaDestroyExternalSemaphore))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -2542,7 +2468,7 @@ static PyObject *cudart_fn_cudaDestroySurfaceObject(PyObject *self, PyObject *co
     CUDART_FN_T(cudaDestroySurfaceObject, cudart_abi_cudaDestroySurfaceObject) fn = (CUDART_FN_T(cudaDestroySurfaceObject, cudart_abi_cudaDestroySurfaceObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned long long)u0);
+    r = fn((unsigned long long)u0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2575,7 +2501,7 @@ static PyObject *cudart_fn_cudaDestroyTextureObject(PyObject *self, PyObject *co
     CUDART_FN_T(cudaDestroyTextureObject, cudart_abi_cudaDestroyTextureObject) fn = (CUDART_FN_T(cudaDestroyTextureObject, cudart_abi_cudaDestroyTextureObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned long long)u0);
+    r = fn((unsigned long long)u0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2588,28 +2514,24 @@ static PyObject *cudart_fn_cudaDevResourceGenerateDesc(PyObject *self, PyObject 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDevResourceGenerateDesc");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDevResourceGenerateDesc", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDevResourceGenerateDesc");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -2629,7 +2551,7 @@ static PyObject *cudart_fn_cudaDevResourceGenerateDesc(PyObject *self, PyObject 
     CUDART_FN_T(cudaDevResourceGenerateDesc, cudart_abi_cudaDevResourceGenerateDesc) fn = (CUDART_FN_T(cudaDevResourceGenerateDesc, cudart_abi_cudaDevResourceGenerateDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2646,49 +2568,33 @@ static PyObject *cudart_fn_cudaDevSmResourceSplit(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaDevSmResourceSplit", nargs, 6 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDevSmResourceSplit");
+    if (cudart_arity("cudaDevSmResourceSplit", nargs, 6) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
+    Py_buffer b5 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 144, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 144, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 144, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 144, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 64, &a5, &b5) < 0)
+    if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 64, &a5, &b5) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDevSmResourceSplit];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDevSmResourceSplit");
@@ -2704,12 +2610,10 @@ static PyObject *cudart_fn_cudaDevSmResourceSplit(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaDevSmResourceSplit, cudart_abi_cudaDevSmResourceSplit) fn = (CUDART_FN_T(cudaDevSmResourceSplit, cudart_abi_cudaDevSmResourceSplit))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, a2, a3, (unsigned int)u4, a5);
+    r = fn(a0, (unsigned int)u1, a2, a3, (unsigned int)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     cudart_release(&b3);
@@ -2723,43 +2627,33 @@ static PyObject *cudart_fn_cudaDevSmResourceSplitByCount(PyObject *self, PyObjec
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDevSmResourceSplitByCount");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDevSmResourceSplitByCount", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDevSmResourceSplitByCount");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 144, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 144, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 144, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 144, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
@@ -2781,7 +2675,7 @@ static PyObject *cudart_fn_cudaDevSmResourceSplitByCount(PyObject *self, PyObjec
     CUDART_FN_T(cudaDevSmResourceSplitByCount, cudart_abi_cudaDevSmResourceSplitByCount) fn = (CUDART_FN_T(cudaDevSmResourceSplitByCount, cudart_abi_cudaDevSmResourceSplitByCount))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, (unsigned int)u4, (unsigned int)u5);
+    r = fn(a0, a1, a2, a3, (unsigned int)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2800,17 +2694,16 @@ static PyObject *cudart_fn_cudaDeviceCanAccessPeer(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceCanAccessPeer");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceCanAccessPeer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceCanAccessPeer");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     long long i2;
     if ((spec.outs >> 0) & 1)
@@ -2837,7 +2730,7 @@ static PyObject *cudart_fn_cudaDeviceCanAccessPeer(PyObject *self, PyObject *con
     CUDART_FN_T(cudaDeviceCanAccessPeer, cudart_abi_cudaDeviceCanAccessPeer) fn = (CUDART_FN_T(cudaDeviceCanAccessPeer, cudart_abi_cudaDeviceCanAccessPeer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1, (int)i2);
+    r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2873,7 +2766,7 @@ static PyObject *cudart_fn_cudaDeviceDisablePeerAccess(PyObject *self, PyObject 
     CUDART_FN_T(cudaDeviceDisablePeerAccess, cudart_abi_cudaDeviceDisablePeerAccess) fn = (CUDART_FN_T(cudaDeviceDisablePeerAccess, cudart_abi_cudaDeviceDisablePeerAccess))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0);
+    r = fn((int)i0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2909,7 +2802,7 @@ static PyObject *cudart_fn_cudaDeviceEnablePeerAccess(PyObject *self, PyObject *
     CUDART_FN_T(cudaDeviceEnablePeerAccess, cudart_abi_cudaDeviceEnablePeerAccess) fn = (CUDART_FN_T(cudaDeviceEnablePeerAccess, cudart_abi_cudaDeviceEnablePeerAccess))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, (unsigned int)u1);
+    r = fn((int)i0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2945,7 +2838,7 @@ static PyObject *cudart_fn_cudaDeviceFlushGPUDirectRDMAWrites(PyObject *self, Py
     CUDART_FN_T(cudaDeviceFlushGPUDirectRDMAWrites, cudart_abi_cudaDeviceFlushGPUDirectRDMAWrites) fn = (CUDART_FN_T(cudaDeviceFlushGPUDirectRDMAWrites, cudart_abi_cudaDeviceFlushGPUDirectRDMAWrites))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0, (unsigned int)u1);
+    r = fn((unsigned int)u0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2958,17 +2851,16 @@ static PyObject *cudart_fn_cudaDeviceGetAttribute(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetAttribute");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetAttribute");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     long long i2;
     if ((spec.outs >> 0) & 1)
@@ -2995,7 +2887,7 @@ static PyObject *cudart_fn_cudaDeviceGetAttribute(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaDeviceGetAttribute, cudart_abi_cudaDeviceGetAttribute) fn = (CUDART_FN_T(cudaDeviceGetAttribute, cudart_abi_cudaDeviceGetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, (int)i2);
+    r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3011,27 +2903,23 @@ static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetByPCIBusId");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetByPCIBusId", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetByPCIBusId");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetByPCIBusId];
@@ -3049,7 +2937,7 @@ static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *con
     CUDART_FN_T(cudaDeviceGetByPCIBusId, cudart_abi_cudaDeviceGetByPCIBusId) fn = (CUDART_FN_T(cudaDeviceGetByPCIBusId, cudart_abi_cudaDeviceGetByPCIBusId))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3066,17 +2954,16 @@ static PyObject *cudart_fn_cudaDeviceGetCacheConfig(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetCacheConfig");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetCacheConfig", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetCacheConfig");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -3097,7 +2984,7 @@ static PyObject *cudart_fn_cudaDeviceGetCacheConfig(PyObject *self, PyObject *co
     CUDART_FN_T(cudaDeviceGetCacheConfig, cudart_abi_cudaDeviceGetCacheConfig) fn = (CUDART_FN_T(cudaDeviceGetCacheConfig, cudart_abi_cudaDeviceGetCacheConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3113,17 +3000,16 @@ static PyObject *cudart_fn_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetDefaultMemPool");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetDefaultMemPool", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetDefaultMemPool");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -3147,7 +3033,7 @@ static PyObject *cudart_fn_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject 
     CUDART_FN_T(cudaDeviceGetDefaultMemPool, cudart_abi_cudaDeviceGetDefaultMemPool) fn = (CUDART_FN_T(cudaDeviceGetDefaultMemPool, cudart_abi_cudaDeviceGetDefaultMemPool))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1);
+    r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3163,28 +3049,21 @@ static PyObject *cudart_fn_cudaDeviceGetDevResource(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetDevResource", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetDevResource");
+    if (cudart_arity("cudaDeviceGetDevResource", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     long long i0;
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
-    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
+    if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetDevResource];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetDevResource");
@@ -3200,12 +3079,10 @@ static PyObject *cudart_fn_cudaDeviceGetDevResource(PyObject *self, PyObject *co
     CUDART_FN_T(cudaDeviceGetDevResource, cudart_abi_cudaDeviceGetDevResource) fn = (CUDART_FN_T(cudaDeviceGetDevResource, cudart_abi_cudaDeviceGetDevResource))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, a1, (unsigned int)u2);
+    r = fn((int)i0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b1);
     return result;
 }
@@ -3216,17 +3093,16 @@ static PyObject *cudart_fn_cudaDeviceGetExecutionCtx(PyObject *self, PyObject *c
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetExecutionCtx");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetExecutionCtx", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetExecutionCtx");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -3250,7 +3126,7 @@ static PyObject *cudart_fn_cudaDeviceGetExecutionCtx(PyObject *self, PyObject *c
     CUDART_FN_T(cudaDeviceGetExecutionCtx, cudart_abi_cudaDeviceGetExecutionCtx) fn = (CUDART_FN_T(cudaDeviceGetExecutionCtx, cudart_abi_cudaDeviceGetExecutionCtx))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1);
+    r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3266,28 +3142,21 @@ static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetGraphMemAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetGraphMemAttribute");
+    if (cudart_arity("cudaDeviceGetGraphMemAttribute", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     long long i0;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetGraphMemAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetGraphMemAttribute");
@@ -3303,12 +3172,10 @@ static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObje
     CUDART_FN_T(cudaDeviceGetGraphMemAttribute, cudart_abi_cudaDeviceGetGraphMemAttribute) fn = (CUDART_FN_T(cudaDeviceGetGraphMemAttribute, cudart_abi_cudaDeviceGetGraphMemAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, (unsigned int)u1, a2);
+    r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b2);
     return result;
 }
@@ -3319,20 +3186,18 @@ static PyObject *cudart_fn_cudaDeviceGetHostAtomicCapabilities(PyObject *self, P
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetHostAtomicCapabilities");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetHostAtomicCapabilities", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetHostAtomicCapabilities");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     long long i3;
     if ((spec.outs >> 0) & 1)
@@ -3363,7 +3228,7 @@ static PyObject *cudart_fn_cudaDeviceGetHostAtomicCapabilities(PyObject *self, P
     CUDART_FN_T(cudaDeviceGetHostAtomicCapabilities, cudart_abi_cudaDeviceGetHostAtomicCapabilities) fn = (CUDART_FN_T(cudaDeviceGetHostAtomicCapabilities, cudart_abi_cudaDeviceGetHostAtomicCapabilities))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, (int)i3);
+    r = fn(a0, a1, (unsigned int)u2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3380,17 +3245,16 @@ static PyObject *cudart_fn_cudaDeviceGetLimit(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetLimit");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetLimit", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetLimit");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -3414,7 +3278,7 @@ static PyObject *cudart_fn_cudaDeviceGetLimit(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaDeviceGetLimit, cudart_abi_cudaDeviceGetLimit) fn = (CUDART_FN_T(cudaDeviceGetLimit, cudart_abi_cudaDeviceGetLimit))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3430,17 +3294,16 @@ static PyObject *cudart_fn_cudaDeviceGetMemPool(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetMemPool");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetMemPool", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetMemPool");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -3464,7 +3327,7 @@ static PyObject *cudart_fn_cudaDeviceGetMemPool(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaDeviceGetMemPool, cudart_abi_cudaDeviceGetMemPool) fn = (CUDART_FN_T(cudaDeviceGetMemPool, cudart_abi_cudaDeviceGetMemPool))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1);
+    r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3480,28 +3343,21 @@ static PyObject *cudart_fn_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetNvSciSyncAttributes", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetNvSciSyncAttributes");
+    if (cudart_arity("cudaDeviceGetNvSciSyncAttributes", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     long long i2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
+    if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
+    if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetNvSciSyncAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetNvSciSyncAttributes");
@@ -3517,12 +3373,10 @@ static PyObject *cudart_fn_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyOb
     CUDART_FN_T(cudaDeviceGetNvSciSyncAttributes, cudart_abi_cudaDeviceGetNvSciSyncAttributes) fn = (CUDART_FN_T(cudaDeviceGetNvSciSyncAttributes, cudart_abi_cudaDeviceGetNvSciSyncAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1, (int)i2);
+    r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -3533,20 +3387,18 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAtomicCapabilities(PyObject *self, Py
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetP2PAtomicCapabilities");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetP2PAtomicCapabilities", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetP2PAtomicCapabilities");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     long long i3;
     long long i4;
@@ -3580,7 +3432,7 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAtomicCapabilities(PyObject *self, Py
     CUDART_FN_T(cudaDeviceGetP2PAtomicCapabilities, cudart_abi_cudaDeviceGetP2PAtomicCapabilities) fn = (CUDART_FN_T(cudaDeviceGetP2PAtomicCapabilities, cudart_abi_cudaDeviceGetP2PAtomicCapabilities))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, (int)i3, (int)i4);
+    r = fn(a0, a1, (unsigned int)u2, (int)i3, (int)i4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3597,17 +3449,16 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *c
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetP2PAttribute");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetP2PAttribute", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetP2PAttribute");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     long long i2;
     long long i3;
@@ -3637,7 +3488,7 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *c
     CUDART_FN_T(cudaDeviceGetP2PAttribute, cudart_abi_cudaDeviceGetP2PAttribute) fn = (CUDART_FN_T(cudaDeviceGetP2PAttribute, cudart_abi_cudaDeviceGetP2PAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
+    r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3653,28 +3504,21 @@ static PyObject *cudart_fn_cudaDeviceGetPCIBusId(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetPCIBusId", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetPCIBusId");
+    if (cudart_arity("cudaDeviceGetPCIBusId", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     long long i2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
+    if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
+    if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetPCIBusId];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetPCIBusId");
@@ -3690,12 +3534,10 @@ static PyObject *cudart_fn_cudaDeviceGetPCIBusId(PyObject *self, PyObject *const
     CUDART_FN_T(cudaDeviceGetPCIBusId, cudart_abi_cudaDeviceGetPCIBusId) fn = (CUDART_FN_T(cudaDeviceGetPCIBusId, cudart_abi_cudaDeviceGetPCIBusId))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1, (int)i2);
+    r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -3706,17 +3548,16 @@ static PyObject *cudart_fn_cudaDeviceGetSharedMemConfig(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetSharedMemConfig");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetSharedMemConfig", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetSharedMemConfig");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -3737,7 +3578,7 @@ static PyObject *cudart_fn_cudaDeviceGetSharedMemConfig(PyObject *self, PyObject
     CUDART_FN_T(cudaDeviceGetSharedMemConfig, cudart_abi_cudaDeviceGetSharedMemConfig) fn = (CUDART_FN_T(cudaDeviceGetSharedMemConfig, cudart_abi_cudaDeviceGetSharedMemConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3753,20 +3594,18 @@ static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetStreamPriorityRange");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetStreamPriorityRange", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetStreamPriorityRange");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -3791,7 +3630,7 @@ static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyOb
     CUDART_FN_T(cudaDeviceGetStreamPriorityRange, cudart_abi_cudaDeviceGetStreamPriorityRange) fn = (CUDART_FN_T(cudaDeviceGetStreamPriorityRange, cudart_abi_cudaDeviceGetStreamPriorityRange))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3808,28 +3647,24 @@ static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetTexture1DLinearMaxWidth");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetTexture1DLinearMaxWidth", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetTexture1DLinearMaxWidth");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     long long i2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -3849,7 +3684,7 @@ static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, 
     CUDART_FN_T(cudaDeviceGetTexture1DLinearMaxWidth, cudart_abi_cudaDeviceGetTexture1DLinearMaxWidth) fn = (CUDART_FN_T(cudaDeviceGetTexture1DLinearMaxWidth, cudart_abi_cudaDeviceGetTexture1DLinearMaxWidth))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (int)i2);
+    r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3886,7 +3721,7 @@ static PyObject *cudart_fn_cudaDeviceGraphMemTrim(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaDeviceGraphMemTrim, cudart_abi_cudaDeviceGraphMemTrim) fn = (CUDART_FN_T(cudaDeviceGraphMemTrim, cudart_abi_cudaDeviceGraphMemTrim))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0);
+    r = fn((int)i0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3899,33 +3734,26 @@ static PyObject *cudart_fn_cudaDeviceRegisterAsyncNotification(PyObject *self, P
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceRegisterAsyncNotification");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceRegisterAsyncNotification", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceRegisterAsyncNotification");
     PyObject *result = NULL;
     long long i0;
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
@@ -3947,7 +3775,7 @@ static PyObject *cudart_fn_cudaDeviceRegisterAsyncNotification(PyObject *self, P
     CUDART_FN_T(cudaDeviceRegisterAsyncNotification, cudart_abi_cudaDeviceRegisterAsyncNotification) fn = (CUDART_FN_T(cudaDeviceRegisterAsyncNotification, cudart_abi_cudaDeviceRegisterAsyncNotification))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, a1, a2, a3);
+    r = fn((int)i0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3983,7 +3811,7 @@ static PyObject *cudart_fn_cudaDeviceReset(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaDeviceReset, cudart_abi_cudaDeviceReset) fn = (CUDART_FN_T(cudaDeviceReset, cudart_abi_cudaDeviceReset))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn();
+    r = fn();
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4016,7 +3844,7 @@ static PyObject *cudart_fn_cudaDeviceSetCacheConfig(PyObject *self, PyObject *co
     CUDART_FN_T(cudaDeviceSetCacheConfig, cudart_abi_cudaDeviceSetCacheConfig) fn = (CUDART_FN_T(cudaDeviceSetCacheConfig, cudart_abi_cudaDeviceSetCacheConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0);
+    r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4029,28 +3857,21 @@ static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceSetGraphMemAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceSetGraphMemAttribute");
+    if (cudart_arity("cudaDeviceSetGraphMemAttribute", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     long long i0;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceSetGraphMemAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceSetGraphMemAttribute");
@@ -4066,12 +3887,10 @@ static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObje
     CUDART_FN_T(cudaDeviceSetGraphMemAttribute, cudart_abi_cudaDeviceSetGraphMemAttribute) fn = (CUDART_FN_T(cudaDeviceSetGraphMemAttribute, cudart_abi_cudaDeviceSetGraphMemAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, (unsigned int)u1, a2);
+    r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b2);
     return result;
 }
@@ -4105,7 +3924,7 @@ static PyObject *cudart_fn_cudaDeviceSetLimit(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaDeviceSetLimit, cudart_abi_cudaDeviceSetLimit) fn = (CUDART_FN_T(cudaDeviceSetLimit, cudart_abi_cudaDeviceSetLimit))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0, (unsigned long)u1);
+    r = fn((unsigned int)u0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4118,25 +3937,18 @@ static PyObject *cudart_fn_cudaDeviceSetMemPool(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceSetMemPool", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceSetMemPool");
+    if (cudart_arity("cudaDeviceSetMemPool", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     long long i0;
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceSetMemPool];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceSetMemPool");
@@ -4152,12 +3964,10 @@ static PyObject *cudart_fn_cudaDeviceSetMemPool(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaDeviceSetMemPool, cudart_abi_cudaDeviceSetMemPool) fn = (CUDART_FN_T(cudaDeviceSetMemPool, cudart_abi_cudaDeviceSetMemPool))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, a1);
+    r = fn((int)i0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b1);
     return result;
 }
@@ -4188,7 +3998,7 @@ static PyObject *cudart_fn_cudaDeviceSetSharedMemConfig(PyObject *self, PyObject
     CUDART_FN_T(cudaDeviceSetSharedMemConfig, cudart_abi_cudaDeviceSetSharedMemConfig) fn = (CUDART_FN_T(cudaDeviceSetSharedMemConfig, cudart_abi_cudaDeviceSetSharedMemConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0);
+    r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4219,7 +4029,7 @@ static PyObject *cudart_fn_cudaDeviceSynchronize(PyObject *self, PyObject *const
     CUDART_FN_T(cudaDeviceSynchronize, cudart_abi_cudaDeviceSynchronize) fn = (CUDART_FN_T(cudaDeviceSynchronize, cudart_abi_cudaDeviceSynchronize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn();
+    r = fn();
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4232,25 +4042,18 @@ static PyObject *cudart_fn_cudaDeviceUnregisterAsyncNotification(PyObject *self,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceUnregisterAsyncNotification", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceUnregisterAsyncNotification");
+    if (cudart_arity("cudaDeviceUnregisterAsyncNotification", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     long long i0;
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceUnregisterAsyncNotification];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceUnregisterAsyncNotification");
@@ -4266,12 +4069,10 @@ static PyObject *cudart_fn_cudaDeviceUnregisterAsyncNotification(PyObject *self,
     CUDART_FN_T(cudaDeviceUnregisterAsyncNotification, cudart_abi_cudaDeviceUnregisterAsyncNotification) fn = (CUDART_FN_T(cudaDeviceUnregisterAsyncNotification, cudart_abi_cudaDeviceUnregisterAsyncNotification))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, a1);
+    r = fn((int)i0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b1);
     return result;
 }
@@ -4282,17 +4083,16 @@ static PyObject *cudart_fn_cudaDriverGetVersion(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDriverGetVersion");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDriverGetVersion", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDriverGetVersion");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -4313,7 +4113,7 @@ static PyObject *cudart_fn_cudaDriverGetVersion(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaDriverGetVersion, cudart_abi_cudaDriverGetVersion) fn = (CUDART_FN_T(cudaDriverGetVersion, cudart_abi_cudaDriverGetVersion))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4329,23 +4129,20 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyO
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x7ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamConsumerAcquireFrame");
     unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEGLStreamConsumerAcquireFrame", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x7ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEGLStreamConsumerAcquireFrame");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -4377,7 +4174,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyO
     CUDART_FN_T(cudaEGLStreamConsumerAcquireFrame, cudart_abi_cudaEGLStreamConsumerAcquireFrame) fn = (CUDART_FN_T(cudaEGLStreamConsumerAcquireFrame, cudart_abi_cudaEGLStreamConsumerAcquireFrame))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned int)u3);
+    r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4395,27 +4192,23 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamConsumerConnect");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEGLStreamConsumerConnect", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEGLStreamConsumerConnect");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamConsumerConnect];
@@ -4433,7 +4226,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject
     CUDART_FN_T(cudaEGLStreamConsumerConnect, cudart_abi_cudaEGLStreamConsumerConnect) fn = (CUDART_FN_T(cudaEGLStreamConsumerConnect, cudart_abi_cudaEGLStreamConsumerConnect))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4450,28 +4243,24 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamConsumerConnectWithFlags");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEGLStreamConsumerConnectWithFlags", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEGLStreamConsumerConnectWithFlags");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -4491,7 +4280,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self,
     CUDART_FN_T(cudaEGLStreamConsumerConnectWithFlags, cudart_abi_cudaEGLStreamConsumerConnectWithFlags) fn = (CUDART_FN_T(cudaEGLStreamConsumerConnectWithFlags, cudart_abi_cudaEGLStreamConsumerConnectWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4508,17 +4297,16 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerDisconnect(PyObject *self, PyObj
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamConsumerDisconnect");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEGLStreamConsumerDisconnect", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEGLStreamConsumerDisconnect");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -4539,7 +4327,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerDisconnect(PyObject *self, PyObj
     CUDART_FN_T(cudaEGLStreamConsumerDisconnect, cudart_abi_cudaEGLStreamConsumerDisconnect) fn = (CUDART_FN_T(cudaEGLStreamConsumerDisconnect, cudart_abi_cudaEGLStreamConsumerDisconnect))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4555,30 +4343,25 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyO
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamConsumerReleaseFrame");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEGLStreamConsumerReleaseFrame", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEGLStreamConsumerReleaseFrame");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -4600,7 +4383,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyO
     CUDART_FN_T(cudaEGLStreamConsumerReleaseFrame, cudart_abi_cudaEGLStreamConsumerReleaseFrame) fn = (CUDART_FN_T(cudaEGLStreamConsumerReleaseFrame, cudart_abi_cudaEGLStreamConsumerReleaseFrame))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4618,29 +4401,25 @@ static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamProducerConnect");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEGLStreamProducerConnect", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEGLStreamProducerConnect");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     long long i2;
     long long i3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -4662,7 +4441,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject
     CUDART_FN_T(cudaEGLStreamProducerConnect, cudart_abi_cudaEGLStreamProducerConnect) fn = (CUDART_FN_T(cudaEGLStreamProducerConnect, cudart_abi_cudaEGLStreamProducerConnect))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (int)i2, (int)i3);
+    r = fn(a0, a1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4679,17 +4458,16 @@ static PyObject *cudart_fn_cudaEGLStreamProducerDisconnect(PyObject *self, PyObj
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamProducerDisconnect");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEGLStreamProducerDisconnect", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEGLStreamProducerDisconnect");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -4710,7 +4488,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerDisconnect(PyObject *self, PyObj
     CUDART_FN_T(cudaEGLStreamProducerDisconnect, cudart_abi_cudaEGLStreamProducerDisconnect) fn = (CUDART_FN_T(cudaEGLStreamProducerDisconnect, cudart_abi_cudaEGLStreamProducerDisconnect))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4726,26 +4504,24 @@ static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyO
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamProducerPresentFrame");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEGLStreamProducerPresentFrame", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEGLStreamProducerPresentFrame");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     CUDART_RECORD_T(cudaEglFrame) a1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[k++], 1, "cudaEglFrame", (Py_ssize_t)sizeof a1, &cudart_class_cudaEglFrame, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "cudaEglFrame_st", (Py_ssize_t)sizeof a1, &cudart_class_cudaEglFrame, &a1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -4767,7 +4543,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyO
     CUDART_FN_T(cudaEGLStreamProducerPresentFrame, cudart_abi_cudaEGLStreamProducerPresentFrame) fn = (CUDART_FN_T(cudaEGLStreamProducerPresentFrame, cudart_abi_cudaEGLStreamProducerPresentFrame))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4784,30 +4560,25 @@ static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamProducerReturnFrame");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEGLStreamProducerReturnFrame", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEGLStreamProducerReturnFrame");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 280, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 280, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -4829,7 +4600,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyOb
     CUDART_FN_T(cudaEGLStreamProducerReturnFrame, cudart_abi_cudaEGLStreamProducerReturnFrame) fn = (CUDART_FN_T(cudaEGLStreamProducerReturnFrame, cudart_abi_cudaEGLStreamProducerReturnFrame))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4847,17 +4618,16 @@ static PyObject *cudart_fn_cudaEventCreate(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventCreate");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEventCreate", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEventCreate");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -4878,7 +4648,7 @@ static PyObject *cudart_fn_cudaEventCreate(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaEventCreate, cudart_abi_cudaEventCreate) fn = (CUDART_FN_T(cudaEventCreate, cudart_abi_cudaEventCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4894,28 +4664,24 @@ static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventCreateFromEGLSync");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEventCreateFromEGLSync", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEventCreateFromEGLSync");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -4935,7 +4701,7 @@ static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *
     CUDART_FN_T(cudaEventCreateFromEGLSync, cudart_abi_cudaEventCreateFromEGLSync) fn = (CUDART_FN_T(cudaEventCreateFromEGLSync, cudart_abi_cudaEventCreateFromEGLSync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4952,17 +4718,16 @@ static PyObject *cudart_fn_cudaEventCreateWithFlags(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventCreateWithFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEventCreateWithFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEventCreateWithFlags");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -4986,7 +4751,7 @@ static PyObject *cudart_fn_cudaEventCreateWithFlags(PyObject *self, PyObject *co
     CUDART_FN_T(cudaEventCreateWithFlags, cudart_abi_cudaEventCreateWithFlags) fn = (CUDART_FN_T(cudaEventCreateWithFlags, cudart_abi_cudaEventCreateWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -5002,22 +4767,15 @@ static PyObject *cudart_fn_cudaEventDestroy(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaEventDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventDestroy");
+    if (cudart_arity("cudaEventDestroy", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventDestroy");
@@ -5033,12 +4791,10 @@ static PyObject *cudart_fn_cudaEventDestroy(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaEventDestroy, cudart_abi_cudaEventDestroy) fn = (CUDART_FN_T(cudaEventDestroy, cudart_abi_cudaEventDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -5049,34 +4805,27 @@ static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventElapsedTime");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEventElapsedTime", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEventElapsedTime");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventElapsedTime];
@@ -5094,7 +4843,7 @@ static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaEventElapsedTime, cudart_abi_cudaEventElapsedTime) fn = (CUDART_FN_T(cudaEventElapsedTime, cudart_abi_cudaEventElapsedTime))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -5112,22 +4861,15 @@ static PyObject *cudart_fn_cudaEventQuery(PyObject *self, PyObject *const *args,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaEventQuery", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventQuery");
+    if (cudart_arity("cudaEventQuery", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventQuery];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventQuery");
@@ -5143,12 +4885,10 @@ static PyObject *cudart_fn_cudaEventQuery(PyObject *self, PyObject *const *args,
     CUDART_FN_T(cudaEventQuery, cudart_abi_cudaEventQuery) fn = (CUDART_FN_T(cudaEventQuery, cudart_abi_cudaEventQuery))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -5159,29 +4899,19 @@ static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaEventRecord", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventRecord");
+    if (cudart_arity("cudaEventRecord", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventRecord];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventRecord");
@@ -5197,12 +4927,10 @@ static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaEventRecord, cudart_abi_cudaEventRecord) fn = (CUDART_FN_T(cudaEventRecord, cudart_abi_cudaEventRecord))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -5214,32 +4942,22 @@ static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaEventRecordWithFlags", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventRecordWithFlags");
+    if (cudart_arity("cudaEventRecordWithFlags", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventRecordWithFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventRecordWithFlags");
@@ -5255,12 +4973,10 @@ static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *co
     CUDART_FN_T(cudaEventRecordWithFlags, cudart_abi_cudaEventRecordWithFlags) fn = (CUDART_FN_T(cudaEventRecordWithFlags, cudart_abi_cudaEventRecordWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -5272,22 +4988,15 @@ static PyObject *cudart_fn_cudaEventSynchronize(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaEventSynchronize", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventSynchronize");
+    if (cudart_arity("cudaEventSynchronize", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventSynchronize];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventSynchronize");
@@ -5303,12 +5012,10 @@ static PyObject *cudart_fn_cudaEventSynchronize(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaEventSynchronize, cudart_abi_cudaEventSynchronize) fn = (CUDART_FN_T(cudaEventSynchronize, cudart_abi_cudaEventSynchronize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -5319,22 +5026,15 @@ static PyObject *cudart_fn_cudaExecutionCtxDestroy(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaExecutionCtxDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaExecutionCtxDestroy");
+    if (cudart_arity("cudaExecutionCtxDestroy", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaExecutionCtxDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaExecutionCtxDestroy");
@@ -5350,12 +5050,10 @@ static PyObject *cudart_fn_cudaExecutionCtxDestroy(PyObject *self, PyObject *con
     CUDART_FN_T(cudaExecutionCtxDestroy, cudart_abi_cudaExecutionCtxDestroy) fn = (CUDART_FN_T(cudaExecutionCtxDestroy, cudart_abi_cudaExecutionCtxDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -5366,32 +5064,22 @@ static PyObject *cudart_fn_cudaExecutionCtxGetDevResource(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaExecutionCtxGetDevResource", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaExecutionCtxGetDevResource");
+    if (cudart_arity("cudaExecutionCtxGetDevResource", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaExecutionCtxGetDevResource];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaExecutionCtxGetDevResource");
@@ -5407,12 +5095,10 @@ static PyObject *cudart_fn_cudaExecutionCtxGetDevResource(PyObject *self, PyObje
     CUDART_FN_T(cudaExecutionCtxGetDevResource, cudart_abi_cudaExecutionCtxGetDevResource) fn = (CUDART_FN_T(cudaExecutionCtxGetDevResource, cudart_abi_cudaExecutionCtxGetDevResource))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -5424,27 +5110,23 @@ static PyObject *cudart_fn_cudaExecutionCtxGetDevice(PyObject *self, PyObject *c
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaExecutionCtxGetDevice");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaExecutionCtxGetDevice", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaExecutionCtxGetDevice");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaExecutionCtxGetDevice];
@@ -5462,7 +5144,7 @@ static PyObject *cudart_fn_cudaExecutionCtxGetDevice(PyObject *self, PyObject *c
     CUDART_FN_T(cudaExecutionCtxGetDevice, cudart_abi_cudaExecutionCtxGetDevice) fn = (CUDART_FN_T(cudaExecutionCtxGetDevice, cudart_abi_cudaExecutionCtxGetDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -5479,23 +5161,19 @@ static PyObject *cudart_fn_cudaExecutionCtxGetId(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaExecutionCtxGetId");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaExecutionCtxGetId", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaExecutionCtxGetId");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -5517,7 +5195,7 @@ static PyObject *cudart_fn_cudaExecutionCtxGetId(PyObject *self, PyObject *const
     CUDART_FN_T(cudaExecutionCtxGetId, cudart_abi_cudaExecutionCtxGetId) fn = (CUDART_FN_T(cudaExecutionCtxGetId, cudart_abi_cudaExecutionCtxGetId))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -5534,29 +5212,19 @@ static PyObject *cudart_fn_cudaExecutionCtxRecordEvent(PyObject *self, PyObject 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaExecutionCtxRecordEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaExecutionCtxRecordEvent");
+    if (cudart_arity("cudaExecutionCtxRecordEvent", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaExecutionCtxRecordEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaExecutionCtxRecordEvent");
@@ -5572,12 +5240,10 @@ static PyObject *cudart_fn_cudaExecutionCtxRecordEvent(PyObject *self, PyObject 
     CUDART_FN_T(cudaExecutionCtxRecordEvent, cudart_abi_cudaExecutionCtxRecordEvent) fn = (CUDART_FN_T(cudaExecutionCtxRecordEvent, cudart_abi_cudaExecutionCtxRecordEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -5589,29 +5255,25 @@ static PyObject *cudart_fn_cudaExecutionCtxStreamCreate(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaExecutionCtxStreamCreate");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaExecutionCtxStreamCreate", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaExecutionCtxStreamCreate");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     long long i3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -5633,7 +5295,7 @@ static PyObject *cudart_fn_cudaExecutionCtxStreamCreate(PyObject *self, PyObject
     CUDART_FN_T(cudaExecutionCtxStreamCreate, cudart_abi_cudaExecutionCtxStreamCreate) fn = (CUDART_FN_T(cudaExecutionCtxStreamCreate, cudart_abi_cudaExecutionCtxStreamCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, (int)i3);
+    r = fn(a0, a1, (unsigned int)u2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -5650,22 +5312,15 @@ static PyObject *cudart_fn_cudaExecutionCtxSynchronize(PyObject *self, PyObject 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaExecutionCtxSynchronize", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaExecutionCtxSynchronize");
+    if (cudart_arity("cudaExecutionCtxSynchronize", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaExecutionCtxSynchronize];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaExecutionCtxSynchronize");
@@ -5681,12 +5336,10 @@ static PyObject *cudart_fn_cudaExecutionCtxSynchronize(PyObject *self, PyObject 
     CUDART_FN_T(cudaExecutionCtxSynchronize, cudart_abi_cudaExecutionCtxSynchronize) fn = (CUDART_FN_T(cudaExecutionCtxSynchronize, cudart_abi_cudaExecutionCtxSynchronize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -5697,29 +5350,19 @@ static PyObject *cudart_fn_cudaExecutionCtxWaitEvent(PyObject *self, PyObject *c
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaExecutionCtxWaitEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaExecutionCtxWaitEvent");
+    if (cudart_arity("cudaExecutionCtxWaitEvent", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaExecutionCtxWaitEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaExecutionCtxWaitEvent");
@@ -5735,12 +5378,10 @@ static PyObject *cudart_fn_cudaExecutionCtxWaitEvent(PyObject *self, PyObject *c
     CUDART_FN_T(cudaExecutionCtxWaitEvent, cudart_abi_cudaExecutionCtxWaitEvent) fn = (CUDART_FN_T(cudaExecutionCtxWaitEvent, cudart_abi_cudaExecutionCtxWaitEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -5752,34 +5393,27 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyO
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaExternalMemoryGetMappedBuffer");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaExternalMemoryGetMappedBuffer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaExternalMemoryGetMappedBuffer");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 88, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 88, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaExternalMemoryGetMappedBuffer];
@@ -5797,7 +5431,7 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyO
     CUDART_FN_T(cudaExternalMemoryGetMappedBuffer, cudart_abi_cudaExternalMemoryGetMappedBuffer) fn = (CUDART_FN_T(cudaExternalMemoryGetMappedBuffer, cudart_abi_cudaExternalMemoryGetMappedBuffer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -5815,34 +5449,27 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *s
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaExternalMemoryGetMappedMipmappedArray");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaExternalMemoryGetMappedMipmappedArray", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaExternalMemoryGetMappedMipmappedArray");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 128, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 128, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaExternalMemoryGetMappedMipmappedArray];
@@ -5860,7 +5487,7 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *s
     CUDART_FN_T(cudaExternalMemoryGetMappedMipmappedArray, cudart_abi_cudaExternalMemoryGetMappedMipmappedArray) fn = (CUDART_FN_T(cudaExternalMemoryGetMappedMipmappedArray, cudart_abi_cudaExternalMemoryGetMappedMipmappedArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -5878,22 +5505,15 @@ static PyObject *cudart_fn_cudaFree(PyObject *self, PyObject *const *args, Py_ss
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaFree", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFree");
+    if (cudart_arity("cudaFree", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFree];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFree");
@@ -5909,12 +5529,10 @@ static PyObject *cudart_fn_cudaFree(PyObject *self, PyObject *const *args, Py_ss
     CUDART_FN_T(cudaFree, cudart_abi_cudaFree) fn = (CUDART_FN_T(cudaFree, cudart_abi_cudaFree))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -5925,22 +5543,15 @@ static PyObject *cudart_fn_cudaFreeArray(PyObject *self, PyObject *const *args, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaFreeArray", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFreeArray");
+    if (cudart_arity("cudaFreeArray", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFreeArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFreeArray");
@@ -5956,12 +5567,10 @@ static PyObject *cudart_fn_cudaFreeArray(PyObject *self, PyObject *const *args, 
     CUDART_FN_T(cudaFreeArray, cudart_abi_cudaFreeArray) fn = (CUDART_FN_T(cudaFreeArray, cudart_abi_cudaFreeArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -5972,29 +5581,19 @@ static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaFreeAsync", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFreeAsync");
+    if (cudart_arity("cudaFreeAsync", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFreeAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFreeAsync");
@@ -6010,12 +5609,10 @@ static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, 
     CUDART_FN_T(cudaFreeAsync, cudart_abi_cudaFreeAsync) fn = (CUDART_FN_T(cudaFreeAsync, cudart_abi_cudaFreeAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6027,22 +5624,15 @@ static PyObject *cudart_fn_cudaFreeHost(PyObject *self, PyObject *const *args, P
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaFreeHost", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFreeHost");
+    if (cudart_arity("cudaFreeHost", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFreeHost];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFreeHost");
@@ -6058,12 +5648,10 @@ static PyObject *cudart_fn_cudaFreeHost(PyObject *self, PyObject *const *args, P
     CUDART_FN_T(cudaFreeHost, cudart_abi_cudaFreeHost) fn = (CUDART_FN_T(cudaFreeHost, cudart_abi_cudaFreeHost))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -6074,22 +5662,15 @@ static PyObject *cudart_fn_cudaFreeMipmappedArray(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaFreeMipmappedArray", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFreeMipmappedArray");
+    if (cudart_arity("cudaFreeMipmappedArray", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFreeMipmappedArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFreeMipmappedArray");
@@ -6105,12 +5686,10 @@ static PyObject *cudart_fn_cudaFreeMipmappedArray(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaFreeMipmappedArray, cudart_abi_cudaFreeMipmappedArray) fn = (CUDART_FN_T(cudaFreeMipmappedArray, cudart_abi_cudaFreeMipmappedArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -6121,29 +5700,19 @@ static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaFuncGetAttributes", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFuncGetAttributes");
+    if (cudart_arity("cudaFuncGetAttributes", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncGetAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncGetAttributes");
@@ -6159,12 +5728,10 @@ static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const
     CUDART_FN_T(cudaFuncGetAttributes, cudart_abi_cudaFuncGetAttributes) fn = (CUDART_FN_T(cudaFuncGetAttributes, cudart_abi_cudaFuncGetAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6176,27 +5743,23 @@ static PyObject *cudart_fn_cudaFuncGetName(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFuncGetName");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaFuncGetName", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaFuncGetName");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncGetName];
@@ -6214,7 +5777,7 @@ static PyObject *cudart_fn_cudaFuncGetName(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaFuncGetName, cudart_abi_cudaFuncGetName) fn = (CUDART_FN_T(cudaFuncGetName, cudart_abi_cudaFuncGetName))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6231,23 +5794,19 @@ static PyObject *cudart_fn_cudaFuncGetParamCount(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFuncGetParamCount");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaFuncGetParamCount", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaFuncGetParamCount");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -6269,7 +5828,7 @@ static PyObject *cudart_fn_cudaFuncGetParamCount(PyObject *self, PyObject *const
     CUDART_FN_T(cudaFuncGetParamCount, cudart_abi_cudaFuncGetParamCount) fn = (CUDART_FN_T(cudaFuncGetParamCount, cudart_abi_cudaFuncGetParamCount))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6286,27 +5845,22 @@ static PyObject *cudart_fn_cudaFuncGetParamInfo(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0xcULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFuncGetParamInfo");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaFuncGetParamInfo", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0xcULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaFuncGetParamInfo");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
@@ -6334,7 +5888,7 @@ static PyObject *cudart_fn_cudaFuncGetParamInfo(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaFuncGetParamInfo, cudart_abi_cudaFuncGetParamInfo) fn = (CUDART_FN_T(cudaFuncGetParamInfo, cudart_abi_cudaFuncGetParamInfo))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, a2, a3);
+    r = fn(a0, (unsigned long)u1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6352,28 +5906,21 @@ static PyObject *cudart_fn_cudaFuncSetAttribute(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaFuncSetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFuncSetAttribute");
+    if (cudart_arity("cudaFuncSetAttribute", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     long long i2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
+    if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncSetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncSetAttribute");
@@ -6389,12 +5936,10 @@ static PyObject *cudart_fn_cudaFuncSetAttribute(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaFuncSetAttribute, cudart_abi_cudaFuncSetAttribute) fn = (CUDART_FN_T(cudaFuncSetAttribute, cudart_abi_cudaFuncSetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, (int)i2);
+    r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -6405,25 +5950,18 @@ static PyObject *cudart_fn_cudaFuncSetCacheConfig(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaFuncSetCacheConfig", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFuncSetCacheConfig");
+    if (cudart_arity("cudaFuncSetCacheConfig", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncSetCacheConfig];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncSetCacheConfig");
@@ -6439,12 +5977,10 @@ static PyObject *cudart_fn_cudaFuncSetCacheConfig(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaFuncSetCacheConfig, cudart_abi_cudaFuncSetCacheConfig) fn = (CUDART_FN_T(cudaFuncSetCacheConfig, cudart_abi_cudaFuncSetCacheConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -6455,25 +5991,18 @@ static PyObject *cudart_fn_cudaFuncSetSharedMemConfig(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaFuncSetSharedMemConfig", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFuncSetSharedMemConfig");
+    if (cudart_arity("cudaFuncSetSharedMemConfig", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncSetSharedMemConfig];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncSetSharedMemConfig");
@@ -6489,12 +6018,10 @@ static PyObject *cudart_fn_cudaFuncSetSharedMemConfig(PyObject *self, PyObject *
     CUDART_FN_T(cudaFuncSetSharedMemConfig, cudart_abi_cudaFuncSetSharedMemConfig) fn = (CUDART_FN_T(cudaFuncSetSharedMemConfig, cudart_abi_cudaFuncSetSharedMemConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -6505,20 +6032,18 @@ static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGLGetDevices");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGLGetDevices", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGLGetDevices");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
@@ -6549,7 +6074,7 @@ static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaGLGetDevices, cudart_abi_cudaGLGetDevices) fn = (CUDART_FN_T(cudaGLGetDevices, cudart_abi_cudaGLGetDevices))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
+    r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6566,17 +6091,16 @@ static PyObject *cudart_fn_cudaGLMapBufferObject(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGLMapBufferObject");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGLMapBufferObject", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGLMapBufferObject");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -6600,7 +6124,7 @@ static PyObject *cudart_fn_cudaGLMapBufferObject(PyObject *self, PyObject *const
     CUDART_FN_T(cudaGLMapBufferObject, cudart_abi_cudaGLMapBufferObject) fn = (CUDART_FN_T(cudaGLMapBufferObject, cudart_abi_cudaGLMapBufferObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6616,30 +6140,26 @@ static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGLMapBufferObjectAsync");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGLMapBufferObjectAsync", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGLMapBufferObjectAsync");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGLMapBufferObjectAsync];
@@ -6657,7 +6177,7 @@ static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *
     CUDART_FN_T(cudaGLMapBufferObjectAsync, cudart_abi_cudaGLMapBufferObjectAsync) fn = (CUDART_FN_T(cudaGLMapBufferObjectAsync, cudart_abi_cudaGLMapBufferObjectAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, a2);
+    r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6694,7 +6214,7 @@ static PyObject *cudart_fn_cudaGLRegisterBufferObject(PyObject *self, PyObject *
     CUDART_FN_T(cudaGLRegisterBufferObject, cudart_abi_cudaGLRegisterBufferObject) fn = (CUDART_FN_T(cudaGLRegisterBufferObject, cudart_abi_cudaGLRegisterBufferObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0);
+    r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6730,7 +6250,7 @@ static PyObject *cudart_fn_cudaGLSetBufferObjectMapFlags(PyObject *self, PyObjec
     CUDART_FN_T(cudaGLSetBufferObjectMapFlags, cudart_abi_cudaGLSetBufferObjectMapFlags) fn = (CUDART_FN_T(cudaGLSetBufferObjectMapFlags, cudart_abi_cudaGLSetBufferObjectMapFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0, (unsigned int)u1);
+    r = fn((unsigned int)u0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6763,7 +6283,7 @@ static PyObject *cudart_fn_cudaGLSetGLDevice(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaGLSetGLDevice, cudart_abi_cudaGLSetGLDevice) fn = (CUDART_FN_T(cudaGLSetGLDevice, cudart_abi_cudaGLSetGLDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0);
+    r = fn((int)i0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6796,7 +6316,7 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObject(PyObject *self, PyObject *con
     CUDART_FN_T(cudaGLUnmapBufferObject, cudart_abi_cudaGLUnmapBufferObject) fn = (CUDART_FN_T(cudaGLUnmapBufferObject, cudart_abi_cudaGLUnmapBufferObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0);
+    r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6809,25 +6329,18 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObjectAsync(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGLUnmapBufferObjectAsync", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGLUnmapBufferObjectAsync");
+    if (cudart_arity("cudaGLUnmapBufferObjectAsync", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     unsigned long long u0;
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if (cudart_unsigned(args[k++], 0, 32, &u0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGLUnmapBufferObjectAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGLUnmapBufferObjectAsync");
@@ -6843,12 +6356,10 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObjectAsync(PyObject *self, PyObject
     CUDART_FN_T(cudaGLUnmapBufferObjectAsync, cudart_abi_cudaGLUnmapBufferObjectAsync) fn = (CUDART_FN_T(cudaGLUnmapBufferObjectAsync, cudart_abi_cudaGLUnmapBufferObjectAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0, a1);
+    r = fn((unsigned int)u0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b1);
     return result;
 }
@@ -6879,7 +6390,7 @@ static PyObject *cudart_fn_cudaGLUnregisterBufferObject(PyObject *self, PyObject
     CUDART_FN_T(cudaGLUnregisterBufferObject, cudart_abi_cudaGLUnregisterBufferObject) fn = (CUDART_FN_T(cudaGLUnregisterBufferObject, cudart_abi_cudaGLUnregisterBufferObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0);
+    r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6892,29 +6403,19 @@ static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetChannelDesc", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetChannelDesc");
+    if (cudart_arity("cudaGetChannelDesc", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 20, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 20, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetChannelDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetChannelDesc");
@@ -6930,12 +6431,10 @@ static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaGetChannelDesc, cudart_abi_cudaGetChannelDesc) fn = (CUDART_FN_T(cudaGetChannelDesc, cudart_abi_cudaGetChannelDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6947,17 +6446,16 @@ static PyObject *cudart_fn_cudaGetDevice(PyObject *self, PyObject *const *args, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDevice");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetDevice", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetDevice");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -6977,9 +6475,7 @@ static PyObject *cudart_fn_cudaGetDevice(PyObject *self, PyObject *const *args, 
     }
     CUDART_FN_T(cudaGetDevice, cudart_abi_cudaGetDevice) fn = (CUDART_FN_T(cudaGetDevice, cudart_abi_cudaGetDevice))slot;
     unsigned int r;
-    Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
-    Py_END_ALLOW_THREADS
+    r = fn(a0);  /* with the GIL held: generator/gil.py */
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
     if (spec.outs && result)
@@ -6994,17 +6490,16 @@ static PyObject *cudart_fn_cudaGetDeviceCount(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDeviceCount");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetDeviceCount", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetDeviceCount");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -7025,7 +6520,7 @@ static PyObject *cudart_fn_cudaGetDeviceCount(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaGetDeviceCount, cudart_abi_cudaGetDeviceCount) fn = (CUDART_FN_T(cudaGetDeviceCount, cudart_abi_cudaGetDeviceCount))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7041,17 +6536,16 @@ static PyObject *cudart_fn_cudaGetDeviceFlags(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDeviceFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetDeviceFlags", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetDeviceFlags");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -7072,7 +6566,7 @@ static PyObject *cudart_fn_cudaGetDeviceFlags(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaGetDeviceFlags, cudart_abi_cudaGetDeviceFlags) fn = (CUDART_FN_T(cudaGetDeviceFlags, cudart_abi_cudaGetDeviceFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7088,25 +6582,18 @@ static PyObject *cudart_fn_cudaGetDeviceProperties(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetDeviceProperties", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetDeviceProperties");
+    if (cudart_arity("cudaGetDeviceProperties", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 1008, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 1008, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
+    if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetDeviceProperties];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetDeviceProperties");
@@ -7122,12 +6609,10 @@ static PyObject *cudart_fn_cudaGetDeviceProperties(PyObject *self, PyObject *con
     CUDART_FN_T(cudaGetDeviceProperties, cudart_abi_cudaGetDeviceProperties) fn = (CUDART_FN_T(cudaGetDeviceProperties, cudart_abi_cudaGetDeviceProperties))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1);
+    r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -7138,27 +6623,22 @@ static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0xaULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDriverEntryPoint");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetDriverEntryPoint", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0xaULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetDriverEntryPoint");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -7186,7 +6666,7 @@ static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *con
     CUDART_FN_T(cudaGetDriverEntryPoint, cudart_abi_cudaGetDriverEntryPoint) fn = (CUDART_FN_T(cudaGetDriverEntryPoint, cudart_abi_cudaGetDriverEntryPoint))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long long)u2, a3);
+    r = fn(a0, a1, (unsigned long long)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7204,28 +6684,23 @@ static PyObject *cudart_fn_cudaGetDriverEntryPointByVersion(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x12ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDriverEntryPointByVersion");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetDriverEntryPointByVersion", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x12ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetDriverEntryPointByVersion");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b4 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -7255,7 +6730,7 @@ static PyObject *cudart_fn_cudaGetDriverEntryPointByVersion(PyObject *self, PyOb
     CUDART_FN_T(cudaGetDriverEntryPointByVersion, cudart_abi_cudaGetDriverEntryPointByVersion) fn = (CUDART_FN_T(cudaGetDriverEntryPointByVersion, cudart_abi_cudaGetDriverEntryPointByVersion))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, (unsigned long long)u3, a4);
+    r = fn(a0, a1, (unsigned int)u2, (unsigned long long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7292,9 +6767,7 @@ static PyObject *cudart_fn_cudaGetErrorName(PyObject *self, PyObject *const *arg
     }
     CUDART_FN_T(cudaGetErrorName, cudart_abi_cudaGetErrorName) fn = (CUDART_FN_T(cudaGetErrorName, cudart_abi_cudaGetErrorName))slot;
     const char * r;
-    Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0);
-    Py_END_ALLOW_THREADS
+    r = fn((unsigned int)u0);  /* with the GIL held: generator/gil.py */
     result = r ? PyBytes_FromString(r) : (Py_INCREF(Py_None), Py_None);
 done:
     return result;
@@ -7325,9 +6798,7 @@ static PyObject *cudart_fn_cudaGetErrorString(PyObject *self, PyObject *const *a
     }
     CUDART_FN_T(cudaGetErrorString, cudart_abi_cudaGetErrorString) fn = (CUDART_FN_T(cudaGetErrorString, cudart_abi_cudaGetErrorString))slot;
     const char * r;
-    Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0);
-    Py_END_ALLOW_THREADS
+    r = fn((unsigned int)u0);  /* with the GIL held: generator/gil.py */
     result = r ? PyBytes_FromString(r) : (Py_INCREF(Py_None), Py_None);
 done:
     return result;
@@ -7339,27 +6810,23 @@ static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetExportTable");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetExportTable", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetExportTable");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetExportTable];
@@ -7377,7 +6844,7 @@ static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaGetExportTable, cudart_abi_cudaGetExportTable) fn = (CUDART_FN_T(cudaGetExportTable, cudart_abi_cudaGetExportTable))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7394,27 +6861,23 @@ static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetFuncBySymbol");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetFuncBySymbol", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetFuncBySymbol");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetFuncBySymbol];
@@ -7432,7 +6895,7 @@ static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaGetFuncBySymbol, cudart_abi_cudaGetFuncBySymbol) fn = (CUDART_FN_T(cudaGetFuncBySymbol, cudart_abi_cudaGetFuncBySymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7449,27 +6912,23 @@ static PyObject *cudart_fn_cudaGetKernel(PyObject *self, PyObject *const *args, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetKernel");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetKernel", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetKernel");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetKernel];
@@ -7487,7 +6946,7 @@ static PyObject *cudart_fn_cudaGetKernel(PyObject *self, PyObject *const *args, 
     CUDART_FN_T(cudaGetKernel, cudart_abi_cudaGetKernel) fn = (CUDART_FN_T(cudaGetKernel, cudart_abi_cudaGetKernel))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7521,9 +6980,7 @@ static PyObject *cudart_fn_cudaGetLastError(PyObject *self, PyObject *const *arg
     }
     CUDART_FN_T(cudaGetLastError, cudart_abi_cudaGetLastError) fn = (CUDART_FN_T(cudaGetLastError, cudart_abi_cudaGetLastError))slot;
     unsigned int r;
-    Py_BEGIN_ALLOW_THREADS
-r = fn();
-    Py_END_ALLOW_THREADS
+    r = fn();  /* with the GIL held: generator/gil.py */
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
     return result;
@@ -7535,28 +6992,24 @@ static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetMipmappedArrayLevel");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetMipmappedArrayLevel", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetMipmappedArrayLevel");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -7576,7 +7029,7 @@ static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *
     CUDART_FN_T(cudaGetMipmappedArrayLevel, cudart_abi_cudaGetMipmappedArrayLevel) fn = (CUDART_FN_T(cudaGetMipmappedArrayLevel, cudart_abi_cudaGetMipmappedArrayLevel))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7593,25 +7046,18 @@ static PyObject *cudart_fn_cudaGetSurfaceObjectResourceDesc(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetSurfaceObjectResourceDesc", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetSurfaceObjectResourceDesc");
+    if (cudart_arity("cudaGetSurfaceObjectResourceDesc", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetSurfaceObjectResourceDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetSurfaceObjectResourceDesc");
@@ -7627,12 +7073,10 @@ static PyObject *cudart_fn_cudaGetSurfaceObjectResourceDesc(PyObject *self, PyOb
     CUDART_FN_T(cudaGetSurfaceObjectResourceDesc, cudart_abi_cudaGetSurfaceObjectResourceDesc) fn = (CUDART_FN_T(cudaGetSurfaceObjectResourceDesc, cudart_abi_cudaGetSurfaceObjectResourceDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long long)u1);
+    r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -7643,27 +7087,23 @@ static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetSymbolAddress");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetSymbolAddress", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetSymbolAddress");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetSymbolAddress];
@@ -7681,7 +7121,7 @@ static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaGetSymbolAddress, cudart_abi_cudaGetSymbolAddress) fn = (CUDART_FN_T(cudaGetSymbolAddress, cudart_abi_cudaGetSymbolAddress))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7698,27 +7138,23 @@ static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetSymbolSize");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetSymbolSize", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetSymbolSize");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetSymbolSize];
@@ -7736,7 +7172,7 @@ static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaGetSymbolSize, cudart_abi_cudaGetSymbolSize) fn = (CUDART_FN_T(cudaGetSymbolSize, cudart_abi_cudaGetSymbolSize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7753,25 +7189,18 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceDesc(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetTextureObjectResourceDesc", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetTextureObjectResourceDesc");
+    if (cudart_arity("cudaGetTextureObjectResourceDesc", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetTextureObjectResourceDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetTextureObjectResourceDesc");
@@ -7787,12 +7216,10 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceDesc(PyObject *self, PyOb
     CUDART_FN_T(cudaGetTextureObjectResourceDesc, cudart_abi_cudaGetTextureObjectResourceDesc) fn = (CUDART_FN_T(cudaGetTextureObjectResourceDesc, cudart_abi_cudaGetTextureObjectResourceDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long long)u1);
+    r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -7803,25 +7230,18 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceViewDesc(PyObject *self, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetTextureObjectResourceViewDesc", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetTextureObjectResourceViewDesc");
+    if (cudart_arity("cudaGetTextureObjectResourceViewDesc", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 112, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 112, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetTextureObjectResourceViewDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetTextureObjectResourceViewDesc");
@@ -7837,12 +7257,10 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceViewDesc(PyObject *self, 
     CUDART_FN_T(cudaGetTextureObjectResourceViewDesc, cudart_abi_cudaGetTextureObjectResourceViewDesc) fn = (CUDART_FN_T(cudaGetTextureObjectResourceViewDesc, cudart_abi_cudaGetTextureObjectResourceViewDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long long)u1);
+    r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -7853,25 +7271,18 @@ static PyObject *cudart_fn_cudaGetTextureObjectTextureDesc(PyObject *self, PyObj
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetTextureObjectTextureDesc", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetTextureObjectTextureDesc");
+    if (cudart_arity("cudaGetTextureObjectTextureDesc", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 72, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 72, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetTextureObjectTextureDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetTextureObjectTextureDesc");
@@ -7887,12 +7298,10 @@ static PyObject *cudart_fn_cudaGetTextureObjectTextureDesc(PyObject *self, PyObj
     CUDART_FN_T(cudaGetTextureObjectTextureDesc, cudart_abi_cudaGetTextureObjectTextureDesc) fn = (CUDART_FN_T(cudaGetTextureObjectTextureDesc, cudart_abi_cudaGetTextureObjectTextureDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long long)u1);
+    r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -7903,34 +7312,28 @@ static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddChildGraphNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddChildGraphNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddChildGraphNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -7938,9 +7341,7 @@ static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddChildGraphNode];
@@ -7958,7 +7359,7 @@ static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *
     CUDART_FN_T(cudaGraphAddChildGraphNode, cudart_abi_cudaGraphAddChildGraphNode) fn = (CUDART_FN_T(cudaGraphAddChildGraphNode, cudart_abi_cudaGraphAddChildGraphNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7977,30 +7378,24 @@ static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddDependencies");
+    unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddDependencies", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddDependencies");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -8012,7 +7407,7 @@ static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *co
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
@@ -8032,7 +7427,7 @@ static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *co
     CUDART_FN_T(cudaGraphAddDependencies, cudart_abi_cudaGraphAddDependencies) fn = (CUDART_FN_T(cudaGraphAddDependencies, cudart_abi_cudaGraphAddDependencies))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, (unsigned long)u4);
+    r = fn(a0, a1, a2, a3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -8051,31 +7446,26 @@ static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddEmptyNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddEmptyNode", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddEmptyNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -8099,7 +7489,7 @@ static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const
     CUDART_FN_T(cudaGraphAddEmptyNode, cudart_abi_cudaGraphAddEmptyNode) fn = (CUDART_FN_T(cudaGraphAddEmptyNode, cudart_abi_cudaGraphAddEmptyNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3);
+    r = fn(a0, a1, a2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -8117,34 +7507,28 @@ static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddEventRecordNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddEventRecordNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddEventRecordNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -8152,9 +7536,7 @@ static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject 
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddEventRecordNode];
@@ -8172,7 +7554,7 @@ static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject 
     CUDART_FN_T(cudaGraphAddEventRecordNode, cudart_abi_cudaGraphAddEventRecordNode) fn = (CUDART_FN_T(cudaGraphAddEventRecordNode, cudart_abi_cudaGraphAddEventRecordNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -8191,34 +7573,28 @@ static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *c
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddEventWaitNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddEventWaitNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddEventWaitNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -8226,9 +7602,7 @@ static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *c
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddEventWaitNode];
@@ -8246,7 +7620,7 @@ static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *c
     CUDART_FN_T(cudaGraphAddEventWaitNode, cudart_abi_cudaGraphAddEventWaitNode) fn = (CUDART_FN_T(cudaGraphAddEventWaitNode, cudart_abi_cudaGraphAddEventWaitNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -8265,34 +7639,28 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *se
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddExternalSemaphoresSignalNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddExternalSemaphoresSignalNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddExternalSemaphoresSignalNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -8300,9 +7668,7 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *se
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddExternalSemaphoresSignalNode];
@@ -8320,7 +7686,7 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *se
     CUDART_FN_T(cudaGraphAddExternalSemaphoresSignalNode, cudart_abi_cudaGraphAddExternalSemaphoresSignalNode) fn = (CUDART_FN_T(cudaGraphAddExternalSemaphoresSignalNode, cudart_abi_cudaGraphAddExternalSemaphoresSignalNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -8339,34 +7705,28 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddExternalSemaphoresWaitNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddExternalSemaphoresWaitNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddExternalSemaphoresWaitNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -8374,9 +7734,7 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddExternalSemaphoresWaitNode];
@@ -8394,7 +7752,7 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self
     CUDART_FN_T(cudaGraphAddExternalSemaphoresWaitNode, cudart_abi_cudaGraphAddExternalSemaphoresWaitNode) fn = (CUDART_FN_T(cudaGraphAddExternalSemaphoresWaitNode, cudart_abi_cudaGraphAddExternalSemaphoresWaitNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -8413,34 +7771,28 @@ static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddHostNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddHostNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddHostNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -8448,9 +7800,7 @@ static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 16, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddHostNode];
@@ -8468,7 +7818,7 @@ static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaGraphAddHostNode, cudart_abi_cudaGraphAddHostNode) fn = (CUDART_FN_T(cudaGraphAddHostNode, cudart_abi_cudaGraphAddHostNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -8487,34 +7837,28 @@ static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddKernelNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddKernelNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddKernelNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -8522,9 +7866,7 @@ static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 56, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 56, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddKernelNode];
@@ -8542,7 +7884,7 @@ static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaGraphAddKernelNode, cudart_abi_cudaGraphAddKernelNode) fn = (CUDART_FN_T(cudaGraphAddKernelNode, cudart_abi_cudaGraphAddKernelNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -8561,34 +7903,28 @@ static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemAllocNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddMemAllocNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddMemAllocNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -8596,9 +7932,7 @@ static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *co
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 120, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 120, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemAllocNode];
@@ -8616,7 +7950,7 @@ static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *co
     CUDART_FN_T(cudaGraphAddMemAllocNode, cudart_abi_cudaGraphAddMemAllocNode) fn = (CUDART_FN_T(cudaGraphAddMemAllocNode, cudart_abi_cudaGraphAddMemAllocNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -8635,34 +7969,28 @@ static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemFreeNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddMemFreeNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddMemFreeNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -8670,9 +7998,7 @@ static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *con
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemFreeNode];
@@ -8690,7 +8016,7 @@ static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *con
     CUDART_FN_T(cudaGraphAddMemFreeNode, cudart_abi_cudaGraphAddMemFreeNode) fn = (CUDART_FN_T(cudaGraphAddMemFreeNode, cudart_abi_cudaGraphAddMemFreeNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -8709,34 +8035,28 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemcpyNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddMemcpyNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddMemcpyNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -8744,9 +8064,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 160, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 160, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNode];
@@ -8764,7 +8082,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaGraphAddMemcpyNode, cudart_abi_cudaGraphAddMemcpyNode) fn = (CUDART_FN_T(cudaGraphAddMemcpyNode, cudart_abi_cudaGraphAddMemcpyNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -8783,39 +8101,32 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[5] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemcpyNode1D");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddMemcpyNode1D", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddMemcpyNode1D");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
+    Py_buffer b5 = {.obj = NULL};
     unsigned long long u6;
     unsigned long long u7;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -8823,13 +8134,9 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *co
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
@@ -8851,7 +8158,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *co
     CUDART_FN_T(cudaGraphAddMemcpyNode1D, cudart_abi_cudaGraphAddMemcpyNode1D) fn = (CUDART_FN_T(cudaGraphAddMemcpyNode1D, cudart_abi_cudaGraphAddMemcpyNode1D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned int)u7);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -8871,30 +8178,25 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[5] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemcpyNodeFromSymbol");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddMemcpyNodeFromSymbol", nargs, 9 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddMemcpyNodeFromSymbol");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
+    Py_buffer b5 = {.obj = NULL};
     unsigned long long u6;
     unsigned long long u7;
     unsigned long long u8;
@@ -8902,9 +8204,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -8912,13 +8212,9 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
@@ -8942,7 +8238,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
     CUDART_FN_T(cudaGraphAddMemcpyNodeFromSymbol, cudart_abi_cudaGraphAddMemcpyNodeFromSymbol) fn = (CUDART_FN_T(cudaGraphAddMemcpyNodeFromSymbol, cudart_abi_cudaGraphAddMemcpyNodeFromSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -8962,30 +8258,25 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[5] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemcpyNodeToSymbol");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddMemcpyNodeToSymbol", nargs, 9 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddMemcpyNodeToSymbol");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
+    Py_buffer b5 = {.obj = NULL};
     unsigned long long u6;
     unsigned long long u7;
     unsigned long long u8;
@@ -8993,9 +8284,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -9003,13 +8292,9 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
@@ -9033,7 +8318,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
     CUDART_FN_T(cudaGraphAddMemcpyNodeToSymbol, cudart_abi_cudaGraphAddMemcpyNodeToSymbol) fn = (CUDART_FN_T(cudaGraphAddMemcpyNodeToSymbol, cudart_abi_cudaGraphAddMemcpyNodeToSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -9053,34 +8338,28 @@ static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemsetNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddMemsetNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddMemsetNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -9088,9 +8367,7 @@ static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 40, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 40, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemsetNode];
@@ -9108,7 +8385,7 @@ static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaGraphAddMemsetNode, cudart_abi_cudaGraphAddMemsetNode) fn = (CUDART_FN_T(cudaGraphAddMemsetNode, cudart_abi_cudaGraphAddMemsetNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -9127,37 +8404,30 @@ static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[5] = {0};
+    if (spec.outs & ~0xdULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddNode");
+    unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddNode", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0xdULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
+    Py_buffer b5 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -9165,13 +8435,11 @@ static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *arg
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 256, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 256, &a5, &b5) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddNode];
@@ -9189,7 +8457,7 @@ static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaGraphAddNode, cudart_abi_cudaGraphAddNode) fn = (CUDART_FN_T(cudaGraphAddNode, cudart_abi_cudaGraphAddNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
+    r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -9209,23 +8477,19 @@ static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObj
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphChildGraphNodeGetGraph");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphChildGraphNodeGetGraph", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphChildGraphNodeGetGraph");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -9247,7 +8511,7 @@ static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObj
     CUDART_FN_T(cudaGraphChildGraphNodeGetGraph, cudart_abi_cudaGraphChildGraphNodeGetGraph) fn = (CUDART_FN_T(cudaGraphChildGraphNodeGetGraph, cudart_abi_cudaGraphChildGraphNodeGetGraph))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -9264,27 +8528,23 @@ static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphClone");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphClone", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphClone");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphClone];
@@ -9302,7 +8562,7 @@ static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args,
     CUDART_FN_T(cudaGraphClone, cudart_abi_cudaGraphClone) fn = (CUDART_FN_T(cudaGraphClone, cudart_abi_cudaGraphClone))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -9319,29 +8579,25 @@ static PyObject *cudart_fn_cudaGraphConditionalHandleCreate(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphConditionalHandleCreate");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphConditionalHandleCreate", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphConditionalHandleCreate");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -9363,7 +8619,7 @@ static PyObject *cudart_fn_cudaGraphConditionalHandleCreate(PyObject *self, PyOb
     CUDART_FN_T(cudaGraphConditionalHandleCreate, cudart_abi_cudaGraphConditionalHandleCreate) fn = (CUDART_FN_T(cudaGraphConditionalHandleCreate, cudart_abi_cudaGraphConditionalHandleCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
+    r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -9380,36 +8636,29 @@ static PyObject *cudart_fn_cudaGraphConditionalHandleCreate_v2(PyObject *self, P
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphConditionalHandleCreate_v2");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphConditionalHandleCreate_v2", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphConditionalHandleCreate_v2");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     unsigned long long u4;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
@@ -9431,7 +8680,7 @@ static PyObject *cudart_fn_cudaGraphConditionalHandleCreate_v2(PyObject *self, P
     CUDART_FN_T(cudaGraphConditionalHandleCreate_v2, cudart_abi_cudaGraphConditionalHandleCreate_v2) fn = (CUDART_FN_T(cudaGraphConditionalHandleCreate_v2, cudart_abi_cudaGraphConditionalHandleCreate_v2))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
+    r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -9449,17 +8698,16 @@ static PyObject *cudart_fn_cudaGraphCreate(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphCreate");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphCreate", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphCreate");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -9483,7 +8731,7 @@ static PyObject *cudart_fn_cudaGraphCreate(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaGraphCreate, cudart_abi_cudaGraphCreate) fn = (CUDART_FN_T(cudaGraphCreate, cudart_abi_cudaGraphCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -9499,32 +8747,22 @@ static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphDebugDotPrint", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphDebugDotPrint");
+    if (cudart_arity("cudaGraphDebugDotPrint", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphDebugDotPrint];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphDebugDotPrint");
@@ -9540,12 +8778,10 @@ static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaGraphDebugDotPrint, cudart_abi_cudaGraphDebugDotPrint) fn = (CUDART_FN_T(cudaGraphDebugDotPrint, cudart_abi_cudaGraphDebugDotPrint))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9557,22 +8793,15 @@ static PyObject *cudart_fn_cudaGraphDestroy(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphDestroy");
+    if (cudart_arity("cudaGraphDestroy", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphDestroy");
@@ -9588,12 +8817,10 @@ static PyObject *cudart_fn_cudaGraphDestroy(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaGraphDestroy, cudart_abi_cudaGraphDestroy) fn = (CUDART_FN_T(cudaGraphDestroy, cudart_abi_cudaGraphDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -9604,22 +8831,15 @@ static PyObject *cudart_fn_cudaGraphDestroyNode(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphDestroyNode", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphDestroyNode");
+    if (cudart_arity("cudaGraphDestroyNode", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphDestroyNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphDestroyNode");
@@ -9635,12 +8855,10 @@ static PyObject *cudart_fn_cudaGraphDestroyNode(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaGraphDestroyNode, cudart_abi_cudaGraphDestroyNode) fn = (CUDART_FN_T(cudaGraphDestroyNode, cudart_abi_cudaGraphDestroyNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -9651,23 +8869,19 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphEventRecordNodeGetEvent");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphEventRecordNodeGetEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphEventRecordNodeGetEvent");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -9689,7 +8903,7 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyOb
     CUDART_FN_T(cudaGraphEventRecordNodeGetEvent, cudart_abi_cudaGraphEventRecordNodeGetEvent) fn = (CUDART_FN_T(cudaGraphEventRecordNodeGetEvent, cudart_abi_cudaGraphEventRecordNodeGetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -9706,29 +8920,19 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphEventRecordNodeSetEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphEventRecordNodeSetEvent");
+    if (cudart_arity("cudaGraphEventRecordNodeSetEvent", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphEventRecordNodeSetEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphEventRecordNodeSetEvent");
@@ -9744,12 +8948,10 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyOb
     CUDART_FN_T(cudaGraphEventRecordNodeSetEvent, cudart_abi_cudaGraphEventRecordNodeSetEvent) fn = (CUDART_FN_T(cudaGraphEventRecordNodeSetEvent, cudart_abi_cudaGraphEventRecordNodeSetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9761,23 +8963,19 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphEventWaitNodeGetEvent");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphEventWaitNodeGetEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphEventWaitNodeGetEvent");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -9799,7 +8997,7 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObje
     CUDART_FN_T(cudaGraphEventWaitNodeGetEvent, cudart_abi_cudaGraphEventWaitNodeGetEvent) fn = (CUDART_FN_T(cudaGraphEventWaitNodeGetEvent, cudart_abi_cudaGraphEventWaitNodeGetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -9816,29 +9014,19 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphEventWaitNodeSetEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphEventWaitNodeSetEvent");
+    if (cudart_arity("cudaGraphEventWaitNodeSetEvent", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphEventWaitNodeSetEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphEventWaitNodeSetEvent");
@@ -9854,12 +9042,10 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObje
     CUDART_FN_T(cudaGraphEventWaitNodeSetEvent, cudart_abi_cudaGraphEventWaitNodeSetEvent) fn = (CUDART_FN_T(cudaGraphEventWaitNodeSetEvent, cudart_abi_cudaGraphEventWaitNodeSetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9871,36 +9057,23 @@ static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecChildGraphNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecChildGraphNodeSetParams");
+    if (cudart_arity("cudaGraphExecChildGraphNodeSetParams", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecChildGraphNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecChildGraphNodeSetParams");
@@ -9916,12 +9089,10 @@ static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, 
     CUDART_FN_T(cudaGraphExecChildGraphNodeSetParams, cudart_abi_cudaGraphExecChildGraphNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecChildGraphNodeSetParams, cudart_abi_cudaGraphExecChildGraphNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9934,22 +9105,15 @@ static PyObject *cudart_fn_cudaGraphExecDestroy(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecDestroy");
+    if (cudart_arity("cudaGraphExecDestroy", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecDestroy");
@@ -9965,12 +9129,10 @@ static PyObject *cudart_fn_cudaGraphExecDestroy(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaGraphExecDestroy, cudart_abi_cudaGraphExecDestroy) fn = (CUDART_FN_T(cudaGraphExecDestroy, cudart_abi_cudaGraphExecDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -9981,36 +9143,23 @@ static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecEventRecordNodeSetEvent", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecEventRecordNodeSetEvent");
+    if (cudart_arity("cudaGraphExecEventRecordNodeSetEvent", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecEventRecordNodeSetEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecEventRecordNodeSetEvent");
@@ -10026,12 +9175,10 @@ static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, 
     CUDART_FN_T(cudaGraphExecEventRecordNodeSetEvent, cudart_abi_cudaGraphExecEventRecordNodeSetEvent) fn = (CUDART_FN_T(cudaGraphExecEventRecordNodeSetEvent, cudart_abi_cudaGraphExecEventRecordNodeSetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10044,36 +9191,23 @@ static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, Py
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecEventWaitNodeSetEvent", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecEventWaitNodeSetEvent");
+    if (cudart_arity("cudaGraphExecEventWaitNodeSetEvent", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecEventWaitNodeSetEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecEventWaitNodeSetEvent");
@@ -10089,12 +9223,10 @@ static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, Py
     CUDART_FN_T(cudaGraphExecEventWaitNodeSetEvent, cudart_abi_cudaGraphExecEventWaitNodeSetEvent) fn = (CUDART_FN_T(cudaGraphExecEventWaitNodeSetEvent, cudart_abi_cudaGraphExecEventWaitNodeSetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10107,36 +9239,23 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(Py
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecExternalSemaphoresSignalNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecExternalSemaphoresSignalNodeSetParams");
+    if (cudart_arity("cudaGraphExecExternalSemaphoresSignalNodeSetParams", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecExternalSemaphoresSignalNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecExternalSemaphoresSignalNodeSetParams");
@@ -10152,12 +9271,10 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(Py
     CUDART_FN_T(cudaGraphExecExternalSemaphoresSignalNodeSetParams, cudart_abi_cudaGraphExecExternalSemaphoresSignalNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecExternalSemaphoresSignalNodeSetParams, cudart_abi_cudaGraphExecExternalSemaphoresSignalNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10170,36 +9287,23 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecExternalSemaphoresWaitNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecExternalSemaphoresWaitNodeSetParams");
+    if (cudart_arity("cudaGraphExecExternalSemaphoresWaitNodeSetParams", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecExternalSemaphoresWaitNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecExternalSemaphoresWaitNodeSetParams");
@@ -10215,12 +9319,10 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyOb
     CUDART_FN_T(cudaGraphExecExternalSemaphoresWaitNodeSetParams, cudart_abi_cudaGraphExecExternalSemaphoresWaitNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecExternalSemaphoresWaitNodeSetParams, cudart_abi_cudaGraphExecExternalSemaphoresWaitNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10233,23 +9335,19 @@ static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecGetFlags");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphExecGetFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphExecGetFlags");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -10271,7 +9369,7 @@ static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const
     CUDART_FN_T(cudaGraphExecGetFlags, cudart_abi_cudaGraphExecGetFlags) fn = (CUDART_FN_T(cudaGraphExecGetFlags, cudart_abi_cudaGraphExecGetFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -10288,23 +9386,19 @@ static PyObject *cudart_fn_cudaGraphExecGetId(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecGetId");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphExecGetId", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphExecGetId");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -10326,7 +9420,7 @@ static PyObject *cudart_fn_cudaGraphExecGetId(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaGraphExecGetId, cudart_abi_cudaGraphExecGetId) fn = (CUDART_FN_T(cudaGraphExecGetId, cudart_abi_cudaGraphExecGetId))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -10343,36 +9437,23 @@ static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecHostNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecHostNodeSetParams");
+    if (cudart_arity("cudaGraphExecHostNodeSetParams", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 16, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecHostNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecHostNodeSetParams");
@@ -10388,12 +9469,10 @@ static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObje
     CUDART_FN_T(cudaGraphExecHostNodeSetParams, cudart_abi_cudaGraphExecHostNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecHostNodeSetParams, cudart_abi_cudaGraphExecHostNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10406,36 +9485,23 @@ static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecKernelNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecKernelNodeSetParams");
+    if (cudart_arity("cudaGraphExecKernelNodeSetParams", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecKernelNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecKernelNodeSetParams");
@@ -10451,12 +9517,10 @@ static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyOb
     CUDART_FN_T(cudaGraphExecKernelNodeSetParams, cudart_abi_cudaGraphExecKernelNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecKernelNodeSetParams, cudart_abi_cudaGraphExecKernelNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10469,36 +9533,23 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecMemcpyNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParams");
+    if (cudart_arity("cudaGraphExecMemcpyNodeSetParams", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 160, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 160, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParams");
@@ -10514,12 +9565,10 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyOb
     CUDART_FN_T(cudaGraphExecMemcpyNodeSetParams, cudart_abi_cudaGraphExecMemcpyNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecMemcpyNodeSetParams, cudart_abi_cudaGraphExecMemcpyNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10532,49 +9581,33 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, Py
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecMemcpyNodeSetParams1D", nargs, 6 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParams1D");
+    if (cudart_arity("cudaGraphExecMemcpyNodeSetParams1D", nargs, 6) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParams1D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParams1D");
@@ -10590,12 +9623,10 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, Py
     CUDART_FN_T(cudaGraphExecMemcpyNodeSetParams1D, cudart_abi_cudaGraphExecMemcpyNodeSetParams1D) fn = (CUDART_FN_T(cudaGraphExecMemcpyNodeSetParams1D, cudart_abi_cudaGraphExecMemcpyNodeSetParams1D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
+    r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10609,52 +9640,36 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecMemcpyNodeSetParamsFromSymbol", nargs, 7 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParamsFromSymbol");
+    if (cudart_arity("cudaGraphExecMemcpyNodeSetParamsFromSymbol", nargs, 7) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 6, 32, &u6) < 0)
+    if (cudart_unsigned(args[6], 6, 32, &u6) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParamsFromSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParamsFromSymbol");
@@ -10670,12 +9685,10 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *
     CUDART_FN_T(cudaGraphExecMemcpyNodeSetParamsFromSymbol, cudart_abi_cudaGraphExecMemcpyNodeSetParamsFromSymbol) fn = (CUDART_FN_T(cudaGraphExecMemcpyNodeSetParamsFromSymbol, cudart_abi_cudaGraphExecMemcpyNodeSetParamsFromSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
+    r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10689,52 +9702,36 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *se
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecMemcpyNodeSetParamsToSymbol", nargs, 7 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParamsToSymbol");
+    if (cudart_arity("cudaGraphExecMemcpyNodeSetParamsToSymbol", nargs, 7) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 6, 32, &u6) < 0)
+    if (cudart_unsigned(args[6], 6, 32, &u6) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParamsToSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParamsToSymbol");
@@ -10750,12 +9747,10 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *se
     CUDART_FN_T(cudaGraphExecMemcpyNodeSetParamsToSymbol, cudart_abi_cudaGraphExecMemcpyNodeSetParamsToSymbol) fn = (CUDART_FN_T(cudaGraphExecMemcpyNodeSetParamsToSymbol, cudart_abi_cudaGraphExecMemcpyNodeSetParamsToSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
+    r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10769,36 +9764,23 @@ static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecMemsetNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecMemsetNodeSetParams");
+    if (cudart_arity("cudaGraphExecMemsetNodeSetParams", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 40, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 40, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemsetNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemsetNodeSetParams");
@@ -10814,12 +9796,10 @@ static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyOb
     CUDART_FN_T(cudaGraphExecMemsetNodeSetParams, cudart_abi_cudaGraphExecMemsetNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecMemsetNodeSetParams, cudart_abi_cudaGraphExecMemsetNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10832,36 +9812,23 @@ static PyObject *cudart_fn_cudaGraphExecNodeSetParams(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecNodeSetParams");
+    if (cudart_arity("cudaGraphExecNodeSetParams", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 256, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 256, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecNodeSetParams");
@@ -10877,12 +9844,10 @@ static PyObject *cudart_fn_cudaGraphExecNodeSetParams(PyObject *self, PyObject *
     CUDART_FN_T(cudaGraphExecNodeSetParams, cudart_abi_cudaGraphExecNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecNodeSetParams, cudart_abi_cudaGraphExecNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10895,36 +9860,23 @@ static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecUpdate", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecUpdate");
+    if (cudart_arity("cudaGraphExecUpdate", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecUpdate];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecUpdate");
@@ -10940,12 +9892,10 @@ static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaGraphExecUpdate, cudart_abi_cudaGraphExecUpdate) fn = (CUDART_FN_T(cudaGraphExecUpdate, cudart_abi_cudaGraphExecUpdate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10958,29 +9908,19 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExternalSemaphoresSignalNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExternalSemaphoresSignalNodeGetParams");
+    if (cudart_arity("cudaGraphExternalSemaphoresSignalNodeGetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresSignalNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExternalSemaphoresSignalNodeGetParams");
@@ -10996,12 +9936,10 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObje
     CUDART_FN_T(cudaGraphExternalSemaphoresSignalNodeGetParams, cudart_abi_cudaGraphExternalSemaphoresSignalNodeGetParams) fn = (CUDART_FN_T(cudaGraphExternalSemaphoresSignalNodeGetParams, cudart_abi_cudaGraphExternalSemaphoresSignalNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11013,29 +9951,19 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExternalSemaphoresSignalNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExternalSemaphoresSignalNodeSetParams");
+    if (cudart_arity("cudaGraphExternalSemaphoresSignalNodeSetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresSignalNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExternalSemaphoresSignalNodeSetParams");
@@ -11051,12 +9979,10 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObje
     CUDART_FN_T(cudaGraphExternalSemaphoresSignalNodeSetParams, cudart_abi_cudaGraphExternalSemaphoresSignalNodeSetParams) fn = (CUDART_FN_T(cudaGraphExternalSemaphoresSignalNodeSetParams, cudart_abi_cudaGraphExternalSemaphoresSignalNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11068,29 +9994,19 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExternalSemaphoresWaitNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExternalSemaphoresWaitNodeGetParams");
+    if (cudart_arity("cudaGraphExternalSemaphoresWaitNodeGetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresWaitNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExternalSemaphoresWaitNodeGetParams");
@@ -11106,12 +10022,10 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject
     CUDART_FN_T(cudaGraphExternalSemaphoresWaitNodeGetParams, cudart_abi_cudaGraphExternalSemaphoresWaitNodeGetParams) fn = (CUDART_FN_T(cudaGraphExternalSemaphoresWaitNodeGetParams, cudart_abi_cudaGraphExternalSemaphoresWaitNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11123,29 +10037,19 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExternalSemaphoresWaitNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExternalSemaphoresWaitNodeSetParams");
+    if (cudart_arity("cudaGraphExternalSemaphoresWaitNodeSetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresWaitNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExternalSemaphoresWaitNodeSetParams");
@@ -11161,12 +10065,10 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject
     CUDART_FN_T(cudaGraphExternalSemaphoresWaitNodeSetParams, cudart_abi_cudaGraphExternalSemaphoresWaitNodeSetParams) fn = (CUDART_FN_T(cudaGraphExternalSemaphoresWaitNodeSetParams, cudart_abi_cudaGraphExternalSemaphoresWaitNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11178,32 +10080,25 @@ static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[5] = {0};
+    if (spec.outs & ~0x1eULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphGetEdges");
+    unsigned long long out_slots[4] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphGetEdges", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1eULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphGetEdges");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b4 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -11215,7 +10110,7 @@ static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *ar
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if ((spec.outs >> 4) & 1)
         a4 = &out_slots[outs++];
@@ -11237,7 +10132,7 @@ static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaGraphGetEdges, cudart_abi_cudaGraphGetEdges) fn = (CUDART_FN_T(cudaGraphGetEdges, cudart_abi_cudaGraphGetEdges))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, a4);
+    r = fn(a0, a1, a2, a3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -11257,23 +10152,19 @@ static PyObject *cudart_fn_cudaGraphGetId(PyObject *self, PyObject *const *args,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphGetId");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphGetId", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphGetId");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -11295,7 +10186,7 @@ static PyObject *cudart_fn_cudaGraphGetId(PyObject *self, PyObject *const *args,
     CUDART_FN_T(cudaGraphGetId, cudart_abi_cudaGraphGetId) fn = (CUDART_FN_T(cudaGraphGetId, cudart_abi_cudaGraphGetId))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -11312,26 +10203,21 @@ static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphGetNodes");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphGetNodes", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphGetNodes");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -11357,7 +10243,7 @@ static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaGraphGetNodes, cudart_abi_cudaGraphGetNodes) fn = (CUDART_FN_T(cudaGraphGetNodes, cudart_abi_cudaGraphGetNodes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -11375,26 +10261,21 @@ static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphGetRootNodes");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphGetRootNodes", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphGetRootNodes");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -11420,7 +10301,7 @@ static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const
     CUDART_FN_T(cudaGraphGetRootNodes, cudart_abi_cudaGraphGetRootNodes) fn = (CUDART_FN_T(cudaGraphGetRootNodes, cudart_abi_cudaGraphGetRootNodes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -11438,29 +10319,19 @@ static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphHostNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphHostNodeGetParams");
+    if (cudart_arity("cudaGraphHostNodeGetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphHostNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphHostNodeGetParams");
@@ -11476,12 +10347,10 @@ static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *
     CUDART_FN_T(cudaGraphHostNodeGetParams, cudart_abi_cudaGraphHostNodeGetParams) fn = (CUDART_FN_T(cudaGraphHostNodeGetParams, cudart_abi_cudaGraphHostNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11493,29 +10362,19 @@ static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphHostNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphHostNodeSetParams");
+    if (cudart_arity("cudaGraphHostNodeSetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphHostNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphHostNodeSetParams");
@@ -11531,12 +10390,10 @@ static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *
     CUDART_FN_T(cudaGraphHostNodeSetParams, cudart_abi_cudaGraphHostNodeSetParams) fn = (CUDART_FN_T(cudaGraphHostNodeSetParams, cudart_abi_cudaGraphHostNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11548,28 +10405,24 @@ static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphInstantiate");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphInstantiate", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphInstantiate");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
@@ -11589,7 +10442,7 @@ static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaGraphInstantiate, cudart_abi_cudaGraphInstantiate) fn = (CUDART_FN_T(cudaGraphInstantiate, cudart_abi_cudaGraphInstantiate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long long)u2);
+    r = fn(a0, a1, (unsigned long long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -11606,28 +10459,24 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObjec
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphInstantiateWithFlags");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphInstantiateWithFlags", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphInstantiateWithFlags");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
@@ -11647,7 +10496,7 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObjec
     CUDART_FN_T(cudaGraphInstantiateWithFlags, cudart_abi_cudaGraphInstantiateWithFlags) fn = (CUDART_FN_T(cudaGraphInstantiateWithFlags, cudart_abi_cudaGraphInstantiateWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long long)u2);
+    r = fn(a0, a1, (unsigned long long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -11664,34 +10513,27 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphInstantiateWithParams");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphInstantiateWithParams", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphInstantiateWithParams");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 32, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 32, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphInstantiateWithParams];
@@ -11709,7 +10551,7 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObje
     CUDART_FN_T(cudaGraphInstantiateWithParams, cudart_abi_cudaGraphInstantiateWithParams) fn = (CUDART_FN_T(cudaGraphInstantiateWithParams, cudart_abi_cudaGraphInstantiateWithParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -11727,29 +10569,19 @@ static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyO
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphKernelNodeCopyAttributes", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphKernelNodeCopyAttributes");
+    if (cudart_arity("cudaGraphKernelNodeCopyAttributes", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeCopyAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeCopyAttributes");
@@ -11765,12 +10597,10 @@ static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyO
     CUDART_FN_T(cudaGraphKernelNodeCopyAttributes, cudart_abi_cudaGraphKernelNodeCopyAttributes) fn = (CUDART_FN_T(cudaGraphKernelNodeCopyAttributes, cudart_abi_cudaGraphKernelNodeCopyAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11782,32 +10612,22 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObj
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphKernelNodeGetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphKernelNodeGetAttribute");
+    if (cudart_arity("cudaGraphKernelNodeGetAttribute", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeGetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeGetAttribute");
@@ -11823,12 +10643,10 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObj
     CUDART_FN_T(cudaGraphKernelNodeGetAttribute, cudart_abi_cudaGraphKernelNodeGetAttribute) fn = (CUDART_FN_T(cudaGraphKernelNodeGetAttribute, cudart_abi_cudaGraphKernelNodeGetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, a2);
+    r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -11840,29 +10658,19 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphKernelNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphKernelNodeGetParams");
+    if (cudart_arity("cudaGraphKernelNodeGetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 56, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 56, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeGetParams");
@@ -11878,12 +10686,10 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject
     CUDART_FN_T(cudaGraphKernelNodeGetParams, cudart_abi_cudaGraphKernelNodeGetParams) fn = (CUDART_FN_T(cudaGraphKernelNodeGetParams, cudart_abi_cudaGraphKernelNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11895,32 +10701,22 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObj
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphKernelNodeSetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphKernelNodeSetAttribute");
+    if (cudart_arity("cudaGraphKernelNodeSetAttribute", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeSetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeSetAttribute");
@@ -11936,12 +10732,10 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObj
     CUDART_FN_T(cudaGraphKernelNodeSetAttribute, cudart_abi_cudaGraphKernelNodeSetAttribute) fn = (CUDART_FN_T(cudaGraphKernelNodeSetAttribute, cudart_abi_cudaGraphKernelNodeSetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, a2);
+    r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -11953,29 +10747,19 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphKernelNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphKernelNodeSetParams");
+    if (cudart_arity("cudaGraphKernelNodeSetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 56, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 56, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeSetParams");
@@ -11991,12 +10775,10 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject
     CUDART_FN_T(cudaGraphKernelNodeSetParams, cudart_abi_cudaGraphKernelNodeSetParams) fn = (CUDART_FN_T(cudaGraphKernelNodeSetParams, cudart_abi_cudaGraphKernelNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12008,29 +10790,19 @@ static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphLaunch", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphLaunch");
+    if (cudart_arity("cudaGraphLaunch", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphLaunch];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphLaunch");
@@ -12046,12 +10818,10 @@ static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaGraphLaunch, cudart_abi_cudaGraphLaunch) fn = (CUDART_FN_T(cudaGraphLaunch, cudart_abi_cudaGraphLaunch))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12063,29 +10833,19 @@ static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphMemAllocNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemAllocNodeGetParams");
+    if (cudart_arity("cudaGraphMemAllocNodeGetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 120, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 120, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemAllocNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemAllocNodeGetParams");
@@ -12101,12 +10861,10 @@ static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObje
     CUDART_FN_T(cudaGraphMemAllocNodeGetParams, cudart_abi_cudaGraphMemAllocNodeGetParams) fn = (CUDART_FN_T(cudaGraphMemAllocNodeGetParams, cudart_abi_cudaGraphMemAllocNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12118,29 +10876,19 @@ static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObjec
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphMemFreeNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemFreeNodeGetParams");
+    if (cudart_arity("cudaGraphMemFreeNodeGetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemFreeNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemFreeNodeGetParams");
@@ -12156,12 +10904,10 @@ static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObjec
     CUDART_FN_T(cudaGraphMemFreeNodeGetParams, cudart_abi_cudaGraphMemFreeNodeGetParams) fn = (CUDART_FN_T(cudaGraphMemFreeNodeGetParams, cudart_abi_cudaGraphMemFreeNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12173,29 +10919,19 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphMemcpyNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemcpyNodeGetParams");
+    if (cudart_arity("cudaGraphMemcpyNodeGetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 160, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 160, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeGetParams");
@@ -12211,12 +10947,10 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject
     CUDART_FN_T(cudaGraphMemcpyNodeGetParams, cudart_abi_cudaGraphMemcpyNodeGetParams) fn = (CUDART_FN_T(cudaGraphMemcpyNodeGetParams, cudart_abi_cudaGraphMemcpyNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12228,29 +10962,19 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphMemcpyNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemcpyNodeSetParams");
+    if (cudart_arity("cudaGraphMemcpyNodeSetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 160, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 160, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeSetParams");
@@ -12266,12 +10990,10 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject
     CUDART_FN_T(cudaGraphMemcpyNodeSetParams, cudart_abi_cudaGraphMemcpyNodeSetParams) fn = (CUDART_FN_T(cudaGraphMemcpyNodeSetParams, cudart_abi_cudaGraphMemcpyNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12283,42 +11005,29 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphMemcpyNodeSetParams1D", nargs, 5 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemcpyNodeSetParams1D");
+    if (cudart_arity("cudaGraphMemcpyNodeSetParams1D", nargs, 5) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParams1D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeSetParams1D");
@@ -12334,12 +11043,10 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObje
     CUDART_FN_T(cudaGraphMemcpyNodeSetParams1D, cudart_abi_cudaGraphMemcpyNodeSetParams1D) fn = (CUDART_FN_T(cudaGraphMemcpyNodeSetParams1D, cudart_abi_cudaGraphMemcpyNodeSetParams1D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
+    r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -12352,45 +11059,32 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphMemcpyNodeSetParamsFromSymbol", nargs, 6 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemcpyNodeSetParamsFromSymbol");
+    if (cudart_arity("cudaGraphMemcpyNodeSetParamsFromSymbol", nargs, 6) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParamsFromSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeSetParamsFromSymbol");
@@ -12406,12 +11100,10 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self
     CUDART_FN_T(cudaGraphMemcpyNodeSetParamsFromSymbol, cudart_abi_cudaGraphMemcpyNodeSetParamsFromSymbol) fn = (CUDART_FN_T(cudaGraphMemcpyNodeSetParamsFromSymbol, cudart_abi_cudaGraphMemcpyNodeSetParamsFromSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
+    r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -12424,45 +11116,32 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphMemcpyNodeSetParamsToSymbol", nargs, 6 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemcpyNodeSetParamsToSymbol");
+    if (cudart_arity("cudaGraphMemcpyNodeSetParamsToSymbol", nargs, 6) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParamsToSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeSetParamsToSymbol");
@@ -12478,12 +11157,10 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, 
     CUDART_FN_T(cudaGraphMemcpyNodeSetParamsToSymbol, cudart_abi_cudaGraphMemcpyNodeSetParamsToSymbol) fn = (CUDART_FN_T(cudaGraphMemcpyNodeSetParamsToSymbol, cudart_abi_cudaGraphMemcpyNodeSetParamsToSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
+    r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -12496,29 +11173,19 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphMemsetNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemsetNodeGetParams");
+    if (cudart_arity("cudaGraphMemsetNodeGetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemsetNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemsetNodeGetParams");
@@ -12534,12 +11201,10 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject
     CUDART_FN_T(cudaGraphMemsetNodeGetParams, cudart_abi_cudaGraphMemsetNodeGetParams) fn = (CUDART_FN_T(cudaGraphMemsetNodeGetParams, cudart_abi_cudaGraphMemsetNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12551,29 +11216,19 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphMemsetNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemsetNodeSetParams");
+    if (cudart_arity("cudaGraphMemsetNodeSetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemsetNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemsetNodeSetParams");
@@ -12589,12 +11244,10 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject
     CUDART_FN_T(cudaGraphMemsetNodeSetParams, cudart_abi_cudaGraphMemsetNodeSetParams) fn = (CUDART_FN_T(cudaGraphMemsetNodeSetParams, cudart_abi_cudaGraphMemsetNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12606,34 +11259,27 @@ static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeFindInClone");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphNodeFindInClone", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphNodeFindInClone");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeFindInClone];
@@ -12651,7 +11297,7 @@ static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *co
     CUDART_FN_T(cudaGraphNodeFindInClone, cudart_abi_cudaGraphNodeFindInClone) fn = (CUDART_FN_T(cudaGraphNodeFindInClone, cudart_abi_cudaGraphNodeFindInClone))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -12669,23 +11315,19 @@ static PyObject *cudart_fn_cudaGraphNodeGetContainingGraph(PyObject *self, PyObj
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetContainingGraph");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphNodeGetContainingGraph", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphNodeGetContainingGraph");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -12707,7 +11349,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetContainingGraph(PyObject *self, PyObj
     CUDART_FN_T(cudaGraphNodeGetContainingGraph, cudart_abi_cudaGraphNodeGetContainingGraph) fn = (CUDART_FN_T(cudaGraphNodeGetContainingGraph, cudart_abi_cudaGraphNodeGetContainingGraph))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -12724,29 +11366,23 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetDependencies");
+    unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphNodeGetDependencies", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphNodeGetDependencies");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -12754,7 +11390,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
@@ -12776,7 +11412,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject
     CUDART_FN_T(cudaGraphNodeGetDependencies, cudart_abi_cudaGraphNodeGetDependencies) fn = (CUDART_FN_T(cudaGraphNodeGetDependencies, cudart_abi_cudaGraphNodeGetDependencies))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3);
+    r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -12795,29 +11431,23 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetDependentNodes");
+    unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphNodeGetDependentNodes", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphNodeGetDependentNodes");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -12825,7 +11455,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObje
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
@@ -12847,7 +11477,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObje
     CUDART_FN_T(cudaGraphNodeGetDependentNodes, cudart_abi_cudaGraphNodeGetDependentNodes) fn = (CUDART_FN_T(cudaGraphNodeGetDependentNodes, cudart_abi_cudaGraphNodeGetDependentNodes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3);
+    r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -12866,30 +11496,23 @@ static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetEnabled");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphNodeGetEnabled", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphNodeGetEnabled");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -12911,7 +11534,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *con
     CUDART_FN_T(cudaGraphNodeGetEnabled, cudart_abi_cudaGraphNodeGetEnabled) fn = (CUDART_FN_T(cudaGraphNodeGetEnabled, cudart_abi_cudaGraphNodeGetEnabled))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -12929,23 +11552,19 @@ static PyObject *cudart_fn_cudaGraphNodeGetLocalId(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetLocalId");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphNodeGetLocalId", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphNodeGetLocalId");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -12967,7 +11586,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetLocalId(PyObject *self, PyObject *con
     CUDART_FN_T(cudaGraphNodeGetLocalId, cudart_abi_cudaGraphNodeGetLocalId) fn = (CUDART_FN_T(cudaGraphNodeGetLocalId, cudart_abi_cudaGraphNodeGetLocalId))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -12984,29 +11603,19 @@ static PyObject *cudart_fn_cudaGraphNodeGetParams(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeGetParams");
+    if (cudart_arity("cudaGraphNodeGetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 256, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 256, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeGetParams");
@@ -13022,12 +11631,10 @@ static PyObject *cudart_fn_cudaGraphNodeGetParams(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaGraphNodeGetParams, cudart_abi_cudaGraphNodeGetParams) fn = (CUDART_FN_T(cudaGraphNodeGetParams, cudart_abi_cudaGraphNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13039,23 +11646,19 @@ static PyObject *cudart_fn_cudaGraphNodeGetToolsId(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetToolsId");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphNodeGetToolsId", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphNodeGetToolsId");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -13077,7 +11680,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetToolsId(PyObject *self, PyObject *con
     CUDART_FN_T(cudaGraphNodeGetToolsId, cudart_abi_cudaGraphNodeGetToolsId) fn = (CUDART_FN_T(cudaGraphNodeGetToolsId, cudart_abi_cudaGraphNodeGetToolsId))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13094,23 +11697,19 @@ static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetType");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphNodeGetType", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphNodeGetType");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -13132,7 +11731,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaGraphNodeGetType, cudart_abi_cudaGraphNodeGetType) fn = (CUDART_FN_T(cudaGraphNodeGetType, cudart_abi_cudaGraphNodeGetType))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13149,32 +11748,22 @@ static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphNodeSetEnabled", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeSetEnabled");
+    if (cudart_arity("cudaGraphNodeSetEnabled", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeSetEnabled];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeSetEnabled");
@@ -13190,12 +11779,10 @@ static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *con
     CUDART_FN_T(cudaGraphNodeSetEnabled, cudart_abi_cudaGraphNodeSetEnabled) fn = (CUDART_FN_T(cudaGraphNodeSetEnabled, cudart_abi_cudaGraphNodeSetEnabled))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13207,29 +11794,19 @@ static PyObject *cudart_fn_cudaGraphNodeSetParams(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeSetParams");
+    if (cudart_arity("cudaGraphNodeSetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 256, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 256, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeSetParams");
@@ -13245,12 +11822,10 @@ static PyObject *cudart_fn_cudaGraphNodeSetParams(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaGraphNodeSetParams, cudart_abi_cudaGraphNodeSetParams) fn = (CUDART_FN_T(cudaGraphNodeSetParams, cudart_abi_cudaGraphNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13262,32 +11837,22 @@ static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphReleaseUserObject", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphReleaseUserObject");
+    if (cudart_arity("cudaGraphReleaseUserObject", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphReleaseUserObject];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphReleaseUserObject");
@@ -13303,12 +11868,10 @@ static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *
     CUDART_FN_T(cudaGraphReleaseUserObject, cudart_abi_cudaGraphReleaseUserObject) fn = (CUDART_FN_T(cudaGraphReleaseUserObject, cudart_abi_cudaGraphReleaseUserObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13320,30 +11883,24 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphRemoveDependencies");
+    unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphRemoveDependencies", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphRemoveDependencies");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -13355,7 +11912,7 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject 
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
@@ -13375,7 +11932,7 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject 
     CUDART_FN_T(cudaGraphRemoveDependencies, cudart_abi_cudaGraphRemoveDependencies) fn = (CUDART_FN_T(cudaGraphRemoveDependencies, cudart_abi_cudaGraphRemoveDependencies))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, (unsigned long)u4);
+    r = fn(a0, a1, a2, a3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13394,35 +11951,25 @@ static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *c
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphRetainUserObject", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphRetainUserObject");
+    if (cudart_arity("cudaGraphRetainUserObject", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphRetainUserObject];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphRetainUserObject");
@@ -13438,12 +11985,10 @@ static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *c
     CUDART_FN_T(cudaGraphRetainUserObject, cudart_abi_cudaGraphRetainUserObject) fn = (CUDART_FN_T(cudaGraphRetainUserObject, cudart_abi_cudaGraphRetainUserObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
+    r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13455,29 +12000,19 @@ static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphUpload", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphUpload");
+    if (cudart_arity("cudaGraphUpload", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphUpload];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphUpload");
@@ -13493,12 +12028,10 @@ static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaGraphUpload, cudart_abi_cudaGraphUpload) fn = (CUDART_FN_T(cudaGraphUpload, cudart_abi_cudaGraphUpload))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13510,28 +12043,24 @@ static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsEGLRegisterImage");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphicsEGLRegisterImage", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphicsEGLRegisterImage");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -13551,7 +12080,7 @@ static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject
     CUDART_FN_T(cudaGraphicsEGLRegisterImage, cudart_abi_cudaGraphicsEGLRegisterImage) fn = (CUDART_FN_T(cudaGraphicsEGLRegisterImage, cudart_abi_cudaGraphicsEGLRegisterImage))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13568,17 +12097,16 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsGLRegisterBuffer");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphicsGLRegisterBuffer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphicsGLRegisterBuffer");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
@@ -13605,7 +12133,7 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject
     CUDART_FN_T(cudaGraphicsGLRegisterBuffer, cudart_abi_cudaGraphicsGLRegisterBuffer) fn = (CUDART_FN_T(cudaGraphicsGLRegisterBuffer, cudart_abi_cudaGraphicsGLRegisterBuffer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, (unsigned int)u2);
+    r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13621,17 +12149,16 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsGLRegisterImage");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphicsGLRegisterImage", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphicsGLRegisterImage");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     unsigned long long u3;
@@ -13661,7 +12188,7 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject 
     CUDART_FN_T(cudaGraphicsGLRegisterImage, cudart_abi_cudaGraphicsGLRegisterImage) fn = (CUDART_FN_T(cudaGraphicsGLRegisterImage, cudart_abi_cudaGraphicsGLRegisterImage))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, (unsigned int)u2, (unsigned int)u3);
+    r = fn(a0, (unsigned int)u1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13677,30 +12204,26 @@ static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsMapResources");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphicsMapResources", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphicsMapResources");
     PyObject *result = NULL;
     long long i0;
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsMapResources];
@@ -13718,7 +12241,7 @@ static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *co
     CUDART_FN_T(cudaGraphicsMapResources, cudart_abi_cudaGraphicsMapResources) fn = (CUDART_FN_T(cudaGraphicsMapResources, cudart_abi_cudaGraphicsMapResources))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, a1, a2);
+    r = fn((int)i0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13735,35 +12258,25 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsResourceGetMappedEglFrame", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsResourceGetMappedEglFrame");
+    if (cudart_arity("cudaGraphicsResourceGetMappedEglFrame", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 280, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 280, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedEglFrame];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsResourceGetMappedEglFrame");
@@ -13779,12 +12292,10 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self,
     CUDART_FN_T(cudaGraphicsResourceGetMappedEglFrame, cudart_abi_cudaGraphicsResourceGetMappedEglFrame) fn = (CUDART_FN_T(cudaGraphicsResourceGetMappedEglFrame, cudart_abi_cudaGraphicsResourceGetMappedEglFrame))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
+    r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13796,27 +12307,23 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsResourceGetMappedMipmappedArray");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphicsResourceGetMappedMipmappedArray", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphicsResourceGetMappedMipmappedArray");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedMipmappedArray];
@@ -13834,7 +12341,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject 
     CUDART_FN_T(cudaGraphicsResourceGetMappedMipmappedArray, cudart_abi_cudaGraphicsResourceGetMappedMipmappedArray) fn = (CUDART_FN_T(cudaGraphicsResourceGetMappedMipmappedArray, cudart_abi_cudaGraphicsResourceGetMappedMipmappedArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13851,23 +12358,20 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsResourceGetMappedPointer");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphicsResourceGetMappedPointer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphicsResourceGetMappedPointer");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -13876,9 +12380,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, 
         a1 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedPointer];
@@ -13896,7 +12398,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, 
     CUDART_FN_T(cudaGraphicsResourceGetMappedPointer, cudart_abi_cudaGraphicsResourceGetMappedPointer) fn = (CUDART_FN_T(cudaGraphicsResourceGetMappedPointer, cudart_abi_cudaGraphicsResourceGetMappedPointer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13914,25 +12416,18 @@ static PyObject *cudart_fn_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObj
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsResourceSetMapFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsResourceSetMapFlags");
+    if (cudart_arity("cudaGraphicsResourceSetMapFlags", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsResourceSetMapFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsResourceSetMapFlags");
@@ -13948,12 +12443,10 @@ static PyObject *cudart_fn_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObj
     CUDART_FN_T(cudaGraphicsResourceSetMapFlags, cudart_abi_cudaGraphicsResourceSetMapFlags) fn = (CUDART_FN_T(cudaGraphicsResourceSetMapFlags, cudart_abi_cudaGraphicsResourceSetMapFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -13964,29 +12457,25 @@ static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsSubResourceGetMappedArray");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphicsSubResourceGetMappedArray", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphicsSubResourceGetMappedArray");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -14008,7 +12497,7 @@ static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self,
     CUDART_FN_T(cudaGraphicsSubResourceGetMappedArray, cudart_abi_cudaGraphicsSubResourceGetMappedArray) fn = (CUDART_FN_T(cudaGraphicsSubResourceGetMappedArray, cudart_abi_cudaGraphicsSubResourceGetMappedArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
+    r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14025,30 +12514,26 @@ static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsUnmapResources");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphicsUnmapResources", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphicsUnmapResources");
     PyObject *result = NULL;
     long long i0;
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsUnmapResources];
@@ -14066,7 +12551,7 @@ static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *
     CUDART_FN_T(cudaGraphicsUnmapResources, cudart_abi_cudaGraphicsUnmapResources) fn = (CUDART_FN_T(cudaGraphicsUnmapResources, cudart_abi_cudaGraphicsUnmapResources))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, a1, a2);
+    r = fn((int)i0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14083,22 +12568,15 @@ static PyObject *cudart_fn_cudaGraphicsUnregisterResource(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsUnregisterResource", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsUnregisterResource");
+    if (cudart_arity("cudaGraphicsUnregisterResource", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsUnregisterResource];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsUnregisterResource");
@@ -14114,12 +12592,10 @@ static PyObject *cudart_fn_cudaGraphicsUnregisterResource(PyObject *self, PyObje
     CUDART_FN_T(cudaGraphicsUnregisterResource, cudart_abi_cudaGraphicsUnregisterResource) fn = (CUDART_FN_T(cudaGraphicsUnregisterResource, cudart_abi_cudaGraphicsUnregisterResource))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -14130,17 +12606,16 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsVDPAURegisterOutputSurface");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphicsVDPAURegisterOutputSurface", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphicsVDPAURegisterOutputSurface");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
@@ -14167,7 +12642,7 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self
     CUDART_FN_T(cudaGraphicsVDPAURegisterOutputSurface, cudart_abi_cudaGraphicsVDPAURegisterOutputSurface) fn = (CUDART_FN_T(cudaGraphicsVDPAURegisterOutputSurface, cudart_abi_cudaGraphicsVDPAURegisterOutputSurface))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, (unsigned int)u2);
+    r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14183,17 +12658,16 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsVDPAURegisterVideoSurface");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphicsVDPAURegisterVideoSurface", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphicsVDPAURegisterVideoSurface");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
@@ -14220,7 +12694,7 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self,
     CUDART_FN_T(cudaGraphicsVDPAURegisterVideoSurface, cudart_abi_cudaGraphicsVDPAURegisterVideoSurface) fn = (CUDART_FN_T(cudaGraphicsVDPAURegisterVideoSurface, cudart_abi_cudaGraphicsVDPAURegisterVideoSurface))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, (unsigned int)u2);
+    r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14236,29 +12710,25 @@ static PyObject *cudart_fn_cudaGreenCtxCreate(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGreenCtxCreate");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGreenCtxCreate", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGreenCtxCreate");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     long long i2;
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -14280,7 +12750,7 @@ static PyObject *cudart_fn_cudaGreenCtxCreate(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaGreenCtxCreate, cudart_abi_cudaGreenCtxCreate) fn = (CUDART_FN_T(cudaGreenCtxCreate, cudart_abi_cudaGreenCtxCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (int)i2, (unsigned int)u3);
+    r = fn(a0, a1, (int)i2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14297,17 +12767,16 @@ static PyObject *cudart_fn_cudaHostAlloc(PyObject *self, PyObject *const *args, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaHostAlloc");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaHostAlloc", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaHostAlloc");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
@@ -14334,7 +12803,7 @@ static PyObject *cudart_fn_cudaHostAlloc(PyObject *self, PyObject *const *args, 
     CUDART_FN_T(cudaHostAlloc, cudart_abi_cudaHostAlloc) fn = (CUDART_FN_T(cudaHostAlloc, cudart_abi_cudaHostAlloc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned int)u2);
+    r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14350,28 +12819,24 @@ static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaHostGetDevicePointer");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaHostGetDevicePointer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaHostGetDevicePointer");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -14391,7 +12856,7 @@ static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *co
     CUDART_FN_T(cudaHostGetDevicePointer, cudart_abi_cudaHostGetDevicePointer) fn = (CUDART_FN_T(cudaHostGetDevicePointer, cudart_abi_cudaHostGetDevicePointer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14408,27 +12873,23 @@ static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaHostGetFlags");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaHostGetFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaHostGetFlags");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaHostGetFlags];
@@ -14446,7 +12907,7 @@ static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaHostGetFlags, cudart_abi_cudaHostGetFlags) fn = (CUDART_FN_T(cudaHostGetFlags, cudart_abi_cudaHostGetFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14463,28 +12924,21 @@ static PyObject *cudart_fn_cudaHostRegister(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaHostRegister", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaHostRegister");
+    if (cudart_arity("cudaHostRegister", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaHostRegister];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaHostRegister");
@@ -14500,12 +12954,10 @@ static PyObject *cudart_fn_cudaHostRegister(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaHostRegister, cudart_abi_cudaHostRegister) fn = (CUDART_FN_T(cudaHostRegister, cudart_abi_cudaHostRegister))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned int)u2);
+    r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -14516,22 +12968,15 @@ static PyObject *cudart_fn_cudaHostUnregister(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaHostUnregister", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaHostUnregister");
+    if (cudart_arity("cudaHostUnregister", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaHostUnregister];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaHostUnregister");
@@ -14547,12 +12992,10 @@ static PyObject *cudart_fn_cudaHostUnregister(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaHostUnregister, cudart_abi_cudaHostUnregister) fn = (CUDART_FN_T(cudaHostUnregister, cudart_abi_cudaHostUnregister))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -14563,27 +13006,23 @@ static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaImportExternalMemory");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaImportExternalMemory", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaImportExternalMemory");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 104, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 104, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaImportExternalMemory];
@@ -14601,7 +13040,7 @@ static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *co
     CUDART_FN_T(cudaImportExternalMemory, cudart_abi_cudaImportExternalMemory) fn = (CUDART_FN_T(cudaImportExternalMemory, cudart_abi_cudaImportExternalMemory))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14618,27 +13057,23 @@ static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaImportExternalSemaphore");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaImportExternalSemaphore", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaImportExternalSemaphore");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 96, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 96, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaImportExternalSemaphore];
@@ -14656,7 +13091,7 @@ static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject 
     CUDART_FN_T(cudaImportExternalSemaphore, cudart_abi_cudaImportExternalSemaphore) fn = (CUDART_FN_T(cudaImportExternalSemaphore, cudart_abi_cudaImportExternalSemaphore))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14699,7 +13134,7 @@ static PyObject *cudart_fn_cudaInitDevice(PyObject *self, PyObject *const *args,
     CUDART_FN_T(cudaInitDevice, cudart_abi_cudaInitDevice) fn = (CUDART_FN_T(cudaInitDevice, cudart_abi_cudaInitDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, (unsigned int)u1, (unsigned int)u2);
+    r = fn((int)i0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14712,22 +13147,15 @@ static PyObject *cudart_fn_cudaIpcCloseMemHandle(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaIpcCloseMemHandle", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaIpcCloseMemHandle");
+    if (cudart_arity("cudaIpcCloseMemHandle", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaIpcCloseMemHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaIpcCloseMemHandle");
@@ -14743,12 +13171,10 @@ static PyObject *cudart_fn_cudaIpcCloseMemHandle(PyObject *self, PyObject *const
     CUDART_FN_T(cudaIpcCloseMemHandle, cudart_abi_cudaIpcCloseMemHandle) fn = (CUDART_FN_T(cudaIpcCloseMemHandle, cudart_abi_cudaIpcCloseMemHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -14759,29 +13185,19 @@ static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaIpcGetEventHandle", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaIpcGetEventHandle");
+    if (cudart_arity("cudaIpcGetEventHandle", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaIpcGetEventHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaIpcGetEventHandle");
@@ -14797,12 +13213,10 @@ static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const
     CUDART_FN_T(cudaIpcGetEventHandle, cudart_abi_cudaIpcGetEventHandle) fn = (CUDART_FN_T(cudaIpcGetEventHandle, cudart_abi_cudaIpcGetEventHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -14814,29 +13228,19 @@ static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaIpcGetMemHandle", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaIpcGetMemHandle");
+    if (cudart_arity("cudaIpcGetMemHandle", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaIpcGetMemHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaIpcGetMemHandle");
@@ -14852,12 +13256,10 @@ static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaIpcGetMemHandle, cudart_abi_cudaIpcGetMemHandle) fn = (CUDART_FN_T(cudaIpcGetMemHandle, cudart_abi_cudaIpcGetMemHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -14869,23 +13271,22 @@ static PyObject *cudart_fn_cudaIpcOpenEventHandle(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaIpcOpenEventHandle");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaIpcOpenEventHandle", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaIpcOpenEventHandle");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     CUDART_RECORD_T(cudaIpcEventHandle_t) a1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[k++], 1, "cudaIpcEventHandle_t", (Py_ssize_t)sizeof a1, &cudart_class_cudaIpcEventHandle_t, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "cudaIpcEventHandle_st", (Py_ssize_t)sizeof a1, &cudart_class_cudaIpcEventHandle_t, &a1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaIpcOpenEventHandle];
@@ -14903,7 +13304,7 @@ static PyObject *cudart_fn_cudaIpcOpenEventHandle(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaIpcOpenEventHandle, cudart_abi_cudaIpcOpenEventHandle) fn = (CUDART_FN_T(cudaIpcOpenEventHandle, cudart_abi_cudaIpcOpenEventHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14919,24 +13320,23 @@ static PyObject *cudart_fn_cudaIpcOpenMemHandle(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaIpcOpenMemHandle");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaIpcOpenMemHandle", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaIpcOpenMemHandle");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     CUDART_RECORD_T(cudaIpcMemHandle_t) a1;
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[k++], 1, "cudaIpcMemHandle_t", (Py_ssize_t)sizeof a1, &cudart_class_cudaIpcMemHandle_t, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "cudaIpcMemHandle_st", (Py_ssize_t)sizeof a1, &cudart_class_cudaIpcMemHandle_t, &a1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -14956,7 +13356,7 @@ static PyObject *cudart_fn_cudaIpcOpenMemHandle(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaIpcOpenMemHandle, cudart_abi_cudaIpcOpenMemHandle) fn = (CUDART_FN_T(cudaIpcOpenMemHandle, cudart_abi_cudaIpcOpenMemHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14972,31 +13372,24 @@ static PyObject *cudart_fn_cudaKernelSetAttributeForDevice(PyObject *self, PyObj
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaKernelSetAttributeForDevice", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaKernelSetAttributeForDevice");
+    if (cudart_arity("cudaKernelSetAttributeForDevice", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     long long i2;
     long long i3;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
+    if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
+    if (cudart_signed(args[3], 3, 32, &i3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaKernelSetAttributeForDevice];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaKernelSetAttributeForDevice");
@@ -15012,12 +13405,10 @@ static PyObject *cudart_fn_cudaKernelSetAttributeForDevice(PyObject *self, PyObj
     CUDART_FN_T(cudaKernelSetAttributeForDevice, cudart_abi_cudaKernelSetAttributeForDevice) fn = (CUDART_FN_T(cudaKernelSetAttributeForDevice, cudart_abi_cudaKernelSetAttributeForDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
+    r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -15028,29 +13419,24 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLaunchCooperativeKernel");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLaunchCooperativeKernel", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLaunchCooperativeKernel");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     CUDART_RECORD_T(dim3) a1;
     CUDART_RECORD_T(dim3) a2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_by_value(args[k++], 1, "dim3", (Py_ssize_t)sizeof a1, &cudart_class_dim3, &a1) < 0)
         goto done;
@@ -15062,9 +13448,7 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject 
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLaunchCooperativeKernel];
@@ -15082,7 +13466,7 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject 
     CUDART_FN_T(cudaLaunchCooperativeKernel, cudart_abi_cudaLaunchCooperativeKernel) fn = (CUDART_FN_T(cudaLaunchCooperativeKernel, cudart_abi_cudaLaunchCooperativeKernel))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
+    r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -15100,36 +13484,23 @@ static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaLaunchHostFunc", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLaunchHostFunc");
+    if (cudart_arity("cudaLaunchHostFunc", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLaunchHostFunc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLaunchHostFunc");
@@ -15145,12 +13516,10 @@ static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaLaunchHostFunc, cudart_abi_cudaLaunchHostFunc) fn = (CUDART_FN_T(cudaLaunchHostFunc, cudart_abi_cudaLaunchHostFunc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -15163,39 +13532,26 @@ static PyObject *cudart_fn_cudaLaunchHostFunc_v2(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaLaunchHostFunc_v2", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLaunchHostFunc_v2");
+    if (cudart_arity("cudaLaunchHostFunc_v2", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLaunchHostFunc_v2];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLaunchHostFunc_v2");
@@ -15211,12 +13567,10 @@ static PyObject *cudart_fn_cudaLaunchHostFunc_v2(PyObject *self, PyObject *const
     CUDART_FN_T(cudaLaunchHostFunc_v2, cudart_abi_cudaLaunchHostFunc_v2) fn = (CUDART_FN_T(cudaLaunchHostFunc_v2, cudart_abi_cudaLaunchHostFunc_v2))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned int)u3);
+    r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -15229,29 +13583,24 @@ static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLaunchKernel");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLaunchKernel", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLaunchKernel");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     CUDART_RECORD_T(dim3) a1;
     CUDART_RECORD_T(dim3) a2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_by_value(args[k++], 1, "dim3", (Py_ssize_t)sizeof a1, &cudart_class_dim3, &a1) < 0)
         goto done;
@@ -15263,9 +13612,7 @@ static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *arg
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLaunchKernel];
@@ -15283,7 +13630,7 @@ static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaLaunchKernel, cudart_abi_cudaLaunchKernel) fn = (CUDART_FN_T(cudaLaunchKernel, cudart_abi_cudaLaunchKernel))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
+    r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -15301,30 +13648,23 @@ static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLaunchKernelExC");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLaunchKernelExC", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLaunchKernelExC");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 56, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 56, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -15346,7 +13686,7 @@ static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaLaunchKernelExC, cudart_abi_cudaLaunchKernelExC) fn = (CUDART_FN_T(cudaLaunchKernelExC, cudart_abi_cudaLaunchKernelExC))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -15364,30 +13704,26 @@ static PyObject *cudart_fn_cudaLibraryEnumerateKernels(PyObject *self, PyObject 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryEnumerateKernels");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLibraryEnumerateKernels", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLibraryEnumerateKernels");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLibraryEnumerateKernels];
@@ -15405,7 +13741,7 @@ static PyObject *cudart_fn_cudaLibraryEnumerateKernels(PyObject *self, PyObject 
     CUDART_FN_T(cudaLibraryEnumerateKernels, cudart_abi_cudaLibraryEnumerateKernels) fn = (CUDART_FN_T(cudaLibraryEnumerateKernels, cudart_abi_cudaLibraryEnumerateKernels))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, a2);
+    r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -15422,26 +13758,22 @@ static PyObject *cudart_fn_cudaLibraryGetGlobal(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryGetGlobal");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLibraryGetGlobal", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLibraryGetGlobal");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -15450,13 +13782,9 @@ static PyObject *cudart_fn_cudaLibraryGetGlobal(PyObject *self, PyObject *const 
         a1 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLibraryGetGlobal];
@@ -15474,7 +13802,7 @@ static PyObject *cudart_fn_cudaLibraryGetGlobal(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaLibraryGetGlobal, cudart_abi_cudaLibraryGetGlobal) fn = (CUDART_FN_T(cudaLibraryGetGlobal, cudart_abi_cudaLibraryGetGlobal))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3);
+    r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -15493,34 +13821,27 @@ static PyObject *cudart_fn_cudaLibraryGetKernel(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryGetKernel");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLibraryGetKernel", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLibraryGetKernel");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLibraryGetKernel];
@@ -15538,7 +13859,7 @@ static PyObject *cudart_fn_cudaLibraryGetKernel(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaLibraryGetKernel, cudart_abi_cudaLibraryGetKernel) fn = (CUDART_FN_T(cudaLibraryGetKernel, cudart_abi_cudaLibraryGetKernel))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -15556,27 +13877,23 @@ static PyObject *cudart_fn_cudaLibraryGetKernelCount(PyObject *self, PyObject *c
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryGetKernelCount");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLibraryGetKernelCount", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLibraryGetKernelCount");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLibraryGetKernelCount];
@@ -15594,7 +13911,7 @@ static PyObject *cudart_fn_cudaLibraryGetKernelCount(PyObject *self, PyObject *c
     CUDART_FN_T(cudaLibraryGetKernelCount, cudart_abi_cudaLibraryGetKernelCount) fn = (CUDART_FN_T(cudaLibraryGetKernelCount, cudart_abi_cudaLibraryGetKernelCount))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -15611,26 +13928,22 @@ static PyObject *cudart_fn_cudaLibraryGetManaged(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryGetManaged");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLibraryGetManaged", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLibraryGetManaged");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -15639,13 +13952,9 @@ static PyObject *cudart_fn_cudaLibraryGetManaged(PyObject *self, PyObject *const
         a1 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLibraryGetManaged];
@@ -15663,7 +13972,7 @@ static PyObject *cudart_fn_cudaLibraryGetManaged(PyObject *self, PyObject *const
     CUDART_FN_T(cudaLibraryGetManaged, cudart_abi_cudaLibraryGetManaged) fn = (CUDART_FN_T(cudaLibraryGetManaged, cudart_abi_cudaLibraryGetManaged))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3);
+    r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -15682,34 +13991,27 @@ static PyObject *cudart_fn_cudaLibraryGetUnifiedFunction(PyObject *self, PyObjec
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryGetUnifiedFunction");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLibraryGetUnifiedFunction", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLibraryGetUnifiedFunction");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLibraryGetUnifiedFunction];
@@ -15727,7 +14029,7 @@ static PyObject *cudart_fn_cudaLibraryGetUnifiedFunction(PyObject *self, PyObjec
     CUDART_FN_T(cudaLibraryGetUnifiedFunction, cudart_abi_cudaLibraryGetUnifiedFunction) fn = (CUDART_FN_T(cudaLibraryGetUnifiedFunction, cudart_abi_cudaLibraryGetUnifiedFunction))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -15745,41 +14047,33 @@ static PyObject *cudart_fn_cudaLibraryLoadData(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[6] = {0};
+    if (spec.outs & ~0x6dULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryLoadData");
+    unsigned long long out_slots[5] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLibraryLoadData", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x6dULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLibraryLoadData");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
+    Py_buffer b5 = {.obj = NULL};
     void *a6;
-    Py_buffer b6;
-    b6.obj = NULL;
+    Py_buffer b6 = {.obj = NULL};
     unsigned long long u7;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -15817,7 +14111,7 @@ static PyObject *cudart_fn_cudaLibraryLoadData(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaLibraryLoadData, cudart_abi_cudaLibraryLoadData) fn = (CUDART_FN_T(cudaLibraryLoadData, cudart_abi_cudaLibraryLoadData))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, (unsigned int)u4, a5, a6, (unsigned int)u7);
+    r = fn(a0, a1, a2, a3, (unsigned int)u4, a5, a6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -15838,41 +14132,33 @@ static PyObject *cudart_fn_cudaLibraryLoadFromFile(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[6] = {0};
+    if (spec.outs & ~0x6dULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryLoadFromFile");
+    unsigned long long out_slots[5] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLibraryLoadFromFile", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x6dULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLibraryLoadFromFile");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
+    Py_buffer b5 = {.obj = NULL};
     void *a6;
-    Py_buffer b6;
-    b6.obj = NULL;
+    Py_buffer b6 = {.obj = NULL};
     unsigned long long u7;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -15910,7 +14196,7 @@ static PyObject *cudart_fn_cudaLibraryLoadFromFile(PyObject *self, PyObject *con
     CUDART_FN_T(cudaLibraryLoadFromFile, cudart_abi_cudaLibraryLoadFromFile) fn = (CUDART_FN_T(cudaLibraryLoadFromFile, cudart_abi_cudaLibraryLoadFromFile))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, (unsigned int)u4, a5, a6, (unsigned int)u7);
+    r = fn(a0, a1, a2, a3, (unsigned int)u4, a5, a6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -15931,22 +14217,15 @@ static PyObject *cudart_fn_cudaLibraryUnload(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaLibraryUnload", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLibraryUnload");
+    if (cudart_arity("cudaLibraryUnload", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLibraryUnload];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLibraryUnload");
@@ -15962,12 +14241,10 @@ static PyObject *cudart_fn_cudaLibraryUnload(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaLibraryUnload, cudart_abi_cudaLibraryUnload) fn = (CUDART_FN_T(cudaLibraryUnload, cudart_abi_cudaLibraryUnload))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -15978,17 +14255,16 @@ static PyObject *cudart_fn_cudaLogsCurrent(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLogsCurrent");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLogsCurrent", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLogsCurrent");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -16012,7 +14288,7 @@ static PyObject *cudart_fn_cudaLogsCurrent(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaLogsCurrent, cudart_abi_cudaLogsCurrent) fn = (CUDART_FN_T(cudaLogsCurrent, cudart_abi_cudaLogsCurrent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -16028,28 +14304,24 @@ static PyObject *cudart_fn_cudaLogsDumpToFile(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLogsDumpToFile");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLogsDumpToFile", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLogsDumpToFile");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -16069,7 +14341,7 @@ static PyObject *cudart_fn_cudaLogsDumpToFile(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaLogsDumpToFile, cudart_abi_cudaLogsDumpToFile) fn = (CUDART_FN_T(cudaLogsDumpToFile, cudart_abi_cudaLogsDumpToFile))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -16086,31 +14358,26 @@ static PyObject *cudart_fn_cudaLogsDumpToMemory(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLogsDumpToMemory");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLogsDumpToMemory", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLogsDumpToMemory");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -16134,7 +14401,7 @@ static PyObject *cudart_fn_cudaLogsDumpToMemory(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaLogsDumpToMemory, cudart_abi_cudaLogsDumpToMemory) fn = (CUDART_FN_T(cudaLogsDumpToMemory, cudart_abi_cudaLogsDumpToMemory))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned int)u3);
+    r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -16152,30 +14419,23 @@ static PyObject *cudart_fn_cudaLogsRegisterCallback(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLogsRegisterCallback");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLogsRegisterCallback", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLogsRegisterCallback");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -16197,7 +14457,7 @@ static PyObject *cudart_fn_cudaLogsRegisterCallback(PyObject *self, PyObject *co
     CUDART_FN_T(cudaLogsRegisterCallback, cudart_abi_cudaLogsRegisterCallback) fn = (CUDART_FN_T(cudaLogsRegisterCallback, cudart_abi_cudaLogsRegisterCallback))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -16215,22 +14475,15 @@ static PyObject *cudart_fn_cudaLogsUnregisterCallback(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaLogsUnregisterCallback", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLogsUnregisterCallback");
+    if (cudart_arity("cudaLogsUnregisterCallback", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLogsUnregisterCallback];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLogsUnregisterCallback");
@@ -16246,12 +14499,10 @@ static PyObject *cudart_fn_cudaLogsUnregisterCallback(PyObject *self, PyObject *
     CUDART_FN_T(cudaLogsUnregisterCallback, cudart_abi_cudaLogsUnregisterCallback) fn = (CUDART_FN_T(cudaLogsUnregisterCallback, cudart_abi_cudaLogsUnregisterCallback))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -16262,17 +14513,16 @@ static PyObject *cudart_fn_cudaMalloc(PyObject *self, PyObject *const *args, Py_
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMalloc");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMalloc", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMalloc");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -16296,7 +14546,7 @@ static PyObject *cudart_fn_cudaMalloc(PyObject *self, PyObject *const *args, Py_
     CUDART_FN_T(cudaMalloc, cudart_abi_cudaMalloc) fn = (CUDART_FN_T(cudaMalloc, cudart_abi_cudaMalloc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1);
+    r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -16312,25 +14562,18 @@ static PyObject *cudart_fn_cudaMalloc3D(PyObject *self, PyObject *const *args, P
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMalloc3D", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMalloc3D");
+    if (cudart_arity("cudaMalloc3D", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     CUDART_RECORD_T(cudaExtent) a1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[k++], 1, "cudaExtent", (Py_ssize_t)sizeof a1, &cudart_class_cudaExtent, &a1) < 0)
+    if (cudart_by_value(args[1], 1, "cudaExtent", (Py_ssize_t)sizeof a1, &cudart_class_cudaExtent, &a1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMalloc3D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMalloc3D");
@@ -16346,12 +14589,10 @@ static PyObject *cudart_fn_cudaMalloc3D(PyObject *self, PyObject *const *args, P
     CUDART_FN_T(cudaMalloc3D, cudart_abi_cudaMalloc3D) fn = (CUDART_FN_T(cudaMalloc3D, cudart_abi_cudaMalloc3D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -16362,29 +14603,25 @@ static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMalloc3DArray");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMalloc3DArray", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMalloc3DArray");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     CUDART_RECORD_T(cudaExtent) a2;
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
     if (cudart_by_value(args[k++], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &cudart_class_cudaExtent, &a2) < 0)
         goto done;
@@ -16406,7 +14643,7 @@ static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMalloc3DArray, cudart_abi_cudaMalloc3DArray) fn = (CUDART_FN_T(cudaMalloc3DArray, cudart_abi_cudaMalloc3DArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned int)u3);
+    r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -16423,20 +14660,18 @@ static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocArray");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMallocArray", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMallocArray");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
@@ -16444,9 +14679,7 @@ static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
@@ -16470,7 +14703,7 @@ static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaMallocArray, cudart_abi_cudaMallocArray) fn = (CUDART_FN_T(cudaMallocArray, cudart_abi_cudaMallocArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -16487,30 +14720,26 @@ static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocAsync");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMallocAsync", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMallocAsync");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMallocAsync];
@@ -16528,7 +14757,7 @@ static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaMallocAsync, cudart_abi_cudaMallocAsync) fn = (CUDART_FN_T(cudaMallocAsync, cudart_abi_cudaMallocAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, a2);
+    r = fn(a0, (unsigned long)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -16545,37 +14774,30 @@ static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocFromPoolAsync");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMallocFromPoolAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMallocFromPoolAsync");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMallocFromPoolAsync];
@@ -16593,7 +14815,7 @@ static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *con
     CUDART_FN_T(cudaMallocFromPoolAsync, cudart_abi_cudaMallocFromPoolAsync) fn = (CUDART_FN_T(cudaMallocFromPoolAsync, cudart_abi_cudaMallocFromPoolAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, a2, a3);
+    r = fn(a0, (unsigned long)u1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -16611,17 +14833,16 @@ static PyObject *cudart_fn_cudaMallocHost(PyObject *self, PyObject *const *args,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocHost");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMallocHost", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMallocHost");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -16645,7 +14866,7 @@ static PyObject *cudart_fn_cudaMallocHost(PyObject *self, PyObject *const *args,
     CUDART_FN_T(cudaMallocHost, cudart_abi_cudaMallocHost) fn = (CUDART_FN_T(cudaMallocHost, cudart_abi_cudaMallocHost))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1);
+    r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -16661,17 +14882,16 @@ static PyObject *cudart_fn_cudaMallocManaged(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocManaged");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMallocManaged", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMallocManaged");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
@@ -16698,7 +14918,7 @@ static PyObject *cudart_fn_cudaMallocManaged(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMallocManaged, cudart_abi_cudaMallocManaged) fn = (CUDART_FN_T(cudaMallocManaged, cudart_abi_cudaMallocManaged))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned int)u2);
+    r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -16714,20 +14934,18 @@ static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocMipmappedArray");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMallocMipmappedArray", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMallocMipmappedArray");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     CUDART_RECORD_T(cudaExtent) a2;
     unsigned long long u3;
     unsigned long long u4;
@@ -16735,9 +14953,7 @@ static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *co
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
     if (cudart_by_value(args[k++], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &cudart_class_cudaExtent, &a2) < 0)
         goto done;
@@ -16761,7 +14977,7 @@ static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *co
     CUDART_FN_T(cudaMallocMipmappedArray, cudart_abi_cudaMallocMipmappedArray) fn = (CUDART_FN_T(cudaMallocMipmappedArray, cudart_abi_cudaMallocMipmappedArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
+    r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -16778,20 +14994,18 @@ static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocPitch");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMallocPitch", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMallocPitch");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
@@ -16822,7 +15036,7 @@ static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaMallocPitch, cudart_abi_cudaMallocPitch) fn = (CUDART_FN_T(cudaMallocPitch, cudart_abi_cudaMallocPitch))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -16839,31 +15053,24 @@ static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemAdvise", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemAdvise");
+    if (cudart_arity("cudaMemAdvise", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     CUDART_RECORD_T(cudaMemLocation) a3;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_by_value(args[k++], 3, "cudaMemLocation", (Py_ssize_t)sizeof a3, &cudart_class_cudaMemLocation, &a3) < 0)
+    if (cudart_by_value(args[3], 3, "cudaMemLocation", (Py_ssize_t)sizeof a3, &cudart_class_cudaMemLocation, &a3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemAdvise];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemAdvise");
@@ -16879,12 +15086,10 @@ static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, 
     CUDART_FN_T(cudaMemAdvise, cudart_abi_cudaMemAdvise) fn = (CUDART_FN_T(cudaMemAdvise, cudart_abi_cudaMemAdvise))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3);
+    r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -16895,32 +15100,27 @@ static PyObject *cudart_fn_cudaMemDiscardAndPrefetchBatchAsync(PyObject *self, P
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[5] = {0};
+    if (spec.outs & ~0x1bULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemDiscardAndPrefetchBatchAsync");
+    unsigned long long out_slots[4] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemDiscardAndPrefetchBatchAsync", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1bULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemDiscardAndPrefetchBatchAsync");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     unsigned long long u5;
     unsigned long long u6;
     void *a7;
-    Py_buffer b7;
-    b7.obj = NULL;
+    Py_buffer b7 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -16933,7 +15133,7 @@ static PyObject *cudart_fn_cudaMemDiscardAndPrefetchBatchAsync(PyObject *self, P
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if ((spec.outs >> 4) & 1)
         a4 = &out_slots[outs++];
@@ -16943,9 +15143,7 @@ static PyObject *cudart_fn_cudaMemDiscardAndPrefetchBatchAsync(PyObject *self, P
         goto done;
     if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if ((spec.outs >> 7) & 1)
-        a7 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
+    if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemDiscardAndPrefetchBatchAsync];
@@ -16963,7 +15161,7 @@ static PyObject *cudart_fn_cudaMemDiscardAndPrefetchBatchAsync(PyObject *self, P
     CUDART_FN_T(cudaMemDiscardAndPrefetchBatchAsync, cudart_abi_cudaMemDiscardAndPrefetchBatchAsync) fn = (CUDART_FN_T(cudaMemDiscardAndPrefetchBatchAsync, cudart_abi_cudaMemDiscardAndPrefetchBatchAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
+    r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -16983,25 +15181,22 @@ static PyObject *cudart_fn_cudaMemDiscardBatchAsync(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemDiscardBatchAsync");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemDiscardBatchAsync", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemDiscardBatchAsync");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -17014,9 +15209,7 @@ static PyObject *cudart_fn_cudaMemDiscardBatchAsync(PyObject *self, PyObject *co
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemDiscardBatchAsync];
@@ -17034,7 +15227,7 @@ static PyObject *cudart_fn_cudaMemDiscardBatchAsync(PyObject *self, PyObject *co
     CUDART_FN_T(cudaMemDiscardBatchAsync, cudart_abi_cudaMemDiscardBatchAsync) fn = (CUDART_FN_T(cudaMemDiscardBatchAsync, cudart_abi_cudaMemDiscardBatchAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned long long)u3, a4);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned long long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -17052,20 +15245,18 @@ static PyObject *cudart_fn_cudaMemGetDefaultMemPool(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemGetDefaultMemPool");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemGetDefaultMemPool", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemGetDefaultMemPool");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -17093,7 +15284,7 @@ static PyObject *cudart_fn_cudaMemGetDefaultMemPool(PyObject *self, PyObject *co
     CUDART_FN_T(cudaMemGetDefaultMemPool, cudart_abi_cudaMemGetDefaultMemPool) fn = (CUDART_FN_T(cudaMemGetDefaultMemPool, cudart_abi_cudaMemGetDefaultMemPool))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -17110,20 +15301,18 @@ static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemGetInfo");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemGetInfo", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemGetInfo");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -17148,7 +15337,7 @@ static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args,
     CUDART_FN_T(cudaMemGetInfo, cudart_abi_cudaMemGetInfo) fn = (CUDART_FN_T(cudaMemGetInfo, cudart_abi_cudaMemGetInfo))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -17165,20 +15354,18 @@ static PyObject *cudart_fn_cudaMemGetMemPool(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemGetMemPool");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemGetMemPool", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemGetMemPool");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -17206,7 +15393,7 @@ static PyObject *cudart_fn_cudaMemGetMemPool(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMemGetMemPool, cudart_abi_cudaMemGetMemPool) fn = (CUDART_FN_T(cudaMemGetMemPool, cudart_abi_cudaMemGetMemPool))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -17223,27 +15410,23 @@ static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolCreate");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemPoolCreate", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemPoolCreate");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 88, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 88, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolCreate];
@@ -17261,7 +15444,7 @@ static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMemPoolCreate, cudart_abi_cudaMemPoolCreate) fn = (CUDART_FN_T(cudaMemPoolCreate, cudart_abi_cudaMemPoolCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -17278,22 +15461,15 @@ static PyObject *cudart_fn_cudaMemPoolDestroy(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolDestroy");
+    if (cudart_arity("cudaMemPoolDestroy", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolDestroy");
@@ -17309,12 +15485,10 @@ static PyObject *cudart_fn_cudaMemPoolDestroy(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaMemPoolDestroy, cudart_abi_cudaMemPoolDestroy) fn = (CUDART_FN_T(cudaMemPoolDestroy, cudart_abi_cudaMemPoolDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -17325,29 +15499,19 @@ static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolExportPointer", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolExportPointer");
+    if (cudart_arity("cudaMemPoolExportPointer", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolExportPointer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolExportPointer");
@@ -17363,12 +15527,10 @@ static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *co
     CUDART_FN_T(cudaMemPoolExportPointer, cudart_abi_cudaMemPoolExportPointer) fn = (CUDART_FN_T(cudaMemPoolExportPointer, cudart_abi_cudaMemPoolExportPointer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -17380,35 +15542,25 @@ static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, Py
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolExportToShareableHandle", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolExportToShareableHandle");
+    if (cudart_arity("cudaMemPoolExportToShareableHandle", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolExportToShareableHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolExportToShareableHandle");
@@ -17424,12 +15576,10 @@ static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, Py
     CUDART_FN_T(cudaMemPoolExportToShareableHandle, cudart_abi_cudaMemPoolExportToShareableHandle) fn = (CUDART_FN_T(cudaMemPoolExportToShareableHandle, cudart_abi_cudaMemPoolExportToShareableHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
+    r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -17441,30 +15591,25 @@ static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolGetAccess");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemPoolGetAccess", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemPoolGetAccess");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -17486,7 +15631,7 @@ static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaMemPoolGetAccess, cudart_abi_cudaMemPoolGetAccess) fn = (CUDART_FN_T(cudaMemPoolGetAccess, cudart_abi_cudaMemPoolGetAccess))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -17504,32 +15649,22 @@ static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolGetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolGetAttribute");
+    if (cudart_arity("cudaMemPoolGetAttribute", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolGetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolGetAttribute");
@@ -17545,12 +15680,10 @@ static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *con
     CUDART_FN_T(cudaMemPoolGetAttribute, cudart_abi_cudaMemPoolGetAttribute) fn = (CUDART_FN_T(cudaMemPoolGetAttribute, cudart_abi_cudaMemPoolGetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, a2);
+    r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -17562,29 +15695,25 @@ static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolImportFromShareableHandle");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemPoolImportFromShareableHandle", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemPoolImportFromShareableHandle");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -17606,7 +15735,7 @@ static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, 
     CUDART_FN_T(cudaMemPoolImportFromShareableHandle, cudart_abi_cudaMemPoolImportFromShareableHandle) fn = (CUDART_FN_T(cudaMemPoolImportFromShareableHandle, cudart_abi_cudaMemPoolImportFromShareableHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
+    r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -17623,34 +15752,27 @@ static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolImportPointer");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemPoolImportPointer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemPoolImportPointer");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolImportPointer];
@@ -17668,7 +15790,7 @@ static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *co
     CUDART_FN_T(cudaMemPoolImportPointer, cudart_abi_cudaMemPoolImportPointer) fn = (CUDART_FN_T(cudaMemPoolImportPointer, cudart_abi_cudaMemPoolImportPointer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -17686,32 +15808,22 @@ static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolSetAccess", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolSetAccess");
+    if (cudart_arity("cudaMemPoolSetAccess", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 12, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolSetAccess];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolSetAccess");
@@ -17727,12 +15839,10 @@ static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaMemPoolSetAccess, cudart_abi_cudaMemPoolSetAccess) fn = (CUDART_FN_T(cudaMemPoolSetAccess, cudart_abi_cudaMemPoolSetAccess))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2);
+    r = fn(a0, a1, (unsigned long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -17744,32 +15854,22 @@ static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolSetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolSetAttribute");
+    if (cudart_arity("cudaMemPoolSetAttribute", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolSetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolSetAttribute");
@@ -17785,12 +15885,10 @@ static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *con
     CUDART_FN_T(cudaMemPoolSetAttribute, cudart_abi_cudaMemPoolSetAttribute) fn = (CUDART_FN_T(cudaMemPoolSetAttribute, cudart_abi_cudaMemPoolSetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, a2);
+    r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -17802,25 +15900,18 @@ static PyObject *cudart_fn_cudaMemPoolTrimTo(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolTrimTo", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolTrimTo");
+    if (cudart_arity("cudaMemPoolTrimTo", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolTrimTo];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolTrimTo");
@@ -17836,12 +15927,10 @@ static PyObject *cudart_fn_cudaMemPoolTrimTo(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMemPoolTrimTo, cudart_abi_cudaMemPoolTrimTo) fn = (CUDART_FN_T(cudaMemPoolTrimTo, cudart_abi_cudaMemPoolTrimTo))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1);
+    r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -17852,38 +15941,28 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPrefetchAsync", nargs, 5 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPrefetchAsync");
+    if (cudart_arity("cudaMemPrefetchAsync", nargs, 5) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     CUDART_RECORD_T(cudaMemLocation) a2;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b4 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_by_value(args[k++], 2, "cudaMemLocation", (Py_ssize_t)sizeof a2, &cudart_class_cudaMemLocation, &a2) < 0)
+    if (cudart_by_value(args[2], 2, "cudaMemLocation", (Py_ssize_t)sizeof a2, &cudart_class_cudaMemLocation, &a2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPrefetchAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPrefetchAsync");
@@ -17899,12 +15978,10 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaMemPrefetchAsync, cudart_abi_cudaMemPrefetchAsync) fn = (CUDART_FN_T(cudaMemPrefetchAsync, cudart_abi_cudaMemPrefetchAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, a2, (unsigned int)u3, a4);
+    r = fn(a0, (unsigned long)u1, a2, (unsigned int)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b4);
     return result;
@@ -17916,32 +15993,27 @@ static PyObject *cudart_fn_cudaMemPrefetchBatchAsync(PyObject *self, PyObject *c
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[5] = {0};
+    if (spec.outs & ~0x1bULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPrefetchBatchAsync");
+    unsigned long long out_slots[4] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemPrefetchBatchAsync", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1bULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemPrefetchBatchAsync");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     unsigned long long u5;
     unsigned long long u6;
     void *a7;
-    Py_buffer b7;
-    b7.obj = NULL;
+    Py_buffer b7 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -17954,7 +16026,7 @@ static PyObject *cudart_fn_cudaMemPrefetchBatchAsync(PyObject *self, PyObject *c
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if ((spec.outs >> 4) & 1)
         a4 = &out_slots[outs++];
@@ -17964,9 +16036,7 @@ static PyObject *cudart_fn_cudaMemPrefetchBatchAsync(PyObject *self, PyObject *c
         goto done;
     if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if ((spec.outs >> 7) & 1)
-        a7 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
+    if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPrefetchBatchAsync];
@@ -17984,7 +16054,7 @@ static PyObject *cudart_fn_cudaMemPrefetchBatchAsync(PyObject *self, PyObject *c
     CUDART_FN_T(cudaMemPrefetchBatchAsync, cudart_abi_cudaMemPrefetchBatchAsync) fn = (CUDART_FN_T(cudaMemPrefetchBatchAsync, cudart_abi_cudaMemPrefetchBatchAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
+    r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -18004,38 +16074,28 @@ static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemRangeGetAttribute", nargs, 5 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemRangeGetAttribute");
+    if (cudart_arity("cudaMemRangeGetAttribute", nargs, 5) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemRangeGetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemRangeGetAttribute");
@@ -18051,12 +16111,10 @@ static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *co
     CUDART_FN_T(cudaMemRangeGetAttribute, cudart_abi_cudaMemRangeGetAttribute) fn = (CUDART_FN_T(cudaMemRangeGetAttribute, cudart_abi_cudaMemRangeGetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3, (unsigned long)u4);
+    r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -18068,27 +16126,23 @@ static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *c
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x7ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemRangeGetAttributes");
+    unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemRangeGetAttributes", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x7ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemRangeGetAttributes");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     unsigned long long u5;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -18104,9 +16158,7 @@ static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *c
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
@@ -18126,7 +16178,7 @@ static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *c
     CUDART_FN_T(cudaMemRangeGetAttributes, cudart_abi_cudaMemRangeGetAttributes) fn = (CUDART_FN_T(cudaMemRangeGetAttributes, cudart_abi_cudaMemRangeGetAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4, (unsigned long)u5);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4, (unsigned long)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -18145,30 +16197,26 @@ static PyObject *cudart_fn_cudaMemSetMemPool(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemSetMemPool");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemSetMemPool", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemSetMemPool");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemSetMemPool];
@@ -18186,7 +16234,7 @@ static PyObject *cudart_fn_cudaMemSetMemPool(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMemSetMemPool, cudart_abi_cudaMemSetMemPool) fn = (CUDART_FN_T(cudaMemSetMemPool, cudart_abi_cudaMemSetMemPool))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, a2);
+    r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -18203,35 +16251,25 @@ static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy");
+    if (cudart_arity("cudaMemcpy", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy");
@@ -18247,12 +16285,10 @@ static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_
     CUDART_FN_T(cudaMemcpy, cudart_abi_cudaMemcpy) fn = (CUDART_FN_T(cudaMemcpy, cudart_abi_cudaMemcpy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18264,44 +16300,34 @@ static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, P
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy2D", nargs, 7 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2D");
+    if (cudart_arity("cudaMemcpy2D", nargs, 7) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 6, 32, &u6) < 0)
+    if (cudart_unsigned(args[6], 6, 32, &u6) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2D");
@@ -18317,12 +16343,10 @@ static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, P
     CUDART_FN_T(cudaMemcpy2D, cudart_abi_cudaMemcpy2D) fn = (CUDART_FN_T(cudaMemcpy2D, cudart_abi_cudaMemcpy2D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
+    r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -18334,50 +16358,40 @@ static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy2DArrayToArray", nargs, 9 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DArrayToArray");
+    if (cudart_arity("cudaMemcpy2DArrayToArray", nargs, 9) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
     unsigned long long u8;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 7, 64, &u7) < 0)
+    if (cudart_unsigned(args[7], 7, 64, &u7) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 8, 32, &u8) < 0)
+    if (cudart_unsigned(args[8], 8, 32, &u8) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DArrayToArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DArrayToArray");
@@ -18393,12 +16407,10 @@ static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *co
     CUDART_FN_T(cudaMemcpy2DArrayToArray, cudart_abi_cudaMemcpy2DArrayToArray) fn = (CUDART_FN_T(cudaMemcpy2DArrayToArray, cudart_abi_cudaMemcpy2DArrayToArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
+    r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -18410,51 +16422,38 @@ static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy2DAsync", nargs, 8 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DAsync");
+    if (cudart_arity("cudaMemcpy2DAsync", nargs, 8) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     void *a7;
-    Py_buffer b7;
-    b7.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b7 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 6, 32, &u6) < 0)
+    if (cudart_unsigned(args[6], 6, 32, &u6) < 0)
         goto done;
-    if ((spec.outs >> 7) & 1)
-        a7 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
+    if (cudart_pointer(args[7], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DAsync");
@@ -18470,12 +16469,10 @@ static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMemcpy2DAsync, cudart_abi_cudaMemcpy2DAsync) fn = (CUDART_FN_T(cudaMemcpy2DAsync, cudart_abi_cudaMemcpy2DAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6, a7);
+    r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6, a7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     cudart_release(&b7);
@@ -18488,47 +16485,37 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy2DFromArray", nargs, 8 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DFromArray");
+    if (cudart_arity("cudaMemcpy2DFromArray", nargs, 8) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DFromArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DFromArray");
@@ -18544,12 +16531,10 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const
     CUDART_FN_T(cudaMemcpy2DFromArray, cudart_abi_cudaMemcpy2DFromArray) fn = (CUDART_FN_T(cudaMemcpy2DFromArray, cudart_abi_cudaMemcpy2DFromArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
+    r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -18561,54 +16546,41 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy2DFromArrayAsync", nargs, 9 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DFromArrayAsync");
+    if (cudart_arity("cudaMemcpy2DFromArrayAsync", nargs, 9) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
     void *a8;
-    Py_buffer b8;
-    b8.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b8 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
         goto done;
-    if ((spec.outs >> 8) & 1)
-        a8 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 8, (int)((spec.storage >> 8) & 1), 0, &a8, &b8) < 0)
+    if (cudart_pointer(args[8], 8, (int)((spec.storage >> 8) & 1), 0, &a8, &b8) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DFromArrayAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DFromArrayAsync");
@@ -18624,12 +16596,10 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *
     CUDART_FN_T(cudaMemcpy2DFromArrayAsync, cudart_abi_cudaMemcpy2DFromArrayAsync) fn = (CUDART_FN_T(cudaMemcpy2DFromArrayAsync, cudart_abi_cudaMemcpy2DFromArrayAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
+    r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     cudart_release(&b8);
@@ -18642,47 +16612,37 @@ static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy2DToArray", nargs, 8 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DToArray");
+    if (cudart_arity("cudaMemcpy2DToArray", nargs, 8) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DToArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DToArray");
@@ -18698,12 +16658,10 @@ static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaMemcpy2DToArray, cudart_abi_cudaMemcpy2DToArray) fn = (CUDART_FN_T(cudaMemcpy2DToArray, cudart_abi_cudaMemcpy2DToArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
+    r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -18715,54 +16673,41 @@ static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy2DToArrayAsync", nargs, 9 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DToArrayAsync");
+    if (cudart_arity("cudaMemcpy2DToArrayAsync", nargs, 9) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
     void *a8;
-    Py_buffer b8;
-    b8.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b8 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
         goto done;
-    if ((spec.outs >> 8) & 1)
-        a8 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 8, (int)((spec.storage >> 8) & 1), 0, &a8, &b8) < 0)
+    if (cudart_pointer(args[8], 8, (int)((spec.storage >> 8) & 1), 0, &a8, &b8) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DToArrayAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DToArrayAsync");
@@ -18778,12 +16723,10 @@ static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *co
     CUDART_FN_T(cudaMemcpy2DToArrayAsync, cudart_abi_cudaMemcpy2DToArrayAsync) fn = (CUDART_FN_T(cudaMemcpy2DToArrayAsync, cudart_abi_cudaMemcpy2DToArrayAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
+    r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     cudart_release(&b8);
@@ -18796,22 +16739,15 @@ static PyObject *cudart_fn_cudaMemcpy3D(PyObject *self, PyObject *const *args, P
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy3D", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy3D");
+    if (cudart_arity("cudaMemcpy3D", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 160, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 160, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3D");
@@ -18827,12 +16763,10 @@ static PyObject *cudart_fn_cudaMemcpy3D(PyObject *self, PyObject *const *args, P
     CUDART_FN_T(cudaMemcpy3D, cudart_abi_cudaMemcpy3D) fn = (CUDART_FN_T(cudaMemcpy3D, cudart_abi_cudaMemcpy3D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -18843,29 +16777,19 @@ static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy3DAsync", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy3DAsync");
+    if (cudart_arity("cudaMemcpy3DAsync", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 160, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 160, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3DAsync");
@@ -18881,12 +16805,10 @@ static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMemcpy3DAsync, cudart_abi_cudaMemcpy3DAsync) fn = (CUDART_FN_T(cudaMemcpy3DAsync, cudart_abi_cudaMemcpy3DAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18898,35 +16820,25 @@ static PyObject *cudart_fn_cudaMemcpy3DBatchAsync(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy3DBatchAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy3DBatchAsync");
+    if (cudart_arity("cudaMemcpy3DBatchAsync", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     unsigned long long u0;
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
-    if (cudart_unsigned(args[k++], 0, 64, &u0) < 0)
+    Py_buffer b3 = {.obj = NULL};
+    if (cudart_unsigned(args[0], 0, 64, &u0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 112, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DBatchAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3DBatchAsync");
@@ -18942,12 +16854,10 @@ static PyObject *cudart_fn_cudaMemcpy3DBatchAsync(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaMemcpy3DBatchAsync, cudart_abi_cudaMemcpy3DBatchAsync) fn = (CUDART_FN_T(cudaMemcpy3DBatchAsync, cudart_abi_cudaMemcpy3DBatchAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned long)u0, a1, (unsigned long long)u2, a3);
+    r = fn((unsigned long)u0, a1, (unsigned long long)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b1);
     cudart_release(&b3);
     return result;
@@ -18959,22 +16869,15 @@ static PyObject *cudart_fn_cudaMemcpy3DPeer(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy3DPeer", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy3DPeer");
+    if (cudart_arity("cudaMemcpy3DPeer", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 168, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 168, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DPeer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3DPeer");
@@ -18990,12 +16893,10 @@ static PyObject *cudart_fn_cudaMemcpy3DPeer(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaMemcpy3DPeer, cudart_abi_cudaMemcpy3DPeer) fn = (CUDART_FN_T(cudaMemcpy3DPeer, cudart_abi_cudaMemcpy3DPeer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -19006,29 +16907,19 @@ static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy3DPeerAsync", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy3DPeerAsync");
+    if (cudart_arity("cudaMemcpy3DPeerAsync", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 168, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 168, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DPeerAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3DPeerAsync");
@@ -19044,12 +16935,10 @@ static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const
     CUDART_FN_T(cudaMemcpy3DPeerAsync, cudart_abi_cudaMemcpy3DPeerAsync) fn = (CUDART_FN_T(cudaMemcpy3DPeerAsync, cudart_abi_cudaMemcpy3DPeerAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -19061,32 +16950,22 @@ static PyObject *cudart_fn_cudaMemcpy3DWithAttributesAsync(PyObject *self, PyObj
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy3DWithAttributesAsync", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy3DWithAttributesAsync");
+    if (cudart_arity("cudaMemcpy3DWithAttributesAsync", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 112, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 112, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DWithAttributesAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3DWithAttributesAsync");
@@ -19102,12 +16981,10 @@ static PyObject *cudart_fn_cudaMemcpy3DWithAttributesAsync(PyObject *self, PyObj
     CUDART_FN_T(cudaMemcpy3DWithAttributesAsync, cudart_abi_cudaMemcpy3DWithAttributesAsync) fn = (CUDART_FN_T(cudaMemcpy3DWithAttributesAsync, cudart_abi_cudaMemcpy3DWithAttributesAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long long)u1, a2);
+    r = fn(a0, (unsigned long long)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -19119,47 +16996,37 @@ static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyArrayToArray", nargs, 8 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyArrayToArray");
+    if (cudart_arity("cudaMemcpyArrayToArray", nargs, 8) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyArrayToArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyArrayToArray");
@@ -19175,12 +17042,10 @@ static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaMemcpyArrayToArray, cudart_abi_cudaMemcpyArrayToArray) fn = (CUDART_FN_T(cudaMemcpyArrayToArray, cudart_abi_cudaMemcpyArrayToArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
+    r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -19192,42 +17057,29 @@ static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyAsync", nargs, 5 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyAsync");
+    if (cudart_arity("cudaMemcpyAsync", nargs, 5) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b4 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyAsync");
@@ -19243,12 +17095,10 @@ static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaMemcpyAsync, cudart_abi_cudaMemcpyAsync) fn = (CUDART_FN_T(cudaMemcpyAsync, cudart_abi_cudaMemcpyAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3, a4);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b4);
@@ -19261,34 +17111,28 @@ static PyObject *cudart_fn_cudaMemcpyBatchAsync(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[6] = {0};
+    if (spec.outs & ~0x27ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyBatchAsync");
+    unsigned long long out_slots[4] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemcpyBatchAsync", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x27ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemcpyBatchAsync");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
+    Py_buffer b5 = {.obj = NULL};
     unsigned long long u6;
     void *a7;
-    Py_buffer b7;
-    b7.obj = NULL;
+    Py_buffer b7 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -19303,9 +17147,7 @@ static PyObject *cudart_fn_cudaMemcpyBatchAsync(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     if ((spec.outs >> 5) & 1)
         a5 = &out_slots[outs++];
@@ -19313,9 +17155,7 @@ static PyObject *cudart_fn_cudaMemcpyBatchAsync(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if ((spec.outs >> 7) & 1)
-        a7 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
+    if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyBatchAsync];
@@ -19333,7 +17173,7 @@ static PyObject *cudart_fn_cudaMemcpyBatchAsync(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaMemcpyBatchAsync, cudart_abi_cudaMemcpyBatchAsync) fn = (CUDART_FN_T(cudaMemcpyBatchAsync, cudart_abi_cudaMemcpyBatchAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, a7);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, a7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -19354,41 +17194,31 @@ static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyFromArray", nargs, 6 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyFromArray");
+    if (cudart_arity("cudaMemcpyFromArray", nargs, 6) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyFromArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyFromArray");
@@ -19404,12 +17234,10 @@ static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaMemcpyFromArray, cudart_abi_cudaMemcpyFromArray) fn = (CUDART_FN_T(cudaMemcpyFromArray, cudart_abi_cudaMemcpyFromArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -19421,48 +17249,35 @@ static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyFromArrayAsync", nargs, 7 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyFromArrayAsync");
+    if (cudart_arity("cudaMemcpyFromArrayAsync", nargs, 7) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
     void *a6;
-    Py_buffer b6;
-    b6.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b6 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
         goto done;
-    if ((spec.outs >> 6) & 1)
-        a6 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
+    if (cudart_pointer(args[6], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyFromArrayAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyFromArrayAsync");
@@ -19478,12 +17293,10 @@ static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *co
     CUDART_FN_T(cudaMemcpyFromArrayAsync, cudart_abi_cudaMemcpyFromArrayAsync) fn = (CUDART_FN_T(cudaMemcpyFromArrayAsync, cudart_abi_cudaMemcpyFromArrayAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5, a6);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5, a6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b6);
@@ -19496,38 +17309,28 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyFromSymbol", nargs, 5 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyFromSymbol");
+    if (cudart_arity("cudaMemcpyFromSymbol", nargs, 5) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyFromSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyFromSymbol");
@@ -19543,12 +17346,10 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaMemcpyFromSymbol, cudart_abi_cudaMemcpyFromSymbol) fn = (CUDART_FN_T(cudaMemcpyFromSymbol, cudart_abi_cudaMemcpyFromSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -19560,45 +17361,32 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *c
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyFromSymbolAsync", nargs, 6 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyFromSymbolAsync");
+    if (cudart_arity("cudaMemcpyFromSymbolAsync", nargs, 6) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyFromSymbolAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyFromSymbolAsync");
@@ -19614,12 +17402,10 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *c
     CUDART_FN_T(cudaMemcpyFromSymbolAsync, cudart_abi_cudaMemcpyFromSymbolAsync) fn = (CUDART_FN_T(cudaMemcpyFromSymbolAsync, cudart_abi_cudaMemcpyFromSymbolAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b5);
@@ -19632,38 +17418,28 @@ static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyPeer", nargs, 5 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyPeer");
+    if (cudart_arity("cudaMemcpyPeer", nargs, 5) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     long long i3;
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
+    if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
+    if (cudart_signed(args[3], 3, 32, &i3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyPeer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyPeer");
@@ -19679,12 +17455,10 @@ static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args,
     CUDART_FN_T(cudaMemcpyPeer, cudart_abi_cudaMemcpyPeer) fn = (CUDART_FN_T(cudaMemcpyPeer, cudart_abi_cudaMemcpyPeer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4);
+    r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -19696,45 +17470,32 @@ static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyPeerAsync", nargs, 6 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyPeerAsync");
+    if (cudart_arity("cudaMemcpyPeerAsync", nargs, 6) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     long long i3;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
+    if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
+    if (cudart_signed(args[3], 3, 32, &i3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyPeerAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyPeerAsync");
@@ -19750,12 +17511,10 @@ static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaMemcpyPeerAsync, cudart_abi_cudaMemcpyPeerAsync) fn = (CUDART_FN_T(cudaMemcpyPeerAsync, cudart_abi_cudaMemcpyPeerAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4, a5);
+    r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     cudart_release(&b5);
@@ -19768,41 +17527,31 @@ static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyToArray", nargs, 6 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyToArray");
+    if (cudart_arity("cudaMemcpyToArray", nargs, 6) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyToArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyToArray");
@@ -19818,12 +17567,10 @@ static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMemcpyToArray, cudart_abi_cudaMemcpyToArray) fn = (CUDART_FN_T(cudaMemcpyToArray, cudart_abi_cudaMemcpyToArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned int)u5);
+    r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -19835,48 +17582,35 @@ static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyToArrayAsync", nargs, 7 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyToArrayAsync");
+    if (cudart_arity("cudaMemcpyToArrayAsync", nargs, 7) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
     void *a6;
-    Py_buffer b6;
-    b6.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b6 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
         goto done;
-    if ((spec.outs >> 6) & 1)
-        a6 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
+    if (cudart_pointer(args[6], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyToArrayAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyToArrayAsync");
@@ -19892,12 +17626,10 @@ static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaMemcpyToArrayAsync, cudart_abi_cudaMemcpyToArrayAsync) fn = (CUDART_FN_T(cudaMemcpyToArrayAsync, cudart_abi_cudaMemcpyToArrayAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned int)u5, a6);
+    r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned int)u5, a6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     cudart_release(&b6);
@@ -19910,38 +17642,28 @@ static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyToSymbol", nargs, 5 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyToSymbol");
+    if (cudart_arity("cudaMemcpyToSymbol", nargs, 5) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyToSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyToSymbol");
@@ -19957,12 +17679,10 @@ static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaMemcpyToSymbol, cudart_abi_cudaMemcpyToSymbol) fn = (CUDART_FN_T(cudaMemcpyToSymbol, cudart_abi_cudaMemcpyToSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -19974,45 +17694,32 @@ static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyToSymbolAsync", nargs, 6 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyToSymbolAsync");
+    if (cudart_arity("cudaMemcpyToSymbolAsync", nargs, 6) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyToSymbolAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyToSymbolAsync");
@@ -20028,12 +17735,10 @@ static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *con
     CUDART_FN_T(cudaMemcpyToSymbolAsync, cudart_abi_cudaMemcpyToSymbolAsync) fn = (CUDART_FN_T(cudaMemcpyToSymbolAsync, cudart_abi_cudaMemcpyToSymbolAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b5);
@@ -20046,46 +17751,30 @@ static PyObject *cudart_fn_cudaMemcpyWithAttributesAsync(PyObject *self, PyObjec
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyWithAttributesAsync", nargs, 5 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyWithAttributesAsync");
+    if (cudart_arity("cudaMemcpyWithAttributesAsync", nargs, 5) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b4 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 24, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 24, &a3, &b3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyWithAttributesAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyWithAttributesAsync");
@@ -20101,12 +17790,10 @@ static PyObject *cudart_fn_cudaMemcpyWithAttributesAsync(PyObject *self, PyObjec
     CUDART_FN_T(cudaMemcpyWithAttributesAsync, cudart_abi_cudaMemcpyWithAttributesAsync) fn = (CUDART_FN_T(cudaMemcpyWithAttributesAsync, cudart_abi_cudaMemcpyWithAttributesAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, a3, a4);
+    r = fn(a0, a1, (unsigned long)u2, a3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);
@@ -20120,28 +17807,21 @@ static PyObject *cudart_fn_cudaMemset(PyObject *self, PyObject *const *args, Py_
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemset", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemset");
+    if (cudart_arity("cudaMemset", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
+    if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemset];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemset");
@@ -20157,12 +17837,10 @@ static PyObject *cudart_fn_cudaMemset(PyObject *self, PyObject *const *args, Py_
     CUDART_FN_T(cudaMemset, cudart_abi_cudaMemset) fn = (CUDART_FN_T(cudaMemset, cudart_abi_cudaMemset))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1, (unsigned long)u2);
+    r = fn(a0, (int)i1, (unsigned long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -20173,34 +17851,27 @@ static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, P
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemset2D", nargs, 5 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemset2D");
+    if (cudart_arity("cudaMemset2D", nargs, 5) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     long long i2;
     unsigned long long u3;
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
+    if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemset2D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemset2D");
@@ -20216,12 +17887,10 @@ static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, P
     CUDART_FN_T(cudaMemset2D, cudart_abi_cudaMemset2D) fn = (CUDART_FN_T(cudaMemset2D, cudart_abi_cudaMemset2D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4);
+    r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -20232,41 +17901,31 @@ static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemset2DAsync", nargs, 6 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemset2DAsync");
+    if (cudart_arity("cudaMemset2DAsync", nargs, 6) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     long long i2;
     unsigned long long u3;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
+    if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemset2DAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemset2DAsync");
@@ -20282,12 +17941,10 @@ static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMemset2DAsync, cudart_abi_cudaMemset2DAsync) fn = (CUDART_FN_T(cudaMemset2DAsync, cudart_abi_cudaMemset2DAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4, a5);
+    r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b5);
     return result;
@@ -20325,7 +17982,7 @@ static PyObject *cudart_fn_cudaMemset3D(PyObject *self, PyObject *const *args, P
     CUDART_FN_T(cudaMemset3D, cudart_abi_cudaMemset3D) fn = (CUDART_FN_T(cudaMemset3D, cudart_abi_cudaMemset3D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1, a2);
+    r = fn(a0, (int)i1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -20338,31 +17995,24 @@ static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemset3DAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemset3DAsync");
+    if (cudart_arity("cudaMemset3DAsync", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     CUDART_RECORD_T(cudaPitchedPtr) a0;
     long long i1;
     CUDART_RECORD_T(cudaExtent) a2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
-    if (cudart_by_value(args[k++], 0, "cudaPitchedPtr", (Py_ssize_t)sizeof a0, &cudart_class_cudaPitchedPtr, &a0) < 0)
+    Py_buffer b3 = {.obj = NULL};
+    if (cudart_by_value(args[0], 0, "cudaPitchedPtr", (Py_ssize_t)sizeof a0, &cudart_class_cudaPitchedPtr, &a0) < 0)
         goto done;
-    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
+    if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_by_value(args[k++], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &cudart_class_cudaExtent, &a2) < 0)
+    if (cudart_by_value(args[2], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &cudart_class_cudaExtent, &a2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemset3DAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemset3DAsync");
@@ -20378,12 +18028,10 @@ static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMemset3DAsync, cudart_abi_cudaMemset3DAsync) fn = (CUDART_FN_T(cudaMemset3DAsync, cudart_abi_cudaMemset3DAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1, a2, a3);
+    r = fn(a0, (int)i1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b3);
     return result;
 }
@@ -20394,35 +18042,25 @@ static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemsetAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemsetAsync");
+    if (cudart_arity("cudaMemsetAsync", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
+    if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemsetAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemsetAsync");
@@ -20438,12 +18076,10 @@ static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaMemsetAsync, cudart_abi_cudaMemsetAsync) fn = (CUDART_FN_T(cudaMemsetAsync, cudart_abi_cudaMemsetAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1, (unsigned long)u2, a3);
+    r = fn(a0, (int)i1, (unsigned long)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -20455,32 +18091,22 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *sel
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMipmappedArrayGetMemoryRequirements", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMipmappedArrayGetMemoryRequirements");
+    if (cudart_arity("cudaMipmappedArrayGetMemoryRequirements", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     long long i2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
+    if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMipmappedArrayGetMemoryRequirements];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMipmappedArrayGetMemoryRequirements");
@@ -20496,12 +18122,10 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *sel
     CUDART_FN_T(cudaMipmappedArrayGetMemoryRequirements, cudart_abi_cudaMipmappedArrayGetMemoryRequirements) fn = (CUDART_FN_T(cudaMipmappedArrayGetMemoryRequirements, cudart_abi_cudaMipmappedArrayGetMemoryRequirements))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (int)i2);
+    r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -20513,29 +18137,19 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMipmappedArrayGetSparseProperties", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMipmappedArrayGetSparseProperties");
+    if (cudart_arity("cudaMipmappedArrayGetSparseProperties", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 48, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 48, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMipmappedArrayGetSparseProperties];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMipmappedArrayGetSparseProperties");
@@ -20551,12 +18165,10 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self,
     CUDART_FN_T(cudaMipmappedArrayGetSparseProperties, cudart_abi_cudaMipmappedArrayGetSparseProperties) fn = (CUDART_FN_T(cudaMipmappedArrayGetSparseProperties, cudart_abi_cudaMipmappedArrayGetSparseProperties))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -20568,29 +18180,25 @@ static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *s
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaOccupancyAvailableDynamicSMemPerBlock");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaOccupancyAvailableDynamicSMemPerBlock", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaOccupancyAvailableDynamicSMemPerBlock");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     long long i2;
     long long i3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -20612,7 +18220,7 @@ static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *s
     CUDART_FN_T(cudaOccupancyAvailableDynamicSMemPerBlock, cudart_abi_cudaOccupancyAvailableDynamicSMemPerBlock) fn = (CUDART_FN_T(cudaOccupancyAvailableDynamicSMemPerBlock, cudart_abi_cudaOccupancyAvailableDynamicSMemPerBlock))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (int)i2, (int)i3);
+    r = fn(a0, a1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -20629,29 +18237,25 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObjec
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaOccupancyMaxActiveBlocksPerMultiprocessor", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaOccupancyMaxActiveBlocksPerMultiprocessor");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     long long i2;
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -20673,7 +18277,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObjec
     CUDART_FN_T(cudaOccupancyMaxActiveBlocksPerMultiprocessor, cudart_abi_cudaOccupancyMaxActiveBlocksPerMultiprocessor) fn = (CUDART_FN_T(cudaOccupancyMaxActiveBlocksPerMultiprocessor, cudart_abi_cudaOccupancyMaxActiveBlocksPerMultiprocessor))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (int)i2, (unsigned long)u3);
+    r = fn(a0, a1, (int)i2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -20690,20 +18294,18 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlag
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     long long i2;
     unsigned long long u3;
     unsigned long long u4;
@@ -20711,9 +18313,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlag
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -20737,7 +18337,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlag
     CUDART_FN_T(cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, cudart_abi_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags) fn = (CUDART_FN_T(cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, cudart_abi_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (int)i2, (unsigned long)u3, (unsigned int)u4);
+    r = fn(a0, a1, (int)i2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -20754,34 +18354,27 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaOccupancyMaxActiveClusters");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaOccupancyMaxActiveClusters", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaOccupancyMaxActiveClusters");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaOccupancyMaxActiveClusters];
@@ -20799,7 +18392,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObje
     CUDART_FN_T(cudaOccupancyMaxActiveClusters, cudart_abi_cudaOccupancyMaxActiveClusters) fn = (CUDART_FN_T(cudaOccupancyMaxActiveClusters, cudart_abi_cudaOccupancyMaxActiveClusters))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -20817,34 +18410,27 @@ static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaOccupancyMaxPotentialClusterSize");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaOccupancyMaxPotentialClusterSize", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaOccupancyMaxPotentialClusterSize");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaOccupancyMaxPotentialClusterSize];
@@ -20862,7 +18448,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, 
     CUDART_FN_T(cudaOccupancyMaxPotentialClusterSize, cudart_abi_cudaOccupancyMaxPotentialClusterSize) fn = (CUDART_FN_T(cudaOccupancyMaxPotentialClusterSize, cudart_abi_cudaOccupancyMaxPotentialClusterSize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -20897,9 +18483,7 @@ static PyObject *cudart_fn_cudaPeekAtLastError(PyObject *self, PyObject *const *
     }
     CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError) fn = (CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError))slot;
     unsigned int r;
-    Py_BEGIN_ALLOW_THREADS
-r = fn();
-    Py_END_ALLOW_THREADS
+    r = fn();  /* with the GIL held: generator/gil.py */
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
     return result;
@@ -20911,29 +18495,19 @@ static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaPointerGetAttributes", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaPointerGetAttributes");
+    if (cudart_arity("cudaPointerGetAttributes", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 88, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 88, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaPointerGetAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaPointerGetAttributes");
@@ -20949,12 +18523,10 @@ static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *co
     CUDART_FN_T(cudaPointerGetAttributes, cudart_abi_cudaPointerGetAttributes) fn = (CUDART_FN_T(cudaPointerGetAttributes, cudart_abi_cudaPointerGetAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -20984,7 +18556,7 @@ static PyObject *cudart_fn_cudaProfilerStart(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaProfilerStart, cudart_abi_cudaProfilerStart) fn = (CUDART_FN_T(cudaProfilerStart, cudart_abi_cudaProfilerStart))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn();
+    r = fn();
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -21015,7 +18587,7 @@ static PyObject *cudart_fn_cudaProfilerStop(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaProfilerStop, cudart_abi_cudaProfilerStop) fn = (CUDART_FN_T(cudaProfilerStop, cudart_abi_cudaProfilerStop))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn();
+    r = fn();
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -21028,17 +18600,16 @@ static PyObject *cudart_fn_cudaRuntimeGetVersion(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaRuntimeGetVersion");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaRuntimeGetVersion", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaRuntimeGetVersion");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -21058,9 +18629,7 @@ static PyObject *cudart_fn_cudaRuntimeGetVersion(PyObject *self, PyObject *const
     }
     CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion) fn = (CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion))slot;
     unsigned int r;
-    Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
-    Py_END_ALLOW_THREADS
+    r = fn(a0);  /* with the GIL held: generator/gil.py */
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
     if (spec.outs && result)
@@ -21095,7 +18664,7 @@ static PyObject *cudart_fn_cudaSetDevice(PyObject *self, PyObject *const *args, 
     CUDART_FN_T(cudaSetDevice, cudart_abi_cudaSetDevice) fn = (CUDART_FN_T(cudaSetDevice, cudart_abi_cudaSetDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0);
+    r = fn((int)i0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -21128,7 +18697,7 @@ static PyObject *cudart_fn_cudaSetDeviceFlags(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaSetDeviceFlags, cudart_abi_cudaSetDeviceFlags) fn = (CUDART_FN_T(cudaSetDeviceFlags, cudart_abi_cudaSetDeviceFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0);
+    r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -21141,17 +18710,16 @@ static PyObject *cudart_fn_cudaSetValidDevices(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaSetValidDevices");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaSetValidDevices", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaSetValidDevices");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -21175,7 +18743,7 @@ static PyObject *cudart_fn_cudaSetValidDevices(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaSetValidDevices, cudart_abi_cudaSetValidDevices) fn = (CUDART_FN_T(cudaSetValidDevices, cudart_abi_cudaSetValidDevices))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1);
+    r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -21191,37 +18759,30 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyO
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaSignalExternalSemaphoresAsync");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaSignalExternalSemaphoresAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaSignalExternalSemaphoresAsync");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaSignalExternalSemaphoresAsync];
@@ -21239,7 +18800,7 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyO
     CUDART_FN_T(cudaSignalExternalSemaphoresAsync, cudart_abi_cudaSignalExternalSemaphoresAsync) fn = (CUDART_FN_T(cudaSignalExternalSemaphoresAsync, cudart_abi_cudaSignalExternalSemaphoresAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, a3);
+    r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -21257,39 +18818,26 @@ static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamAddCallback", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamAddCallback");
+    if (cudart_arity("cudaStreamAddCallback", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamAddCallback];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamAddCallback");
@@ -21305,12 +18853,10 @@ static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const
     CUDART_FN_T(cudaStreamAddCallback, cudart_abi_cudaStreamAddCallback) fn = (CUDART_FN_T(cudaStreamAddCallback, cudart_abi_cudaStreamAddCallback))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned int)u3);
+    r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -21323,35 +18869,25 @@ static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamAttachMemAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamAttachMemAsync");
+    if (cudart_arity("cudaStreamAttachMemAsync", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamAttachMemAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamAttachMemAsync");
@@ -21367,12 +18903,10 @@ static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *co
     CUDART_FN_T(cudaStreamAttachMemAsync, cudart_abi_cudaStreamAttachMemAsync) fn = (CUDART_FN_T(cudaStreamAttachMemAsync, cudart_abi_cudaStreamAttachMemAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -21384,25 +18918,18 @@ static PyObject *cudart_fn_cudaStreamBeginCapture(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamBeginCapture", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamBeginCapture");
+    if (cudart_arity("cudaStreamBeginCapture", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamBeginCapture];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamBeginCapture");
@@ -21418,12 +18945,10 @@ static PyObject *cudart_fn_cudaStreamBeginCapture(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaStreamBeginCapture, cudart_abi_cudaStreamBeginCapture) fn = (CUDART_FN_T(cudaStreamBeginCapture, cudart_abi_cudaStreamBeginCapture))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -21434,35 +18959,27 @@ static PyObject *cudart_fn_cudaStreamBeginCaptureToGraph(PyObject *self, PyObjec
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0xcULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamBeginCaptureToGraph");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamBeginCaptureToGraph", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0xcULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamBeginCaptureToGraph");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -21470,7 +18987,7 @@ static PyObject *cudart_fn_cudaStreamBeginCaptureToGraph(PyObject *self, PyObjec
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
@@ -21492,7 +19009,7 @@ static PyObject *cudart_fn_cudaStreamBeginCaptureToGraph(PyObject *self, PyObjec
     CUDART_FN_T(cudaStreamBeginCaptureToGraph, cudart_abi_cudaStreamBeginCaptureToGraph) fn = (CUDART_FN_T(cudaStreamBeginCaptureToGraph, cudart_abi_cudaStreamBeginCaptureToGraph))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
+    r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -21511,29 +19028,19 @@ static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamCopyAttributes", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamCopyAttributes");
+    if (cudart_arity("cudaStreamCopyAttributes", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamCopyAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamCopyAttributes");
@@ -21549,12 +19056,10 @@ static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *co
     CUDART_FN_T(cudaStreamCopyAttributes, cudart_abi_cudaStreamCopyAttributes) fn = (CUDART_FN_T(cudaStreamCopyAttributes, cudart_abi_cudaStreamCopyAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -21566,17 +19071,16 @@ static PyObject *cudart_fn_cudaStreamCreate(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamCreate");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamCreate", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamCreate");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -21597,7 +19101,7 @@ static PyObject *cudart_fn_cudaStreamCreate(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaStreamCreate, cudart_abi_cudaStreamCreate) fn = (CUDART_FN_T(cudaStreamCreate, cudart_abi_cudaStreamCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -21613,17 +19117,16 @@ static PyObject *cudart_fn_cudaStreamCreateWithFlags(PyObject *self, PyObject *c
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamCreateWithFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamCreateWithFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamCreateWithFlags");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -21647,7 +19150,7 @@ static PyObject *cudart_fn_cudaStreamCreateWithFlags(PyObject *self, PyObject *c
     CUDART_FN_T(cudaStreamCreateWithFlags, cudart_abi_cudaStreamCreateWithFlags) fn = (CUDART_FN_T(cudaStreamCreateWithFlags, cudart_abi_cudaStreamCreateWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -21663,17 +19166,16 @@ static PyObject *cudart_fn_cudaStreamCreateWithPriority(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamCreateWithPriority");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamCreateWithPriority", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamCreateWithPriority");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     long long i2;
     if ((spec.outs >> 0) & 1)
@@ -21700,7 +19202,7 @@ static PyObject *cudart_fn_cudaStreamCreateWithPriority(PyObject *self, PyObject
     CUDART_FN_T(cudaStreamCreateWithPriority, cudart_abi_cudaStreamCreateWithPriority) fn = (CUDART_FN_T(cudaStreamCreateWithPriority, cudart_abi_cudaStreamCreateWithPriority))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, (int)i2);
+    r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -21716,22 +19218,15 @@ static PyObject *cudart_fn_cudaStreamDestroy(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamDestroy");
+    if (cudart_arity("cudaStreamDestroy", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamDestroy");
@@ -21747,12 +19242,10 @@ static PyObject *cudart_fn_cudaStreamDestroy(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaStreamDestroy, cudart_abi_cudaStreamDestroy) fn = (CUDART_FN_T(cudaStreamDestroy, cudart_abi_cudaStreamDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -21763,23 +19256,19 @@ static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamEndCapture");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamEndCapture", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamEndCapture");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -21801,7 +19290,7 @@ static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaStreamEndCapture, cudart_abi_cudaStreamEndCapture) fn = (CUDART_FN_T(cudaStreamEndCapture, cudart_abi_cudaStreamEndCapture))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -21818,32 +19307,22 @@ static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamGetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamGetAttribute");
+    if (cudart_arity("cudaStreamGetAttribute", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamGetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamGetAttribute");
@@ -21859,12 +19338,10 @@ static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaStreamGetAttribute, cudart_abi_cudaStreamGetAttribute) fn = (CUDART_FN_T(cudaStreamGetAttribute, cudart_abi_cudaStreamGetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, a2);
+    r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -21876,38 +19353,29 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[7] = {0};
+    if (spec.outs & ~0x7eULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetCaptureInfo");
+    unsigned long long out_slots[6] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamGetCaptureInfo", nargs, 7 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x7eULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamGetCaptureInfo");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
+    Py_buffer b5 = {.obj = NULL};
     void *a6;
-    Py_buffer b6;
-    b6.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b6 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -21949,7 +19417,7 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *co
     CUDART_FN_T(cudaStreamGetCaptureInfo, cudart_abi_cudaStreamGetCaptureInfo) fn = (CUDART_FN_T(cudaStreamGetCaptureInfo, cudart_abi_cudaStreamGetCaptureInfo))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, a4, a5, a6);
+    r = fn(a0, a1, a2, a3, a4, a5, a6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -21971,32 +19439,22 @@ static PyObject *cudart_fn_cudaStreamGetDevResource(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamGetDevResource", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamGetDevResource");
+    if (cudart_arity("cudaStreamGetDevResource", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamGetDevResource];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamGetDevResource");
@@ -22012,12 +19470,10 @@ static PyObject *cudart_fn_cudaStreamGetDevResource(PyObject *self, PyObject *co
     CUDART_FN_T(cudaStreamGetDevResource, cudart_abi_cudaStreamGetDevResource) fn = (CUDART_FN_T(cudaStreamGetDevResource, cudart_abi_cudaStreamGetDevResource))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -22029,23 +19485,19 @@ static PyObject *cudart_fn_cudaStreamGetDevice(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetDevice");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamGetDevice", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamGetDevice");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -22067,7 +19519,7 @@ static PyObject *cudart_fn_cudaStreamGetDevice(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaStreamGetDevice, cudart_abi_cudaStreamGetDevice) fn = (CUDART_FN_T(cudaStreamGetDevice, cudart_abi_cudaStreamGetDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -22084,23 +19536,19 @@ static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetFlags");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamGetFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamGetFlags");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -22122,7 +19570,7 @@ static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaStreamGetFlags, cudart_abi_cudaStreamGetFlags) fn = (CUDART_FN_T(cudaStreamGetFlags, cudart_abi_cudaStreamGetFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -22139,23 +19587,19 @@ static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetId");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamGetId", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamGetId");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -22177,7 +19621,7 @@ static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaStreamGetId, cudart_abi_cudaStreamGetId) fn = (CUDART_FN_T(cudaStreamGetId, cudart_abi_cudaStreamGetId))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -22194,23 +19638,19 @@ static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetPriority");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamGetPriority", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamGetPriority");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -22232,7 +19672,7 @@ static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const
     CUDART_FN_T(cudaStreamGetPriority, cudart_abi_cudaStreamGetPriority) fn = (CUDART_FN_T(cudaStreamGetPriority, cudart_abi_cudaStreamGetPriority))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -22249,23 +19689,19 @@ static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamIsCapturing");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamIsCapturing", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamIsCapturing");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -22287,7 +19723,7 @@ static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const
     CUDART_FN_T(cudaStreamIsCapturing, cudart_abi_cudaStreamIsCapturing) fn = (CUDART_FN_T(cudaStreamIsCapturing, cudart_abi_cudaStreamIsCapturing))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -22304,22 +19740,15 @@ static PyObject *cudart_fn_cudaStreamQuery(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamQuery", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamQuery");
+    if (cudart_arity("cudaStreamQuery", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamQuery];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamQuery");
@@ -22335,12 +19764,10 @@ static PyObject *cudart_fn_cudaStreamQuery(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaStreamQuery, cudart_abi_cudaStreamQuery) fn = (CUDART_FN_T(cudaStreamQuery, cudart_abi_cudaStreamQuery))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -22351,32 +19778,22 @@ static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamSetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamSetAttribute");
+    if (cudart_arity("cudaStreamSetAttribute", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamSetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamSetAttribute");
@@ -22392,12 +19809,10 @@ static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaStreamSetAttribute, cudart_abi_cudaStreamSetAttribute) fn = (CUDART_FN_T(cudaStreamSetAttribute, cudart_abi_cudaStreamSetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, a2);
+    r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -22409,22 +19824,15 @@ static PyObject *cudart_fn_cudaStreamSynchronize(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamSynchronize", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamSynchronize");
+    if (cudart_arity("cudaStreamSynchronize", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamSynchronize];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamSynchronize");
@@ -22440,12 +19848,10 @@ static PyObject *cudart_fn_cudaStreamSynchronize(PyObject *self, PyObject *const
     CUDART_FN_T(cudaStreamSynchronize, cudart_abi_cudaStreamSynchronize) fn = (CUDART_FN_T(cudaStreamSynchronize, cudart_abi_cudaStreamSynchronize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -22456,28 +19862,23 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, P
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamUpdateCaptureDependencies");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamUpdateCaptureDependencies", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamUpdateCaptureDependencies");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -22485,7 +19886,7 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, P
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
@@ -22507,7 +19908,7 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, P
     CUDART_FN_T(cudaStreamUpdateCaptureDependencies, cudart_abi_cudaStreamUpdateCaptureDependencies) fn = (CUDART_FN_T(cudaStreamUpdateCaptureDependencies, cudart_abi_cudaStreamUpdateCaptureDependencies))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
+    r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -22525,32 +19926,22 @@ static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamWaitEvent", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamWaitEvent");
+    if (cudart_arity("cudaStreamWaitEvent", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamWaitEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamWaitEvent");
@@ -22566,12 +19957,10 @@ static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaStreamWaitEvent, cudart_abi_cudaStreamWaitEvent) fn = (CUDART_FN_T(cudaStreamWaitEvent, cudart_abi_cudaStreamWaitEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -22583,17 +19972,16 @@ static PyObject *cudart_fn_cudaThreadExchangeStreamCaptureMode(PyObject *self, P
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaThreadExchangeStreamCaptureMode");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaThreadExchangeStreamCaptureMode", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaThreadExchangeStreamCaptureMode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -22614,7 +20002,7 @@ static PyObject *cudart_fn_cudaThreadExchangeStreamCaptureMode(PyObject *self, P
     CUDART_FN_T(cudaThreadExchangeStreamCaptureMode, cudart_abi_cudaThreadExchangeStreamCaptureMode) fn = (CUDART_FN_T(cudaThreadExchangeStreamCaptureMode, cudart_abi_cudaThreadExchangeStreamCaptureMode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -22630,36 +20018,29 @@ static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaUserObjectCreate");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaUserObjectCreate", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaUserObjectCreate");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     unsigned long long u4;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
@@ -22681,7 +20062,7 @@ static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaUserObjectCreate, cudart_abi_cudaUserObjectCreate) fn = (CUDART_FN_T(cudaUserObjectCreate, cudart_abi_cudaUserObjectCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
+    r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -22699,25 +20080,18 @@ static PyObject *cudart_fn_cudaUserObjectRelease(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaUserObjectRelease", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaUserObjectRelease");
+    if (cudart_arity("cudaUserObjectRelease", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaUserObjectRelease];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaUserObjectRelease");
@@ -22733,12 +20107,10 @@ static PyObject *cudart_fn_cudaUserObjectRelease(PyObject *self, PyObject *const
     CUDART_FN_T(cudaUserObjectRelease, cudart_abi_cudaUserObjectRelease) fn = (CUDART_FN_T(cudaUserObjectRelease, cudart_abi_cudaUserObjectRelease))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -22749,25 +20121,18 @@ static PyObject *cudart_fn_cudaUserObjectRetain(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaUserObjectRetain", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaUserObjectRetain");
+    if (cudart_arity("cudaUserObjectRetain", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaUserObjectRetain];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaUserObjectRetain");
@@ -22783,12 +20148,10 @@ static PyObject *cudart_fn_cudaUserObjectRetain(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaUserObjectRetain, cudart_abi_cudaUserObjectRetain) fn = (CUDART_FN_T(cudaUserObjectRetain, cudart_abi_cudaUserObjectRetain))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -22799,30 +20162,26 @@ static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaVDPAUGetDevice");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaVDPAUGetDevice", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaVDPAUGetDevice");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaVDPAUGetDevice];
@@ -22840,7 +20199,7 @@ static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaVDPAUGetDevice, cudart_abi_cudaVDPAUGetDevice) fn = (CUDART_FN_T(cudaVDPAUGetDevice, cudart_abi_cudaVDPAUGetDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, a2);
+    r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -22857,28 +20216,21 @@ static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaVDPAUSetVDPAUDevice", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaVDPAUSetVDPAUDevice");
+    if (cudart_arity("cudaVDPAUSetVDPAUDevice", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     long long i0;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaVDPAUSetVDPAUDevice];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaVDPAUSetVDPAUDevice");
@@ -22894,12 +20246,10 @@ static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *con
     CUDART_FN_T(cudaVDPAUSetVDPAUDevice, cudart_abi_cudaVDPAUSetVDPAUDevice) fn = (CUDART_FN_T(cudaVDPAUSetVDPAUDevice, cudart_abi_cudaVDPAUSetVDPAUDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, (unsigned int)u1, a2);
+    r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b2);
     return result;
 }
@@ -22910,37 +20260,30 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObj
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaWaitExternalSemaphoresAsync");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaWaitExternalSemaphoresAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaWaitExternalSemaphoresAsync");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaWaitExternalSemaphoresAsync];
@@ -22958,7 +20301,7 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObj
     CUDART_FN_T(cudaWaitExternalSemaphoresAsync, cudart_abi_cudaWaitExternalSemaphoresAsync) fn = (CUDART_FN_T(cudaWaitExternalSemaphoresAsync, cudart_abi_cudaWaitExternalSemaphoresAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, a3);
+    r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:

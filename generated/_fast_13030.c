@@ -1932,41 +1932,31 @@ static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaArrayGetInfo");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaArrayGetInfo", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaArrayGetInfo");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 20, &a0, &b0) < 0)
+    Py_buffer b3 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 20, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaArrayGetInfo];
@@ -1984,7 +1974,7 @@ static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaArrayGetInfo, cudart_abi_cudaArrayGetInfo) fn = (CUDART_FN_T(cudaArrayGetInfo, cudart_abi_cudaArrayGetInfo))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3);
+    r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2003,32 +1993,22 @@ static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaArrayGetMemoryRequirements", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaArrayGetMemoryRequirements");
+    if (cudart_arity("cudaArrayGetMemoryRequirements", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     long long i2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
+    if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaArrayGetMemoryRequirements];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaArrayGetMemoryRequirements");
@@ -2044,12 +2024,10 @@ static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObje
     CUDART_FN_T(cudaArrayGetMemoryRequirements, cudart_abi_cudaArrayGetMemoryRequirements) fn = (CUDART_FN_T(cudaArrayGetMemoryRequirements, cudart_abi_cudaArrayGetMemoryRequirements))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (int)i2);
+    r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -2061,28 +2039,24 @@ static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaArrayGetPlane");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaArrayGetPlane", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaArrayGetPlane");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -2102,7 +2076,7 @@ static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaArrayGetPlane, cudart_abi_cudaArrayGetPlane) fn = (CUDART_FN_T(cudaArrayGetPlane, cudart_abi_cudaArrayGetPlane))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2119,29 +2093,19 @@ static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaArrayGetSparseProperties", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaArrayGetSparseProperties");
+    if (cudart_arity("cudaArrayGetSparseProperties", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 48, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 48, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaArrayGetSparseProperties];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaArrayGetSparseProperties");
@@ -2157,12 +2121,10 @@ static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject
     CUDART_FN_T(cudaArrayGetSparseProperties, cudart_abi_cudaArrayGetSparseProperties) fn = (CUDART_FN_T(cudaArrayGetSparseProperties, cudart_abi_cudaArrayGetSparseProperties))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -2174,27 +2136,23 @@ static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaChooseDevice");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaChooseDevice", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaChooseDevice");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 1008, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 1008, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaChooseDevice];
@@ -2212,7 +2170,7 @@ static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaChooseDevice, cudart_abi_cudaChooseDevice) fn = (CUDART_FN_T(cudaChooseDevice, cudart_abi_cudaChooseDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2263,7 +2221,7 @@ static PyObject *cudart_fn_cudaCreateChannelDesc(PyObject *self, PyObject *const
     CUDART_FN_T(cudaCreateChannelDesc, cudart_abi_cudaCreateChannelDesc) fn = (CUDART_FN_T(cudaCreateChannelDesc, cudart_abi_cudaCreateChannelDesc))slot;
     CUDART_RECORD_T(cudaChannelFormatDesc) r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, (int)i1, (int)i2, (int)i3, (unsigned int)u4);
+    r = fn((int)i0, (int)i1, (int)i2, (int)i3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyBytes_FromStringAndSize((const char *)&r, (Py_ssize_t)sizeof r);
 done:
@@ -2276,27 +2234,23 @@ static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaCreateSurfaceObject");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaCreateSurfaceObject", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaCreateSurfaceObject");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaCreateSurfaceObject];
@@ -2314,7 +2268,7 @@ static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *con
     CUDART_FN_T(cudaCreateSurfaceObject, cudart_abi_cudaCreateSurfaceObject) fn = (CUDART_FN_T(cudaCreateSurfaceObject, cudart_abi_cudaCreateSurfaceObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2331,41 +2285,31 @@ static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaCreateTextureObject");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaCreateTextureObject", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaCreateTextureObject");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 72, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 72, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 112, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 112, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaCreateTextureObject];
@@ -2383,7 +2327,7 @@ static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *con
     CUDART_FN_T(cudaCreateTextureObject, cudart_abi_cudaCreateTextureObject) fn = (CUDART_FN_T(cudaCreateTextureObject, cudart_abi_cudaCreateTextureObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3);
+    r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2420,7 +2364,7 @@ static PyObject *cudart_fn_cudaCtxResetPersistingL2Cache(PyObject *self, PyObjec
     CUDART_FN_T(cudaCtxResetPersistingL2Cache, cudart_abi_cudaCtxResetPersistingL2Cache) fn = (CUDART_FN_T(cudaCtxResetPersistingL2Cache, cudart_abi_cudaCtxResetPersistingL2Cache))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn();
+    r = fn();
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2433,22 +2377,15 @@ static PyObject *cudart_fn_cudaDestroyExternalMemory(PyObject *self, PyObject *c
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaDestroyExternalMemory", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDestroyExternalMemory");
+    if (cudart_arity("cudaDestroyExternalMemory", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDestroyExternalMemory];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDestroyExternalMemory");
@@ -2464,12 +2401,10 @@ static PyObject *cudart_fn_cudaDestroyExternalMemory(PyObject *self, PyObject *c
     CUDART_FN_T(cudaDestroyExternalMemory, cudart_abi_cudaDestroyExternalMemory) fn = (CUDART_FN_T(cudaDestroyExternalMemory, cudart_abi_cudaDestroyExternalMemory))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -2480,22 +2415,15 @@ static PyObject *cudart_fn_cudaDestroyExternalSemaphore(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaDestroyExternalSemaphore", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDestroyExternalSemaphore");
+    if (cudart_arity("cudaDestroyExternalSemaphore", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDestroyExternalSemaphore];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDestroyExternalSemaphore");
@@ -2511,12 +2439,10 @@ static PyObject *cudart_fn_cudaDestroyExternalSemaphore(PyObject *self, PyObject
     CUDART_FN_T(cudaDestroyExternalSemaphore, cudart_abi_cudaDestroyExternalSemaphore) fn = (CUDART_FN_T(cudaDestroyExternalSemaphore, cudart_abi_cudaDestroyExternalSemaphore))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -2547,7 +2473,7 @@ static PyObject *cudart_fn_cudaDestroySurfaceObject(PyObject *self, PyObject *co
     CUDART_FN_T(cudaDestroySurfaceObject, cudart_abi_cudaDestroySurfaceObject) fn = (CUDART_FN_T(cudaDestroySurfaceObject, cudart_abi_cudaDestroySurfaceObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned long long)u0);
+    r = fn((unsigned long long)u0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2580,7 +2506,7 @@ static PyObject *cudart_fn_cudaDestroyTextureObject(PyObject *self, PyObject *co
     CUDART_FN_T(cudaDestroyTextureObject, cudart_abi_cudaDestroyTextureObject) fn = (CUDART_FN_T(cudaDestroyTextureObject, cudart_abi_cudaDestroyTextureObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned long long)u0);
+    r = fn((unsigned long long)u0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2593,28 +2519,24 @@ static PyObject *cudart_fn_cudaDevResourceGenerateDesc(PyObject *self, PyObject 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDevResourceGenerateDesc");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDevResourceGenerateDesc", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDevResourceGenerateDesc");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -2634,7 +2556,7 @@ static PyObject *cudart_fn_cudaDevResourceGenerateDesc(PyObject *self, PyObject 
     CUDART_FN_T(cudaDevResourceGenerateDesc, cudart_abi_cudaDevResourceGenerateDesc) fn = (CUDART_FN_T(cudaDevResourceGenerateDesc, cudart_abi_cudaDevResourceGenerateDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2651,49 +2573,33 @@ static PyObject *cudart_fn_cudaDevSmResourceSplit(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaDevSmResourceSplit", nargs, 6 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDevSmResourceSplit");
+    if (cudart_arity("cudaDevSmResourceSplit", nargs, 6) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
+    Py_buffer b5 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 144, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 144, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 144, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 144, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 64, &a5, &b5) < 0)
+    if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 64, &a5, &b5) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDevSmResourceSplit];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDevSmResourceSplit");
@@ -2709,12 +2615,10 @@ static PyObject *cudart_fn_cudaDevSmResourceSplit(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaDevSmResourceSplit, cudart_abi_cudaDevSmResourceSplit) fn = (CUDART_FN_T(cudaDevSmResourceSplit, cudart_abi_cudaDevSmResourceSplit))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, a2, a3, (unsigned int)u4, a5);
+    r = fn(a0, (unsigned int)u1, a2, a3, (unsigned int)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     cudart_release(&b3);
@@ -2728,43 +2632,33 @@ static PyObject *cudart_fn_cudaDevSmResourceSplitByCount(PyObject *self, PyObjec
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDevSmResourceSplitByCount");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDevSmResourceSplitByCount", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDevSmResourceSplitByCount");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 144, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 144, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 144, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 144, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
         goto done;
@@ -2786,7 +2680,7 @@ static PyObject *cudart_fn_cudaDevSmResourceSplitByCount(PyObject *self, PyObjec
     CUDART_FN_T(cudaDevSmResourceSplitByCount, cudart_abi_cudaDevSmResourceSplitByCount) fn = (CUDART_FN_T(cudaDevSmResourceSplitByCount, cudart_abi_cudaDevSmResourceSplitByCount))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, (unsigned int)u4, (unsigned int)u5);
+    r = fn(a0, a1, a2, a3, (unsigned int)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2805,17 +2699,16 @@ static PyObject *cudart_fn_cudaDeviceCanAccessPeer(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceCanAccessPeer");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceCanAccessPeer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceCanAccessPeer");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     long long i2;
     if ((spec.outs >> 0) & 1)
@@ -2842,7 +2735,7 @@ static PyObject *cudart_fn_cudaDeviceCanAccessPeer(PyObject *self, PyObject *con
     CUDART_FN_T(cudaDeviceCanAccessPeer, cudart_abi_cudaDeviceCanAccessPeer) fn = (CUDART_FN_T(cudaDeviceCanAccessPeer, cudart_abi_cudaDeviceCanAccessPeer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1, (int)i2);
+    r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2878,7 +2771,7 @@ static PyObject *cudart_fn_cudaDeviceDisablePeerAccess(PyObject *self, PyObject 
     CUDART_FN_T(cudaDeviceDisablePeerAccess, cudart_abi_cudaDeviceDisablePeerAccess) fn = (CUDART_FN_T(cudaDeviceDisablePeerAccess, cudart_abi_cudaDeviceDisablePeerAccess))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0);
+    r = fn((int)i0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2914,7 +2807,7 @@ static PyObject *cudart_fn_cudaDeviceEnablePeerAccess(PyObject *self, PyObject *
     CUDART_FN_T(cudaDeviceEnablePeerAccess, cudart_abi_cudaDeviceEnablePeerAccess) fn = (CUDART_FN_T(cudaDeviceEnablePeerAccess, cudart_abi_cudaDeviceEnablePeerAccess))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, (unsigned int)u1);
+    r = fn((int)i0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2950,7 +2843,7 @@ static PyObject *cudart_fn_cudaDeviceFlushGPUDirectRDMAWrites(PyObject *self, Py
     CUDART_FN_T(cudaDeviceFlushGPUDirectRDMAWrites, cudart_abi_cudaDeviceFlushGPUDirectRDMAWrites) fn = (CUDART_FN_T(cudaDeviceFlushGPUDirectRDMAWrites, cudart_abi_cudaDeviceFlushGPUDirectRDMAWrites))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0, (unsigned int)u1);
+    r = fn((unsigned int)u0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -2963,17 +2856,16 @@ static PyObject *cudart_fn_cudaDeviceGetAttribute(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetAttribute");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetAttribute");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     long long i2;
     if ((spec.outs >> 0) & 1)
@@ -3000,7 +2892,7 @@ static PyObject *cudart_fn_cudaDeviceGetAttribute(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaDeviceGetAttribute, cudart_abi_cudaDeviceGetAttribute) fn = (CUDART_FN_T(cudaDeviceGetAttribute, cudart_abi_cudaDeviceGetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, (int)i2);
+    r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3016,27 +2908,23 @@ static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetByPCIBusId");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetByPCIBusId", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetByPCIBusId");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetByPCIBusId];
@@ -3054,7 +2942,7 @@ static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *con
     CUDART_FN_T(cudaDeviceGetByPCIBusId, cudart_abi_cudaDeviceGetByPCIBusId) fn = (CUDART_FN_T(cudaDeviceGetByPCIBusId, cudart_abi_cudaDeviceGetByPCIBusId))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3071,17 +2959,16 @@ static PyObject *cudart_fn_cudaDeviceGetCacheConfig(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetCacheConfig");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetCacheConfig", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetCacheConfig");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -3102,7 +2989,7 @@ static PyObject *cudart_fn_cudaDeviceGetCacheConfig(PyObject *self, PyObject *co
     CUDART_FN_T(cudaDeviceGetCacheConfig, cudart_abi_cudaDeviceGetCacheConfig) fn = (CUDART_FN_T(cudaDeviceGetCacheConfig, cudart_abi_cudaDeviceGetCacheConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3118,17 +3005,16 @@ static PyObject *cudart_fn_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetDefaultMemPool");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetDefaultMemPool", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetDefaultMemPool");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -3152,7 +3038,7 @@ static PyObject *cudart_fn_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject 
     CUDART_FN_T(cudaDeviceGetDefaultMemPool, cudart_abi_cudaDeviceGetDefaultMemPool) fn = (CUDART_FN_T(cudaDeviceGetDefaultMemPool, cudart_abi_cudaDeviceGetDefaultMemPool))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1);
+    r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3168,28 +3054,21 @@ static PyObject *cudart_fn_cudaDeviceGetDevResource(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetDevResource", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetDevResource");
+    if (cudart_arity("cudaDeviceGetDevResource", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     long long i0;
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
-    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
+    if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetDevResource];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetDevResource");
@@ -3205,12 +3084,10 @@ static PyObject *cudart_fn_cudaDeviceGetDevResource(PyObject *self, PyObject *co
     CUDART_FN_T(cudaDeviceGetDevResource, cudart_abi_cudaDeviceGetDevResource) fn = (CUDART_FN_T(cudaDeviceGetDevResource, cudart_abi_cudaDeviceGetDevResource))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, a1, (unsigned int)u2);
+    r = fn((int)i0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b1);
     return result;
 }
@@ -3221,17 +3098,16 @@ static PyObject *cudart_fn_cudaDeviceGetExecutionCtx(PyObject *self, PyObject *c
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetExecutionCtx");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetExecutionCtx", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetExecutionCtx");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -3255,7 +3131,7 @@ static PyObject *cudart_fn_cudaDeviceGetExecutionCtx(PyObject *self, PyObject *c
     CUDART_FN_T(cudaDeviceGetExecutionCtx, cudart_abi_cudaDeviceGetExecutionCtx) fn = (CUDART_FN_T(cudaDeviceGetExecutionCtx, cudart_abi_cudaDeviceGetExecutionCtx))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1);
+    r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3271,28 +3147,21 @@ static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetGraphMemAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetGraphMemAttribute");
+    if (cudart_arity("cudaDeviceGetGraphMemAttribute", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     long long i0;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetGraphMemAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetGraphMemAttribute");
@@ -3308,12 +3177,10 @@ static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObje
     CUDART_FN_T(cudaDeviceGetGraphMemAttribute, cudart_abi_cudaDeviceGetGraphMemAttribute) fn = (CUDART_FN_T(cudaDeviceGetGraphMemAttribute, cudart_abi_cudaDeviceGetGraphMemAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, (unsigned int)u1, a2);
+    r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b2);
     return result;
 }
@@ -3324,20 +3191,18 @@ static PyObject *cudart_fn_cudaDeviceGetHostAtomicCapabilities(PyObject *self, P
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetHostAtomicCapabilities");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetHostAtomicCapabilities", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetHostAtomicCapabilities");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     long long i3;
     if ((spec.outs >> 0) & 1)
@@ -3368,7 +3233,7 @@ static PyObject *cudart_fn_cudaDeviceGetHostAtomicCapabilities(PyObject *self, P
     CUDART_FN_T(cudaDeviceGetHostAtomicCapabilities, cudart_abi_cudaDeviceGetHostAtomicCapabilities) fn = (CUDART_FN_T(cudaDeviceGetHostAtomicCapabilities, cudart_abi_cudaDeviceGetHostAtomicCapabilities))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, (int)i3);
+    r = fn(a0, a1, (unsigned int)u2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3385,17 +3250,16 @@ static PyObject *cudart_fn_cudaDeviceGetLimit(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetLimit");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetLimit", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetLimit");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -3419,7 +3283,7 @@ static PyObject *cudart_fn_cudaDeviceGetLimit(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaDeviceGetLimit, cudart_abi_cudaDeviceGetLimit) fn = (CUDART_FN_T(cudaDeviceGetLimit, cudart_abi_cudaDeviceGetLimit))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3435,17 +3299,16 @@ static PyObject *cudart_fn_cudaDeviceGetMemPool(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetMemPool");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetMemPool", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetMemPool");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -3469,7 +3332,7 @@ static PyObject *cudart_fn_cudaDeviceGetMemPool(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaDeviceGetMemPool, cudart_abi_cudaDeviceGetMemPool) fn = (CUDART_FN_T(cudaDeviceGetMemPool, cudart_abi_cudaDeviceGetMemPool))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1);
+    r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3485,28 +3348,21 @@ static PyObject *cudart_fn_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetNvSciSyncAttributes", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetNvSciSyncAttributes");
+    if (cudart_arity("cudaDeviceGetNvSciSyncAttributes", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     long long i2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
+    if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
+    if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetNvSciSyncAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetNvSciSyncAttributes");
@@ -3522,12 +3378,10 @@ static PyObject *cudart_fn_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyOb
     CUDART_FN_T(cudaDeviceGetNvSciSyncAttributes, cudart_abi_cudaDeviceGetNvSciSyncAttributes) fn = (CUDART_FN_T(cudaDeviceGetNvSciSyncAttributes, cudart_abi_cudaDeviceGetNvSciSyncAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1, (int)i2);
+    r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -3538,20 +3392,18 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAtomicCapabilities(PyObject *self, Py
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetP2PAtomicCapabilities");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetP2PAtomicCapabilities", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetP2PAtomicCapabilities");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     long long i3;
     long long i4;
@@ -3585,7 +3437,7 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAtomicCapabilities(PyObject *self, Py
     CUDART_FN_T(cudaDeviceGetP2PAtomicCapabilities, cudart_abi_cudaDeviceGetP2PAtomicCapabilities) fn = (CUDART_FN_T(cudaDeviceGetP2PAtomicCapabilities, cudart_abi_cudaDeviceGetP2PAtomicCapabilities))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, (int)i3, (int)i4);
+    r = fn(a0, a1, (unsigned int)u2, (int)i3, (int)i4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3602,17 +3454,16 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *c
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetP2PAttribute");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetP2PAttribute", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetP2PAttribute");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     long long i2;
     long long i3;
@@ -3642,7 +3493,7 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *c
     CUDART_FN_T(cudaDeviceGetP2PAttribute, cudart_abi_cudaDeviceGetP2PAttribute) fn = (CUDART_FN_T(cudaDeviceGetP2PAttribute, cudart_abi_cudaDeviceGetP2PAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
+    r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3658,28 +3509,21 @@ static PyObject *cudart_fn_cudaDeviceGetPCIBusId(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceGetPCIBusId", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceGetPCIBusId");
+    if (cudart_arity("cudaDeviceGetPCIBusId", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     long long i2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
+    if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
+    if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceGetPCIBusId];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceGetPCIBusId");
@@ -3695,12 +3539,10 @@ static PyObject *cudart_fn_cudaDeviceGetPCIBusId(PyObject *self, PyObject *const
     CUDART_FN_T(cudaDeviceGetPCIBusId, cudart_abi_cudaDeviceGetPCIBusId) fn = (CUDART_FN_T(cudaDeviceGetPCIBusId, cudart_abi_cudaDeviceGetPCIBusId))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1, (int)i2);
+    r = fn(a0, (int)i1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -3711,17 +3553,16 @@ static PyObject *cudart_fn_cudaDeviceGetSharedMemConfig(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetSharedMemConfig");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetSharedMemConfig", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetSharedMemConfig");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -3742,7 +3583,7 @@ static PyObject *cudart_fn_cudaDeviceGetSharedMemConfig(PyObject *self, PyObject
     CUDART_FN_T(cudaDeviceGetSharedMemConfig, cudart_abi_cudaDeviceGetSharedMemConfig) fn = (CUDART_FN_T(cudaDeviceGetSharedMemConfig, cudart_abi_cudaDeviceGetSharedMemConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3758,20 +3599,18 @@ static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetStreamPriorityRange");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetStreamPriorityRange", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetStreamPriorityRange");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -3796,7 +3635,7 @@ static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyOb
     CUDART_FN_T(cudaDeviceGetStreamPriorityRange, cudart_abi_cudaDeviceGetStreamPriorityRange) fn = (CUDART_FN_T(cudaDeviceGetStreamPriorityRange, cudart_abi_cudaDeviceGetStreamPriorityRange))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3813,28 +3652,24 @@ static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceGetTexture1DLinearMaxWidth");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceGetTexture1DLinearMaxWidth", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceGetTexture1DLinearMaxWidth");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     long long i2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -3854,7 +3689,7 @@ static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, 
     CUDART_FN_T(cudaDeviceGetTexture1DLinearMaxWidth, cudart_abi_cudaDeviceGetTexture1DLinearMaxWidth) fn = (CUDART_FN_T(cudaDeviceGetTexture1DLinearMaxWidth, cudart_abi_cudaDeviceGetTexture1DLinearMaxWidth))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (int)i2);
+    r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3891,7 +3726,7 @@ static PyObject *cudart_fn_cudaDeviceGraphMemTrim(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaDeviceGraphMemTrim, cudart_abi_cudaDeviceGraphMemTrim) fn = (CUDART_FN_T(cudaDeviceGraphMemTrim, cudart_abi_cudaDeviceGraphMemTrim))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0);
+    r = fn((int)i0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3904,33 +3739,26 @@ static PyObject *cudart_fn_cudaDeviceRegisterAsyncNotification(PyObject *self, P
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDeviceRegisterAsyncNotification");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDeviceRegisterAsyncNotification", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDeviceRegisterAsyncNotification");
     PyObject *result = NULL;
     long long i0;
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
@@ -3952,7 +3780,7 @@ static PyObject *cudart_fn_cudaDeviceRegisterAsyncNotification(PyObject *self, P
     CUDART_FN_T(cudaDeviceRegisterAsyncNotification, cudart_abi_cudaDeviceRegisterAsyncNotification) fn = (CUDART_FN_T(cudaDeviceRegisterAsyncNotification, cudart_abi_cudaDeviceRegisterAsyncNotification))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, a1, a2, a3);
+    r = fn((int)i0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -3988,7 +3816,7 @@ static PyObject *cudart_fn_cudaDeviceReset(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaDeviceReset, cudart_abi_cudaDeviceReset) fn = (CUDART_FN_T(cudaDeviceReset, cudart_abi_cudaDeviceReset))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn();
+    r = fn();
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4021,7 +3849,7 @@ static PyObject *cudart_fn_cudaDeviceSetCacheConfig(PyObject *self, PyObject *co
     CUDART_FN_T(cudaDeviceSetCacheConfig, cudart_abi_cudaDeviceSetCacheConfig) fn = (CUDART_FN_T(cudaDeviceSetCacheConfig, cudart_abi_cudaDeviceSetCacheConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0);
+    r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4034,28 +3862,21 @@ static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceSetGraphMemAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceSetGraphMemAttribute");
+    if (cudart_arity("cudaDeviceSetGraphMemAttribute", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     long long i0;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceSetGraphMemAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceSetGraphMemAttribute");
@@ -4071,12 +3892,10 @@ static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObje
     CUDART_FN_T(cudaDeviceSetGraphMemAttribute, cudart_abi_cudaDeviceSetGraphMemAttribute) fn = (CUDART_FN_T(cudaDeviceSetGraphMemAttribute, cudart_abi_cudaDeviceSetGraphMemAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, (unsigned int)u1, a2);
+    r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b2);
     return result;
 }
@@ -4110,7 +3929,7 @@ static PyObject *cudart_fn_cudaDeviceSetLimit(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaDeviceSetLimit, cudart_abi_cudaDeviceSetLimit) fn = (CUDART_FN_T(cudaDeviceSetLimit, cudart_abi_cudaDeviceSetLimit))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0, (unsigned long)u1);
+    r = fn((unsigned int)u0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4123,25 +3942,18 @@ static PyObject *cudart_fn_cudaDeviceSetMemPool(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceSetMemPool", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceSetMemPool");
+    if (cudart_arity("cudaDeviceSetMemPool", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     long long i0;
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceSetMemPool];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceSetMemPool");
@@ -4157,12 +3969,10 @@ static PyObject *cudart_fn_cudaDeviceSetMemPool(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaDeviceSetMemPool, cudart_abi_cudaDeviceSetMemPool) fn = (CUDART_FN_T(cudaDeviceSetMemPool, cudart_abi_cudaDeviceSetMemPool))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, a1);
+    r = fn((int)i0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b1);
     return result;
 }
@@ -4193,7 +4003,7 @@ static PyObject *cudart_fn_cudaDeviceSetSharedMemConfig(PyObject *self, PyObject
     CUDART_FN_T(cudaDeviceSetSharedMemConfig, cudart_abi_cudaDeviceSetSharedMemConfig) fn = (CUDART_FN_T(cudaDeviceSetSharedMemConfig, cudart_abi_cudaDeviceSetSharedMemConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0);
+    r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4224,7 +4034,7 @@ static PyObject *cudart_fn_cudaDeviceSynchronize(PyObject *self, PyObject *const
     CUDART_FN_T(cudaDeviceSynchronize, cudart_abi_cudaDeviceSynchronize) fn = (CUDART_FN_T(cudaDeviceSynchronize, cudart_abi_cudaDeviceSynchronize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn();
+    r = fn();
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4237,25 +4047,18 @@ static PyObject *cudart_fn_cudaDeviceUnregisterAsyncNotification(PyObject *self,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaDeviceUnregisterAsyncNotification", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaDeviceUnregisterAsyncNotification");
+    if (cudart_arity("cudaDeviceUnregisterAsyncNotification", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     long long i0;
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaDeviceUnregisterAsyncNotification];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaDeviceUnregisterAsyncNotification");
@@ -4271,12 +4074,10 @@ static PyObject *cudart_fn_cudaDeviceUnregisterAsyncNotification(PyObject *self,
     CUDART_FN_T(cudaDeviceUnregisterAsyncNotification, cudart_abi_cudaDeviceUnregisterAsyncNotification) fn = (CUDART_FN_T(cudaDeviceUnregisterAsyncNotification, cudart_abi_cudaDeviceUnregisterAsyncNotification))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, a1);
+    r = fn((int)i0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b1);
     return result;
 }
@@ -4287,17 +4088,16 @@ static PyObject *cudart_fn_cudaDriverGetVersion(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaDriverGetVersion");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaDriverGetVersion", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaDriverGetVersion");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -4318,7 +4118,7 @@ static PyObject *cudart_fn_cudaDriverGetVersion(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaDriverGetVersion, cudart_abi_cudaDriverGetVersion) fn = (CUDART_FN_T(cudaDriverGetVersion, cudart_abi_cudaDriverGetVersion))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4334,23 +4134,20 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyO
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x7ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamConsumerAcquireFrame");
     unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEGLStreamConsumerAcquireFrame", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x7ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEGLStreamConsumerAcquireFrame");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -4382,7 +4179,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyO
     CUDART_FN_T(cudaEGLStreamConsumerAcquireFrame, cudart_abi_cudaEGLStreamConsumerAcquireFrame) fn = (CUDART_FN_T(cudaEGLStreamConsumerAcquireFrame, cudart_abi_cudaEGLStreamConsumerAcquireFrame))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned int)u3);
+    r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4400,27 +4197,23 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamConsumerConnect");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEGLStreamConsumerConnect", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEGLStreamConsumerConnect");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEGLStreamConsumerConnect];
@@ -4438,7 +4231,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject
     CUDART_FN_T(cudaEGLStreamConsumerConnect, cudart_abi_cudaEGLStreamConsumerConnect) fn = (CUDART_FN_T(cudaEGLStreamConsumerConnect, cudart_abi_cudaEGLStreamConsumerConnect))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4455,28 +4248,24 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamConsumerConnectWithFlags");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEGLStreamConsumerConnectWithFlags", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEGLStreamConsumerConnectWithFlags");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -4496,7 +4285,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self,
     CUDART_FN_T(cudaEGLStreamConsumerConnectWithFlags, cudart_abi_cudaEGLStreamConsumerConnectWithFlags) fn = (CUDART_FN_T(cudaEGLStreamConsumerConnectWithFlags, cudart_abi_cudaEGLStreamConsumerConnectWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4513,17 +4302,16 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerDisconnect(PyObject *self, PyObj
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamConsumerDisconnect");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEGLStreamConsumerDisconnect", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEGLStreamConsumerDisconnect");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -4544,7 +4332,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerDisconnect(PyObject *self, PyObj
     CUDART_FN_T(cudaEGLStreamConsumerDisconnect, cudart_abi_cudaEGLStreamConsumerDisconnect) fn = (CUDART_FN_T(cudaEGLStreamConsumerDisconnect, cudart_abi_cudaEGLStreamConsumerDisconnect))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4560,30 +4348,25 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyO
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamConsumerReleaseFrame");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEGLStreamConsumerReleaseFrame", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEGLStreamConsumerReleaseFrame");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -4605,7 +4388,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyO
     CUDART_FN_T(cudaEGLStreamConsumerReleaseFrame, cudart_abi_cudaEGLStreamConsumerReleaseFrame) fn = (CUDART_FN_T(cudaEGLStreamConsumerReleaseFrame, cudart_abi_cudaEGLStreamConsumerReleaseFrame))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4623,29 +4406,25 @@ static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamProducerConnect");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEGLStreamProducerConnect", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEGLStreamProducerConnect");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     long long i2;
     long long i3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -4667,7 +4446,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject
     CUDART_FN_T(cudaEGLStreamProducerConnect, cudart_abi_cudaEGLStreamProducerConnect) fn = (CUDART_FN_T(cudaEGLStreamProducerConnect, cudart_abi_cudaEGLStreamProducerConnect))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (int)i2, (int)i3);
+    r = fn(a0, a1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4684,17 +4463,16 @@ static PyObject *cudart_fn_cudaEGLStreamProducerDisconnect(PyObject *self, PyObj
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamProducerDisconnect");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEGLStreamProducerDisconnect", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEGLStreamProducerDisconnect");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -4715,7 +4493,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerDisconnect(PyObject *self, PyObj
     CUDART_FN_T(cudaEGLStreamProducerDisconnect, cudart_abi_cudaEGLStreamProducerDisconnect) fn = (CUDART_FN_T(cudaEGLStreamProducerDisconnect, cudart_abi_cudaEGLStreamProducerDisconnect))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4731,26 +4509,24 @@ static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyO
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamProducerPresentFrame");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEGLStreamProducerPresentFrame", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEGLStreamProducerPresentFrame");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     CUDART_RECORD_T(cudaEglFrame) a1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[k++], 1, "cudaEglFrame", (Py_ssize_t)sizeof a1, &cudart_class_cudaEglFrame, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "cudaEglFrame_st", (Py_ssize_t)sizeof a1, &cudart_class_cudaEglFrame, &a1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -4772,7 +4548,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyO
     CUDART_FN_T(cudaEGLStreamProducerPresentFrame, cudart_abi_cudaEGLStreamProducerPresentFrame) fn = (CUDART_FN_T(cudaEGLStreamProducerPresentFrame, cudart_abi_cudaEGLStreamProducerPresentFrame))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4789,30 +4565,25 @@ static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEGLStreamProducerReturnFrame");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEGLStreamProducerReturnFrame", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEGLStreamProducerReturnFrame");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 280, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 280, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -4834,7 +4605,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyOb
     CUDART_FN_T(cudaEGLStreamProducerReturnFrame, cudart_abi_cudaEGLStreamProducerReturnFrame) fn = (CUDART_FN_T(cudaEGLStreamProducerReturnFrame, cudart_abi_cudaEGLStreamProducerReturnFrame))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4852,17 +4623,16 @@ static PyObject *cudart_fn_cudaEventCreate(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventCreate");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEventCreate", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEventCreate");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -4883,7 +4653,7 @@ static PyObject *cudart_fn_cudaEventCreate(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaEventCreate, cudart_abi_cudaEventCreate) fn = (CUDART_FN_T(cudaEventCreate, cudart_abi_cudaEventCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4899,28 +4669,24 @@ static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventCreateFromEGLSync");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEventCreateFromEGLSync", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEventCreateFromEGLSync");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -4940,7 +4706,7 @@ static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *
     CUDART_FN_T(cudaEventCreateFromEGLSync, cudart_abi_cudaEventCreateFromEGLSync) fn = (CUDART_FN_T(cudaEventCreateFromEGLSync, cudart_abi_cudaEventCreateFromEGLSync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -4957,17 +4723,16 @@ static PyObject *cudart_fn_cudaEventCreateWithFlags(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventCreateWithFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEventCreateWithFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEventCreateWithFlags");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -4991,7 +4756,7 @@ static PyObject *cudart_fn_cudaEventCreateWithFlags(PyObject *self, PyObject *co
     CUDART_FN_T(cudaEventCreateWithFlags, cudart_abi_cudaEventCreateWithFlags) fn = (CUDART_FN_T(cudaEventCreateWithFlags, cudart_abi_cudaEventCreateWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -5007,22 +4772,15 @@ static PyObject *cudart_fn_cudaEventDestroy(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaEventDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventDestroy");
+    if (cudart_arity("cudaEventDestroy", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventDestroy");
@@ -5038,12 +4796,10 @@ static PyObject *cudart_fn_cudaEventDestroy(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaEventDestroy, cudart_abi_cudaEventDestroy) fn = (CUDART_FN_T(cudaEventDestroy, cudart_abi_cudaEventDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -5054,34 +4810,27 @@ static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaEventElapsedTime");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaEventElapsedTime", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaEventElapsedTime");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventElapsedTime];
@@ -5099,7 +4848,7 @@ static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaEventElapsedTime, cudart_abi_cudaEventElapsedTime) fn = (CUDART_FN_T(cudaEventElapsedTime, cudart_abi_cudaEventElapsedTime))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -5117,22 +4866,15 @@ static PyObject *cudart_fn_cudaEventQuery(PyObject *self, PyObject *const *args,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaEventQuery", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventQuery");
+    if (cudart_arity("cudaEventQuery", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventQuery];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventQuery");
@@ -5148,12 +4890,10 @@ static PyObject *cudart_fn_cudaEventQuery(PyObject *self, PyObject *const *args,
     CUDART_FN_T(cudaEventQuery, cudart_abi_cudaEventQuery) fn = (CUDART_FN_T(cudaEventQuery, cudart_abi_cudaEventQuery))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -5164,29 +4904,19 @@ static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaEventRecord", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventRecord");
+    if (cudart_arity("cudaEventRecord", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventRecord];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventRecord");
@@ -5202,12 +4932,10 @@ static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaEventRecord, cudart_abi_cudaEventRecord) fn = (CUDART_FN_T(cudaEventRecord, cudart_abi_cudaEventRecord))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -5219,32 +4947,22 @@ static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaEventRecordWithFlags", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventRecordWithFlags");
+    if (cudart_arity("cudaEventRecordWithFlags", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventRecordWithFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventRecordWithFlags");
@@ -5260,12 +4978,10 @@ static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *co
     CUDART_FN_T(cudaEventRecordWithFlags, cudart_abi_cudaEventRecordWithFlags) fn = (CUDART_FN_T(cudaEventRecordWithFlags, cudart_abi_cudaEventRecordWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -5277,22 +4993,15 @@ static PyObject *cudart_fn_cudaEventSynchronize(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaEventSynchronize", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaEventSynchronize");
+    if (cudart_arity("cudaEventSynchronize", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaEventSynchronize];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaEventSynchronize");
@@ -5308,12 +5017,10 @@ static PyObject *cudart_fn_cudaEventSynchronize(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaEventSynchronize, cudart_abi_cudaEventSynchronize) fn = (CUDART_FN_T(cudaEventSynchronize, cudart_abi_cudaEventSynchronize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -5324,22 +5031,15 @@ static PyObject *cudart_fn_cudaExecutionCtxDestroy(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaExecutionCtxDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaExecutionCtxDestroy");
+    if (cudart_arity("cudaExecutionCtxDestroy", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaExecutionCtxDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaExecutionCtxDestroy");
@@ -5355,12 +5055,10 @@ static PyObject *cudart_fn_cudaExecutionCtxDestroy(PyObject *self, PyObject *con
     CUDART_FN_T(cudaExecutionCtxDestroy, cudart_abi_cudaExecutionCtxDestroy) fn = (CUDART_FN_T(cudaExecutionCtxDestroy, cudart_abi_cudaExecutionCtxDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -5371,32 +5069,22 @@ static PyObject *cudart_fn_cudaExecutionCtxGetDevResource(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaExecutionCtxGetDevResource", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaExecutionCtxGetDevResource");
+    if (cudart_arity("cudaExecutionCtxGetDevResource", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaExecutionCtxGetDevResource];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaExecutionCtxGetDevResource");
@@ -5412,12 +5100,10 @@ static PyObject *cudart_fn_cudaExecutionCtxGetDevResource(PyObject *self, PyObje
     CUDART_FN_T(cudaExecutionCtxGetDevResource, cudart_abi_cudaExecutionCtxGetDevResource) fn = (CUDART_FN_T(cudaExecutionCtxGetDevResource, cudart_abi_cudaExecutionCtxGetDevResource))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -5429,27 +5115,23 @@ static PyObject *cudart_fn_cudaExecutionCtxGetDevice(PyObject *self, PyObject *c
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaExecutionCtxGetDevice");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaExecutionCtxGetDevice", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaExecutionCtxGetDevice");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaExecutionCtxGetDevice];
@@ -5467,7 +5149,7 @@ static PyObject *cudart_fn_cudaExecutionCtxGetDevice(PyObject *self, PyObject *c
     CUDART_FN_T(cudaExecutionCtxGetDevice, cudart_abi_cudaExecutionCtxGetDevice) fn = (CUDART_FN_T(cudaExecutionCtxGetDevice, cudart_abi_cudaExecutionCtxGetDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -5484,23 +5166,19 @@ static PyObject *cudart_fn_cudaExecutionCtxGetId(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaExecutionCtxGetId");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaExecutionCtxGetId", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaExecutionCtxGetId");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -5522,7 +5200,7 @@ static PyObject *cudart_fn_cudaExecutionCtxGetId(PyObject *self, PyObject *const
     CUDART_FN_T(cudaExecutionCtxGetId, cudart_abi_cudaExecutionCtxGetId) fn = (CUDART_FN_T(cudaExecutionCtxGetId, cudart_abi_cudaExecutionCtxGetId))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -5539,29 +5217,19 @@ static PyObject *cudart_fn_cudaExecutionCtxRecordEvent(PyObject *self, PyObject 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaExecutionCtxRecordEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaExecutionCtxRecordEvent");
+    if (cudart_arity("cudaExecutionCtxRecordEvent", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaExecutionCtxRecordEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaExecutionCtxRecordEvent");
@@ -5577,12 +5245,10 @@ static PyObject *cudart_fn_cudaExecutionCtxRecordEvent(PyObject *self, PyObject 
     CUDART_FN_T(cudaExecutionCtxRecordEvent, cudart_abi_cudaExecutionCtxRecordEvent) fn = (CUDART_FN_T(cudaExecutionCtxRecordEvent, cudart_abi_cudaExecutionCtxRecordEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -5594,29 +5260,25 @@ static PyObject *cudart_fn_cudaExecutionCtxStreamCreate(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaExecutionCtxStreamCreate");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaExecutionCtxStreamCreate", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaExecutionCtxStreamCreate");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     long long i3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -5638,7 +5300,7 @@ static PyObject *cudart_fn_cudaExecutionCtxStreamCreate(PyObject *self, PyObject
     CUDART_FN_T(cudaExecutionCtxStreamCreate, cudart_abi_cudaExecutionCtxStreamCreate) fn = (CUDART_FN_T(cudaExecutionCtxStreamCreate, cudart_abi_cudaExecutionCtxStreamCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, (int)i3);
+    r = fn(a0, a1, (unsigned int)u2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -5655,22 +5317,15 @@ static PyObject *cudart_fn_cudaExecutionCtxSynchronize(PyObject *self, PyObject 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaExecutionCtxSynchronize", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaExecutionCtxSynchronize");
+    if (cudart_arity("cudaExecutionCtxSynchronize", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaExecutionCtxSynchronize];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaExecutionCtxSynchronize");
@@ -5686,12 +5341,10 @@ static PyObject *cudart_fn_cudaExecutionCtxSynchronize(PyObject *self, PyObject 
     CUDART_FN_T(cudaExecutionCtxSynchronize, cudart_abi_cudaExecutionCtxSynchronize) fn = (CUDART_FN_T(cudaExecutionCtxSynchronize, cudart_abi_cudaExecutionCtxSynchronize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -5702,29 +5355,19 @@ static PyObject *cudart_fn_cudaExecutionCtxWaitEvent(PyObject *self, PyObject *c
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaExecutionCtxWaitEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaExecutionCtxWaitEvent");
+    if (cudart_arity("cudaExecutionCtxWaitEvent", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaExecutionCtxWaitEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaExecutionCtxWaitEvent");
@@ -5740,12 +5383,10 @@ static PyObject *cudart_fn_cudaExecutionCtxWaitEvent(PyObject *self, PyObject *c
     CUDART_FN_T(cudaExecutionCtxWaitEvent, cudart_abi_cudaExecutionCtxWaitEvent) fn = (CUDART_FN_T(cudaExecutionCtxWaitEvent, cudart_abi_cudaExecutionCtxWaitEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -5757,34 +5398,27 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyO
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaExternalMemoryGetMappedBuffer");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaExternalMemoryGetMappedBuffer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaExternalMemoryGetMappedBuffer");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 88, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 88, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaExternalMemoryGetMappedBuffer];
@@ -5802,7 +5436,7 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyO
     CUDART_FN_T(cudaExternalMemoryGetMappedBuffer, cudart_abi_cudaExternalMemoryGetMappedBuffer) fn = (CUDART_FN_T(cudaExternalMemoryGetMappedBuffer, cudart_abi_cudaExternalMemoryGetMappedBuffer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -5820,34 +5454,27 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *s
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaExternalMemoryGetMappedMipmappedArray");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaExternalMemoryGetMappedMipmappedArray", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaExternalMemoryGetMappedMipmappedArray");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 128, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 128, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaExternalMemoryGetMappedMipmappedArray];
@@ -5865,7 +5492,7 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *s
     CUDART_FN_T(cudaExternalMemoryGetMappedMipmappedArray, cudart_abi_cudaExternalMemoryGetMappedMipmappedArray) fn = (CUDART_FN_T(cudaExternalMemoryGetMappedMipmappedArray, cudart_abi_cudaExternalMemoryGetMappedMipmappedArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -5883,22 +5510,15 @@ static PyObject *cudart_fn_cudaFree(PyObject *self, PyObject *const *args, Py_ss
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaFree", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFree");
+    if (cudart_arity("cudaFree", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFree];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFree");
@@ -5914,12 +5534,10 @@ static PyObject *cudart_fn_cudaFree(PyObject *self, PyObject *const *args, Py_ss
     CUDART_FN_T(cudaFree, cudart_abi_cudaFree) fn = (CUDART_FN_T(cudaFree, cudart_abi_cudaFree))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -5930,22 +5548,15 @@ static PyObject *cudart_fn_cudaFreeArray(PyObject *self, PyObject *const *args, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaFreeArray", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFreeArray");
+    if (cudart_arity("cudaFreeArray", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFreeArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFreeArray");
@@ -5961,12 +5572,10 @@ static PyObject *cudart_fn_cudaFreeArray(PyObject *self, PyObject *const *args, 
     CUDART_FN_T(cudaFreeArray, cudart_abi_cudaFreeArray) fn = (CUDART_FN_T(cudaFreeArray, cudart_abi_cudaFreeArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -5977,29 +5586,19 @@ static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaFreeAsync", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFreeAsync");
+    if (cudart_arity("cudaFreeAsync", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFreeAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFreeAsync");
@@ -6015,12 +5614,10 @@ static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, 
     CUDART_FN_T(cudaFreeAsync, cudart_abi_cudaFreeAsync) fn = (CUDART_FN_T(cudaFreeAsync, cudart_abi_cudaFreeAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6032,22 +5629,15 @@ static PyObject *cudart_fn_cudaFreeHost(PyObject *self, PyObject *const *args, P
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaFreeHost", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFreeHost");
+    if (cudart_arity("cudaFreeHost", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFreeHost];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFreeHost");
@@ -6063,12 +5653,10 @@ static PyObject *cudart_fn_cudaFreeHost(PyObject *self, PyObject *const *args, P
     CUDART_FN_T(cudaFreeHost, cudart_abi_cudaFreeHost) fn = (CUDART_FN_T(cudaFreeHost, cudart_abi_cudaFreeHost))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -6079,22 +5667,15 @@ static PyObject *cudart_fn_cudaFreeMipmappedArray(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaFreeMipmappedArray", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFreeMipmappedArray");
+    if (cudart_arity("cudaFreeMipmappedArray", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFreeMipmappedArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFreeMipmappedArray");
@@ -6110,12 +5691,10 @@ static PyObject *cudart_fn_cudaFreeMipmappedArray(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaFreeMipmappedArray, cudart_abi_cudaFreeMipmappedArray) fn = (CUDART_FN_T(cudaFreeMipmappedArray, cudart_abi_cudaFreeMipmappedArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -6126,29 +5705,19 @@ static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaFuncGetAttributes", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFuncGetAttributes");
+    if (cudart_arity("cudaFuncGetAttributes", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncGetAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncGetAttributes");
@@ -6164,12 +5733,10 @@ static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const
     CUDART_FN_T(cudaFuncGetAttributes, cudart_abi_cudaFuncGetAttributes) fn = (CUDART_FN_T(cudaFuncGetAttributes, cudart_abi_cudaFuncGetAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6181,27 +5748,23 @@ static PyObject *cudart_fn_cudaFuncGetName(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFuncGetName");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaFuncGetName", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaFuncGetName");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncGetName];
@@ -6219,7 +5782,7 @@ static PyObject *cudart_fn_cudaFuncGetName(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaFuncGetName, cudart_abi_cudaFuncGetName) fn = (CUDART_FN_T(cudaFuncGetName, cudart_abi_cudaFuncGetName))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6236,23 +5799,19 @@ static PyObject *cudart_fn_cudaFuncGetParamCount(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFuncGetParamCount");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaFuncGetParamCount", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaFuncGetParamCount");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -6274,7 +5833,7 @@ static PyObject *cudart_fn_cudaFuncGetParamCount(PyObject *self, PyObject *const
     CUDART_FN_T(cudaFuncGetParamCount, cudart_abi_cudaFuncGetParamCount) fn = (CUDART_FN_T(cudaFuncGetParamCount, cudart_abi_cudaFuncGetParamCount))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6291,27 +5850,22 @@ static PyObject *cudart_fn_cudaFuncGetParamInfo(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0xcULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaFuncGetParamInfo");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaFuncGetParamInfo", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0xcULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaFuncGetParamInfo");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
@@ -6339,7 +5893,7 @@ static PyObject *cudart_fn_cudaFuncGetParamInfo(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaFuncGetParamInfo, cudart_abi_cudaFuncGetParamInfo) fn = (CUDART_FN_T(cudaFuncGetParamInfo, cudart_abi_cudaFuncGetParamInfo))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, a2, a3);
+    r = fn(a0, (unsigned long)u1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6357,28 +5911,21 @@ static PyObject *cudart_fn_cudaFuncSetAttribute(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaFuncSetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFuncSetAttribute");
+    if (cudart_arity("cudaFuncSetAttribute", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     long long i2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
+    if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncSetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncSetAttribute");
@@ -6394,12 +5941,10 @@ static PyObject *cudart_fn_cudaFuncSetAttribute(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaFuncSetAttribute, cudart_abi_cudaFuncSetAttribute) fn = (CUDART_FN_T(cudaFuncSetAttribute, cudart_abi_cudaFuncSetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, (int)i2);
+    r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -6410,25 +5955,18 @@ static PyObject *cudart_fn_cudaFuncSetCacheConfig(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaFuncSetCacheConfig", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFuncSetCacheConfig");
+    if (cudart_arity("cudaFuncSetCacheConfig", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncSetCacheConfig];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncSetCacheConfig");
@@ -6444,12 +5982,10 @@ static PyObject *cudart_fn_cudaFuncSetCacheConfig(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaFuncSetCacheConfig, cudart_abi_cudaFuncSetCacheConfig) fn = (CUDART_FN_T(cudaFuncSetCacheConfig, cudart_abi_cudaFuncSetCacheConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -6460,25 +5996,18 @@ static PyObject *cudart_fn_cudaFuncSetSharedMemConfig(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaFuncSetSharedMemConfig", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaFuncSetSharedMemConfig");
+    if (cudart_arity("cudaFuncSetSharedMemConfig", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaFuncSetSharedMemConfig];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaFuncSetSharedMemConfig");
@@ -6494,12 +6023,10 @@ static PyObject *cudart_fn_cudaFuncSetSharedMemConfig(PyObject *self, PyObject *
     CUDART_FN_T(cudaFuncSetSharedMemConfig, cudart_abi_cudaFuncSetSharedMemConfig) fn = (CUDART_FN_T(cudaFuncSetSharedMemConfig, cudart_abi_cudaFuncSetSharedMemConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -6510,20 +6037,18 @@ static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGLGetDevices");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGLGetDevices", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGLGetDevices");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
@@ -6554,7 +6079,7 @@ static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaGLGetDevices, cudart_abi_cudaGLGetDevices) fn = (CUDART_FN_T(cudaGLGetDevices, cudart_abi_cudaGLGetDevices))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
+    r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6571,17 +6096,16 @@ static PyObject *cudart_fn_cudaGLMapBufferObject(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGLMapBufferObject");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGLMapBufferObject", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGLMapBufferObject");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -6605,7 +6129,7 @@ static PyObject *cudart_fn_cudaGLMapBufferObject(PyObject *self, PyObject *const
     CUDART_FN_T(cudaGLMapBufferObject, cudart_abi_cudaGLMapBufferObject) fn = (CUDART_FN_T(cudaGLMapBufferObject, cudart_abi_cudaGLMapBufferObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6621,30 +6145,26 @@ static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGLMapBufferObjectAsync");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGLMapBufferObjectAsync", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGLMapBufferObjectAsync");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGLMapBufferObjectAsync];
@@ -6662,7 +6182,7 @@ static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *
     CUDART_FN_T(cudaGLMapBufferObjectAsync, cudart_abi_cudaGLMapBufferObjectAsync) fn = (CUDART_FN_T(cudaGLMapBufferObjectAsync, cudart_abi_cudaGLMapBufferObjectAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, a2);
+    r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6699,7 +6219,7 @@ static PyObject *cudart_fn_cudaGLRegisterBufferObject(PyObject *self, PyObject *
     CUDART_FN_T(cudaGLRegisterBufferObject, cudart_abi_cudaGLRegisterBufferObject) fn = (CUDART_FN_T(cudaGLRegisterBufferObject, cudart_abi_cudaGLRegisterBufferObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0);
+    r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6735,7 +6255,7 @@ static PyObject *cudart_fn_cudaGLSetBufferObjectMapFlags(PyObject *self, PyObjec
     CUDART_FN_T(cudaGLSetBufferObjectMapFlags, cudart_abi_cudaGLSetBufferObjectMapFlags) fn = (CUDART_FN_T(cudaGLSetBufferObjectMapFlags, cudart_abi_cudaGLSetBufferObjectMapFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0, (unsigned int)u1);
+    r = fn((unsigned int)u0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6768,7 +6288,7 @@ static PyObject *cudart_fn_cudaGLSetGLDevice(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaGLSetGLDevice, cudart_abi_cudaGLSetGLDevice) fn = (CUDART_FN_T(cudaGLSetGLDevice, cudart_abi_cudaGLSetGLDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0);
+    r = fn((int)i0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6801,7 +6321,7 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObject(PyObject *self, PyObject *con
     CUDART_FN_T(cudaGLUnmapBufferObject, cudart_abi_cudaGLUnmapBufferObject) fn = (CUDART_FN_T(cudaGLUnmapBufferObject, cudart_abi_cudaGLUnmapBufferObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0);
+    r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6814,25 +6334,18 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObjectAsync(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGLUnmapBufferObjectAsync", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGLUnmapBufferObjectAsync");
+    if (cudart_arity("cudaGLUnmapBufferObjectAsync", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     unsigned long long u0;
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if (cudart_unsigned(args[k++], 0, 32, &u0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_unsigned(args[0], 0, 32, &u0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGLUnmapBufferObjectAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGLUnmapBufferObjectAsync");
@@ -6848,12 +6361,10 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObjectAsync(PyObject *self, PyObject
     CUDART_FN_T(cudaGLUnmapBufferObjectAsync, cudart_abi_cudaGLUnmapBufferObjectAsync) fn = (CUDART_FN_T(cudaGLUnmapBufferObjectAsync, cudart_abi_cudaGLUnmapBufferObjectAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0, a1);
+    r = fn((unsigned int)u0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b1);
     return result;
 }
@@ -6884,7 +6395,7 @@ static PyObject *cudart_fn_cudaGLUnregisterBufferObject(PyObject *self, PyObject
     CUDART_FN_T(cudaGLUnregisterBufferObject, cudart_abi_cudaGLUnregisterBufferObject) fn = (CUDART_FN_T(cudaGLUnregisterBufferObject, cudart_abi_cudaGLUnregisterBufferObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0);
+    r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -6897,29 +6408,19 @@ static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetChannelDesc", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetChannelDesc");
+    if (cudart_arity("cudaGetChannelDesc", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 20, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 20, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetChannelDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetChannelDesc");
@@ -6935,12 +6436,10 @@ static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaGetChannelDesc, cudart_abi_cudaGetChannelDesc) fn = (CUDART_FN_T(cudaGetChannelDesc, cudart_abi_cudaGetChannelDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -6952,17 +6451,16 @@ static PyObject *cudart_fn_cudaGetDevice(PyObject *self, PyObject *const *args, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDevice");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetDevice", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetDevice");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -6982,9 +6480,7 @@ static PyObject *cudart_fn_cudaGetDevice(PyObject *self, PyObject *const *args, 
     }
     CUDART_FN_T(cudaGetDevice, cudart_abi_cudaGetDevice) fn = (CUDART_FN_T(cudaGetDevice, cudart_abi_cudaGetDevice))slot;
     unsigned int r;
-    Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
-    Py_END_ALLOW_THREADS
+    r = fn(a0);  /* with the GIL held: generator/gil.py */
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
     if (spec.outs && result)
@@ -6999,17 +6495,16 @@ static PyObject *cudart_fn_cudaGetDeviceCount(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDeviceCount");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetDeviceCount", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetDeviceCount");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -7030,7 +6525,7 @@ static PyObject *cudart_fn_cudaGetDeviceCount(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaGetDeviceCount, cudart_abi_cudaGetDeviceCount) fn = (CUDART_FN_T(cudaGetDeviceCount, cudart_abi_cudaGetDeviceCount))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7046,17 +6541,16 @@ static PyObject *cudart_fn_cudaGetDeviceFlags(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDeviceFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetDeviceFlags", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetDeviceFlags");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -7077,7 +6571,7 @@ static PyObject *cudart_fn_cudaGetDeviceFlags(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaGetDeviceFlags, cudart_abi_cudaGetDeviceFlags) fn = (CUDART_FN_T(cudaGetDeviceFlags, cudart_abi_cudaGetDeviceFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7093,25 +6587,18 @@ static PyObject *cudart_fn_cudaGetDeviceProperties(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetDeviceProperties", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetDeviceProperties");
+    if (cudart_arity("cudaGetDeviceProperties", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 1008, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 1008, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
+    if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetDeviceProperties];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetDeviceProperties");
@@ -7127,12 +6614,10 @@ static PyObject *cudart_fn_cudaGetDeviceProperties(PyObject *self, PyObject *con
     CUDART_FN_T(cudaGetDeviceProperties, cudart_abi_cudaGetDeviceProperties) fn = (CUDART_FN_T(cudaGetDeviceProperties, cudart_abi_cudaGetDeviceProperties))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1);
+    r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -7143,27 +6628,22 @@ static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0xaULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDriverEntryPoint");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetDriverEntryPoint", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0xaULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetDriverEntryPoint");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -7191,7 +6671,7 @@ static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *con
     CUDART_FN_T(cudaGetDriverEntryPoint, cudart_abi_cudaGetDriverEntryPoint) fn = (CUDART_FN_T(cudaGetDriverEntryPoint, cudart_abi_cudaGetDriverEntryPoint))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long long)u2, a3);
+    r = fn(a0, a1, (unsigned long long)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7209,28 +6689,23 @@ static PyObject *cudart_fn_cudaGetDriverEntryPointByVersion(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x12ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetDriverEntryPointByVersion");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetDriverEntryPointByVersion", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x12ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetDriverEntryPointByVersion");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b4 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -7260,7 +6735,7 @@ static PyObject *cudart_fn_cudaGetDriverEntryPointByVersion(PyObject *self, PyOb
     CUDART_FN_T(cudaGetDriverEntryPointByVersion, cudart_abi_cudaGetDriverEntryPointByVersion) fn = (CUDART_FN_T(cudaGetDriverEntryPointByVersion, cudart_abi_cudaGetDriverEntryPointByVersion))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, (unsigned long long)u3, a4);
+    r = fn(a0, a1, (unsigned int)u2, (unsigned long long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7297,9 +6772,7 @@ static PyObject *cudart_fn_cudaGetErrorName(PyObject *self, PyObject *const *arg
     }
     CUDART_FN_T(cudaGetErrorName, cudart_abi_cudaGetErrorName) fn = (CUDART_FN_T(cudaGetErrorName, cudart_abi_cudaGetErrorName))slot;
     const char * r;
-    Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0);
-    Py_END_ALLOW_THREADS
+    r = fn((unsigned int)u0);  /* with the GIL held: generator/gil.py */
     result = r ? PyBytes_FromString(r) : (Py_INCREF(Py_None), Py_None);
 done:
     return result;
@@ -7330,9 +6803,7 @@ static PyObject *cudart_fn_cudaGetErrorString(PyObject *self, PyObject *const *a
     }
     CUDART_FN_T(cudaGetErrorString, cudart_abi_cudaGetErrorString) fn = (CUDART_FN_T(cudaGetErrorString, cudart_abi_cudaGetErrorString))slot;
     const char * r;
-    Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0);
-    Py_END_ALLOW_THREADS
+    r = fn((unsigned int)u0);  /* with the GIL held: generator/gil.py */
     result = r ? PyBytes_FromString(r) : (Py_INCREF(Py_None), Py_None);
 done:
     return result;
@@ -7344,27 +6815,23 @@ static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetExportTable");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetExportTable", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetExportTable");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetExportTable];
@@ -7382,7 +6849,7 @@ static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaGetExportTable, cudart_abi_cudaGetExportTable) fn = (CUDART_FN_T(cudaGetExportTable, cudart_abi_cudaGetExportTable))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7399,27 +6866,23 @@ static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetFuncBySymbol");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetFuncBySymbol", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetFuncBySymbol");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetFuncBySymbol];
@@ -7437,7 +6900,7 @@ static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaGetFuncBySymbol, cudart_abi_cudaGetFuncBySymbol) fn = (CUDART_FN_T(cudaGetFuncBySymbol, cudart_abi_cudaGetFuncBySymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7454,27 +6917,23 @@ static PyObject *cudart_fn_cudaGetKernel(PyObject *self, PyObject *const *args, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetKernel");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetKernel", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetKernel");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetKernel];
@@ -7492,7 +6951,7 @@ static PyObject *cudart_fn_cudaGetKernel(PyObject *self, PyObject *const *args, 
     CUDART_FN_T(cudaGetKernel, cudart_abi_cudaGetKernel) fn = (CUDART_FN_T(cudaGetKernel, cudart_abi_cudaGetKernel))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7526,9 +6985,7 @@ static PyObject *cudart_fn_cudaGetLastError(PyObject *self, PyObject *const *arg
     }
     CUDART_FN_T(cudaGetLastError, cudart_abi_cudaGetLastError) fn = (CUDART_FN_T(cudaGetLastError, cudart_abi_cudaGetLastError))slot;
     unsigned int r;
-    Py_BEGIN_ALLOW_THREADS
-r = fn();
-    Py_END_ALLOW_THREADS
+    r = fn();  /* with the GIL held: generator/gil.py */
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
     return result;
@@ -7540,28 +6997,24 @@ static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetMipmappedArrayLevel");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetMipmappedArrayLevel", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetMipmappedArrayLevel");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -7581,7 +7034,7 @@ static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *
     CUDART_FN_T(cudaGetMipmappedArrayLevel, cudart_abi_cudaGetMipmappedArrayLevel) fn = (CUDART_FN_T(cudaGetMipmappedArrayLevel, cudart_abi_cudaGetMipmappedArrayLevel))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7598,25 +7051,18 @@ static PyObject *cudart_fn_cudaGetSurfaceObjectResourceDesc(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetSurfaceObjectResourceDesc", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetSurfaceObjectResourceDesc");
+    if (cudart_arity("cudaGetSurfaceObjectResourceDesc", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetSurfaceObjectResourceDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetSurfaceObjectResourceDesc");
@@ -7632,12 +7078,10 @@ static PyObject *cudart_fn_cudaGetSurfaceObjectResourceDesc(PyObject *self, PyOb
     CUDART_FN_T(cudaGetSurfaceObjectResourceDesc, cudart_abi_cudaGetSurfaceObjectResourceDesc) fn = (CUDART_FN_T(cudaGetSurfaceObjectResourceDesc, cudart_abi_cudaGetSurfaceObjectResourceDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long long)u1);
+    r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -7648,27 +7092,23 @@ static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetSymbolAddress");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetSymbolAddress", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetSymbolAddress");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetSymbolAddress];
@@ -7686,7 +7126,7 @@ static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaGetSymbolAddress, cudart_abi_cudaGetSymbolAddress) fn = (CUDART_FN_T(cudaGetSymbolAddress, cudart_abi_cudaGetSymbolAddress))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7703,27 +7143,23 @@ static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGetSymbolSize");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGetSymbolSize", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGetSymbolSize");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetSymbolSize];
@@ -7741,7 +7177,7 @@ static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaGetSymbolSize, cudart_abi_cudaGetSymbolSize) fn = (CUDART_FN_T(cudaGetSymbolSize, cudart_abi_cudaGetSymbolSize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7758,25 +7194,18 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceDesc(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetTextureObjectResourceDesc", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetTextureObjectResourceDesc");
+    if (cudart_arity("cudaGetTextureObjectResourceDesc", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetTextureObjectResourceDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetTextureObjectResourceDesc");
@@ -7792,12 +7221,10 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceDesc(PyObject *self, PyOb
     CUDART_FN_T(cudaGetTextureObjectResourceDesc, cudart_abi_cudaGetTextureObjectResourceDesc) fn = (CUDART_FN_T(cudaGetTextureObjectResourceDesc, cudart_abi_cudaGetTextureObjectResourceDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long long)u1);
+    r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -7808,25 +7235,18 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceViewDesc(PyObject *self, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetTextureObjectResourceViewDesc", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetTextureObjectResourceViewDesc");
+    if (cudart_arity("cudaGetTextureObjectResourceViewDesc", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 112, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 112, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetTextureObjectResourceViewDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetTextureObjectResourceViewDesc");
@@ -7842,12 +7262,10 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceViewDesc(PyObject *self, 
     CUDART_FN_T(cudaGetTextureObjectResourceViewDesc, cudart_abi_cudaGetTextureObjectResourceViewDesc) fn = (CUDART_FN_T(cudaGetTextureObjectResourceViewDesc, cudart_abi_cudaGetTextureObjectResourceViewDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long long)u1);
+    r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -7858,25 +7276,18 @@ static PyObject *cudart_fn_cudaGetTextureObjectTextureDesc(PyObject *self, PyObj
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGetTextureObjectTextureDesc", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGetTextureObjectTextureDesc");
+    if (cudart_arity("cudaGetTextureObjectTextureDesc", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 72, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 72, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGetTextureObjectTextureDesc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGetTextureObjectTextureDesc");
@@ -7892,12 +7303,10 @@ static PyObject *cudart_fn_cudaGetTextureObjectTextureDesc(PyObject *self, PyObj
     CUDART_FN_T(cudaGetTextureObjectTextureDesc, cudart_abi_cudaGetTextureObjectTextureDesc) fn = (CUDART_FN_T(cudaGetTextureObjectTextureDesc, cudart_abi_cudaGetTextureObjectTextureDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long long)u1);
+    r = fn(a0, (unsigned long long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -7908,34 +7317,28 @@ static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddChildGraphNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddChildGraphNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddChildGraphNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -7943,9 +7346,7 @@ static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddChildGraphNode];
@@ -7963,7 +7364,7 @@ static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *
     CUDART_FN_T(cudaGraphAddChildGraphNode, cudart_abi_cudaGraphAddChildGraphNode) fn = (CUDART_FN_T(cudaGraphAddChildGraphNode, cudart_abi_cudaGraphAddChildGraphNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -7982,30 +7383,24 @@ static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddDependencies");
+    unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddDependencies", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddDependencies");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -8017,7 +7412,7 @@ static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *co
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
@@ -8037,7 +7432,7 @@ static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *co
     CUDART_FN_T(cudaGraphAddDependencies, cudart_abi_cudaGraphAddDependencies) fn = (CUDART_FN_T(cudaGraphAddDependencies, cudart_abi_cudaGraphAddDependencies))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, (unsigned long)u4);
+    r = fn(a0, a1, a2, a3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -8056,31 +7451,26 @@ static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddEmptyNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddEmptyNode", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddEmptyNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -8104,7 +7494,7 @@ static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const
     CUDART_FN_T(cudaGraphAddEmptyNode, cudart_abi_cudaGraphAddEmptyNode) fn = (CUDART_FN_T(cudaGraphAddEmptyNode, cudart_abi_cudaGraphAddEmptyNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3);
+    r = fn(a0, a1, a2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -8122,34 +7512,28 @@ static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddEventRecordNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddEventRecordNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddEventRecordNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -8157,9 +7541,7 @@ static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject 
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddEventRecordNode];
@@ -8177,7 +7559,7 @@ static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject 
     CUDART_FN_T(cudaGraphAddEventRecordNode, cudart_abi_cudaGraphAddEventRecordNode) fn = (CUDART_FN_T(cudaGraphAddEventRecordNode, cudart_abi_cudaGraphAddEventRecordNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -8196,34 +7578,28 @@ static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *c
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddEventWaitNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddEventWaitNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddEventWaitNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -8231,9 +7607,7 @@ static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *c
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddEventWaitNode];
@@ -8251,7 +7625,7 @@ static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *c
     CUDART_FN_T(cudaGraphAddEventWaitNode, cudart_abi_cudaGraphAddEventWaitNode) fn = (CUDART_FN_T(cudaGraphAddEventWaitNode, cudart_abi_cudaGraphAddEventWaitNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -8270,34 +7644,28 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *se
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddExternalSemaphoresSignalNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddExternalSemaphoresSignalNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddExternalSemaphoresSignalNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -8305,9 +7673,7 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *se
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddExternalSemaphoresSignalNode];
@@ -8325,7 +7691,7 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *se
     CUDART_FN_T(cudaGraphAddExternalSemaphoresSignalNode, cudart_abi_cudaGraphAddExternalSemaphoresSignalNode) fn = (CUDART_FN_T(cudaGraphAddExternalSemaphoresSignalNode, cudart_abi_cudaGraphAddExternalSemaphoresSignalNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -8344,34 +7710,28 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddExternalSemaphoresWaitNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddExternalSemaphoresWaitNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddExternalSemaphoresWaitNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -8379,9 +7739,7 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddExternalSemaphoresWaitNode];
@@ -8399,7 +7757,7 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self
     CUDART_FN_T(cudaGraphAddExternalSemaphoresWaitNode, cudart_abi_cudaGraphAddExternalSemaphoresWaitNode) fn = (CUDART_FN_T(cudaGraphAddExternalSemaphoresWaitNode, cudart_abi_cudaGraphAddExternalSemaphoresWaitNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -8418,34 +7776,28 @@ static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddHostNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddHostNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddHostNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -8453,9 +7805,7 @@ static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 16, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddHostNode];
@@ -8473,7 +7823,7 @@ static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaGraphAddHostNode, cudart_abi_cudaGraphAddHostNode) fn = (CUDART_FN_T(cudaGraphAddHostNode, cudart_abi_cudaGraphAddHostNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -8492,34 +7842,28 @@ static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddKernelNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddKernelNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddKernelNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -8527,9 +7871,7 @@ static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 56, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 56, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddKernelNode];
@@ -8547,7 +7889,7 @@ static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaGraphAddKernelNode, cudart_abi_cudaGraphAddKernelNode) fn = (CUDART_FN_T(cudaGraphAddKernelNode, cudart_abi_cudaGraphAddKernelNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -8566,34 +7908,28 @@ static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemAllocNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddMemAllocNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddMemAllocNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -8601,9 +7937,7 @@ static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *co
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 120, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 120, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemAllocNode];
@@ -8621,7 +7955,7 @@ static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *co
     CUDART_FN_T(cudaGraphAddMemAllocNode, cudart_abi_cudaGraphAddMemAllocNode) fn = (CUDART_FN_T(cudaGraphAddMemAllocNode, cudart_abi_cudaGraphAddMemAllocNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -8640,34 +7974,28 @@ static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemFreeNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddMemFreeNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddMemFreeNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -8675,9 +8003,7 @@ static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *con
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemFreeNode];
@@ -8695,7 +8021,7 @@ static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *con
     CUDART_FN_T(cudaGraphAddMemFreeNode, cudart_abi_cudaGraphAddMemFreeNode) fn = (CUDART_FN_T(cudaGraphAddMemFreeNode, cudart_abi_cudaGraphAddMemFreeNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -8714,34 +8040,28 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemcpyNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddMemcpyNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddMemcpyNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -8749,9 +8069,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 160, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 160, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemcpyNode];
@@ -8769,7 +8087,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaGraphAddMemcpyNode, cudart_abi_cudaGraphAddMemcpyNode) fn = (CUDART_FN_T(cudaGraphAddMemcpyNode, cudart_abi_cudaGraphAddMemcpyNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -8788,39 +8106,32 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[5] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemcpyNode1D");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddMemcpyNode1D", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddMemcpyNode1D");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
+    Py_buffer b5 = {.obj = NULL};
     unsigned long long u6;
     unsigned long long u7;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -8828,13 +8139,9 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *co
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
@@ -8856,7 +8163,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *co
     CUDART_FN_T(cudaGraphAddMemcpyNode1D, cudart_abi_cudaGraphAddMemcpyNode1D) fn = (CUDART_FN_T(cudaGraphAddMemcpyNode1D, cudart_abi_cudaGraphAddMemcpyNode1D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned int)u7);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -8876,30 +8183,25 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[5] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemcpyNodeFromSymbol");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddMemcpyNodeFromSymbol", nargs, 9 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddMemcpyNodeFromSymbol");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
+    Py_buffer b5 = {.obj = NULL};
     unsigned long long u6;
     unsigned long long u7;
     unsigned long long u8;
@@ -8907,9 +8209,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -8917,13 +8217,9 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
@@ -8947,7 +8243,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
     CUDART_FN_T(cudaGraphAddMemcpyNodeFromSymbol, cudart_abi_cudaGraphAddMemcpyNodeFromSymbol) fn = (CUDART_FN_T(cudaGraphAddMemcpyNodeFromSymbol, cudart_abi_cudaGraphAddMemcpyNodeFromSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -8967,30 +8263,25 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[5] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemcpyNodeToSymbol");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddMemcpyNodeToSymbol", nargs, 9 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddMemcpyNodeToSymbol");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
+    Py_buffer b5 = {.obj = NULL};
     unsigned long long u6;
     unsigned long long u7;
     unsigned long long u8;
@@ -8998,9 +8289,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -9008,13 +8297,9 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
@@ -9038,7 +8323,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
     CUDART_FN_T(cudaGraphAddMemcpyNodeToSymbol, cudart_abi_cudaGraphAddMemcpyNodeToSymbol) fn = (CUDART_FN_T(cudaGraphAddMemcpyNodeToSymbol, cudart_abi_cudaGraphAddMemcpyNodeToSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -9058,34 +8343,28 @@ static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddMemsetNode");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddMemsetNode", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddMemsetNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -9093,9 +8372,7 @@ static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *cons
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 40, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 40, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddMemsetNode];
@@ -9113,7 +8390,7 @@ static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaGraphAddMemsetNode, cudart_abi_cudaGraphAddMemsetNode) fn = (CUDART_FN_T(cudaGraphAddMemsetNode, cudart_abi_cudaGraphAddMemsetNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -9132,37 +8409,30 @@ static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[5] = {0};
+    if (spec.outs & ~0xdULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphAddNode");
+    unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddNode", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0xdULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphAddNode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
+    Py_buffer b5 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -9170,13 +8440,11 @@ static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *arg
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 256, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 256, &a5, &b5) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphAddNode];
@@ -9194,7 +8462,7 @@ static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaGraphAddNode, cudart_abi_cudaGraphAddNode) fn = (CUDART_FN_T(cudaGraphAddNode, cudart_abi_cudaGraphAddNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
+    r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -9214,23 +8482,19 @@ static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObj
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphChildGraphNodeGetGraph");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphChildGraphNodeGetGraph", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphChildGraphNodeGetGraph");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -9252,7 +8516,7 @@ static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObj
     CUDART_FN_T(cudaGraphChildGraphNodeGetGraph, cudart_abi_cudaGraphChildGraphNodeGetGraph) fn = (CUDART_FN_T(cudaGraphChildGraphNodeGetGraph, cudart_abi_cudaGraphChildGraphNodeGetGraph))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -9269,27 +8533,23 @@ static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphClone");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphClone", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphClone");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphClone];
@@ -9307,7 +8567,7 @@ static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args,
     CUDART_FN_T(cudaGraphClone, cudart_abi_cudaGraphClone) fn = (CUDART_FN_T(cudaGraphClone, cudart_abi_cudaGraphClone))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -9324,29 +8584,25 @@ static PyObject *cudart_fn_cudaGraphConditionalHandleCreate(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphConditionalHandleCreate");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphConditionalHandleCreate", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphConditionalHandleCreate");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -9368,7 +8624,7 @@ static PyObject *cudart_fn_cudaGraphConditionalHandleCreate(PyObject *self, PyOb
     CUDART_FN_T(cudaGraphConditionalHandleCreate, cudart_abi_cudaGraphConditionalHandleCreate) fn = (CUDART_FN_T(cudaGraphConditionalHandleCreate, cudart_abi_cudaGraphConditionalHandleCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
+    r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -9385,36 +8641,29 @@ static PyObject *cudart_fn_cudaGraphConditionalHandleCreate_v2(PyObject *self, P
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphConditionalHandleCreate_v2");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphConditionalHandleCreate_v2", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphConditionalHandleCreate_v2");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     unsigned long long u4;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
@@ -9436,7 +8685,7 @@ static PyObject *cudart_fn_cudaGraphConditionalHandleCreate_v2(PyObject *self, P
     CUDART_FN_T(cudaGraphConditionalHandleCreate_v2, cudart_abi_cudaGraphConditionalHandleCreate_v2) fn = (CUDART_FN_T(cudaGraphConditionalHandleCreate_v2, cudart_abi_cudaGraphConditionalHandleCreate_v2))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
+    r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -9454,17 +8703,16 @@ static PyObject *cudart_fn_cudaGraphCreate(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphCreate");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphCreate", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphCreate");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -9488,7 +8736,7 @@ static PyObject *cudart_fn_cudaGraphCreate(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaGraphCreate, cudart_abi_cudaGraphCreate) fn = (CUDART_FN_T(cudaGraphCreate, cudart_abi_cudaGraphCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -9504,32 +8752,22 @@ static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphDebugDotPrint", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphDebugDotPrint");
+    if (cudart_arity("cudaGraphDebugDotPrint", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphDebugDotPrint];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphDebugDotPrint");
@@ -9545,12 +8783,10 @@ static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaGraphDebugDotPrint, cudart_abi_cudaGraphDebugDotPrint) fn = (CUDART_FN_T(cudaGraphDebugDotPrint, cudart_abi_cudaGraphDebugDotPrint))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9562,22 +8798,15 @@ static PyObject *cudart_fn_cudaGraphDestroy(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphDestroy");
+    if (cudart_arity("cudaGraphDestroy", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphDestroy");
@@ -9593,12 +8822,10 @@ static PyObject *cudart_fn_cudaGraphDestroy(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaGraphDestroy, cudart_abi_cudaGraphDestroy) fn = (CUDART_FN_T(cudaGraphDestroy, cudart_abi_cudaGraphDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -9609,22 +8836,15 @@ static PyObject *cudart_fn_cudaGraphDestroyNode(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphDestroyNode", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphDestroyNode");
+    if (cudart_arity("cudaGraphDestroyNode", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphDestroyNode];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphDestroyNode");
@@ -9640,12 +8860,10 @@ static PyObject *cudart_fn_cudaGraphDestroyNode(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaGraphDestroyNode, cudart_abi_cudaGraphDestroyNode) fn = (CUDART_FN_T(cudaGraphDestroyNode, cudart_abi_cudaGraphDestroyNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -9656,23 +8874,19 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphEventRecordNodeGetEvent");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphEventRecordNodeGetEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphEventRecordNodeGetEvent");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -9694,7 +8908,7 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyOb
     CUDART_FN_T(cudaGraphEventRecordNodeGetEvent, cudart_abi_cudaGraphEventRecordNodeGetEvent) fn = (CUDART_FN_T(cudaGraphEventRecordNodeGetEvent, cudart_abi_cudaGraphEventRecordNodeGetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -9711,29 +8925,19 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphEventRecordNodeSetEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphEventRecordNodeSetEvent");
+    if (cudart_arity("cudaGraphEventRecordNodeSetEvent", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphEventRecordNodeSetEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphEventRecordNodeSetEvent");
@@ -9749,12 +8953,10 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyOb
     CUDART_FN_T(cudaGraphEventRecordNodeSetEvent, cudart_abi_cudaGraphEventRecordNodeSetEvent) fn = (CUDART_FN_T(cudaGraphEventRecordNodeSetEvent, cudart_abi_cudaGraphEventRecordNodeSetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9766,23 +8968,19 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphEventWaitNodeGetEvent");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphEventWaitNodeGetEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphEventWaitNodeGetEvent");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -9804,7 +9002,7 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObje
     CUDART_FN_T(cudaGraphEventWaitNodeGetEvent, cudart_abi_cudaGraphEventWaitNodeGetEvent) fn = (CUDART_FN_T(cudaGraphEventWaitNodeGetEvent, cudart_abi_cudaGraphEventWaitNodeGetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -9821,29 +9019,19 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphEventWaitNodeSetEvent", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphEventWaitNodeSetEvent");
+    if (cudart_arity("cudaGraphEventWaitNodeSetEvent", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphEventWaitNodeSetEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphEventWaitNodeSetEvent");
@@ -9859,12 +9047,10 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObje
     CUDART_FN_T(cudaGraphEventWaitNodeSetEvent, cudart_abi_cudaGraphEventWaitNodeSetEvent) fn = (CUDART_FN_T(cudaGraphEventWaitNodeSetEvent, cudart_abi_cudaGraphEventWaitNodeSetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -9876,36 +9062,23 @@ static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecChildGraphNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecChildGraphNodeSetParams");
+    if (cudart_arity("cudaGraphExecChildGraphNodeSetParams", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecChildGraphNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecChildGraphNodeSetParams");
@@ -9921,12 +9094,10 @@ static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, 
     CUDART_FN_T(cudaGraphExecChildGraphNodeSetParams, cudart_abi_cudaGraphExecChildGraphNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecChildGraphNodeSetParams, cudart_abi_cudaGraphExecChildGraphNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -9939,22 +9110,15 @@ static PyObject *cudart_fn_cudaGraphExecDestroy(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecDestroy");
+    if (cudart_arity("cudaGraphExecDestroy", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecDestroy");
@@ -9970,12 +9134,10 @@ static PyObject *cudart_fn_cudaGraphExecDestroy(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaGraphExecDestroy, cudart_abi_cudaGraphExecDestroy) fn = (CUDART_FN_T(cudaGraphExecDestroy, cudart_abi_cudaGraphExecDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -9986,36 +9148,23 @@ static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecEventRecordNodeSetEvent", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecEventRecordNodeSetEvent");
+    if (cudart_arity("cudaGraphExecEventRecordNodeSetEvent", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecEventRecordNodeSetEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecEventRecordNodeSetEvent");
@@ -10031,12 +9180,10 @@ static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, 
     CUDART_FN_T(cudaGraphExecEventRecordNodeSetEvent, cudart_abi_cudaGraphExecEventRecordNodeSetEvent) fn = (CUDART_FN_T(cudaGraphExecEventRecordNodeSetEvent, cudart_abi_cudaGraphExecEventRecordNodeSetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10049,36 +9196,23 @@ static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, Py
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecEventWaitNodeSetEvent", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecEventWaitNodeSetEvent");
+    if (cudart_arity("cudaGraphExecEventWaitNodeSetEvent", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecEventWaitNodeSetEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecEventWaitNodeSetEvent");
@@ -10094,12 +9228,10 @@ static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, Py
     CUDART_FN_T(cudaGraphExecEventWaitNodeSetEvent, cudart_abi_cudaGraphExecEventWaitNodeSetEvent) fn = (CUDART_FN_T(cudaGraphExecEventWaitNodeSetEvent, cudart_abi_cudaGraphExecEventWaitNodeSetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10112,36 +9244,23 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(Py
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecExternalSemaphoresSignalNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecExternalSemaphoresSignalNodeSetParams");
+    if (cudart_arity("cudaGraphExecExternalSemaphoresSignalNodeSetParams", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecExternalSemaphoresSignalNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecExternalSemaphoresSignalNodeSetParams");
@@ -10157,12 +9276,10 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(Py
     CUDART_FN_T(cudaGraphExecExternalSemaphoresSignalNodeSetParams, cudart_abi_cudaGraphExecExternalSemaphoresSignalNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecExternalSemaphoresSignalNodeSetParams, cudart_abi_cudaGraphExecExternalSemaphoresSignalNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10175,36 +9292,23 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecExternalSemaphoresWaitNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecExternalSemaphoresWaitNodeSetParams");
+    if (cudart_arity("cudaGraphExecExternalSemaphoresWaitNodeSetParams", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecExternalSemaphoresWaitNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecExternalSemaphoresWaitNodeSetParams");
@@ -10220,12 +9324,10 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyOb
     CUDART_FN_T(cudaGraphExecExternalSemaphoresWaitNodeSetParams, cudart_abi_cudaGraphExecExternalSemaphoresWaitNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecExternalSemaphoresWaitNodeSetParams, cudart_abi_cudaGraphExecExternalSemaphoresWaitNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10238,23 +9340,19 @@ static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecGetFlags");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphExecGetFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphExecGetFlags");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -10276,7 +9374,7 @@ static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const
     CUDART_FN_T(cudaGraphExecGetFlags, cudart_abi_cudaGraphExecGetFlags) fn = (CUDART_FN_T(cudaGraphExecGetFlags, cudart_abi_cudaGraphExecGetFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -10293,23 +9391,19 @@ static PyObject *cudart_fn_cudaGraphExecGetId(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphExecGetId");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphExecGetId", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphExecGetId");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -10331,7 +9425,7 @@ static PyObject *cudart_fn_cudaGraphExecGetId(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaGraphExecGetId, cudart_abi_cudaGraphExecGetId) fn = (CUDART_FN_T(cudaGraphExecGetId, cudart_abi_cudaGraphExecGetId))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -10348,36 +9442,23 @@ static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecHostNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecHostNodeSetParams");
+    if (cudart_arity("cudaGraphExecHostNodeSetParams", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 16, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecHostNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecHostNodeSetParams");
@@ -10393,12 +9474,10 @@ static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObje
     CUDART_FN_T(cudaGraphExecHostNodeSetParams, cudart_abi_cudaGraphExecHostNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecHostNodeSetParams, cudart_abi_cudaGraphExecHostNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10411,36 +9490,23 @@ static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecKernelNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecKernelNodeSetParams");
+    if (cudart_arity("cudaGraphExecKernelNodeSetParams", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecKernelNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecKernelNodeSetParams");
@@ -10456,12 +9522,10 @@ static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyOb
     CUDART_FN_T(cudaGraphExecKernelNodeSetParams, cudart_abi_cudaGraphExecKernelNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecKernelNodeSetParams, cudart_abi_cudaGraphExecKernelNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10474,36 +9538,23 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecMemcpyNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParams");
+    if (cudart_arity("cudaGraphExecMemcpyNodeSetParams", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 160, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 160, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParams");
@@ -10519,12 +9570,10 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyOb
     CUDART_FN_T(cudaGraphExecMemcpyNodeSetParams, cudart_abi_cudaGraphExecMemcpyNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecMemcpyNodeSetParams, cudart_abi_cudaGraphExecMemcpyNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10537,49 +9586,33 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, Py
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecMemcpyNodeSetParams1D", nargs, 6 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParams1D");
+    if (cudart_arity("cudaGraphExecMemcpyNodeSetParams1D", nargs, 6) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParams1D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParams1D");
@@ -10595,12 +9628,10 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, Py
     CUDART_FN_T(cudaGraphExecMemcpyNodeSetParams1D, cudart_abi_cudaGraphExecMemcpyNodeSetParams1D) fn = (CUDART_FN_T(cudaGraphExecMemcpyNodeSetParams1D, cudart_abi_cudaGraphExecMemcpyNodeSetParams1D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
+    r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10614,52 +9645,36 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecMemcpyNodeSetParamsFromSymbol", nargs, 7 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParamsFromSymbol");
+    if (cudart_arity("cudaGraphExecMemcpyNodeSetParamsFromSymbol", nargs, 7) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 6, 32, &u6) < 0)
+    if (cudart_unsigned(args[6], 6, 32, &u6) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParamsFromSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParamsFromSymbol");
@@ -10675,12 +9690,10 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *
     CUDART_FN_T(cudaGraphExecMemcpyNodeSetParamsFromSymbol, cudart_abi_cudaGraphExecMemcpyNodeSetParamsFromSymbol) fn = (CUDART_FN_T(cudaGraphExecMemcpyNodeSetParamsFromSymbol, cudart_abi_cudaGraphExecMemcpyNodeSetParamsFromSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
+    r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10694,52 +9707,36 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *se
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecMemcpyNodeSetParamsToSymbol", nargs, 7 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecMemcpyNodeSetParamsToSymbol");
+    if (cudart_arity("cudaGraphExecMemcpyNodeSetParamsToSymbol", nargs, 7) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 6, 32, &u6) < 0)
+    if (cudart_unsigned(args[6], 6, 32, &u6) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemcpyNodeSetParamsToSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParamsToSymbol");
@@ -10755,12 +9752,10 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *se
     CUDART_FN_T(cudaGraphExecMemcpyNodeSetParamsToSymbol, cudart_abi_cudaGraphExecMemcpyNodeSetParamsToSymbol) fn = (CUDART_FN_T(cudaGraphExecMemcpyNodeSetParamsToSymbol, cudart_abi_cudaGraphExecMemcpyNodeSetParamsToSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
+    r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10774,36 +9769,23 @@ static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyOb
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecMemsetNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecMemsetNodeSetParams");
+    if (cudart_arity("cudaGraphExecMemsetNodeSetParams", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 40, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 40, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecMemsetNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecMemsetNodeSetParams");
@@ -10819,12 +9801,10 @@ static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyOb
     CUDART_FN_T(cudaGraphExecMemsetNodeSetParams, cudart_abi_cudaGraphExecMemsetNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecMemsetNodeSetParams, cudart_abi_cudaGraphExecMemsetNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10837,36 +9817,23 @@ static PyObject *cudart_fn_cudaGraphExecNodeSetParams(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecNodeSetParams", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecNodeSetParams");
+    if (cudart_arity("cudaGraphExecNodeSetParams", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 256, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 256, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecNodeSetParams");
@@ -10882,12 +9849,10 @@ static PyObject *cudart_fn_cudaGraphExecNodeSetParams(PyObject *self, PyObject *
     CUDART_FN_T(cudaGraphExecNodeSetParams, cudart_abi_cudaGraphExecNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecNodeSetParams, cudart_abi_cudaGraphExecNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10900,36 +9865,23 @@ static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExecUpdate", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExecUpdate");
+    if (cudart_arity("cudaGraphExecUpdate", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 24, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExecUpdate];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExecUpdate");
@@ -10945,12 +9897,10 @@ static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaGraphExecUpdate, cudart_abi_cudaGraphExecUpdate) fn = (CUDART_FN_T(cudaGraphExecUpdate, cudart_abi_cudaGraphExecUpdate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -10963,29 +9913,19 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExternalSemaphoresSignalNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExternalSemaphoresSignalNodeGetParams");
+    if (cudart_arity("cudaGraphExternalSemaphoresSignalNodeGetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresSignalNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExternalSemaphoresSignalNodeGetParams");
@@ -11001,12 +9941,10 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObje
     CUDART_FN_T(cudaGraphExternalSemaphoresSignalNodeGetParams, cudart_abi_cudaGraphExternalSemaphoresSignalNodeGetParams) fn = (CUDART_FN_T(cudaGraphExternalSemaphoresSignalNodeGetParams, cudart_abi_cudaGraphExternalSemaphoresSignalNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11018,29 +9956,19 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExternalSemaphoresSignalNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExternalSemaphoresSignalNodeSetParams");
+    if (cudart_arity("cudaGraphExternalSemaphoresSignalNodeSetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresSignalNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExternalSemaphoresSignalNodeSetParams");
@@ -11056,12 +9984,10 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObje
     CUDART_FN_T(cudaGraphExternalSemaphoresSignalNodeSetParams, cudart_abi_cudaGraphExternalSemaphoresSignalNodeSetParams) fn = (CUDART_FN_T(cudaGraphExternalSemaphoresSignalNodeSetParams, cudart_abi_cudaGraphExternalSemaphoresSignalNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11073,29 +9999,19 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExternalSemaphoresWaitNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExternalSemaphoresWaitNodeGetParams");
+    if (cudart_arity("cudaGraphExternalSemaphoresWaitNodeGetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresWaitNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExternalSemaphoresWaitNodeGetParams");
@@ -11111,12 +10027,10 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject
     CUDART_FN_T(cudaGraphExternalSemaphoresWaitNodeGetParams, cudart_abi_cudaGraphExternalSemaphoresWaitNodeGetParams) fn = (CUDART_FN_T(cudaGraphExternalSemaphoresWaitNodeGetParams, cudart_abi_cudaGraphExternalSemaphoresWaitNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11128,29 +10042,19 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphExternalSemaphoresWaitNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphExternalSemaphoresWaitNodeSetParams");
+    if (cudart_arity("cudaGraphExternalSemaphoresWaitNodeSetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 24, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphExternalSemaphoresWaitNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphExternalSemaphoresWaitNodeSetParams");
@@ -11166,12 +10070,10 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject
     CUDART_FN_T(cudaGraphExternalSemaphoresWaitNodeSetParams, cudart_abi_cudaGraphExternalSemaphoresWaitNodeSetParams) fn = (CUDART_FN_T(cudaGraphExternalSemaphoresWaitNodeSetParams, cudart_abi_cudaGraphExternalSemaphoresWaitNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11183,32 +10085,25 @@ static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[5] = {0};
+    if (spec.outs & ~0x1eULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphGetEdges");
+    unsigned long long out_slots[4] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphGetEdges", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1eULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphGetEdges");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b4 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -11220,7 +10115,7 @@ static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *ar
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if ((spec.outs >> 4) & 1)
         a4 = &out_slots[outs++];
@@ -11242,7 +10137,7 @@ static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaGraphGetEdges, cudart_abi_cudaGraphGetEdges) fn = (CUDART_FN_T(cudaGraphGetEdges, cudart_abi_cudaGraphGetEdges))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, a4);
+    r = fn(a0, a1, a2, a3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -11262,23 +10157,19 @@ static PyObject *cudart_fn_cudaGraphGetId(PyObject *self, PyObject *const *args,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphGetId");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphGetId", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphGetId");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -11300,7 +10191,7 @@ static PyObject *cudart_fn_cudaGraphGetId(PyObject *self, PyObject *const *args,
     CUDART_FN_T(cudaGraphGetId, cudart_abi_cudaGraphGetId) fn = (CUDART_FN_T(cudaGraphGetId, cudart_abi_cudaGraphGetId))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -11317,26 +10208,21 @@ static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphGetNodes");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphGetNodes", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphGetNodes");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -11362,7 +10248,7 @@ static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaGraphGetNodes, cudart_abi_cudaGraphGetNodes) fn = (CUDART_FN_T(cudaGraphGetNodes, cudart_abi_cudaGraphGetNodes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -11380,26 +10266,21 @@ static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphGetRootNodes");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphGetRootNodes", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphGetRootNodes");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -11425,7 +10306,7 @@ static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const
     CUDART_FN_T(cudaGraphGetRootNodes, cudart_abi_cudaGraphGetRootNodes) fn = (CUDART_FN_T(cudaGraphGetRootNodes, cudart_abi_cudaGraphGetRootNodes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -11443,29 +10324,19 @@ static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphHostNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphHostNodeGetParams");
+    if (cudart_arity("cudaGraphHostNodeGetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphHostNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphHostNodeGetParams");
@@ -11481,12 +10352,10 @@ static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *
     CUDART_FN_T(cudaGraphHostNodeGetParams, cudart_abi_cudaGraphHostNodeGetParams) fn = (CUDART_FN_T(cudaGraphHostNodeGetParams, cudart_abi_cudaGraphHostNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11498,29 +10367,19 @@ static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphHostNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphHostNodeSetParams");
+    if (cudart_arity("cudaGraphHostNodeSetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphHostNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphHostNodeSetParams");
@@ -11536,12 +10395,10 @@ static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *
     CUDART_FN_T(cudaGraphHostNodeSetParams, cudart_abi_cudaGraphHostNodeSetParams) fn = (CUDART_FN_T(cudaGraphHostNodeSetParams, cudart_abi_cudaGraphHostNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11553,28 +10410,24 @@ static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphInstantiate");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphInstantiate", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphInstantiate");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
@@ -11594,7 +10447,7 @@ static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaGraphInstantiate, cudart_abi_cudaGraphInstantiate) fn = (CUDART_FN_T(cudaGraphInstantiate, cudart_abi_cudaGraphInstantiate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long long)u2);
+    r = fn(a0, a1, (unsigned long long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -11611,28 +10464,24 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObjec
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphInstantiateWithFlags");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphInstantiateWithFlags", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphInstantiateWithFlags");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
@@ -11652,7 +10501,7 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObjec
     CUDART_FN_T(cudaGraphInstantiateWithFlags, cudart_abi_cudaGraphInstantiateWithFlags) fn = (CUDART_FN_T(cudaGraphInstantiateWithFlags, cudart_abi_cudaGraphInstantiateWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long long)u2);
+    r = fn(a0, a1, (unsigned long long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -11669,34 +10518,27 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphInstantiateWithParams");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphInstantiateWithParams", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphInstantiateWithParams");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 32, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 32, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphInstantiateWithParams];
@@ -11714,7 +10556,7 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObje
     CUDART_FN_T(cudaGraphInstantiateWithParams, cudart_abi_cudaGraphInstantiateWithParams) fn = (CUDART_FN_T(cudaGraphInstantiateWithParams, cudart_abi_cudaGraphInstantiateWithParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -11732,29 +10574,19 @@ static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyO
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphKernelNodeCopyAttributes", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphKernelNodeCopyAttributes");
+    if (cudart_arity("cudaGraphKernelNodeCopyAttributes", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeCopyAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeCopyAttributes");
@@ -11770,12 +10602,10 @@ static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyO
     CUDART_FN_T(cudaGraphKernelNodeCopyAttributes, cudart_abi_cudaGraphKernelNodeCopyAttributes) fn = (CUDART_FN_T(cudaGraphKernelNodeCopyAttributes, cudart_abi_cudaGraphKernelNodeCopyAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11787,32 +10617,22 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObj
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphKernelNodeGetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphKernelNodeGetAttribute");
+    if (cudart_arity("cudaGraphKernelNodeGetAttribute", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeGetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeGetAttribute");
@@ -11828,12 +10648,10 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObj
     CUDART_FN_T(cudaGraphKernelNodeGetAttribute, cudart_abi_cudaGraphKernelNodeGetAttribute) fn = (CUDART_FN_T(cudaGraphKernelNodeGetAttribute, cudart_abi_cudaGraphKernelNodeGetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, a2);
+    r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -11845,29 +10663,19 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphKernelNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphKernelNodeGetParams");
+    if (cudart_arity("cudaGraphKernelNodeGetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 56, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 56, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeGetParams");
@@ -11883,12 +10691,10 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject
     CUDART_FN_T(cudaGraphKernelNodeGetParams, cudart_abi_cudaGraphKernelNodeGetParams) fn = (CUDART_FN_T(cudaGraphKernelNodeGetParams, cudart_abi_cudaGraphKernelNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -11900,32 +10706,22 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObj
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphKernelNodeSetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphKernelNodeSetAttribute");
+    if (cudart_arity("cudaGraphKernelNodeSetAttribute", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeSetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeSetAttribute");
@@ -11941,12 +10737,10 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObj
     CUDART_FN_T(cudaGraphKernelNodeSetAttribute, cudart_abi_cudaGraphKernelNodeSetAttribute) fn = (CUDART_FN_T(cudaGraphKernelNodeSetAttribute, cudart_abi_cudaGraphKernelNodeSetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, a2);
+    r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -11958,29 +10752,19 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphKernelNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphKernelNodeSetParams");
+    if (cudart_arity("cudaGraphKernelNodeSetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 56, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 56, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphKernelNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphKernelNodeSetParams");
@@ -11996,12 +10780,10 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject
     CUDART_FN_T(cudaGraphKernelNodeSetParams, cudart_abi_cudaGraphKernelNodeSetParams) fn = (CUDART_FN_T(cudaGraphKernelNodeSetParams, cudart_abi_cudaGraphKernelNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12013,29 +10795,19 @@ static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphLaunch", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphLaunch");
+    if (cudart_arity("cudaGraphLaunch", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphLaunch];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphLaunch");
@@ -12051,12 +10823,10 @@ static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaGraphLaunch, cudart_abi_cudaGraphLaunch) fn = (CUDART_FN_T(cudaGraphLaunch, cudart_abi_cudaGraphLaunch))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12068,29 +10838,19 @@ static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphMemAllocNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemAllocNodeGetParams");
+    if (cudart_arity("cudaGraphMemAllocNodeGetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 120, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 120, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemAllocNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemAllocNodeGetParams");
@@ -12106,12 +10866,10 @@ static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObje
     CUDART_FN_T(cudaGraphMemAllocNodeGetParams, cudart_abi_cudaGraphMemAllocNodeGetParams) fn = (CUDART_FN_T(cudaGraphMemAllocNodeGetParams, cudart_abi_cudaGraphMemAllocNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12123,29 +10881,19 @@ static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObjec
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphMemFreeNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemFreeNodeGetParams");
+    if (cudart_arity("cudaGraphMemFreeNodeGetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemFreeNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemFreeNodeGetParams");
@@ -12161,12 +10909,10 @@ static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObjec
     CUDART_FN_T(cudaGraphMemFreeNodeGetParams, cudart_abi_cudaGraphMemFreeNodeGetParams) fn = (CUDART_FN_T(cudaGraphMemFreeNodeGetParams, cudart_abi_cudaGraphMemFreeNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12178,29 +10924,19 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphMemcpyNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemcpyNodeGetParams");
+    if (cudart_arity("cudaGraphMemcpyNodeGetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 160, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 160, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeGetParams");
@@ -12216,12 +10952,10 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject
     CUDART_FN_T(cudaGraphMemcpyNodeGetParams, cudart_abi_cudaGraphMemcpyNodeGetParams) fn = (CUDART_FN_T(cudaGraphMemcpyNodeGetParams, cudart_abi_cudaGraphMemcpyNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12233,29 +10967,19 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphMemcpyNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemcpyNodeSetParams");
+    if (cudart_arity("cudaGraphMemcpyNodeSetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 160, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 160, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeSetParams");
@@ -12271,12 +10995,10 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject
     CUDART_FN_T(cudaGraphMemcpyNodeSetParams, cudart_abi_cudaGraphMemcpyNodeSetParams) fn = (CUDART_FN_T(cudaGraphMemcpyNodeSetParams, cudart_abi_cudaGraphMemcpyNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12288,42 +11010,29 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphMemcpyNodeSetParams1D", nargs, 5 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemcpyNodeSetParams1D");
+    if (cudart_arity("cudaGraphMemcpyNodeSetParams1D", nargs, 5) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParams1D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeSetParams1D");
@@ -12339,12 +11048,10 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObje
     CUDART_FN_T(cudaGraphMemcpyNodeSetParams1D, cudart_abi_cudaGraphMemcpyNodeSetParams1D) fn = (CUDART_FN_T(cudaGraphMemcpyNodeSetParams1D, cudart_abi_cudaGraphMemcpyNodeSetParams1D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
+    r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -12357,45 +11064,32 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphMemcpyNodeSetParamsFromSymbol", nargs, 6 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemcpyNodeSetParamsFromSymbol");
+    if (cudart_arity("cudaGraphMemcpyNodeSetParamsFromSymbol", nargs, 6) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParamsFromSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeSetParamsFromSymbol");
@@ -12411,12 +11105,10 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self
     CUDART_FN_T(cudaGraphMemcpyNodeSetParamsFromSymbol, cudart_abi_cudaGraphMemcpyNodeSetParamsFromSymbol) fn = (CUDART_FN_T(cudaGraphMemcpyNodeSetParamsFromSymbol, cudart_abi_cudaGraphMemcpyNodeSetParamsFromSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
+    r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -12429,45 +11121,32 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphMemcpyNodeSetParamsToSymbol", nargs, 6 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemcpyNodeSetParamsToSymbol");
+    if (cudart_arity("cudaGraphMemcpyNodeSetParamsToSymbol", nargs, 6) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemcpyNodeSetParamsToSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemcpyNodeSetParamsToSymbol");
@@ -12483,12 +11162,10 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, 
     CUDART_FN_T(cudaGraphMemcpyNodeSetParamsToSymbol, cudart_abi_cudaGraphMemcpyNodeSetParamsToSymbol) fn = (CUDART_FN_T(cudaGraphMemcpyNodeSetParamsToSymbol, cudart_abi_cudaGraphMemcpyNodeSetParamsToSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
+    r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -12501,29 +11178,19 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphMemsetNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemsetNodeGetParams");
+    if (cudart_arity("cudaGraphMemsetNodeGetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemsetNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemsetNodeGetParams");
@@ -12539,12 +11206,10 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject
     CUDART_FN_T(cudaGraphMemsetNodeGetParams, cudart_abi_cudaGraphMemsetNodeGetParams) fn = (CUDART_FN_T(cudaGraphMemsetNodeGetParams, cudart_abi_cudaGraphMemsetNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12556,29 +11221,19 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphMemsetNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphMemsetNodeSetParams");
+    if (cudart_arity("cudaGraphMemsetNodeSetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphMemsetNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphMemsetNodeSetParams");
@@ -12594,12 +11249,10 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject
     CUDART_FN_T(cudaGraphMemsetNodeSetParams, cudart_abi_cudaGraphMemsetNodeSetParams) fn = (CUDART_FN_T(cudaGraphMemsetNodeSetParams, cudart_abi_cudaGraphMemsetNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -12611,34 +11264,27 @@ static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeFindInClone");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphNodeFindInClone", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphNodeFindInClone");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeFindInClone];
@@ -12656,7 +11302,7 @@ static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *co
     CUDART_FN_T(cudaGraphNodeFindInClone, cudart_abi_cudaGraphNodeFindInClone) fn = (CUDART_FN_T(cudaGraphNodeFindInClone, cudart_abi_cudaGraphNodeFindInClone))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -12674,23 +11320,19 @@ static PyObject *cudart_fn_cudaGraphNodeGetContainingGraph(PyObject *self, PyObj
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetContainingGraph");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphNodeGetContainingGraph", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphNodeGetContainingGraph");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -12712,7 +11354,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetContainingGraph(PyObject *self, PyObj
     CUDART_FN_T(cudaGraphNodeGetContainingGraph, cudart_abi_cudaGraphNodeGetContainingGraph) fn = (CUDART_FN_T(cudaGraphNodeGetContainingGraph, cudart_abi_cudaGraphNodeGetContainingGraph))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -12729,29 +11371,23 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetDependencies");
+    unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphNodeGetDependencies", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphNodeGetDependencies");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -12759,7 +11395,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
@@ -12781,7 +11417,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject
     CUDART_FN_T(cudaGraphNodeGetDependencies, cudart_abi_cudaGraphNodeGetDependencies) fn = (CUDART_FN_T(cudaGraphNodeGetDependencies, cudart_abi_cudaGraphNodeGetDependencies))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3);
+    r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -12800,29 +11436,23 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetDependentNodes");
+    unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphNodeGetDependentNodes", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphNodeGetDependentNodes");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -12830,7 +11460,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObje
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
@@ -12852,7 +11482,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObje
     CUDART_FN_T(cudaGraphNodeGetDependentNodes, cudart_abi_cudaGraphNodeGetDependentNodes) fn = (CUDART_FN_T(cudaGraphNodeGetDependentNodes, cudart_abi_cudaGraphNodeGetDependentNodes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3);
+    r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -12871,30 +11501,23 @@ static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetEnabled");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphNodeGetEnabled", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphNodeGetEnabled");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -12916,7 +11539,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *con
     CUDART_FN_T(cudaGraphNodeGetEnabled, cudart_abi_cudaGraphNodeGetEnabled) fn = (CUDART_FN_T(cudaGraphNodeGetEnabled, cudart_abi_cudaGraphNodeGetEnabled))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -12934,23 +11557,19 @@ static PyObject *cudart_fn_cudaGraphNodeGetLocalId(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetLocalId");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphNodeGetLocalId", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphNodeGetLocalId");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -12972,7 +11591,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetLocalId(PyObject *self, PyObject *con
     CUDART_FN_T(cudaGraphNodeGetLocalId, cudart_abi_cudaGraphNodeGetLocalId) fn = (CUDART_FN_T(cudaGraphNodeGetLocalId, cudart_abi_cudaGraphNodeGetLocalId))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -12989,29 +11608,19 @@ static PyObject *cudart_fn_cudaGraphNodeGetParams(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphNodeGetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeGetParams");
+    if (cudart_arity("cudaGraphNodeGetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 256, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 256, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeGetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeGetParams");
@@ -13027,12 +11636,10 @@ static PyObject *cudart_fn_cudaGraphNodeGetParams(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaGraphNodeGetParams, cudart_abi_cudaGraphNodeGetParams) fn = (CUDART_FN_T(cudaGraphNodeGetParams, cudart_abi_cudaGraphNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13044,23 +11651,19 @@ static PyObject *cudart_fn_cudaGraphNodeGetToolsId(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetToolsId");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphNodeGetToolsId", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphNodeGetToolsId");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -13082,7 +11685,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetToolsId(PyObject *self, PyObject *con
     CUDART_FN_T(cudaGraphNodeGetToolsId, cudart_abi_cudaGraphNodeGetToolsId) fn = (CUDART_FN_T(cudaGraphNodeGetToolsId, cudart_abi_cudaGraphNodeGetToolsId))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13099,23 +11702,19 @@ static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphNodeGetType");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphNodeGetType", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphNodeGetType");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -13137,7 +11736,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaGraphNodeGetType, cudart_abi_cudaGraphNodeGetType) fn = (CUDART_FN_T(cudaGraphNodeGetType, cudart_abi_cudaGraphNodeGetType))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13154,32 +11753,22 @@ static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphNodeSetEnabled", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeSetEnabled");
+    if (cudart_arity("cudaGraphNodeSetEnabled", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeSetEnabled];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeSetEnabled");
@@ -13195,12 +11784,10 @@ static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *con
     CUDART_FN_T(cudaGraphNodeSetEnabled, cudart_abi_cudaGraphNodeSetEnabled) fn = (CUDART_FN_T(cudaGraphNodeSetEnabled, cudart_abi_cudaGraphNodeSetEnabled))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13212,29 +11799,19 @@ static PyObject *cudart_fn_cudaGraphNodeSetParams(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphNodeSetParams", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeSetParams");
+    if (cudart_arity("cudaGraphNodeSetParams", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 256, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 256, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphNodeSetParams];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphNodeSetParams");
@@ -13250,12 +11827,10 @@ static PyObject *cudart_fn_cudaGraphNodeSetParams(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaGraphNodeSetParams, cudart_abi_cudaGraphNodeSetParams) fn = (CUDART_FN_T(cudaGraphNodeSetParams, cudart_abi_cudaGraphNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13267,32 +11842,22 @@ static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphReleaseUserObject", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphReleaseUserObject");
+    if (cudart_arity("cudaGraphReleaseUserObject", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphReleaseUserObject];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphReleaseUserObject");
@@ -13308,12 +11873,10 @@ static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *
     CUDART_FN_T(cudaGraphReleaseUserObject, cudart_abi_cudaGraphReleaseUserObject) fn = (CUDART_FN_T(cudaGraphReleaseUserObject, cudart_abi_cudaGraphReleaseUserObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13325,30 +11888,24 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphRemoveDependencies");
+    unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphRemoveDependencies", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphRemoveDependencies");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -13360,7 +11917,7 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject 
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
@@ -13380,7 +11937,7 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject 
     CUDART_FN_T(cudaGraphRemoveDependencies, cudart_abi_cudaGraphRemoveDependencies) fn = (CUDART_FN_T(cudaGraphRemoveDependencies, cudart_abi_cudaGraphRemoveDependencies))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, (unsigned long)u4);
+    r = fn(a0, a1, a2, a3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13399,35 +11956,25 @@ static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *c
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphRetainUserObject", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphRetainUserObject");
+    if (cudart_arity("cudaGraphRetainUserObject", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphRetainUserObject];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphRetainUserObject");
@@ -13443,12 +11990,10 @@ static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *c
     CUDART_FN_T(cudaGraphRetainUserObject, cudart_abi_cudaGraphRetainUserObject) fn = (CUDART_FN_T(cudaGraphRetainUserObject, cudart_abi_cudaGraphRetainUserObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
+    r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13460,29 +12005,19 @@ static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphUpload", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphUpload");
+    if (cudart_arity("cudaGraphUpload", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphUpload];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphUpload");
@@ -13498,12 +12033,10 @@ static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaGraphUpload, cudart_abi_cudaGraphUpload) fn = (CUDART_FN_T(cudaGraphUpload, cudart_abi_cudaGraphUpload))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13515,28 +12048,24 @@ static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsEGLRegisterImage");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphicsEGLRegisterImage", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphicsEGLRegisterImage");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -13556,7 +12085,7 @@ static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject
     CUDART_FN_T(cudaGraphicsEGLRegisterImage, cudart_abi_cudaGraphicsEGLRegisterImage) fn = (CUDART_FN_T(cudaGraphicsEGLRegisterImage, cudart_abi_cudaGraphicsEGLRegisterImage))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13573,17 +12102,16 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsGLRegisterBuffer");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphicsGLRegisterBuffer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphicsGLRegisterBuffer");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
@@ -13610,7 +12138,7 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject
     CUDART_FN_T(cudaGraphicsGLRegisterBuffer, cudart_abi_cudaGraphicsGLRegisterBuffer) fn = (CUDART_FN_T(cudaGraphicsGLRegisterBuffer, cudart_abi_cudaGraphicsGLRegisterBuffer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, (unsigned int)u2);
+    r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13626,17 +12154,16 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsGLRegisterImage");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphicsGLRegisterImage", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphicsGLRegisterImage");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     unsigned long long u3;
@@ -13666,7 +12193,7 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject 
     CUDART_FN_T(cudaGraphicsGLRegisterImage, cudart_abi_cudaGraphicsGLRegisterImage) fn = (CUDART_FN_T(cudaGraphicsGLRegisterImage, cudart_abi_cudaGraphicsGLRegisterImage))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, (unsigned int)u2, (unsigned int)u3);
+    r = fn(a0, (unsigned int)u1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13682,30 +12209,26 @@ static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsMapResources");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphicsMapResources", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphicsMapResources");
     PyObject *result = NULL;
     long long i0;
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsMapResources];
@@ -13723,7 +12246,7 @@ static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *co
     CUDART_FN_T(cudaGraphicsMapResources, cudart_abi_cudaGraphicsMapResources) fn = (CUDART_FN_T(cudaGraphicsMapResources, cudart_abi_cudaGraphicsMapResources))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, a1, a2);
+    r = fn((int)i0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13740,35 +12263,25 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsResourceGetMappedEglFrame", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsResourceGetMappedEglFrame");
+    if (cudart_arity("cudaGraphicsResourceGetMappedEglFrame", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 280, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 280, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedEglFrame];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsResourceGetMappedEglFrame");
@@ -13784,12 +12297,10 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self,
     CUDART_FN_T(cudaGraphicsResourceGetMappedEglFrame, cudart_abi_cudaGraphicsResourceGetMappedEglFrame) fn = (CUDART_FN_T(cudaGraphicsResourceGetMappedEglFrame, cudart_abi_cudaGraphicsResourceGetMappedEglFrame))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
+    r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -13801,27 +12312,23 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsResourceGetMappedMipmappedArray");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphicsResourceGetMappedMipmappedArray", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphicsResourceGetMappedMipmappedArray");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedMipmappedArray];
@@ -13839,7 +12346,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject 
     CUDART_FN_T(cudaGraphicsResourceGetMappedMipmappedArray, cudart_abi_cudaGraphicsResourceGetMappedMipmappedArray) fn = (CUDART_FN_T(cudaGraphicsResourceGetMappedMipmappedArray, cudart_abi_cudaGraphicsResourceGetMappedMipmappedArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13856,23 +12363,20 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsResourceGetMappedPointer");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphicsResourceGetMappedPointer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphicsResourceGetMappedPointer");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -13881,9 +12385,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, 
         a1 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsResourceGetMappedPointer];
@@ -13901,7 +12403,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, 
     CUDART_FN_T(cudaGraphicsResourceGetMappedPointer, cudart_abi_cudaGraphicsResourceGetMappedPointer) fn = (CUDART_FN_T(cudaGraphicsResourceGetMappedPointer, cudart_abi_cudaGraphicsResourceGetMappedPointer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -13919,25 +12421,18 @@ static PyObject *cudart_fn_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObj
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsResourceSetMapFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsResourceSetMapFlags");
+    if (cudart_arity("cudaGraphicsResourceSetMapFlags", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsResourceSetMapFlags];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsResourceSetMapFlags");
@@ -13953,12 +12448,10 @@ static PyObject *cudart_fn_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObj
     CUDART_FN_T(cudaGraphicsResourceSetMapFlags, cudart_abi_cudaGraphicsResourceSetMapFlags) fn = (CUDART_FN_T(cudaGraphicsResourceSetMapFlags, cudart_abi_cudaGraphicsResourceSetMapFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -13969,29 +12462,25 @@ static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsSubResourceGetMappedArray");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphicsSubResourceGetMappedArray", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphicsSubResourceGetMappedArray");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -14013,7 +12502,7 @@ static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self,
     CUDART_FN_T(cudaGraphicsSubResourceGetMappedArray, cudart_abi_cudaGraphicsSubResourceGetMappedArray) fn = (CUDART_FN_T(cudaGraphicsSubResourceGetMappedArray, cudart_abi_cudaGraphicsSubResourceGetMappedArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
+    r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14030,30 +12519,26 @@ static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsUnmapResources");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphicsUnmapResources", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphicsUnmapResources");
     PyObject *result = NULL;
     long long i0;
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if (cudart_signed(args[k++], 0, 32, &i0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsUnmapResources];
@@ -14071,7 +12556,7 @@ static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *
     CUDART_FN_T(cudaGraphicsUnmapResources, cudart_abi_cudaGraphicsUnmapResources) fn = (CUDART_FN_T(cudaGraphicsUnmapResources, cudart_abi_cudaGraphicsUnmapResources))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, a1, a2);
+    r = fn((int)i0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14088,22 +12573,15 @@ static PyObject *cudart_fn_cudaGraphicsUnregisterResource(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaGraphicsUnregisterResource", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphicsUnregisterResource");
+    if (cudart_arity("cudaGraphicsUnregisterResource", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaGraphicsUnregisterResource];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaGraphicsUnregisterResource");
@@ -14119,12 +12597,10 @@ static PyObject *cudart_fn_cudaGraphicsUnregisterResource(PyObject *self, PyObje
     CUDART_FN_T(cudaGraphicsUnregisterResource, cudart_abi_cudaGraphicsUnregisterResource) fn = (CUDART_FN_T(cudaGraphicsUnregisterResource, cudart_abi_cudaGraphicsUnregisterResource))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -14135,17 +12611,16 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsVDPAURegisterOutputSurface");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphicsVDPAURegisterOutputSurface", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphicsVDPAURegisterOutputSurface");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
@@ -14172,7 +12647,7 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self
     CUDART_FN_T(cudaGraphicsVDPAURegisterOutputSurface, cudart_abi_cudaGraphicsVDPAURegisterOutputSurface) fn = (CUDART_FN_T(cudaGraphicsVDPAURegisterOutputSurface, cudart_abi_cudaGraphicsVDPAURegisterOutputSurface))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, (unsigned int)u2);
+    r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14188,17 +12663,16 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGraphicsVDPAURegisterVideoSurface");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphicsVDPAURegisterVideoSurface", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGraphicsVDPAURegisterVideoSurface");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
@@ -14225,7 +12699,7 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self,
     CUDART_FN_T(cudaGraphicsVDPAURegisterVideoSurface, cudart_abi_cudaGraphicsVDPAURegisterVideoSurface) fn = (CUDART_FN_T(cudaGraphicsVDPAURegisterVideoSurface, cudart_abi_cudaGraphicsVDPAURegisterVideoSurface))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, (unsigned int)u2);
+    r = fn(a0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14241,29 +12715,25 @@ static PyObject *cudart_fn_cudaGreenCtxCreate(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaGreenCtxCreate");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGreenCtxCreate", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaGreenCtxCreate");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     long long i2;
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -14285,7 +12755,7 @@ static PyObject *cudart_fn_cudaGreenCtxCreate(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaGreenCtxCreate, cudart_abi_cudaGreenCtxCreate) fn = (CUDART_FN_T(cudaGreenCtxCreate, cudart_abi_cudaGreenCtxCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (int)i2, (unsigned int)u3);
+    r = fn(a0, a1, (int)i2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14302,17 +12772,16 @@ static PyObject *cudart_fn_cudaHostAlloc(PyObject *self, PyObject *const *args, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaHostAlloc");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaHostAlloc", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaHostAlloc");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
@@ -14339,7 +12808,7 @@ static PyObject *cudart_fn_cudaHostAlloc(PyObject *self, PyObject *const *args, 
     CUDART_FN_T(cudaHostAlloc, cudart_abi_cudaHostAlloc) fn = (CUDART_FN_T(cudaHostAlloc, cudart_abi_cudaHostAlloc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned int)u2);
+    r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14355,28 +12824,24 @@ static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaHostGetDevicePointer");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaHostGetDevicePointer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaHostGetDevicePointer");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -14396,7 +12861,7 @@ static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *co
     CUDART_FN_T(cudaHostGetDevicePointer, cudart_abi_cudaHostGetDevicePointer) fn = (CUDART_FN_T(cudaHostGetDevicePointer, cudart_abi_cudaHostGetDevicePointer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14413,27 +12878,23 @@ static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaHostGetFlags");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaHostGetFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaHostGetFlags");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaHostGetFlags];
@@ -14451,7 +12912,7 @@ static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaHostGetFlags, cudart_abi_cudaHostGetFlags) fn = (CUDART_FN_T(cudaHostGetFlags, cudart_abi_cudaHostGetFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14468,28 +12929,21 @@ static PyObject *cudart_fn_cudaHostRegister(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaHostRegister", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaHostRegister");
+    if (cudart_arity("cudaHostRegister", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaHostRegister];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaHostRegister");
@@ -14505,12 +12959,10 @@ static PyObject *cudart_fn_cudaHostRegister(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaHostRegister, cudart_abi_cudaHostRegister) fn = (CUDART_FN_T(cudaHostRegister, cudart_abi_cudaHostRegister))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned int)u2);
+    r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -14521,22 +12973,15 @@ static PyObject *cudart_fn_cudaHostUnregister(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaHostUnregister", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaHostUnregister");
+    if (cudart_arity("cudaHostUnregister", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaHostUnregister];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaHostUnregister");
@@ -14552,12 +12997,10 @@ static PyObject *cudart_fn_cudaHostUnregister(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaHostUnregister, cudart_abi_cudaHostUnregister) fn = (CUDART_FN_T(cudaHostUnregister, cudart_abi_cudaHostUnregister))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -14568,27 +13011,23 @@ static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaImportExternalMemory");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaImportExternalMemory", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaImportExternalMemory");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 104, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 104, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaImportExternalMemory];
@@ -14606,7 +13045,7 @@ static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *co
     CUDART_FN_T(cudaImportExternalMemory, cudart_abi_cudaImportExternalMemory) fn = (CUDART_FN_T(cudaImportExternalMemory, cudart_abi_cudaImportExternalMemory))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14623,27 +13062,23 @@ static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaImportExternalSemaphore");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaImportExternalSemaphore", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaImportExternalSemaphore");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 96, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 96, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaImportExternalSemaphore];
@@ -14661,7 +13096,7 @@ static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject 
     CUDART_FN_T(cudaImportExternalSemaphore, cudart_abi_cudaImportExternalSemaphore) fn = (CUDART_FN_T(cudaImportExternalSemaphore, cudart_abi_cudaImportExternalSemaphore))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14704,7 +13139,7 @@ static PyObject *cudart_fn_cudaInitDevice(PyObject *self, PyObject *const *args,
     CUDART_FN_T(cudaInitDevice, cudart_abi_cudaInitDevice) fn = (CUDART_FN_T(cudaInitDevice, cudart_abi_cudaInitDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, (unsigned int)u1, (unsigned int)u2);
+    r = fn((int)i0, (unsigned int)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14717,22 +13152,15 @@ static PyObject *cudart_fn_cudaIpcCloseMemHandle(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaIpcCloseMemHandle", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaIpcCloseMemHandle");
+    if (cudart_arity("cudaIpcCloseMemHandle", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaIpcCloseMemHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaIpcCloseMemHandle");
@@ -14748,12 +13176,10 @@ static PyObject *cudart_fn_cudaIpcCloseMemHandle(PyObject *self, PyObject *const
     CUDART_FN_T(cudaIpcCloseMemHandle, cudart_abi_cudaIpcCloseMemHandle) fn = (CUDART_FN_T(cudaIpcCloseMemHandle, cudart_abi_cudaIpcCloseMemHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -14764,29 +13190,19 @@ static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaIpcGetEventHandle", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaIpcGetEventHandle");
+    if (cudart_arity("cudaIpcGetEventHandle", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaIpcGetEventHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaIpcGetEventHandle");
@@ -14802,12 +13218,10 @@ static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const
     CUDART_FN_T(cudaIpcGetEventHandle, cudart_abi_cudaIpcGetEventHandle) fn = (CUDART_FN_T(cudaIpcGetEventHandle, cudart_abi_cudaIpcGetEventHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -14819,29 +13233,19 @@ static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaIpcGetMemHandle", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaIpcGetMemHandle");
+    if (cudart_arity("cudaIpcGetMemHandle", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaIpcGetMemHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaIpcGetMemHandle");
@@ -14857,12 +13261,10 @@ static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaIpcGetMemHandle, cudart_abi_cudaIpcGetMemHandle) fn = (CUDART_FN_T(cudaIpcGetMemHandle, cudart_abi_cudaIpcGetMemHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -14874,23 +13276,22 @@ static PyObject *cudart_fn_cudaIpcOpenEventHandle(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaIpcOpenEventHandle");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaIpcOpenEventHandle", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaIpcOpenEventHandle");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     CUDART_RECORD_T(cudaIpcEventHandle_t) a1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[k++], 1, "cudaIpcEventHandle_t", (Py_ssize_t)sizeof a1, &cudart_class_cudaIpcEventHandle_t, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "cudaIpcEventHandle_st", (Py_ssize_t)sizeof a1, &cudart_class_cudaIpcEventHandle_t, &a1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaIpcOpenEventHandle];
@@ -14908,7 +13309,7 @@ static PyObject *cudart_fn_cudaIpcOpenEventHandle(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaIpcOpenEventHandle, cudart_abi_cudaIpcOpenEventHandle) fn = (CUDART_FN_T(cudaIpcOpenEventHandle, cudart_abi_cudaIpcOpenEventHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14924,24 +13325,23 @@ static PyObject *cudart_fn_cudaIpcOpenMemHandle(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaIpcOpenMemHandle");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaIpcOpenMemHandle", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaIpcOpenMemHandle");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     CUDART_RECORD_T(cudaIpcMemHandle_t) a1;
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[k++], 1, "cudaIpcMemHandle_t", (Py_ssize_t)sizeof a1, &cudart_class_cudaIpcMemHandle_t, &a1) < 0)
+    if (cudart_by_value(args[k++], 1, "cudaIpcMemHandle_st", (Py_ssize_t)sizeof a1, &cudart_class_cudaIpcMemHandle_t, &a1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -14961,7 +13361,7 @@ static PyObject *cudart_fn_cudaIpcOpenMemHandle(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaIpcOpenMemHandle, cudart_abi_cudaIpcOpenMemHandle) fn = (CUDART_FN_T(cudaIpcOpenMemHandle, cudart_abi_cudaIpcOpenMemHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -14977,31 +13377,24 @@ static PyObject *cudart_fn_cudaKernelSetAttributeForDevice(PyObject *self, PyObj
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaKernelSetAttributeForDevice", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaKernelSetAttributeForDevice");
+    if (cudart_arity("cudaKernelSetAttributeForDevice", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     long long i2;
     long long i3;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
+    if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
+    if (cudart_signed(args[3], 3, 32, &i3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaKernelSetAttributeForDevice];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaKernelSetAttributeForDevice");
@@ -15017,12 +13410,10 @@ static PyObject *cudart_fn_cudaKernelSetAttributeForDevice(PyObject *self, PyObj
     CUDART_FN_T(cudaKernelSetAttributeForDevice, cudart_abi_cudaKernelSetAttributeForDevice) fn = (CUDART_FN_T(cudaKernelSetAttributeForDevice, cudart_abi_cudaKernelSetAttributeForDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
+    r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -15033,29 +13424,24 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLaunchCooperativeKernel");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLaunchCooperativeKernel", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLaunchCooperativeKernel");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     CUDART_RECORD_T(dim3) a1;
     CUDART_RECORD_T(dim3) a2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_by_value(args[k++], 1, "dim3", (Py_ssize_t)sizeof a1, &cudart_class_dim3, &a1) < 0)
         goto done;
@@ -15067,9 +13453,7 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject 
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLaunchCooperativeKernel];
@@ -15087,7 +13471,7 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject 
     CUDART_FN_T(cudaLaunchCooperativeKernel, cudart_abi_cudaLaunchCooperativeKernel) fn = (CUDART_FN_T(cudaLaunchCooperativeKernel, cudart_abi_cudaLaunchCooperativeKernel))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
+    r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -15105,36 +13489,23 @@ static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaLaunchHostFunc", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLaunchHostFunc");
+    if (cudart_arity("cudaLaunchHostFunc", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLaunchHostFunc];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLaunchHostFunc");
@@ -15150,12 +13521,10 @@ static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaLaunchHostFunc, cudart_abi_cudaLaunchHostFunc) fn = (CUDART_FN_T(cudaLaunchHostFunc, cudart_abi_cudaLaunchHostFunc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -15168,39 +13537,26 @@ static PyObject *cudart_fn_cudaLaunchHostFunc_v2(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaLaunchHostFunc_v2", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLaunchHostFunc_v2");
+    if (cudart_arity("cudaLaunchHostFunc_v2", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLaunchHostFunc_v2];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLaunchHostFunc_v2");
@@ -15216,12 +13572,10 @@ static PyObject *cudart_fn_cudaLaunchHostFunc_v2(PyObject *self, PyObject *const
     CUDART_FN_T(cudaLaunchHostFunc_v2, cudart_abi_cudaLaunchHostFunc_v2) fn = (CUDART_FN_T(cudaLaunchHostFunc_v2, cudart_abi_cudaLaunchHostFunc_v2))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned int)u3);
+    r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -15234,29 +13588,24 @@ static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLaunchKernel");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLaunchKernel", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x8ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLaunchKernel");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     CUDART_RECORD_T(dim3) a1;
     CUDART_RECORD_T(dim3) a2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_by_value(args[k++], 1, "dim3", (Py_ssize_t)sizeof a1, &cudart_class_dim3, &a1) < 0)
         goto done;
@@ -15268,9 +13617,7 @@ static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *arg
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLaunchKernel];
@@ -15288,7 +13635,7 @@ static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaLaunchKernel, cudart_abi_cudaLaunchKernel) fn = (CUDART_FN_T(cudaLaunchKernel, cudart_abi_cudaLaunchKernel))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
+    r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -15306,30 +13653,23 @@ static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLaunchKernelExC");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLaunchKernelExC", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLaunchKernelExC");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 56, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 56, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -15351,7 +13691,7 @@ static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaLaunchKernelExC, cudart_abi_cudaLaunchKernelExC) fn = (CUDART_FN_T(cudaLaunchKernelExC, cudart_abi_cudaLaunchKernelExC))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -15369,30 +13709,26 @@ static PyObject *cudart_fn_cudaLibraryEnumerateKernels(PyObject *self, PyObject 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryEnumerateKernels");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLibraryEnumerateKernels", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLibraryEnumerateKernels");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLibraryEnumerateKernels];
@@ -15410,7 +13746,7 @@ static PyObject *cudart_fn_cudaLibraryEnumerateKernels(PyObject *self, PyObject 
     CUDART_FN_T(cudaLibraryEnumerateKernels, cudart_abi_cudaLibraryEnumerateKernels) fn = (CUDART_FN_T(cudaLibraryEnumerateKernels, cudart_abi_cudaLibraryEnumerateKernels))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, a2);
+    r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -15427,26 +13763,22 @@ static PyObject *cudart_fn_cudaLibraryGetGlobal(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryGetGlobal");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLibraryGetGlobal", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLibraryGetGlobal");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -15455,13 +13787,9 @@ static PyObject *cudart_fn_cudaLibraryGetGlobal(PyObject *self, PyObject *const 
         a1 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLibraryGetGlobal];
@@ -15479,7 +13807,7 @@ static PyObject *cudart_fn_cudaLibraryGetGlobal(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaLibraryGetGlobal, cudart_abi_cudaLibraryGetGlobal) fn = (CUDART_FN_T(cudaLibraryGetGlobal, cudart_abi_cudaLibraryGetGlobal))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3);
+    r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -15498,34 +13826,27 @@ static PyObject *cudart_fn_cudaLibraryGetKernel(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryGetKernel");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLibraryGetKernel", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLibraryGetKernel");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLibraryGetKernel];
@@ -15543,7 +13864,7 @@ static PyObject *cudart_fn_cudaLibraryGetKernel(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaLibraryGetKernel, cudart_abi_cudaLibraryGetKernel) fn = (CUDART_FN_T(cudaLibraryGetKernel, cudart_abi_cudaLibraryGetKernel))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -15561,27 +13882,23 @@ static PyObject *cudart_fn_cudaLibraryGetKernelCount(PyObject *self, PyObject *c
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryGetKernelCount");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLibraryGetKernelCount", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLibraryGetKernelCount");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLibraryGetKernelCount];
@@ -15599,7 +13916,7 @@ static PyObject *cudart_fn_cudaLibraryGetKernelCount(PyObject *self, PyObject *c
     CUDART_FN_T(cudaLibraryGetKernelCount, cudart_abi_cudaLibraryGetKernelCount) fn = (CUDART_FN_T(cudaLibraryGetKernelCount, cudart_abi_cudaLibraryGetKernelCount))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -15616,26 +13933,22 @@ static PyObject *cudart_fn_cudaLibraryGetManaged(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryGetManaged");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLibraryGetManaged", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLibraryGetManaged");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -15644,13 +13957,9 @@ static PyObject *cudart_fn_cudaLibraryGetManaged(PyObject *self, PyObject *const
         a1 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLibraryGetManaged];
@@ -15668,7 +13977,7 @@ static PyObject *cudart_fn_cudaLibraryGetManaged(PyObject *self, PyObject *const
     CUDART_FN_T(cudaLibraryGetManaged, cudart_abi_cudaLibraryGetManaged) fn = (CUDART_FN_T(cudaLibraryGetManaged, cudart_abi_cudaLibraryGetManaged))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3);
+    r = fn(a0, a1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -15687,34 +13996,27 @@ static PyObject *cudart_fn_cudaLibraryGetUnifiedFunction(PyObject *self, PyObjec
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryGetUnifiedFunction");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLibraryGetUnifiedFunction", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLibraryGetUnifiedFunction");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLibraryGetUnifiedFunction];
@@ -15732,7 +14034,7 @@ static PyObject *cudart_fn_cudaLibraryGetUnifiedFunction(PyObject *self, PyObjec
     CUDART_FN_T(cudaLibraryGetUnifiedFunction, cudart_abi_cudaLibraryGetUnifiedFunction) fn = (CUDART_FN_T(cudaLibraryGetUnifiedFunction, cudart_abi_cudaLibraryGetUnifiedFunction))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -15750,41 +14052,33 @@ static PyObject *cudart_fn_cudaLibraryLoadData(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[6] = {0};
+    if (spec.outs & ~0x6dULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryLoadData");
+    unsigned long long out_slots[5] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLibraryLoadData", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x6dULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLibraryLoadData");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
+    Py_buffer b5 = {.obj = NULL};
     void *a6;
-    Py_buffer b6;
-    b6.obj = NULL;
+    Py_buffer b6 = {.obj = NULL};
     unsigned long long u7;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -15822,7 +14116,7 @@ static PyObject *cudart_fn_cudaLibraryLoadData(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaLibraryLoadData, cudart_abi_cudaLibraryLoadData) fn = (CUDART_FN_T(cudaLibraryLoadData, cudart_abi_cudaLibraryLoadData))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, (unsigned int)u4, a5, a6, (unsigned int)u7);
+    r = fn(a0, a1, a2, a3, (unsigned int)u4, a5, a6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -15843,41 +14137,33 @@ static PyObject *cudart_fn_cudaLibraryLoadFromFile(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[6] = {0};
+    if (spec.outs & ~0x6dULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLibraryLoadFromFile");
+    unsigned long long out_slots[5] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLibraryLoadFromFile", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x6dULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLibraryLoadFromFile");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
+    Py_buffer b5 = {.obj = NULL};
     void *a6;
-    Py_buffer b6;
-    b6.obj = NULL;
+    Py_buffer b6 = {.obj = NULL};
     unsigned long long u7;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -15915,7 +14201,7 @@ static PyObject *cudart_fn_cudaLibraryLoadFromFile(PyObject *self, PyObject *con
     CUDART_FN_T(cudaLibraryLoadFromFile, cudart_abi_cudaLibraryLoadFromFile) fn = (CUDART_FN_T(cudaLibraryLoadFromFile, cudart_abi_cudaLibraryLoadFromFile))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, (unsigned int)u4, a5, a6, (unsigned int)u7);
+    r = fn(a0, a1, a2, a3, (unsigned int)u4, a5, a6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -15936,22 +14222,15 @@ static PyObject *cudart_fn_cudaLibraryUnload(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaLibraryUnload", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLibraryUnload");
+    if (cudart_arity("cudaLibraryUnload", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLibraryUnload];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLibraryUnload");
@@ -15967,12 +14246,10 @@ static PyObject *cudart_fn_cudaLibraryUnload(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaLibraryUnload, cudart_abi_cudaLibraryUnload) fn = (CUDART_FN_T(cudaLibraryUnload, cudart_abi_cudaLibraryUnload))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -15983,17 +14260,16 @@ static PyObject *cudart_fn_cudaLogsCurrent(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLogsCurrent");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLogsCurrent", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLogsCurrent");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -16017,7 +14293,7 @@ static PyObject *cudart_fn_cudaLogsCurrent(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaLogsCurrent, cudart_abi_cudaLogsCurrent) fn = (CUDART_FN_T(cudaLogsCurrent, cudart_abi_cudaLogsCurrent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -16033,28 +14309,24 @@ static PyObject *cudart_fn_cudaLogsDumpToFile(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLogsDumpToFile");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLogsDumpToFile", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLogsDumpToFile");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -16074,7 +14346,7 @@ static PyObject *cudart_fn_cudaLogsDumpToFile(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaLogsDumpToFile, cudart_abi_cudaLogsDumpToFile) fn = (CUDART_FN_T(cudaLogsDumpToFile, cudart_abi_cudaLogsDumpToFile))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -16091,31 +14363,26 @@ static PyObject *cudart_fn_cudaLogsDumpToMemory(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLogsDumpToMemory");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLogsDumpToMemory", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLogsDumpToMemory");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -16139,7 +14406,7 @@ static PyObject *cudart_fn_cudaLogsDumpToMemory(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaLogsDumpToMemory, cudart_abi_cudaLogsDumpToMemory) fn = (CUDART_FN_T(cudaLogsDumpToMemory, cudart_abi_cudaLogsDumpToMemory))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned int)u3);
+    r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -16157,30 +14424,23 @@ static PyObject *cudart_fn_cudaLogsRegisterCallback(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaLogsRegisterCallback");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaLogsRegisterCallback", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaLogsRegisterCallback");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -16202,7 +14462,7 @@ static PyObject *cudart_fn_cudaLogsRegisterCallback(PyObject *self, PyObject *co
     CUDART_FN_T(cudaLogsRegisterCallback, cudart_abi_cudaLogsRegisterCallback) fn = (CUDART_FN_T(cudaLogsRegisterCallback, cudart_abi_cudaLogsRegisterCallback))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -16220,22 +14480,15 @@ static PyObject *cudart_fn_cudaLogsUnregisterCallback(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaLogsUnregisterCallback", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaLogsUnregisterCallback");
+    if (cudart_arity("cudaLogsUnregisterCallback", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaLogsUnregisterCallback];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaLogsUnregisterCallback");
@@ -16251,12 +14504,10 @@ static PyObject *cudart_fn_cudaLogsUnregisterCallback(PyObject *self, PyObject *
     CUDART_FN_T(cudaLogsUnregisterCallback, cudart_abi_cudaLogsUnregisterCallback) fn = (CUDART_FN_T(cudaLogsUnregisterCallback, cudart_abi_cudaLogsUnregisterCallback))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -16267,17 +14518,16 @@ static PyObject *cudart_fn_cudaMalloc(PyObject *self, PyObject *const *args, Py_
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMalloc");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMalloc", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMalloc");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -16301,7 +14551,7 @@ static PyObject *cudart_fn_cudaMalloc(PyObject *self, PyObject *const *args, Py_
     CUDART_FN_T(cudaMalloc, cudart_abi_cudaMalloc) fn = (CUDART_FN_T(cudaMalloc, cudart_abi_cudaMalloc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1);
+    r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -16317,25 +14567,18 @@ static PyObject *cudart_fn_cudaMalloc3D(PyObject *self, PyObject *const *args, P
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMalloc3D", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMalloc3D");
+    if (cudart_arity("cudaMalloc3D", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     CUDART_RECORD_T(cudaExtent) a1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
         goto done;
-    if (cudart_by_value(args[k++], 1, "cudaExtent", (Py_ssize_t)sizeof a1, &cudart_class_cudaExtent, &a1) < 0)
+    if (cudart_by_value(args[1], 1, "cudaExtent", (Py_ssize_t)sizeof a1, &cudart_class_cudaExtent, &a1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMalloc3D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMalloc3D");
@@ -16351,12 +14594,10 @@ static PyObject *cudart_fn_cudaMalloc3D(PyObject *self, PyObject *const *args, P
     CUDART_FN_T(cudaMalloc3D, cudart_abi_cudaMalloc3D) fn = (CUDART_FN_T(cudaMalloc3D, cudart_abi_cudaMalloc3D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -16367,29 +14608,25 @@ static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMalloc3DArray");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMalloc3DArray", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMalloc3DArray");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     CUDART_RECORD_T(cudaExtent) a2;
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
     if (cudart_by_value(args[k++], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &cudart_class_cudaExtent, &a2) < 0)
         goto done;
@@ -16411,7 +14648,7 @@ static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMalloc3DArray, cudart_abi_cudaMalloc3DArray) fn = (CUDART_FN_T(cudaMalloc3DArray, cudart_abi_cudaMalloc3DArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned int)u3);
+    r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -16428,20 +14665,18 @@ static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocArray");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMallocArray", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMallocArray");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
@@ -16449,9 +14684,7 @@ static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
@@ -16475,7 +14708,7 @@ static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaMallocArray, cudart_abi_cudaMallocArray) fn = (CUDART_FN_T(cudaMallocArray, cudart_abi_cudaMallocArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -16492,30 +14725,26 @@ static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocAsync");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMallocAsync", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMallocAsync");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMallocAsync];
@@ -16533,7 +14762,7 @@ static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaMallocAsync, cudart_abi_cudaMallocAsync) fn = (CUDART_FN_T(cudaMallocAsync, cudart_abi_cudaMallocAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, a2);
+    r = fn(a0, (unsigned long)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -16550,37 +14779,30 @@ static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocFromPoolAsync");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMallocFromPoolAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMallocFromPoolAsync");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMallocFromPoolAsync];
@@ -16598,7 +14820,7 @@ static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *con
     CUDART_FN_T(cudaMallocFromPoolAsync, cudart_abi_cudaMallocFromPoolAsync) fn = (CUDART_FN_T(cudaMallocFromPoolAsync, cudart_abi_cudaMallocFromPoolAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, a2, a3);
+    r = fn(a0, (unsigned long)u1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -16616,17 +14838,16 @@ static PyObject *cudart_fn_cudaMallocHost(PyObject *self, PyObject *const *args,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocHost");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMallocHost", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMallocHost");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -16650,7 +14871,7 @@ static PyObject *cudart_fn_cudaMallocHost(PyObject *self, PyObject *const *args,
     CUDART_FN_T(cudaMallocHost, cudart_abi_cudaMallocHost) fn = (CUDART_FN_T(cudaMallocHost, cudart_abi_cudaMallocHost))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1);
+    r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -16666,17 +14887,16 @@ static PyObject *cudart_fn_cudaMallocManaged(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocManaged");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMallocManaged", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMallocManaged");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
@@ -16703,7 +14923,7 @@ static PyObject *cudart_fn_cudaMallocManaged(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMallocManaged, cudart_abi_cudaMallocManaged) fn = (CUDART_FN_T(cudaMallocManaged, cudart_abi_cudaMallocManaged))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned int)u2);
+    r = fn(a0, (unsigned long)u1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -16719,20 +14939,18 @@ static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocMipmappedArray");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMallocMipmappedArray", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMallocMipmappedArray");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     CUDART_RECORD_T(cudaExtent) a2;
     unsigned long long u3;
     unsigned long long u4;
@@ -16740,9 +14958,7 @@ static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *co
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 20, &a1, &b1) < 0)
         goto done;
     if (cudart_by_value(args[k++], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &cudart_class_cudaExtent, &a2) < 0)
         goto done;
@@ -16766,7 +14982,7 @@ static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *co
     CUDART_FN_T(cudaMallocMipmappedArray, cudart_abi_cudaMallocMipmappedArray) fn = (CUDART_FN_T(cudaMallocMipmappedArray, cudart_abi_cudaMallocMipmappedArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
+    r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -16783,20 +14999,18 @@ static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMallocPitch");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMallocPitch", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMallocPitch");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
@@ -16827,7 +15041,7 @@ static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaMallocPitch, cudart_abi_cudaMallocPitch) fn = (CUDART_FN_T(cudaMallocPitch, cudart_abi_cudaMallocPitch))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -16844,31 +15058,24 @@ static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemAdvise", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemAdvise");
+    if (cudart_arity("cudaMemAdvise", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     CUDART_RECORD_T(cudaMemLocation) a3;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_by_value(args[k++], 3, "cudaMemLocation", (Py_ssize_t)sizeof a3, &cudart_class_cudaMemLocation, &a3) < 0)
+    if (cudart_by_value(args[3], 3, "cudaMemLocation", (Py_ssize_t)sizeof a3, &cudart_class_cudaMemLocation, &a3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemAdvise];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemAdvise");
@@ -16884,12 +15091,10 @@ static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, 
     CUDART_FN_T(cudaMemAdvise, cudart_abi_cudaMemAdvise) fn = (CUDART_FN_T(cudaMemAdvise, cudart_abi_cudaMemAdvise))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3);
+    r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -16900,32 +15105,27 @@ static PyObject *cudart_fn_cudaMemDiscardAndPrefetchBatchAsync(PyObject *self, P
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[5] = {0};
+    if (spec.outs & ~0x1bULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemDiscardAndPrefetchBatchAsync");
+    unsigned long long out_slots[4] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemDiscardAndPrefetchBatchAsync", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1bULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemDiscardAndPrefetchBatchAsync");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     unsigned long long u5;
     unsigned long long u6;
     void *a7;
-    Py_buffer b7;
-    b7.obj = NULL;
+    Py_buffer b7 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -16938,7 +15138,7 @@ static PyObject *cudart_fn_cudaMemDiscardAndPrefetchBatchAsync(PyObject *self, P
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if ((spec.outs >> 4) & 1)
         a4 = &out_slots[outs++];
@@ -16948,9 +15148,7 @@ static PyObject *cudart_fn_cudaMemDiscardAndPrefetchBatchAsync(PyObject *self, P
         goto done;
     if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if ((spec.outs >> 7) & 1)
-        a7 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
+    if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemDiscardAndPrefetchBatchAsync];
@@ -16968,7 +15166,7 @@ static PyObject *cudart_fn_cudaMemDiscardAndPrefetchBatchAsync(PyObject *self, P
     CUDART_FN_T(cudaMemDiscardAndPrefetchBatchAsync, cudart_abi_cudaMemDiscardAndPrefetchBatchAsync) fn = (CUDART_FN_T(cudaMemDiscardAndPrefetchBatchAsync, cudart_abi_cudaMemDiscardAndPrefetchBatchAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
+    r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -16988,25 +15186,22 @@ static PyObject *cudart_fn_cudaMemDiscardBatchAsync(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemDiscardBatchAsync");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemDiscardBatchAsync", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemDiscardBatchAsync");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -17019,9 +15214,7 @@ static PyObject *cudart_fn_cudaMemDiscardBatchAsync(PyObject *self, PyObject *co
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemDiscardBatchAsync];
@@ -17039,7 +15232,7 @@ static PyObject *cudart_fn_cudaMemDiscardBatchAsync(PyObject *self, PyObject *co
     CUDART_FN_T(cudaMemDiscardBatchAsync, cudart_abi_cudaMemDiscardBatchAsync) fn = (CUDART_FN_T(cudaMemDiscardBatchAsync, cudart_abi_cudaMemDiscardBatchAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned long long)u3, a4);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned long long)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -17057,20 +15250,18 @@ static PyObject *cudart_fn_cudaMemGetDefaultMemPool(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemGetDefaultMemPool");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemGetDefaultMemPool", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemGetDefaultMemPool");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -17098,7 +15289,7 @@ static PyObject *cudart_fn_cudaMemGetDefaultMemPool(PyObject *self, PyObject *co
     CUDART_FN_T(cudaMemGetDefaultMemPool, cudart_abi_cudaMemGetDefaultMemPool) fn = (CUDART_FN_T(cudaMemGetDefaultMemPool, cudart_abi_cudaMemGetDefaultMemPool))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -17115,20 +15306,18 @@ static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemGetInfo");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemGetInfo", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemGetInfo");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -17153,7 +15342,7 @@ static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args,
     CUDART_FN_T(cudaMemGetInfo, cudart_abi_cudaMemGetInfo) fn = (CUDART_FN_T(cudaMemGetInfo, cudart_abi_cudaMemGetInfo))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -17170,20 +15359,18 @@ static PyObject *cudart_fn_cudaMemGetMemPool(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemGetMemPool");
     unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemGetMemPool", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemGetMemPool");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -17211,7 +15398,7 @@ static PyObject *cudart_fn_cudaMemGetMemPool(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMemGetMemPool, cudart_abi_cudaMemGetMemPool) fn = (CUDART_FN_T(cudaMemGetMemPool, cudart_abi_cudaMemGetMemPool))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -17228,27 +15415,23 @@ static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolCreate");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemPoolCreate", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemPoolCreate");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 88, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 88, &a1, &b1) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolCreate];
@@ -17266,7 +15449,7 @@ static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMemPoolCreate, cudart_abi_cudaMemPoolCreate) fn = (CUDART_FN_T(cudaMemPoolCreate, cudart_abi_cudaMemPoolCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -17283,22 +15466,15 @@ static PyObject *cudart_fn_cudaMemPoolDestroy(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolDestroy");
+    if (cudart_arity("cudaMemPoolDestroy", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolDestroy");
@@ -17314,12 +15490,10 @@ static PyObject *cudart_fn_cudaMemPoolDestroy(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaMemPoolDestroy, cudart_abi_cudaMemPoolDestroy) fn = (CUDART_FN_T(cudaMemPoolDestroy, cudart_abi_cudaMemPoolDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -17330,29 +15504,19 @@ static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolExportPointer", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolExportPointer");
+    if (cudart_arity("cudaMemPoolExportPointer", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 64, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolExportPointer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolExportPointer");
@@ -17368,12 +15532,10 @@ static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *co
     CUDART_FN_T(cudaMemPoolExportPointer, cudart_abi_cudaMemPoolExportPointer) fn = (CUDART_FN_T(cudaMemPoolExportPointer, cudart_abi_cudaMemPoolExportPointer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -17385,35 +15547,25 @@ static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, Py
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolExportToShareableHandle", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolExportToShareableHandle");
+    if (cudart_arity("cudaMemPoolExportToShareableHandle", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolExportToShareableHandle];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolExportToShareableHandle");
@@ -17429,12 +15581,10 @@ static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, Py
     CUDART_FN_T(cudaMemPoolExportToShareableHandle, cudart_abi_cudaMemPoolExportToShareableHandle) fn = (CUDART_FN_T(cudaMemPoolExportToShareableHandle, cudart_abi_cudaMemPoolExportToShareableHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
+    r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -17446,30 +15596,25 @@ static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolGetAccess");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemPoolGetAccess", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemPoolGetAccess");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -17491,7 +15636,7 @@ static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaMemPoolGetAccess, cudart_abi_cudaMemPoolGetAccess) fn = (CUDART_FN_T(cudaMemPoolGetAccess, cudart_abi_cudaMemPoolGetAccess))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -17509,32 +15654,22 @@ static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolGetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolGetAttribute");
+    if (cudart_arity("cudaMemPoolGetAttribute", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolGetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolGetAttribute");
@@ -17550,12 +15685,10 @@ static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *con
     CUDART_FN_T(cudaMemPoolGetAttribute, cudart_abi_cudaMemPoolGetAttribute) fn = (CUDART_FN_T(cudaMemPoolGetAttribute, cudart_abi_cudaMemPoolGetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, a2);
+    r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -17567,29 +15700,25 @@ static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolImportFromShareableHandle");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemPoolImportFromShareableHandle", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemPoolImportFromShareableHandle");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -17611,7 +15740,7 @@ static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, 
     CUDART_FN_T(cudaMemPoolImportFromShareableHandle, cudart_abi_cudaMemPoolImportFromShareableHandle) fn = (CUDART_FN_T(cudaMemPoolImportFromShareableHandle, cudart_abi_cudaMemPoolImportFromShareableHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
+    r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -17628,34 +15757,27 @@ static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPoolImportPointer");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemPoolImportPointer", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemPoolImportPointer");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolImportPointer];
@@ -17673,7 +15795,7 @@ static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *co
     CUDART_FN_T(cudaMemPoolImportPointer, cudart_abi_cudaMemPoolImportPointer) fn = (CUDART_FN_T(cudaMemPoolImportPointer, cudart_abi_cudaMemPoolImportPointer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -17691,32 +15813,22 @@ static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolSetAccess", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolSetAccess");
+    if (cudart_arity("cudaMemPoolSetAccess", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 12, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolSetAccess];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolSetAccess");
@@ -17732,12 +15844,10 @@ static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaMemPoolSetAccess, cudart_abi_cudaMemPoolSetAccess) fn = (CUDART_FN_T(cudaMemPoolSetAccess, cudart_abi_cudaMemPoolSetAccess))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2);
+    r = fn(a0, a1, (unsigned long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -17749,32 +15859,22 @@ static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolSetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolSetAttribute");
+    if (cudart_arity("cudaMemPoolSetAttribute", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolSetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolSetAttribute");
@@ -17790,12 +15890,10 @@ static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *con
     CUDART_FN_T(cudaMemPoolSetAttribute, cudart_abi_cudaMemPoolSetAttribute) fn = (CUDART_FN_T(cudaMemPoolSetAttribute, cudart_abi_cudaMemPoolSetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, a2);
+    r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -17807,25 +15905,18 @@ static PyObject *cudart_fn_cudaMemPoolTrimTo(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPoolTrimTo", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolTrimTo");
+    if (cudart_arity("cudaMemPoolTrimTo", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolTrimTo];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPoolTrimTo");
@@ -17841,12 +15932,10 @@ static PyObject *cudart_fn_cudaMemPoolTrimTo(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMemPoolTrimTo, cudart_abi_cudaMemPoolTrimTo) fn = (CUDART_FN_T(cudaMemPoolTrimTo, cudart_abi_cudaMemPoolTrimTo))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1);
+    r = fn(a0, (unsigned long)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -17857,38 +15946,28 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemPrefetchAsync", nargs, 5 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPrefetchAsync");
+    if (cudart_arity("cudaMemPrefetchAsync", nargs, 5) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     CUDART_RECORD_T(cudaMemLocation) a2;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b4 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_by_value(args[k++], 2, "cudaMemLocation", (Py_ssize_t)sizeof a2, &cudart_class_cudaMemLocation, &a2) < 0)
+    if (cudart_by_value(args[2], 2, "cudaMemLocation", (Py_ssize_t)sizeof a2, &cudart_class_cudaMemLocation, &a2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPrefetchAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemPrefetchAsync");
@@ -17904,12 +15983,10 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaMemPrefetchAsync, cudart_abi_cudaMemPrefetchAsync) fn = (CUDART_FN_T(cudaMemPrefetchAsync, cudart_abi_cudaMemPrefetchAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, a2, (unsigned int)u3, a4);
+    r = fn(a0, (unsigned long)u1, a2, (unsigned int)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b4);
     return result;
@@ -17921,32 +15998,27 @@ static PyObject *cudart_fn_cudaMemPrefetchBatchAsync(PyObject *self, PyObject *c
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[5] = {0};
+    if (spec.outs & ~0x1bULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemPrefetchBatchAsync");
+    unsigned long long out_slots[4] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemPrefetchBatchAsync", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1bULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemPrefetchBatchAsync");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     unsigned long long u5;
     unsigned long long u6;
     void *a7;
-    Py_buffer b7;
-    b7.obj = NULL;
+    Py_buffer b7 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -17959,7 +16031,7 @@ static PyObject *cudart_fn_cudaMemPrefetchBatchAsync(PyObject *self, PyObject *c
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if ((spec.outs >> 4) & 1)
         a4 = &out_slots[outs++];
@@ -17969,9 +16041,7 @@ static PyObject *cudart_fn_cudaMemPrefetchBatchAsync(PyObject *self, PyObject *c
         goto done;
     if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if ((spec.outs >> 7) & 1)
-        a7 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
+    if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPrefetchBatchAsync];
@@ -17989,7 +16059,7 @@ static PyObject *cudart_fn_cudaMemPrefetchBatchAsync(PyObject *self, PyObject *c
     CUDART_FN_T(cudaMemPrefetchBatchAsync, cudart_abi_cudaMemPrefetchBatchAsync) fn = (CUDART_FN_T(cudaMemPrefetchBatchAsync, cudart_abi_cudaMemPrefetchBatchAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
+    r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -18009,38 +16079,28 @@ static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemRangeGetAttribute", nargs, 5 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemRangeGetAttribute");
+    if (cudart_arity("cudaMemRangeGetAttribute", nargs, 5) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemRangeGetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemRangeGetAttribute");
@@ -18056,12 +16116,10 @@ static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *co
     CUDART_FN_T(cudaMemRangeGetAttribute, cudart_abi_cudaMemRangeGetAttribute) fn = (CUDART_FN_T(cudaMemRangeGetAttribute, cudart_abi_cudaMemRangeGetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3, (unsigned long)u4);
+    r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -18073,27 +16131,23 @@ static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *c
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0x7ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemRangeGetAttributes");
+    unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemRangeGetAttributes", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x7ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemRangeGetAttributes");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     unsigned long long u5;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -18109,9 +16163,7 @@ static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *c
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
         goto done;
@@ -18131,7 +16183,7 @@ static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *c
     CUDART_FN_T(cudaMemRangeGetAttributes, cudart_abi_cudaMemRangeGetAttributes) fn = (CUDART_FN_T(cudaMemRangeGetAttributes, cudart_abi_cudaMemRangeGetAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4, (unsigned long)u5);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4, (unsigned long)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -18150,30 +16202,26 @@ static PyObject *cudart_fn_cudaMemSetMemPool(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemSetMemPool");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemSetMemPool", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemSetMemPool");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemSetMemPool];
@@ -18191,7 +16239,7 @@ static PyObject *cudart_fn_cudaMemSetMemPool(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMemSetMemPool, cudart_abi_cudaMemSetMemPool) fn = (CUDART_FN_T(cudaMemSetMemPool, cudart_abi_cudaMemSetMemPool))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, a2);
+    r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -18208,35 +16256,25 @@ static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy");
+    if (cudart_arity("cudaMemcpy", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy");
@@ -18252,12 +16290,10 @@ static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_
     CUDART_FN_T(cudaMemcpy, cudart_abi_cudaMemcpy) fn = (CUDART_FN_T(cudaMemcpy, cudart_abi_cudaMemcpy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18269,44 +16305,34 @@ static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, P
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy2D", nargs, 7 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2D");
+    if (cudart_arity("cudaMemcpy2D", nargs, 7) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 6, 32, &u6) < 0)
+    if (cudart_unsigned(args[6], 6, 32, &u6) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2D");
@@ -18322,12 +16348,10 @@ static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, P
     CUDART_FN_T(cudaMemcpy2D, cudart_abi_cudaMemcpy2D) fn = (CUDART_FN_T(cudaMemcpy2D, cudart_abi_cudaMemcpy2D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
+    r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -18339,50 +16363,40 @@ static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy2DArrayToArray", nargs, 9 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DArrayToArray");
+    if (cudart_arity("cudaMemcpy2DArrayToArray", nargs, 9) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
     unsigned long long u8;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 7, 64, &u7) < 0)
+    if (cudart_unsigned(args[7], 7, 64, &u7) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 8, 32, &u8) < 0)
+    if (cudart_unsigned(args[8], 8, 32, &u8) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DArrayToArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DArrayToArray");
@@ -18398,12 +16412,10 @@ static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *co
     CUDART_FN_T(cudaMemcpy2DArrayToArray, cudart_abi_cudaMemcpy2DArrayToArray) fn = (CUDART_FN_T(cudaMemcpy2DArrayToArray, cudart_abi_cudaMemcpy2DArrayToArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
+    r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -18415,51 +16427,38 @@ static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy2DAsync", nargs, 8 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DAsync");
+    if (cudart_arity("cudaMemcpy2DAsync", nargs, 8) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     void *a7;
-    Py_buffer b7;
-    b7.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b7 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 6, 32, &u6) < 0)
+    if (cudart_unsigned(args[6], 6, 32, &u6) < 0)
         goto done;
-    if ((spec.outs >> 7) & 1)
-        a7 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
+    if (cudart_pointer(args[7], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DAsync");
@@ -18475,12 +16474,10 @@ static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMemcpy2DAsync, cudart_abi_cudaMemcpy2DAsync) fn = (CUDART_FN_T(cudaMemcpy2DAsync, cudart_abi_cudaMemcpy2DAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6, a7);
+    r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6, a7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     cudart_release(&b7);
@@ -18493,47 +16490,37 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy2DFromArray", nargs, 8 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DFromArray");
+    if (cudart_arity("cudaMemcpy2DFromArray", nargs, 8) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DFromArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DFromArray");
@@ -18549,12 +16536,10 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const
     CUDART_FN_T(cudaMemcpy2DFromArray, cudart_abi_cudaMemcpy2DFromArray) fn = (CUDART_FN_T(cudaMemcpy2DFromArray, cudart_abi_cudaMemcpy2DFromArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
+    r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -18566,54 +16551,41 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy2DFromArrayAsync", nargs, 9 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DFromArrayAsync");
+    if (cudart_arity("cudaMemcpy2DFromArrayAsync", nargs, 9) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
     void *a8;
-    Py_buffer b8;
-    b8.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b8 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
         goto done;
-    if ((spec.outs >> 8) & 1)
-        a8 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 8, (int)((spec.storage >> 8) & 1), 0, &a8, &b8) < 0)
+    if (cudart_pointer(args[8], 8, (int)((spec.storage >> 8) & 1), 0, &a8, &b8) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DFromArrayAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DFromArrayAsync");
@@ -18629,12 +16601,10 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *
     CUDART_FN_T(cudaMemcpy2DFromArrayAsync, cudart_abi_cudaMemcpy2DFromArrayAsync) fn = (CUDART_FN_T(cudaMemcpy2DFromArrayAsync, cudart_abi_cudaMemcpy2DFromArrayAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
+    r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     cudart_release(&b8);
@@ -18647,47 +16617,37 @@ static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy2DToArray", nargs, 8 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DToArray");
+    if (cudart_arity("cudaMemcpy2DToArray", nargs, 8) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DToArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DToArray");
@@ -18703,12 +16663,10 @@ static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaMemcpy2DToArray, cudart_abi_cudaMemcpy2DToArray) fn = (CUDART_FN_T(cudaMemcpy2DToArray, cudart_abi_cudaMemcpy2DToArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
+    r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -18720,54 +16678,41 @@ static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy2DToArrayAsync", nargs, 9 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy2DToArrayAsync");
+    if (cudart_arity("cudaMemcpy2DToArrayAsync", nargs, 9) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
     void *a8;
-    Py_buffer b8;
-    b8.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b8 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
         goto done;
-    if ((spec.outs >> 8) & 1)
-        a8 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 8, (int)((spec.storage >> 8) & 1), 0, &a8, &b8) < 0)
+    if (cudart_pointer(args[8], 8, (int)((spec.storage >> 8) & 1), 0, &a8, &b8) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy2DToArrayAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy2DToArrayAsync");
@@ -18783,12 +16728,10 @@ static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *co
     CUDART_FN_T(cudaMemcpy2DToArrayAsync, cudart_abi_cudaMemcpy2DToArrayAsync) fn = (CUDART_FN_T(cudaMemcpy2DToArrayAsync, cudart_abi_cudaMemcpy2DToArrayAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
+    r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     cudart_release(&b8);
@@ -18801,22 +16744,15 @@ static PyObject *cudart_fn_cudaMemcpy3D(PyObject *self, PyObject *const *args, P
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy3D", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy3D");
+    if (cudart_arity("cudaMemcpy3D", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 160, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 160, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3D");
@@ -18832,12 +16768,10 @@ static PyObject *cudart_fn_cudaMemcpy3D(PyObject *self, PyObject *const *args, P
     CUDART_FN_T(cudaMemcpy3D, cudart_abi_cudaMemcpy3D) fn = (CUDART_FN_T(cudaMemcpy3D, cudart_abi_cudaMemcpy3D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -18848,29 +16782,19 @@ static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy3DAsync", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy3DAsync");
+    if (cudart_arity("cudaMemcpy3DAsync", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 160, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 160, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3DAsync");
@@ -18886,12 +16810,10 @@ static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMemcpy3DAsync, cudart_abi_cudaMemcpy3DAsync) fn = (CUDART_FN_T(cudaMemcpy3DAsync, cudart_abi_cudaMemcpy3DAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -18903,35 +16825,25 @@ static PyObject *cudart_fn_cudaMemcpy3DBatchAsync(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy3DBatchAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy3DBatchAsync");
+    if (cudart_arity("cudaMemcpy3DBatchAsync", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     unsigned long long u0;
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
-    if (cudart_unsigned(args[k++], 0, 64, &u0) < 0)
+    Py_buffer b3 = {.obj = NULL};
+    if (cudart_unsigned(args[0], 0, 64, &u0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 112, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DBatchAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3DBatchAsync");
@@ -18947,12 +16859,10 @@ static PyObject *cudart_fn_cudaMemcpy3DBatchAsync(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaMemcpy3DBatchAsync, cudart_abi_cudaMemcpy3DBatchAsync) fn = (CUDART_FN_T(cudaMemcpy3DBatchAsync, cudart_abi_cudaMemcpy3DBatchAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned long)u0, a1, (unsigned long long)u2, a3);
+    r = fn((unsigned long)u0, a1, (unsigned long long)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b1);
     cudart_release(&b3);
     return result;
@@ -18964,22 +16874,15 @@ static PyObject *cudart_fn_cudaMemcpy3DPeer(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy3DPeer", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy3DPeer");
+    if (cudart_arity("cudaMemcpy3DPeer", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 168, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 168, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DPeer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3DPeer");
@@ -18995,12 +16898,10 @@ static PyObject *cudart_fn_cudaMemcpy3DPeer(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaMemcpy3DPeer, cudart_abi_cudaMemcpy3DPeer) fn = (CUDART_FN_T(cudaMemcpy3DPeer, cudart_abi_cudaMemcpy3DPeer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -19011,29 +16912,19 @@ static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy3DPeerAsync", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy3DPeerAsync");
+    if (cudart_arity("cudaMemcpy3DPeerAsync", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 168, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 168, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DPeerAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3DPeerAsync");
@@ -19049,12 +16940,10 @@ static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const
     CUDART_FN_T(cudaMemcpy3DPeerAsync, cudart_abi_cudaMemcpy3DPeerAsync) fn = (CUDART_FN_T(cudaMemcpy3DPeerAsync, cudart_abi_cudaMemcpy3DPeerAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -19066,32 +16955,22 @@ static PyObject *cudart_fn_cudaMemcpy3DWithAttributesAsync(PyObject *self, PyObj
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpy3DWithAttributesAsync", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpy3DWithAttributesAsync");
+    if (cudart_arity("cudaMemcpy3DWithAttributesAsync", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 112, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 112, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpy3DWithAttributesAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpy3DWithAttributesAsync");
@@ -19107,12 +16986,10 @@ static PyObject *cudart_fn_cudaMemcpy3DWithAttributesAsync(PyObject *self, PyObj
     CUDART_FN_T(cudaMemcpy3DWithAttributesAsync, cudart_abi_cudaMemcpy3DWithAttributesAsync) fn = (CUDART_FN_T(cudaMemcpy3DWithAttributesAsync, cudart_abi_cudaMemcpy3DWithAttributesAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long long)u1, a2);
+    r = fn(a0, (unsigned long long)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -19124,47 +17001,37 @@ static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyArrayToArray", nargs, 8 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyArrayToArray");
+    if (cudart_arity("cudaMemcpyArrayToArray", nargs, 8) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
     unsigned long long u6;
     unsigned long long u7;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 64, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 64, &u5) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
+    if (cudart_unsigned(args[6], 6, 64, &u6) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 7, 32, &u7) < 0)
+    if (cudart_unsigned(args[7], 7, 32, &u7) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyArrayToArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyArrayToArray");
@@ -19180,12 +17047,10 @@ static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaMemcpyArrayToArray, cudart_abi_cudaMemcpyArrayToArray) fn = (CUDART_FN_T(cudaMemcpyArrayToArray, cudart_abi_cudaMemcpyArrayToArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
+    r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -19197,42 +17062,29 @@ static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyAsync", nargs, 5 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyAsync");
+    if (cudart_arity("cudaMemcpyAsync", nargs, 5) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b4 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyAsync");
@@ -19248,12 +17100,10 @@ static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaMemcpyAsync, cudart_abi_cudaMemcpyAsync) fn = (CUDART_FN_T(cudaMemcpyAsync, cudart_abi_cudaMemcpyAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3, a4);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b4);
@@ -19266,34 +17116,28 @@ static PyObject *cudart_fn_cudaMemcpyBatchAsync(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[6] = {0};
+    if (spec.outs & ~0x27ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaMemcpyBatchAsync");
+    unsigned long long out_slots[4] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemcpyBatchAsync", nargs, 8 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x27ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaMemcpyBatchAsync");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
+    Py_buffer b5 = {.obj = NULL};
     unsigned long long u6;
     void *a7;
-    Py_buffer b7;
-    b7.obj = NULL;
+    Py_buffer b7 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -19308,9 +17152,7 @@ static PyObject *cudart_fn_cudaMemcpyBatchAsync(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 24, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     if ((spec.outs >> 5) & 1)
         a5 = &out_slots[outs++];
@@ -19318,9 +17160,7 @@ static PyObject *cudart_fn_cudaMemcpyBatchAsync(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[k++], 6, 64, &u6) < 0)
         goto done;
-    if ((spec.outs >> 7) & 1)
-        a7 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
+    if (cudart_pointer(args[k++], 7, (int)((spec.storage >> 7) & 1), 0, &a7, &b7) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyBatchAsync];
@@ -19338,7 +17178,7 @@ static PyObject *cudart_fn_cudaMemcpyBatchAsync(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaMemcpyBatchAsync, cudart_abi_cudaMemcpyBatchAsync) fn = (CUDART_FN_T(cudaMemcpyBatchAsync, cudart_abi_cudaMemcpyBatchAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, a7);
+    r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, a7);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -19359,41 +17199,31 @@ static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyFromArray", nargs, 6 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyFromArray");
+    if (cudart_arity("cudaMemcpyFromArray", nargs, 6) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyFromArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyFromArray");
@@ -19409,12 +17239,10 @@ static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaMemcpyFromArray, cudart_abi_cudaMemcpyFromArray) fn = (CUDART_FN_T(cudaMemcpyFromArray, cudart_abi_cudaMemcpyFromArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -19426,48 +17254,35 @@ static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyFromArrayAsync", nargs, 7 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyFromArrayAsync");
+    if (cudart_arity("cudaMemcpyFromArrayAsync", nargs, 7) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
     unsigned long long u5;
     void *a6;
-    Py_buffer b6;
-    b6.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b6 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
         goto done;
-    if ((spec.outs >> 6) & 1)
-        a6 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
+    if (cudart_pointer(args[6], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyFromArrayAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyFromArrayAsync");
@@ -19483,12 +17298,10 @@ static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *co
     CUDART_FN_T(cudaMemcpyFromArrayAsync, cudart_abi_cudaMemcpyFromArrayAsync) fn = (CUDART_FN_T(cudaMemcpyFromArrayAsync, cudart_abi_cudaMemcpyFromArrayAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5, a6);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5, a6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b6);
@@ -19501,38 +17314,28 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyFromSymbol", nargs, 5 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyFromSymbol");
+    if (cudart_arity("cudaMemcpyFromSymbol", nargs, 5) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyFromSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyFromSymbol");
@@ -19548,12 +17351,10 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaMemcpyFromSymbol, cudart_abi_cudaMemcpyFromSymbol) fn = (CUDART_FN_T(cudaMemcpyFromSymbol, cudart_abi_cudaMemcpyFromSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -19565,45 +17366,32 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *c
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyFromSymbolAsync", nargs, 6 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyFromSymbolAsync");
+    if (cudart_arity("cudaMemcpyFromSymbolAsync", nargs, 6) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyFromSymbolAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyFromSymbolAsync");
@@ -19619,12 +17407,10 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *c
     CUDART_FN_T(cudaMemcpyFromSymbolAsync, cudart_abi_cudaMemcpyFromSymbolAsync) fn = (CUDART_FN_T(cudaMemcpyFromSymbolAsync, cudart_abi_cudaMemcpyFromSymbolAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b5);
@@ -19637,38 +17423,28 @@ static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyPeer", nargs, 5 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyPeer");
+    if (cudart_arity("cudaMemcpyPeer", nargs, 5) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     long long i3;
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
+    if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
+    if (cudart_signed(args[3], 3, 32, &i3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyPeer];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyPeer");
@@ -19684,12 +17460,10 @@ static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args,
     CUDART_FN_T(cudaMemcpyPeer, cudart_abi_cudaMemcpyPeer) fn = (CUDART_FN_T(cudaMemcpyPeer, cudart_abi_cudaMemcpyPeer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4);
+    r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -19701,45 +17475,32 @@ static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyPeerAsync", nargs, 6 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyPeerAsync");
+    if (cudart_arity("cudaMemcpyPeerAsync", nargs, 6) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     long long i3;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
+    if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_signed(args[k++], 3, 32, &i3) < 0)
+    if (cudart_signed(args[3], 3, 32, &i3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyPeerAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyPeerAsync");
@@ -19755,12 +17516,10 @@ static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaMemcpyPeerAsync, cudart_abi_cudaMemcpyPeerAsync) fn = (CUDART_FN_T(cudaMemcpyPeerAsync, cudart_abi_cudaMemcpyPeerAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4, a5);
+    r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     cudart_release(&b5);
@@ -19773,41 +17532,31 @@ static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyToArray", nargs, 6 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyToArray");
+    if (cudart_arity("cudaMemcpyToArray", nargs, 6) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyToArray];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyToArray");
@@ -19823,12 +17572,10 @@ static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMemcpyToArray, cudart_abi_cudaMemcpyToArray) fn = (CUDART_FN_T(cudaMemcpyToArray, cudart_abi_cudaMemcpyToArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned int)u5);
+    r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -19840,48 +17587,35 @@ static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyToArrayAsync", nargs, 7 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyToArrayAsync");
+    if (cudart_arity("cudaMemcpyToArrayAsync", nargs, 7) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
     void *a6;
-    Py_buffer b6;
-    b6.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b6 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 5, 32, &u5) < 0)
+    if (cudart_unsigned(args[5], 5, 32, &u5) < 0)
         goto done;
-    if ((spec.outs >> 6) & 1)
-        a6 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
+    if (cudart_pointer(args[6], 6, (int)((spec.storage >> 6) & 1), 0, &a6, &b6) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyToArrayAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyToArrayAsync");
@@ -19897,12 +17631,10 @@ static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaMemcpyToArrayAsync, cudart_abi_cudaMemcpyToArrayAsync) fn = (CUDART_FN_T(cudaMemcpyToArrayAsync, cudart_abi_cudaMemcpyToArrayAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned int)u5, a6);
+    r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned int)u5, a6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     cudart_release(&b6);
@@ -19915,38 +17647,28 @@ static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyToSymbol", nargs, 5 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyToSymbol");
+    if (cudart_arity("cudaMemcpyToSymbol", nargs, 5) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyToSymbol];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyToSymbol");
@@ -19962,12 +17684,10 @@ static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaMemcpyToSymbol, cudart_abi_cudaMemcpyToSymbol) fn = (CUDART_FN_T(cudaMemcpyToSymbol, cudart_abi_cudaMemcpyToSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -19979,45 +17699,32 @@ static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyToSymbolAsync", nargs, 6 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyToSymbolAsync");
+    if (cudart_arity("cudaMemcpyToSymbolAsync", nargs, 6) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 32, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 32, &u4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyToSymbolAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyToSymbolAsync");
@@ -20033,12 +17740,10 @@ static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *con
     CUDART_FN_T(cudaMemcpyToSymbolAsync, cudart_abi_cudaMemcpyToSymbolAsync) fn = (CUDART_FN_T(cudaMemcpyToSymbolAsync, cudart_abi_cudaMemcpyToSymbolAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b5);
@@ -20051,46 +17756,30 @@ static PyObject *cudart_fn_cudaMemcpyWithAttributesAsync(PyObject *self, PyObjec
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemcpyWithAttributesAsync", nargs, 5 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemcpyWithAttributesAsync");
+    if (cudart_arity("cudaMemcpyWithAttributesAsync", nargs, 5) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b4 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 24, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 24, &a3, &b3) < 0)
         goto done;
-    if ((spec.outs >> 4) & 1)
-        a4 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
+    if (cudart_pointer(args[4], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemcpyWithAttributesAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemcpyWithAttributesAsync");
@@ -20106,12 +17795,10 @@ static PyObject *cudart_fn_cudaMemcpyWithAttributesAsync(PyObject *self, PyObjec
     CUDART_FN_T(cudaMemcpyWithAttributesAsync, cudart_abi_cudaMemcpyWithAttributesAsync) fn = (CUDART_FN_T(cudaMemcpyWithAttributesAsync, cudart_abi_cudaMemcpyWithAttributesAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, a3, a4);
+    r = fn(a0, a1, (unsigned long)u2, a3, a4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b3);
@@ -20125,28 +17812,21 @@ static PyObject *cudart_fn_cudaMemset(PyObject *self, PyObject *const *args, Py_
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemset", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemset");
+    if (cudart_arity("cudaMemset", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
+    if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemset];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemset");
@@ -20162,12 +17842,10 @@ static PyObject *cudart_fn_cudaMemset(PyObject *self, PyObject *const *args, Py_
     CUDART_FN_T(cudaMemset, cudart_abi_cudaMemset) fn = (CUDART_FN_T(cudaMemset, cudart_abi_cudaMemset))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1, (unsigned long)u2);
+    r = fn(a0, (int)i1, (unsigned long)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -20178,34 +17856,27 @@ static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, P
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemset2D", nargs, 5 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemset2D");
+    if (cudart_arity("cudaMemset2D", nargs, 5) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     long long i2;
     unsigned long long u3;
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
+    if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemset2D];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemset2D");
@@ -20221,12 +17892,10 @@ static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, P
     CUDART_FN_T(cudaMemset2D, cudart_abi_cudaMemset2D) fn = (CUDART_FN_T(cudaMemset2D, cudart_abi_cudaMemset2D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4);
+    r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -20237,41 +17906,31 @@ static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemset2DAsync", nargs, 6 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemset2DAsync");
+    if (cudart_arity("cudaMemset2DAsync", nargs, 6) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     long long i2;
     unsigned long long u3;
     unsigned long long u4;
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b5 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
+    if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
+    if (cudart_unsigned(args[4], 4, 64, &u4) < 0)
         goto done;
-    if ((spec.outs >> 5) & 1)
-        a5 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
+    if (cudart_pointer(args[5], 5, (int)((spec.storage >> 5) & 1), 0, &a5, &b5) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemset2DAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemset2DAsync");
@@ -20287,12 +17946,10 @@ static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMemset2DAsync, cudart_abi_cudaMemset2DAsync) fn = (CUDART_FN_T(cudaMemset2DAsync, cudart_abi_cudaMemset2DAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4, a5);
+    r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4, a5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b5);
     return result;
@@ -20330,7 +17987,7 @@ static PyObject *cudart_fn_cudaMemset3D(PyObject *self, PyObject *const *args, P
     CUDART_FN_T(cudaMemset3D, cudart_abi_cudaMemset3D) fn = (CUDART_FN_T(cudaMemset3D, cudart_abi_cudaMemset3D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1, a2);
+    r = fn(a0, (int)i1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -20343,31 +18000,24 @@ static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemset3DAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemset3DAsync");
+    if (cudart_arity("cudaMemset3DAsync", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     CUDART_RECORD_T(cudaPitchedPtr) a0;
     long long i1;
     CUDART_RECORD_T(cudaExtent) a2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
-    if (cudart_by_value(args[k++], 0, "cudaPitchedPtr", (Py_ssize_t)sizeof a0, &cudart_class_cudaPitchedPtr, &a0) < 0)
+    Py_buffer b3 = {.obj = NULL};
+    if (cudart_by_value(args[0], 0, "cudaPitchedPtr", (Py_ssize_t)sizeof a0, &cudart_class_cudaPitchedPtr, &a0) < 0)
         goto done;
-    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
+    if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_by_value(args[k++], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &cudart_class_cudaExtent, &a2) < 0)
+    if (cudart_by_value(args[2], 2, "cudaExtent", (Py_ssize_t)sizeof a2, &cudart_class_cudaExtent, &a2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemset3DAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemset3DAsync");
@@ -20383,12 +18033,10 @@ static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaMemset3DAsync, cudart_abi_cudaMemset3DAsync) fn = (CUDART_FN_T(cudaMemset3DAsync, cudart_abi_cudaMemset3DAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1, a2, a3);
+    r = fn(a0, (int)i1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b3);
     return result;
 }
@@ -20399,35 +18047,25 @@ static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemsetAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemsetAsync");
+    if (cudart_arity("cudaMemsetAsync", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_signed(args[k++], 1, 32, &i1) < 0)
+    if (cudart_signed(args[1], 1, 32, &i1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemsetAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemsetAsync");
@@ -20443,12 +18081,10 @@ static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaMemsetAsync, cudart_abi_cudaMemsetAsync) fn = (CUDART_FN_T(cudaMemsetAsync, cudart_abi_cudaMemsetAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1, (unsigned long)u2, a3);
+    r = fn(a0, (int)i1, (unsigned long)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b3);
     return result;
@@ -20460,32 +18096,22 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *sel
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMipmappedArrayGetMemoryRequirements", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMipmappedArrayGetMemoryRequirements");
+    if (cudart_arity("cudaMipmappedArrayGetMemoryRequirements", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     long long i2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 32, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_signed(args[k++], 2, 32, &i2) < 0)
+    if (cudart_signed(args[2], 2, 32, &i2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMipmappedArrayGetMemoryRequirements];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMipmappedArrayGetMemoryRequirements");
@@ -20501,12 +18127,10 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *sel
     CUDART_FN_T(cudaMipmappedArrayGetMemoryRequirements, cudart_abi_cudaMipmappedArrayGetMemoryRequirements) fn = (CUDART_FN_T(cudaMipmappedArrayGetMemoryRequirements, cudart_abi_cudaMipmappedArrayGetMemoryRequirements))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (int)i2);
+    r = fn(a0, a1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -20518,29 +18142,19 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self,
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMipmappedArrayGetSparseProperties", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMipmappedArrayGetSparseProperties");
+    if (cudart_arity("cudaMipmappedArrayGetSparseProperties", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 48, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 48, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMipmappedArrayGetSparseProperties];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMipmappedArrayGetSparseProperties");
@@ -20556,12 +18170,10 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self,
     CUDART_FN_T(cudaMipmappedArrayGetSparseProperties, cudart_abi_cudaMipmappedArrayGetSparseProperties) fn = (CUDART_FN_T(cudaMipmappedArrayGetSparseProperties, cudart_abi_cudaMipmappedArrayGetSparseProperties))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -20573,29 +18185,25 @@ static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *s
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaOccupancyAvailableDynamicSMemPerBlock");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaOccupancyAvailableDynamicSMemPerBlock", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaOccupancyAvailableDynamicSMemPerBlock");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     long long i2;
     long long i3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -20617,7 +18225,7 @@ static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *s
     CUDART_FN_T(cudaOccupancyAvailableDynamicSMemPerBlock, cudart_abi_cudaOccupancyAvailableDynamicSMemPerBlock) fn = (CUDART_FN_T(cudaOccupancyAvailableDynamicSMemPerBlock, cudart_abi_cudaOccupancyAvailableDynamicSMemPerBlock))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (int)i2, (int)i3);
+    r = fn(a0, a1, (int)i2, (int)i3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -20634,29 +18242,25 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObjec
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaOccupancyMaxActiveBlocksPerMultiprocessor", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaOccupancyMaxActiveBlocksPerMultiprocessor");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     long long i2;
     unsigned long long u3;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -20678,7 +18282,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObjec
     CUDART_FN_T(cudaOccupancyMaxActiveBlocksPerMultiprocessor, cudart_abi_cudaOccupancyMaxActiveBlocksPerMultiprocessor) fn = (CUDART_FN_T(cudaOccupancyMaxActiveBlocksPerMultiprocessor, cudart_abi_cudaOccupancyMaxActiveBlocksPerMultiprocessor))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (int)i2, (unsigned long)u3);
+    r = fn(a0, a1, (int)i2, (unsigned long)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -20695,20 +18299,18 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlag
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     long long i2;
     unsigned long long u3;
     unsigned long long u4;
@@ -20716,9 +18318,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlag
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_signed(args[k++], 2, 32, &i2) < 0)
         goto done;
@@ -20742,7 +18342,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlag
     CUDART_FN_T(cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, cudart_abi_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags) fn = (CUDART_FN_T(cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, cudart_abi_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (int)i2, (unsigned long)u3, (unsigned int)u4);
+    r = fn(a0, a1, (int)i2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -20759,34 +18359,27 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaOccupancyMaxActiveClusters");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaOccupancyMaxActiveClusters", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaOccupancyMaxActiveClusters");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaOccupancyMaxActiveClusters];
@@ -20804,7 +18397,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObje
     CUDART_FN_T(cudaOccupancyMaxActiveClusters, cudart_abi_cudaOccupancyMaxActiveClusters) fn = (CUDART_FN_T(cudaOccupancyMaxActiveClusters, cudart_abi_cudaOccupancyMaxActiveClusters))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -20822,34 +18415,27 @@ static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaOccupancyMaxPotentialClusterSize");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaOccupancyMaxPotentialClusterSize", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaOccupancyMaxPotentialClusterSize");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 56, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaOccupancyMaxPotentialClusterSize];
@@ -20867,7 +18453,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, 
     CUDART_FN_T(cudaOccupancyMaxPotentialClusterSize, cudart_abi_cudaOccupancyMaxPotentialClusterSize) fn = (CUDART_FN_T(cudaOccupancyMaxPotentialClusterSize, cudart_abi_cudaOccupancyMaxPotentialClusterSize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2);
+    r = fn(a0, a1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -20902,9 +18488,7 @@ static PyObject *cudart_fn_cudaPeekAtLastError(PyObject *self, PyObject *const *
     }
     CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError) fn = (CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError))slot;
     unsigned int r;
-    Py_BEGIN_ALLOW_THREADS
-r = fn();
-    Py_END_ALLOW_THREADS
+    r = fn();  /* with the GIL held: generator/gil.py */
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
     return result;
@@ -20916,29 +18500,19 @@ static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaPointerGetAttributes", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaPointerGetAttributes");
+    if (cudart_arity("cudaPointerGetAttributes", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 88, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 88, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaPointerGetAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaPointerGetAttributes");
@@ -20954,12 +18528,10 @@ static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *co
     CUDART_FN_T(cudaPointerGetAttributes, cudart_abi_cudaPointerGetAttributes) fn = (CUDART_FN_T(cudaPointerGetAttributes, cudart_abi_cudaPointerGetAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -20989,7 +18561,7 @@ static PyObject *cudart_fn_cudaProfilerStart(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaProfilerStart, cudart_abi_cudaProfilerStart) fn = (CUDART_FN_T(cudaProfilerStart, cudart_abi_cudaProfilerStart))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn();
+    r = fn();
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -21020,7 +18592,7 @@ static PyObject *cudart_fn_cudaProfilerStop(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaProfilerStop, cudart_abi_cudaProfilerStop) fn = (CUDART_FN_T(cudaProfilerStop, cudart_abi_cudaProfilerStop))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn();
+    r = fn();
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -21033,17 +18605,16 @@ static PyObject *cudart_fn_cudaRuntimeGetVersion(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaRuntimeGetVersion");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaRuntimeGetVersion", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaRuntimeGetVersion");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -21063,9 +18634,7 @@ static PyObject *cudart_fn_cudaRuntimeGetVersion(PyObject *self, PyObject *const
     }
     CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion) fn = (CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion))slot;
     unsigned int r;
-    Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
-    Py_END_ALLOW_THREADS
+    r = fn(a0);  /* with the GIL held: generator/gil.py */
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
     if (spec.outs && result)
@@ -21100,7 +18669,7 @@ static PyObject *cudart_fn_cudaSetDevice(PyObject *self, PyObject *const *args, 
     CUDART_FN_T(cudaSetDevice, cudart_abi_cudaSetDevice) fn = (CUDART_FN_T(cudaSetDevice, cudart_abi_cudaSetDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0);
+    r = fn((int)i0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -21133,7 +18702,7 @@ static PyObject *cudart_fn_cudaSetDeviceFlags(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaSetDeviceFlags, cudart_abi_cudaSetDeviceFlags) fn = (CUDART_FN_T(cudaSetDeviceFlags, cudart_abi_cudaSetDeviceFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((unsigned int)u0);
+    r = fn((unsigned int)u0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -21146,17 +18715,16 @@ static PyObject *cudart_fn_cudaSetValidDevices(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaSetValidDevices");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaSetValidDevices", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaSetValidDevices");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     long long i1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -21180,7 +18748,7 @@ static PyObject *cudart_fn_cudaSetValidDevices(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaSetValidDevices, cudart_abi_cudaSetValidDevices) fn = (CUDART_FN_T(cudaSetValidDevices, cudart_abi_cudaSetValidDevices))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (int)i1);
+    r = fn(a0, (int)i1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -21196,37 +18764,30 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyO
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaSignalExternalSemaphoresAsync");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaSignalExternalSemaphoresAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaSignalExternalSemaphoresAsync");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaSignalExternalSemaphoresAsync];
@@ -21244,7 +18805,7 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyO
     CUDART_FN_T(cudaSignalExternalSemaphoresAsync, cudart_abi_cudaSignalExternalSemaphoresAsync) fn = (CUDART_FN_T(cudaSignalExternalSemaphoresAsync, cudart_abi_cudaSignalExternalSemaphoresAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, a3);
+    r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -21262,39 +18823,26 @@ static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamAddCallback", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamAddCallback");
+    if (cudart_arity("cudaStreamAddCallback", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamAddCallback];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamAddCallback");
@@ -21310,12 +18858,10 @@ static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const
     CUDART_FN_T(cudaStreamAddCallback, cudart_abi_cudaStreamAddCallback) fn = (CUDART_FN_T(cudaStreamAddCallback, cudart_abi_cudaStreamAddCallback))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned int)u3);
+    r = fn(a0, a1, a2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     cudart_release(&b2);
@@ -21328,35 +18874,25 @@ static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamAttachMemAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamAttachMemAsync");
+    if (cudart_arity("cudaStreamAttachMemAsync", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     unsigned long long u3;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
+    if (cudart_unsigned(args[3], 3, 32, &u3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamAttachMemAsync];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamAttachMemAsync");
@@ -21372,12 +18908,10 @@ static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *co
     CUDART_FN_T(cudaStreamAttachMemAsync, cudart_abi_cudaStreamAttachMemAsync) fn = (CUDART_FN_T(cudaStreamAttachMemAsync, cudart_abi_cudaStreamAttachMemAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
+    r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -21389,25 +18923,18 @@ static PyObject *cudart_fn_cudaStreamBeginCapture(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamBeginCapture", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamBeginCapture");
+    if (cudart_arity("cudaStreamBeginCapture", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamBeginCapture];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamBeginCapture");
@@ -21423,12 +18950,10 @@ static PyObject *cudart_fn_cudaStreamBeginCapture(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaStreamBeginCapture, cudart_abi_cudaStreamBeginCapture) fn = (CUDART_FN_T(cudaStreamBeginCapture, cudart_abi_cudaStreamBeginCapture))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -21439,35 +18964,27 @@ static PyObject *cudart_fn_cudaStreamBeginCaptureToGraph(PyObject *self, PyObjec
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[4] = {0};
+    if (spec.outs & ~0xcULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamBeginCaptureToGraph");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamBeginCaptureToGraph", nargs, 6 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0xcULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamBeginCaptureToGraph");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
@@ -21475,7 +18992,7 @@ static PyObject *cudart_fn_cudaStreamBeginCaptureToGraph(PyObject *self, PyObjec
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 8, &a3, &b3) < 0)
+    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
@@ -21497,7 +19014,7 @@ static PyObject *cudart_fn_cudaStreamBeginCaptureToGraph(PyObject *self, PyObjec
     CUDART_FN_T(cudaStreamBeginCaptureToGraph, cudart_abi_cudaStreamBeginCaptureToGraph) fn = (CUDART_FN_T(cudaStreamBeginCaptureToGraph, cudart_abi_cudaStreamBeginCaptureToGraph))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
+    r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -21516,39 +19033,26 @@ static PyObject *cudart_fn_cudaStreamBeginRecaptureToGraph(PyObject *self, PyObj
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamBeginRecaptureToGraph", nargs, 4 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamBeginRecaptureToGraph");
+    if (cudart_arity("cudaStreamBeginRecaptureToGraph", nargs, 4) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b3 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 16, &a3, &b3) < 0)
+    if (cudart_pointer(args[3], 3, (int)((spec.storage >> 3) & 1), 16, &a3, &b3) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamBeginRecaptureToGraph];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamBeginRecaptureToGraph");
@@ -21564,12 +19068,10 @@ static PyObject *cudart_fn_cudaStreamBeginRecaptureToGraph(PyObject *self, PyObj
     CUDART_FN_T(cudaStreamBeginRecaptureToGraph, cudart_abi_cudaStreamBeginRecaptureToGraph) fn = (CUDART_FN_T(cudaStreamBeginRecaptureToGraph, cudart_abi_cudaStreamBeginRecaptureToGraph))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, a2, a3);
+    r = fn(a0, (unsigned int)u1, a2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     cudart_release(&b3);
@@ -21582,29 +19084,19 @@ static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamCopyAttributes", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamCopyAttributes");
+    if (cudart_arity("cudaStreamCopyAttributes", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamCopyAttributes];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamCopyAttributes");
@@ -21620,12 +19112,10 @@ static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *co
     CUDART_FN_T(cudaStreamCopyAttributes, cudart_abi_cudaStreamCopyAttributes) fn = (CUDART_FN_T(cudaStreamCopyAttributes, cudart_abi_cudaStreamCopyAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -21637,17 +19127,16 @@ static PyObject *cudart_fn_cudaStreamCreate(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamCreate");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamCreate", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamCreate");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -21668,7 +19157,7 @@ static PyObject *cudart_fn_cudaStreamCreate(PyObject *self, PyObject *const *arg
     CUDART_FN_T(cudaStreamCreate, cudart_abi_cudaStreamCreate) fn = (CUDART_FN_T(cudaStreamCreate, cudart_abi_cudaStreamCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -21684,17 +19173,16 @@ static PyObject *cudart_fn_cudaStreamCreateWithFlags(PyObject *self, PyObject *c
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamCreateWithFlags");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamCreateWithFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamCreateWithFlags");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
@@ -21718,7 +19206,7 @@ static PyObject *cudart_fn_cudaStreamCreateWithFlags(PyObject *self, PyObject *c
     CUDART_FN_T(cudaStreamCreateWithFlags, cudart_abi_cudaStreamCreateWithFlags) fn = (CUDART_FN_T(cudaStreamCreateWithFlags, cudart_abi_cudaStreamCreateWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -21734,17 +19222,16 @@ static PyObject *cudart_fn_cudaStreamCreateWithPriority(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamCreateWithPriority");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamCreateWithPriority", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamCreateWithPriority");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     long long i2;
     if ((spec.outs >> 0) & 1)
@@ -21771,7 +19258,7 @@ static PyObject *cudart_fn_cudaStreamCreateWithPriority(PyObject *self, PyObject
     CUDART_FN_T(cudaStreamCreateWithPriority, cudart_abi_cudaStreamCreateWithPriority) fn = (CUDART_FN_T(cudaStreamCreateWithPriority, cudart_abi_cudaStreamCreateWithPriority))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, (int)i2);
+    r = fn(a0, (unsigned int)u1, (int)i2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -21787,22 +19274,15 @@ static PyObject *cudart_fn_cudaStreamDestroy(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamDestroy", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamDestroy");
+    if (cudart_arity("cudaStreamDestroy", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamDestroy];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamDestroy");
@@ -21818,12 +19298,10 @@ static PyObject *cudart_fn_cudaStreamDestroy(PyObject *self, PyObject *const *ar
     CUDART_FN_T(cudaStreamDestroy, cudart_abi_cudaStreamDestroy) fn = (CUDART_FN_T(cudaStreamDestroy, cudart_abi_cudaStreamDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -21834,23 +19312,19 @@ static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamEndCapture");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamEndCapture", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamEndCapture");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -21872,7 +19346,7 @@ static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaStreamEndCapture, cudart_abi_cudaStreamEndCapture) fn = (CUDART_FN_T(cudaStreamEndCapture, cudart_abi_cudaStreamEndCapture))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -21889,32 +19363,22 @@ static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamGetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamGetAttribute");
+    if (cudart_arity("cudaStreamGetAttribute", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamGetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamGetAttribute");
@@ -21930,12 +19394,10 @@ static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaStreamGetAttribute, cudart_abi_cudaStreamGetAttribute) fn = (CUDART_FN_T(cudaStreamGetAttribute, cudart_abi_cudaStreamGetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, a2);
+    r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -21947,38 +19409,29 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[7] = {0};
+    if (spec.outs & ~0x7eULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetCaptureInfo");
+    unsigned long long out_slots[6] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamGetCaptureInfo", nargs, 7 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x7eULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamGetCaptureInfo");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     void *a4;
-    Py_buffer b4;
-    b4.obj = NULL;
+    Py_buffer b4 = {.obj = NULL};
     void *a5;
-    Py_buffer b5;
-    b5.obj = NULL;
+    Py_buffer b5 = {.obj = NULL};
     void *a6;
-    Py_buffer b6;
-    b6.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b6 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -22020,7 +19473,7 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *co
     CUDART_FN_T(cudaStreamGetCaptureInfo, cudart_abi_cudaStreamGetCaptureInfo) fn = (CUDART_FN_T(cudaStreamGetCaptureInfo, cudart_abi_cudaStreamGetCaptureInfo))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, a3, a4, a5, a6);
+    r = fn(a0, a1, a2, a3, a4, a5, a6);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -22042,32 +19495,22 @@ static PyObject *cudart_fn_cudaStreamGetDevResource(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamGetDevResource", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamGetDevResource");
+    if (cudart_arity("cudaStreamGetDevResource", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamGetDevResource];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamGetDevResource");
@@ -22083,12 +19526,10 @@ static PyObject *cudart_fn_cudaStreamGetDevResource(PyObject *self, PyObject *co
     CUDART_FN_T(cudaStreamGetDevResource, cudart_abi_cudaStreamGetDevResource) fn = (CUDART_FN_T(cudaStreamGetDevResource, cudart_abi_cudaStreamGetDevResource))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -22100,23 +19541,19 @@ static PyObject *cudart_fn_cudaStreamGetDevice(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetDevice");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamGetDevice", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamGetDevice");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -22138,7 +19575,7 @@ static PyObject *cudart_fn_cudaStreamGetDevice(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaStreamGetDevice, cudart_abi_cudaStreamGetDevice) fn = (CUDART_FN_T(cudaStreamGetDevice, cudart_abi_cudaStreamGetDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -22155,23 +19592,19 @@ static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetFlags");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamGetFlags", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamGetFlags");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -22193,7 +19626,7 @@ static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaStreamGetFlags, cudart_abi_cudaStreamGetFlags) fn = (CUDART_FN_T(cudaStreamGetFlags, cudart_abi_cudaStreamGetFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -22210,23 +19643,19 @@ static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetId");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamGetId", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamGetId");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -22248,7 +19677,7 @@ static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaStreamGetId, cudart_abi_cudaStreamGetId) fn = (CUDART_FN_T(cudaStreamGetId, cudart_abi_cudaStreamGetId))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -22265,23 +19694,19 @@ static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamGetPriority");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamGetPriority", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamGetPriority");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -22303,7 +19728,7 @@ static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const
     CUDART_FN_T(cudaStreamGetPriority, cudart_abi_cudaStreamGetPriority) fn = (CUDART_FN_T(cudaStreamGetPriority, cudart_abi_cudaStreamGetPriority))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -22320,23 +19745,19 @@ static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamIsCapturing");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamIsCapturing", nargs, 2 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamIsCapturing");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b1 = {.obj = NULL};
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -22358,7 +19779,7 @@ static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const
     CUDART_FN_T(cudaStreamIsCapturing, cudart_abi_cudaStreamIsCapturing) fn = (CUDART_FN_T(cudaStreamIsCapturing, cudart_abi_cudaStreamIsCapturing))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1);
+    r = fn(a0, a1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -22375,22 +19796,15 @@ static PyObject *cudart_fn_cudaStreamQuery(PyObject *self, PyObject *const *args
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamQuery", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamQuery");
+    if (cudart_arity("cudaStreamQuery", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamQuery];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamQuery");
@@ -22406,12 +19820,10 @@ static PyObject *cudart_fn_cudaStreamQuery(PyObject *self, PyObject *const *args
     CUDART_FN_T(cudaStreamQuery, cudart_abi_cudaStreamQuery) fn = (CUDART_FN_T(cudaStreamQuery, cudart_abi_cudaStreamQuery))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -22422,32 +19834,22 @@ static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *cons
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamSetAttribute", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamSetAttribute");
+    if (cudart_arity("cudaStreamSetAttribute", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamSetAttribute];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamSetAttribute");
@@ -22463,12 +19865,10 @@ static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *cons
     CUDART_FN_T(cudaStreamSetAttribute, cudart_abi_cudaStreamSetAttribute) fn = (CUDART_FN_T(cudaStreamSetAttribute, cudart_abi_cudaStreamSetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, a2);
+    r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -22480,22 +19880,15 @@ static PyObject *cudart_fn_cudaStreamSynchronize(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamSynchronize", nargs, 1 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamSynchronize");
+    if (cudart_arity("cudaStreamSynchronize", nargs, 1) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    Py_buffer b0 = {.obj = NULL};
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamSynchronize];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamSynchronize");
@@ -22511,12 +19904,10 @@ static PyObject *cudart_fn_cudaStreamSynchronize(PyObject *self, PyObject *const
     CUDART_FN_T(cudaStreamSynchronize, cudart_abi_cudaStreamSynchronize) fn = (CUDART_FN_T(cudaStreamSynchronize, cudart_abi_cudaStreamSynchronize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -22527,28 +19918,23 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, P
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaStreamUpdateCaptureDependencies");
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamUpdateCaptureDependencies", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaStreamUpdateCaptureDependencies");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     unsigned long long u4;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -22556,7 +19942,7 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, P
         goto done;
     if ((spec.outs >> 2) & 1)
         a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
@@ -22578,7 +19964,7 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, P
     CUDART_FN_T(cudaStreamUpdateCaptureDependencies, cudart_abi_cudaStreamUpdateCaptureDependencies) fn = (CUDART_FN_T(cudaStreamUpdateCaptureDependencies, cudart_abi_cudaStreamUpdateCaptureDependencies))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
+    r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -22596,32 +19982,22 @@ static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaStreamWaitEvent", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamWaitEvent");
+    if (cudart_arity("cudaStreamWaitEvent", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
+    if (cudart_unsigned(args[2], 2, 32, &u2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaStreamWaitEvent];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaStreamWaitEvent");
@@ -22637,12 +20013,10 @@ static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *
     CUDART_FN_T(cudaStreamWaitEvent, cudart_abi_cudaStreamWaitEvent) fn = (CUDART_FN_T(cudaStreamWaitEvent, cudart_abi_cudaStreamWaitEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2);
+    r = fn(a0, a1, (unsigned int)u2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b1);
     return result;
@@ -22654,17 +20028,16 @@ static PyObject *cudart_fn_cudaThreadExchangeStreamCaptureMode(PyObject *self, P
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaThreadExchangeStreamCaptureMode");
     unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaThreadExchangeStreamCaptureMode", nargs, 1 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaThreadExchangeStreamCaptureMode");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
@@ -22685,7 +20058,7 @@ static PyObject *cudart_fn_cudaThreadExchangeStreamCaptureMode(PyObject *self, P
     CUDART_FN_T(cudaThreadExchangeStreamCaptureMode, cudart_abi_cudaThreadExchangeStreamCaptureMode) fn = (CUDART_FN_T(cudaThreadExchangeStreamCaptureMode, cudart_abi_cudaThreadExchangeStreamCaptureMode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0);
+    r = fn(a0);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -22701,36 +20074,29 @@ static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaUserObjectCreate");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaUserObjectCreate", nargs, 5 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaUserObjectCreate");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     unsigned long long u3;
     unsigned long long u4;
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 32, &u3) < 0)
         goto done;
@@ -22752,7 +20118,7 @@ static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaUserObjectCreate, cudart_abi_cudaUserObjectCreate) fn = (CUDART_FN_T(cudaUserObjectCreate, cudart_abi_cudaUserObjectCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
+    r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -22770,25 +20136,18 @@ static PyObject *cudart_fn_cudaUserObjectRelease(PyObject *self, PyObject *const
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaUserObjectRelease", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaUserObjectRelease");
+    if (cudart_arity("cudaUserObjectRelease", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaUserObjectRelease];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaUserObjectRelease");
@@ -22804,12 +20163,10 @@ static PyObject *cudart_fn_cudaUserObjectRelease(PyObject *self, PyObject *const
     CUDART_FN_T(cudaUserObjectRelease, cudart_abi_cudaUserObjectRelease) fn = (CUDART_FN_T(cudaUserObjectRelease, cudart_abi_cudaUserObjectRelease))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -22820,25 +20177,18 @@ static PyObject *cudart_fn_cudaUserObjectRetain(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaUserObjectRetain", nargs, 2 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaUserObjectRetain");
+    if (cudart_arity("cudaUserObjectRetain", nargs, 2) < 0)
+        return NULL;
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaUserObjectRetain];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaUserObjectRetain");
@@ -22854,12 +20204,10 @@ static PyObject *cudart_fn_cudaUserObjectRetain(PyObject *self, PyObject *const 
     CUDART_FN_T(cudaUserObjectRetain, cudart_abi_cudaUserObjectRetain) fn = (CUDART_FN_T(cudaUserObjectRetain, cudart_abi_cudaUserObjectRetain))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1);
+    r = fn(a0, (unsigned int)u1);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     return result;
 }
@@ -22870,30 +20218,26 @@ static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *a
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[2] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaVDPAUGetDevice");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaVDPAUGetDevice", nargs, 3 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaVDPAUGetDevice");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
+    Py_buffer b2 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaVDPAUGetDevice];
@@ -22911,7 +20255,7 @@ static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *a
     CUDART_FN_T(cudaVDPAUGetDevice, cudart_abi_cudaVDPAUGetDevice) fn = (CUDART_FN_T(cudaVDPAUGetDevice, cudart_abi_cudaVDPAUGetDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, (unsigned int)u1, a2);
+    r = fn(a0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
@@ -22928,28 +20272,21 @@ static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *con
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaVDPAUSetVDPAUDevice", nargs, 3 - cudart_count(spec.outs)) < 0)
-        return NULL;
     if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaVDPAUSetVDPAUDevice");
+    if (cudart_arity("cudaVDPAUSetVDPAUDevice", nargs, 3) < 0)
+        return NULL;
     PyObject *result = NULL;
     long long i0;
     unsigned long long u1;
     void *a2;
-    Py_buffer b2;
-    b2.obj = NULL;
-    if (cudart_signed(args[k++], 0, 32, &i0) < 0)
+    Py_buffer b2 = {.obj = NULL};
+    if (cudart_signed(args[0], 0, 32, &i0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaVDPAUSetVDPAUDevice];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaVDPAUSetVDPAUDevice");
@@ -22965,12 +20302,10 @@ static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *con
     CUDART_FN_T(cudaVDPAUSetVDPAUDevice, cudart_abi_cudaVDPAUSetVDPAUDevice) fn = (CUDART_FN_T(cudaVDPAUSetVDPAUDevice, cudart_abi_cudaVDPAUSetVDPAUDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn((int)i0, (unsigned int)u1, a2);
+    r = fn((int)i0, (unsigned int)u1, a2);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b2);
     return result;
 }
@@ -22981,37 +20316,30 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObj
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    unsigned long long out_slots[3] = {0};
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+        return cudart_not_an_output("cudaWaitExternalSemaphoresAsync");
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaWaitExternalSemaphoresAsync", nargs, 4 - cudart_count(spec.outs)) < 0)
         return NULL;
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
-        return cudart_not_an_output("cudaWaitExternalSemaphoresAsync");
     PyObject *result = NULL;
     void *a0;
-    Py_buffer b0;
-    b0.obj = NULL;
+    Py_buffer b0 = {.obj = NULL};
     void *a1;
-    Py_buffer b1;
-    b1.obj = NULL;
+    Py_buffer b1 = {.obj = NULL};
     unsigned long long u2;
     void *a3;
-    Py_buffer b3;
-    b3.obj = NULL;
+    Py_buffer b3 = {.obj = NULL};
     if ((spec.outs >> 0) & 1)
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaWaitExternalSemaphoresAsync];
@@ -23029,7 +20357,7 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObj
     CUDART_FN_T(cudaWaitExternalSemaphoresAsync, cudart_abi_cudaWaitExternalSemaphoresAsync) fn = (CUDART_FN_T(cudaWaitExternalSemaphoresAsync, cudart_abi_cudaWaitExternalSemaphoresAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
-r = fn(a0, a1, (unsigned int)u2, a3);
+    r = fn(a0, a1, (unsigned int)u2, a3);
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:

@@ -146,7 +146,9 @@ def _render_surface(
     if surface == DEFAULT_SURFACE:
         # The compiled backend of the raw module (generator/render_fast.py).
         surface_headers = tuple(name for name, _ in model.header_hashes)
-        files[fast_module_name(pin.number) + ".c"] = render_fast(model, context, surface_headers)
+        files[fast_module_name(pin.number) + ".c"] = render_fast(
+            model, context, surface_headers, plans
+        )
     return files, "".join(describe(plan) + "\n" for plan in plans)
 
 

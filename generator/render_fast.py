@@ -21,7 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .ctypes_map import POINTER_KINDS, RenderError, TypeKind, TypeMapper
+from .gil import HOLDS_GIL
 from .model import ApiModel, Builtin, CType, EnumRef, Function, RecordRef
+from .plan import FunctionPlan, Measure, ParamKind, Role
 from .render import RenderContext, environment
 from .render_raw import RawView, _py_name
 
@@ -63,6 +65,7 @@ class FastParam:
     need: int = 0
     pointee: int = 0
     record: str = ""  # records: the generated record's name (its C type in CUDART_RECORD_T)
+    record_class: str = ""  # records: its ctypes class's name
 
 
 @dataclass(frozen=True)
@@ -76,15 +79,20 @@ class FastFunction:
     prototype: str = ""  # the header's
     doc: str = ""  # the docstring's text after the signature, as a C string literal's body
     declaration: str = ""  # a pointer type to it, spelled as the model reads the header
+    releases_gil: bool = True  # generator/gil.py decides
+
+    @property
+    def slot_params(self) -> list[FastParam]:
+        """The parameters a variant may make outputs (an 8-byte slot of the call's own):
+        pointers to a scalar of 1 to 8 bytes."""
+        return [p for p in self.params if p.conversion == "pointer" and p.pointee in (1, 2, 4, 8)]
 
     @property
     def output_slots(self) -> str:
-        """The parameters a variant may make outputs (an 8-byte slot of the call's own):
-        pointers to a scalar of 1 to 8 bytes, as a bit mask."""
+        """slot_params as a bit mask."""
         mask = 0
-        for p in self.params:
-            if p.conversion == "pointer" and p.pointee in (1, 2, 4, 8):
-                mask |= 1 << p.index
+        for p in self.slot_params:
+            mask |= 1 << p.index
         return f"{mask:#x}"
 
     @property
@@ -95,25 +103,48 @@ class FastFunction:
 
 @dataclass(frozen=True)
 class FastRecord:
-    name: str
+    name: str  # the C type's name here (the typedef's, where one names the record)
+    python_class: str  # the ctypes class's __name__ (the record's own name)
     c_spelling: str  # how the headers spell it ("struct cudaExtent", "dim3")
     size: int
     align: int
     argument: bool  # passed by value somewhere (not only returned)
 
 
-def render_fast(model: ApiModel, context: RenderContext, headers: tuple[str, ...]) -> str:
+def render_fast(
+    model: ApiModel,
+    context: RenderContext,
+    headers: tuple[str, ...],
+    plans: list[FunctionPlan] | None = None,
+) -> str:
+    """`plans` (resolve.py's, with generator/sizes.py's relations) say which pointers
+    point to one record, whose size a buffer passed there must have at least."""
     template = environment().get_template("fast_module.c.j2")
-    return template.render(v=FastView(model, context, headers))
+    return template.render(v=FastView(model, context, headers, plans or []))
 
 
 class FastView:
     """What templates/fast_module.c.j2 reads."""
 
-    def __init__(self, model: ApiModel, context: RenderContext, headers: tuple[str, ...]) -> None:
+    def __init__(
+        self,
+        model: ApiModel,
+        context: RenderContext,
+        headers: tuple[str, ...],
+        plans: list[FunctionPlan],
+    ) -> None:
         self.model = model
         self.context = context
         self.headers = headers
+        # (function, C parameter) pointing to exactly one record: an input sizes.py
+        # measures as one (Measure.RECORD), or a record the call writes (kind STRUCT).
+        self.one_record = {
+            (plan.function.name, p.name)
+            for plan in plans
+            for p in plan.params
+            if p.measure is Measure.RECORD
+            or (p.role in (Role.OUT, Role.INOUT) and p.kind is ParamKind.STRUCT)
+        }
         self.types = TypeMapper(model)
         self.raw = RawView(model, context)  # the ctypes functions' docs, shared
         self._records: dict[str, FastRecord] = {}
@@ -138,6 +169,9 @@ class FastView:
             target = by_name[alias.symbol]
             if not target.variadic:
                 public[alias.public] = target
+        unknown = sorted(set(HOLDS_GIL) - set(public))
+        if unknown:
+            raise RenderError(f"generator/gil.py names functions this version lacks: {unknown}")
         variadic = [f.name for f in self.model.functions if f.variadic]
         if variadic:
             raise RenderError(f"variadic functions have no compiled form: {variadic}")
@@ -145,7 +179,7 @@ class FastView:
 
     def _function(self, public: str, f: Function) -> FastFunction:
         params = tuple(
-            self._param(i, _py_name(p.name) if p.name else f"arg{i}", p.type)
+            self._param(i, _py_name(p.name) if p.name else f"arg{i}", p.type, (f.name, p.name))
             for i, p in enumerate(f.params)
         )
         result, result_type, record = self._result(f.result)
@@ -155,7 +189,16 @@ class FastView:
         declaration = self.types.c_declaration(f.result, f"(*cudart_decl_{public})({types})")
         doc = _c_string(self.raw._function_doc(public, f, prototype))
         return FastFunction(
-            public, f.name, params, result, result_type, record, prototype, doc, declaration
+            public,
+            f.name,
+            params,
+            result,
+            result_type,
+            record,
+            prototype,
+            doc,
+            declaration,
+            releases_gil=f.name not in HOLDS_GIL,
         )
 
     def _integer(self, t: CType) -> tuple[bool, int, str]:
@@ -171,11 +214,12 @@ class FastView:
         signed, bits = _INTEGERS[spelled]
         return signed, bits, spelled
 
-    def _param(self, index: int, name: str, t: CType) -> FastParam:
+    def _param(self, index: int, name: str, t: CType, key: tuple[str, str]) -> FastParam:
         kind = self.types.classify(t)
         if kind in POINTER_KINDS or kind is TypeKind.ARRAY:
             pointee = self._pointee_size(t, kind)
-            need = pointee if self._points_to_record(t, kind) else 0
+            one = key in self.one_record and self._points_to_record(t, kind)
+            need = pointee if one else 0
             return FastParam(index, name, "pointer", "void *", need=need, pointee=pointee)
         if kind in (TypeKind.INTEGER, TypeKind.ENUM, TypeKind.CHAR, TypeKind.BOOL):
             signed, bits, spelled = self._integer(t)
@@ -187,7 +231,14 @@ class FastView:
             return FastParam(index, name, "double", spelled)
         if kind is TypeKind.RECORD:
             rec = self._record(t, argument=True)
-            return FastParam(index, name, "record", f"CUDART_RECORD_T({rec.name})", record=rec.name)
+            return FastParam(
+                index,
+                name,
+                "record",
+                f"CUDART_RECORD_T({rec.name})",
+                record=rec.name,
+                record_class=rec.python_class,
+            )
         raise RenderError(f"no compiled conversion for a {kind.value} argument ({t!r})")
 
     def _result(self, t: CType) -> tuple[str, str, str]:
@@ -241,7 +292,7 @@ class FastView:
         spelling = name if name != rec.name else (rec.c_spelling or f"struct {rec.name}")
         seen = self._records.get(name)
         argument = argument or (seen is not None and seen.argument)
-        self._records[name] = FastRecord(name, spelling, rec.size, rec.align, argument)
+        self._records[name] = FastRecord(name, rec.name, spelling, rec.size, rec.align, argument)
         return self._records[name]
 
     def _has_float(self, rec) -> bool:

@@ -66,10 +66,11 @@ def test_the_compiled_backend_refuses_what_the_ctypes_backend_refuses(figures, k
 @pytest.mark.parametrize("key", version_keys())
 def test_the_compiled_raw_layer_refuses_what_c_cannot_take(figures, key):
     # The raw layer passes what C's types allow; compiled, what they hold: nothing out
-    # of an integer's range, no negative or too large address, no buffer smaller than
-    # the record a typed pointer points to. What still reaches C is what C's types
-    # cannot tell apart (a handle of another kind, a non-member enum value, a small int
-    # as a record's address).
+    # of an integer's range, no negative or too large address. What still reaches C is
+    # what C's types cannot tell apart: a handle of another kind, a non-member enum
+    # value, a small int as a record's address, and a short buffer where the pointer
+    # may be an array (of zero records, as far as the raw layer knows; a buffer for
+    # exactly one record, generator/sizes.py's, is checked).
     r = figures[key]
     if "compiled_raw" not in r:
         skip_or_fail_missing()
@@ -78,7 +79,6 @@ def test_the_compiled_raw_layer_refuses_what_c_cannot_take(figures, key):
         "out of range",
         "pointer out of range",
         "handle out of range",
-        "buffer smaller than the record",
     ):
         assert why not in reasons, (why, reasons)
     assert r["compiled_raw"]["nonsense"] < r["raw"]["nonsense"]

@@ -246,7 +246,9 @@ def test_without_a_compiler_the_sdist_installs_on_ctypes(built, header_sets, tmp
     python = _fresh_environment(sys.executable, tmp_path / "venv", wheel)
     code = "import cudart; print(cudart.backend(), cudart.cudaRuntimeGetVersion())"
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
-    ran = subprocess.run([str(python), "-c", code], capture_output=True, text=True, env=env)
+    ran = subprocess.run(
+        [str(python), "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path
+    )
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.split() == ["ctypes", "12050"]
 

@@ -10,9 +10,9 @@
 # extensions prepare_device_libs.sh carried in .device/fast/) and with ctypes (label
 # "<runtime> ctypes"); BACKENDS="compiled" or "ctypes" runs one.
 #
-# NVRTC (cudart.compile): the 12.x runtimes get the pinned 12.5 NVRTC, whose wheel
-# prepare_device_libs.sh put in .device/nvrtc/ and which is unpacked here; the 13.x
-# runtimes and the machine's get the machine's own (cudart's normal search).
+# NVRTC (cudart.compile): the 12.x runtimes get the pinned 12.5 NVRTC, whose libraries
+# prepare_device_libs.sh packed; the 13.x runtimes and the machine's get the machine's
+# own (cudart's normal search).
 set -u
 cd "$(dirname "$0")/../.."
 out="${OUT:-gpu-results}"
@@ -38,6 +38,10 @@ run_one() {  # label, then env assignments
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 }
 PYTEST_ARGS=("$@")
+# What prepare_device_libs.sh packed: libs/, nvrtc/unpacked/, fast/.
+if [ -e .device/payload.tar.xz ]; then
+    tar -C .device -xJf .device/payload.tar.xz
+fi
 # The compiled backend as built on the development machine (no compiler needed here).
 for so in .device/fast/*.so; do
     [ -e "$so" ] && cp "$so" cudart/
@@ -48,13 +52,8 @@ if [ -z "${CUDA_HOME:-}" ] && [ -d /usr/local/cuda ]; then
     export CUDA_HOME=/usr/local/cuda
 fi
 nvrtc12=
-for wheel in .device/nvrtc/*.whl; do
-    [ -e "$wheel" ] || continue
-    unpacked=".device/nvrtc/unpacked"
-    [ -d "$unpacked" ] || "$python" -m zipfile -e "$wheel" "$unpacked"
-    for lib in "$unpacked"/nvidia/*/lib/libnvrtc.so.12; do
-        [ -e "$lib" ] && nvrtc12="$PWD/$lib"
-    done
+for lib in .device/nvrtc/unpacked/nvidia/*/lib/libnvrtc.so.12; do
+    [ -e "$lib" ] && nvrtc12="$PWD/$lib"
 done
 wanted() { [ -z "${RUNTIMES:-}" ] || [[ " $RUNTIMES " == *" $1 "* ]]; }
 for lib in .device/libs/*/libcudart.so.*; do

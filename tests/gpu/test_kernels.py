@@ -39,7 +39,7 @@ def launch_path(request, monkeypatch):
     """Function.launch in C (cudart._fastlaunch, where built) or the Python one: the
     Functions a test gets from then on launch through it."""
     if request.param == "python-launch":
-        monkeypatch.setattr(_backend, "_launcher", None)
+        monkeypatch.setitem(_backend._modules, "cudart._fastlaunch", None)
     elif _backend.launcher_module() is None:
         pytest.skip("cudart._fastlaunch is not built (or CUDART_BACKEND=ctypes)")
     return request.param
