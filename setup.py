@@ -10,6 +10,7 @@ line and the package installs as pure Python, served by its ctypes backend
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -21,7 +22,13 @@ NOTICE = "cudart: no compiled backend ({why}); the ctypes backend serves (cudart
 
 
 class OptionalBuildExt(build_ext):
-    """Builds what it can; a missing or failing compiler is a one-line notice."""
+    """Builds what it can; a missing or failing compiler is a one-line notice. The
+    extensions build in parallel (one per CPU) unless told otherwise."""
+
+    def finalize_options(self) -> None:
+        super().finalize_options()
+        if not self.parallel:
+            self.parallel = os.cpu_count() or 1
 
     def run(self) -> None:
         try:

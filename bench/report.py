@@ -144,29 +144,18 @@ TARGETS = [
 # Why a target is missed, keyed by target id, from what the runs showed; printed beside
 # a miss (and ignored where the target is met).
 WHY: dict[str, str] = {
-    "checked.cudaGetDevice": (
-        "At the edge, and on the wrong side of it on this lease: the previous lease the "
-        "same day measured 1.48x. The best hand-written call reuses one preallocated int; "
-        "a checked call must make its output per call (ctypes releases the GIL, so a shared "
-        "buffer would race between threads), check the status and read the value back, "
-        "about 1.5x of a bare call on these machines. The raw layer, with a buffer the "
-        "caller keeps, is at 1.0x."
+    "checked.cudaGetDevice.cuda-bindings": (
+        "The checked function is Python around the compiled call, which provides the "
+        "output itself (an 8-byte slot of the call's own, returned with the status): a "
+        "Python frame, the status check and a tuple, about 100-150 ns on these machines, "
+        "where cuda-bindings' Cython function has no Python frame. Before the output "
+        "slots (a ctypes c_int made and read per call) it was 1.75x."
     ),
     "launch4.C": (
-        "(Written when C was a program of its own, cudaLaunchKernel on kernels compiled into "
-        "it; the in-process C loop on Function.launch's own config, function and slots "
-        "replaces that reference, so the figures below are due to be remeasured.) "
-        "Every launch driven from Python pays it on the H200 machines: hand-written ctypes "
-        "1.5-1.9x, CuPy 1.8-2.3x, even cuda-bindings' packed-once Cython path 1.2-1.5x C "
-        "in the same runs. bench/launch_floor.py (and, on the first of two later leases that "
-        "day, its first draft) timed "
-        "a bare ctypes call of cudaLaunchKernelExC with every argument prebuilt, in a tight "
-        "loop: 4.4 and 5.9 us per launch (the same with the GIL held, via PyDLL), against "
-        "5.1 and 6.9 us for cudart's Function.launch. So 0.6-1 us is cudart's own method "
-        "(packing, configuration check, status check) and the rest is the cost of reaching "
-        "the driver's launch path from the interpreter at all; the cause of that part was "
-        "not established. The peers' 4.1-4.3 us ctypes figure did not reproduce on any "
-        "lease this session."
+        "Function.launch is C (cudart/_fastlaunch.c) for a launch like the previous one: "
+        "the same slots written and cudaLaunchKernelExC called, with no ctypes frame. What "
+        "remains over the C loop is the method call and each argument's conversion, "
+        "about 100-200 ns against a launch of 3.5-4 us; the ctypes launch was 1.2-1.4x."
     ),
     "launch4.cuda-bindings": (
         "cuda-bindings' fastest form is Cython calling cuLaunchKernel with arguments "
@@ -226,6 +215,18 @@ def verdicts(rows: list[dict]) -> list[dict]:
 
 
 # --------------------------------------------------------------------- markdown
+
+
+def _display_unit(row: dict) -> tuple[str, float]:
+    """A row's unit and the factor its figures are shown at: seconds that all fall
+    under a tenth show as ms (or µs), which two decimals of a second would hide."""
+    unit = row["unit"]
+    figures = [i[k] for i in row.get("impls", []) for k in ("min", "max") if k in i]
+    if unit != "s" or not figures or max(figures) >= 0.1:
+        return unit, 1.0
+    if max(figures) >= 1e-4:
+        return "ms", 1e3
+    return "µs", 1e6
 
 
 def _num(value: float) -> str:
@@ -313,7 +314,7 @@ def markdown(data: dict) -> str:
             "|---|---|---:|---|---:|:-:|",
         ]
         for row in members:
-            unit = row["unit"]
+            unit, scale = _display_unit(row)
             where = labels[_env_key(row.get("env", {}))]
             title_cell = _cell(row["title"])
             if row.get("skipped"):
@@ -332,9 +333,10 @@ def markdown(data: dict) -> str:
                     )
                     continue
                 ratio = _ratios(impl, ref, also)
-                spread = f"{_num(impl['min'])}–{_num(impl['max'])} ({impl['repeats']}×)"
+                low, high = _num(impl["min"] * scale), _num(impl["max"] * scale)
+                spread = f"{low}–{high} ({impl['repeats']}×)"
                 lines.append(
-                    f"| {first} | {name} | {_num(impl['median'])} {unit} | {spread} "
+                    f"| {first} | {name} | {_num(impl['median'] * scale)} {unit} | {spread} "
                     f"| {ratio} | {where} |"
                 )
         lines.append("")

@@ -482,9 +482,8 @@ static PyObject *cudart_with_outputs(PyObject *status, const cudart_spec *spec,
     }
     PyTuple_SetItem(out, 0, status);
     Py_ssize_t n = 0;
-    for (int i = 0; i < 64; i++) {
-        if (!((spec->outs >> i) & 1))
-            continue;
+    for (unsigned long long bits = spec->outs; bits; bits &= bits - 1) {
+        int i = __builtin_ctzll(bits); /* the next output's parameter */
         PyObject *value = cudart_output_value(spec->codes[i], &slots[n]);
         if (!value || PyTuple_SetItem(out, n + 1, value) < 0) {
             Py_DECREF(out);
