@@ -25,7 +25,8 @@ BACKEND_ENV = "CUDART_BACKEND"
 COMPILED = "compiled"
 CTYPES = "ctypes"
 
-# The type of ctypes.byref(x): the compiled conversions ask ctypes for its address.
+# The type of ctypes.byref(x), by which the compiled conversions recognize one (they read
+# its address where they found where it keeps it, else ask address_of).
 BYREF_TYPE = type(ctypes.byref(ctypes.c_int()))
 
 _choice: str | None = None
