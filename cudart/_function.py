@@ -238,6 +238,10 @@ class Function:
             self._signatures[types] = sig
         sig.pack_checked(args)
         self._sig = sig
+        if self._fast is not None and getattr(sig, "fast", None) is not None:
+            # Arguments the C launcher can pack again: it takes the launches back (the
+            # next one primes it, through _launch_slow).
+            self.__dict__["launch"] = self._fast.launch
         return sig
 
     def _new_signature(self, args):
@@ -304,6 +308,11 @@ class Function:
         if fast is None or self._handle is None:
             if self._fast.primed:
                 self._fast.prime(None)
+            if fast is None and sig is not Unpacked:
+                # Arguments only Python packs (ctypes objects, device arrays, ...): the
+                # Python launch serves them directly, without the C launcher's detour,
+                # until _repack meets arguments C packs again.
+                self.__dict__.pop("launch", None)
         else:
             self._fast.prime(self._key, sig, sig.argv.value or 0, fast)
 

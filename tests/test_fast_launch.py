@@ -406,3 +406,26 @@ def test_real_runtime_refusal_is_the_same_error():
             errors.append(str(info.value))
     assert fns[0]._fast.primed
     assert len(set(errors)) == 1
+
+
+def test_arguments_only_python_packs_bypass_the_c_launcher(fake):
+    # ctypes objects (and device arrays, NumPy scalars) are packed by the Python launch
+    # alone: after one such launch the Function launches through it directly, with no
+    # detour through C, and ints and floats hand the launches back to C.
+    sizes = (4, 8, 8, 4)
+    fake.setup(sizes)
+    fn = function(fake, True, sizes=sizes)
+    grid, block = (1,), (256,)
+    p = ctypes.c_void_p(0x1000)
+    fn.launch(grid, block, 2.0, p, p, 1000)
+    assert "launch" not in vars(fn)  # Function.launch, the Python one, serves
+    calls = fake.calls
+    fn.launch(grid, block, 2.0, p, p, 1000)
+    assert fake.calls == (calls[0], calls[1] + 1)
+    fn.launch(grid, block, 2.0, 0x1000, 0x2000, 1000)  # repacked: C takes it back
+    assert vars(fn)["launch"] == fn._fast.launch
+    fn.launch(grid, block, 2.0, 0x1000, 0x2000, 1000)  # primes it (Python path)
+    calls = fake.calls
+    fn.launch(grid, block, 2.0, 0x1000, 0x2000, 1000)
+    assert fake.calls == (calls[0] + 1, calls[1])  # launched from C
+    assert fake.seen(sizes)[2][1] == (0x1000).to_bytes(8, "little")
