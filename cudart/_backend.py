@@ -21,6 +21,8 @@ import os
 import struct
 import threading
 
+from ._contract import DEFAULT_LIBRARY
+
 BACKEND_ENV = "CUDART_BACKEND"
 COMPILED = "compiled"
 CTYPES = "ctypes"
@@ -57,6 +59,15 @@ def compiled_module(cuda_version: int):
     """The compiled extension of the bindings of `cuda_version`, or None where ctypes
     serves them (not built, or $CUDART_BACKEND=ctypes)."""
     return _extension(f"cudart._fast_{cuda_version}")
+
+
+def compiled_for(library: str, cuda_version: int):
+    """The compiled extension serving the raw module of `library` (a raw module's
+    LIBRARY, cudart._contract) at `cuda_version`, or None where ctypes serves it: the
+    compiled backend covers libcudart only (NVRTC's calls are dominated by the compile)."""
+    if library != DEFAULT_LIBRARY:
+        return None
+    return compiled_module(cuda_version)
 
 
 def launcher_module():

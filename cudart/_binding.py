@@ -13,7 +13,7 @@ import os
 import threading
 import warnings
 
-from ._backend import compiled_function, compiled_module
+from ._backend import compiled_for, compiled_function
 from ._contract import DEFAULT_LIBRARY, is_deprecated, library_of_namespace, unpack
 from ._loader import format_version, load_library
 from .errors import BindingsVersionError, FunctionNotFoundError
@@ -162,7 +162,7 @@ def bind_symbol(
     runtime = load_library(library)
     if bindings_version // 1000 != runtime.version // 1000:
         return _other_major(name, module, bindings_version, runtime)
-    compiled = compiled_module(bindings_version) if library == DEFAULT_LIBRARY else None
+    compiled = compiled_for(library, bindings_version)
     if compiled is not None:
         # The same symbol of the same dlopen()ed library, called without ctypes.
         fn = compiled_function(

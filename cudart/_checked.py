@@ -14,9 +14,9 @@ import threading
 from ctypes import ArgumentError, byref
 
 from . import _hostmem
-from ._backend import compiled_module
+from ._backend import compiled_for
 from ._binding import CudaDeprecationWarning, bind_symbol, warn_deprecated
-from ._contract import DEFAULT_LIBRARY, library_of_namespace, symbol_of
+from ._contract import library_of_namespace, symbol_of
 from ._convert import (  # size relations: generator/sizes.py
     POINTER_SIZE,
     AttributeTable,
@@ -171,9 +171,7 @@ def bind_on_first_call(namespace: dict, lib: Any, table: dict) -> None:
 
 def compiled(lib: Any) -> bool:
     """Whether the compiled backend calls the functions of the raw module `lib`."""
-    if library_of_namespace(vars(lib)) != DEFAULT_LIBRARY:
-        return False
-    return compiled_module(lib.CUDA_VERSION) is not None
+    return compiled_for(library_of_namespace(vars(lib)), lib.CUDA_VERSION) is not None
 
 
 # ---------------------------------------------------------------- errors

@@ -12445,9 +12445,9 @@ static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolGetAccess");
-    unsigned long long out_slots[2] = {0};
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemPoolGetAccess", nargs, 3 - cudart_count(spec.outs)) < 0)
@@ -12465,9 +12465,7 @@ static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolGetAccess];

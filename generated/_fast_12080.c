@@ -6649,9 +6649,9 @@ static PyObject *cudart_fn_cudaGraphAddDependencies_v2(PyObject *self, PyObject 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
+    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddDependencies_v2");
-    unsigned long long out_slots[3] = {0};
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddDependencies_v2", nargs, 5 - cudart_count(spec.outs)) < 0)
@@ -6676,9 +6676,7 @@ static PyObject *cudart_fn_cudaGraphAddDependencies_v2(PyObject *self, PyObject 
         a2 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
@@ -7741,9 +7739,9 @@ static PyObject *cudart_fn_cudaGraphAddNode_v2(PyObject *self, PyObject *const *
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0xdULL)  /* only pointers to 1 to 8 bytes can be */
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddNode_v2");
-    unsigned long long out_slots[3] = {0};
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddNode_v2", nargs, 6 - cudart_count(spec.outs)) < 0)
@@ -7770,9 +7768,7 @@ static PyObject *cudart_fn_cudaGraphAddNode_v2(PyObject *self, PyObject *const *
         a2 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
@@ -9369,9 +9365,9 @@ static PyObject *cudart_fn_cudaGraphGetEdges_v2(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1eULL)  /* only pointers to 1 to 8 bytes can be */
+    if (spec.outs & ~0x16ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphGetEdges_v2");
-    unsigned long long out_slots[4] = {0};
+    unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphGetEdges_v2", nargs, 5 - cudart_count(spec.outs)) < 0)
@@ -9397,9 +9393,7 @@ static PyObject *cudart_fn_cudaGraphGetEdges_v2(PyObject *self, PyObject *const 
         a2 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if ((spec.outs >> 4) & 1)
         a4 = &out_slots[outs++];
@@ -10611,9 +10605,9 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies_v2(PyObject *self, PyObj
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
+    if (spec.outs & ~0xaULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeGetDependencies_v2");
-    unsigned long long out_slots[3] = {0};
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphNodeGetDependencies_v2", nargs, 4 - cudart_count(spec.outs)) < 0)
@@ -10633,9 +10627,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies_v2(PyObject *self, PyObj
         a1 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
@@ -10734,9 +10726,9 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes_v2(PyObject *self, PyO
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
+    if (spec.outs & ~0xaULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeGetDependentNodes_v2");
-    unsigned long long out_slots[3] = {0};
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphNodeGetDependentNodes_v2", nargs, 4 - cudart_count(spec.outs)) < 0)
@@ -10756,9 +10748,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes_v2(PyObject *self, PyO
         a1 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
@@ -11102,9 +11092,9 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies_v2(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
+    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphRemoveDependencies_v2");
-    unsigned long long out_slots[3] = {0};
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphRemoveDependencies_v2", nargs, 5 - cudart_count(spec.outs)) < 0)
@@ -11129,9 +11119,7 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies_v2(PyObject *self, PyObje
         a2 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
@@ -14278,9 +14266,9 @@ static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolGetAccess");
-    unsigned long long out_slots[2] = {0};
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemPoolGetAccess", nargs, 3 - cudart_count(spec.outs)) < 0)
@@ -14298,9 +14286,7 @@ static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolGetAccess];
@@ -17629,9 +17615,9 @@ static PyObject *cudart_fn_cudaStreamBeginCaptureToGraph(PyObject *self, PyObjec
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0xcULL)  /* only pointers to 1 to 8 bytes can be */
+    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamBeginCaptureToGraph");
-    unsigned long long out_slots[2] = {0};
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamBeginCaptureToGraph", nargs, 6 - cudart_count(spec.outs)) < 0)
@@ -17655,9 +17641,7 @@ static PyObject *cudart_fn_cudaStreamBeginCaptureToGraph(PyObject *self, PyObjec
         a2 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
@@ -18701,9 +18685,9 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies_v2(PyObject *self
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamUpdateCaptureDependencies_v2");
-    unsigned long long out_slots[2] = {0};
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamUpdateCaptureDependencies_v2", nargs, 5 - cudart_count(spec.outs)) < 0)
@@ -18723,9 +18707,7 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies_v2(PyObject *self
         a1 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;

@@ -6557,9 +6557,9 @@ static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
+    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddDependencies");
-    unsigned long long out_slots[3] = {0};
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddDependencies", nargs, 5 - cudart_count(spec.outs)) < 0)
@@ -6584,9 +6584,7 @@ static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *co
         a2 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
@@ -7583,9 +7581,9 @@ static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *arg
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0xdULL)  /* only pointers to 1 to 8 bytes can be */
+    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphAddNode");
-    unsigned long long out_slots[3] = {0};
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphAddNode", nargs, 6 - cudart_count(spec.outs)) < 0)
@@ -7612,9 +7610,7 @@ static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *arg
         a2 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
@@ -9146,9 +9142,9 @@ static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1eULL)  /* only pointers to 1 to 8 bytes can be */
+    if (spec.outs & ~0x16ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphGetEdges");
-    unsigned long long out_slots[4] = {0};
+    unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphGetEdges", nargs, 5 - cudart_count(spec.outs)) < 0)
@@ -9174,9 +9170,7 @@ static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *ar
         a2 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if ((spec.outs >> 4) & 1)
         a4 = &out_slots[outs++];
@@ -10330,9 +10324,9 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
+    if (spec.outs & ~0xaULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeGetDependencies");
-    unsigned long long out_slots[3] = {0};
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphNodeGetDependencies", nargs, 4 - cudart_count(spec.outs)) < 0)
@@ -10352,9 +10346,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject
         a1 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
@@ -10395,9 +10387,9 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObje
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
+    if (spec.outs & ~0xaULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphNodeGetDependentNodes");
-    unsigned long long out_slots[3] = {0};
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphNodeGetDependentNodes", nargs, 4 - cudart_count(spec.outs)) < 0)
@@ -10417,9 +10409,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObje
         a1 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if ((spec.outs >> 3) & 1)
         a3 = &out_slots[outs++];
@@ -10702,9 +10692,9 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0xeULL)  /* only pointers to 1 to 8 bytes can be */
+    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaGraphRemoveDependencies");
-    unsigned long long out_slots[3] = {0};
+    unsigned long long out_slots[2] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaGraphRemoveDependencies", nargs, 5 - cudart_count(spec.outs)) < 0)
@@ -10729,9 +10719,7 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject 
         a2 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
@@ -13811,9 +13799,9 @@ static PyObject *cudart_fn_cudaMemDiscardAndPrefetchBatchAsync(PyObject *self, P
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1bULL)  /* only pointers to 1 to 8 bytes can be */
+    if (spec.outs & ~0x13ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemDiscardAndPrefetchBatchAsync");
-    unsigned long long out_slots[4] = {0};
+    unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemDiscardAndPrefetchBatchAsync", nargs, 8 - cudart_count(spec.outs)) < 0)
@@ -13842,9 +13830,7 @@ static PyObject *cudart_fn_cudaMemDiscardAndPrefetchBatchAsync(PyObject *self, P
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if ((spec.outs >> 4) & 1)
         a4 = &out_slots[outs++];
@@ -13956,9 +13942,9 @@ static PyObject *cudart_fn_cudaMemGetDefaultMemPool(PyObject *self, PyObject *co
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemGetDefaultMemPool");
-    unsigned long long out_slots[2] = {0};
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemGetDefaultMemPool", nargs, 3 - cudart_count(spec.outs)) < 0)
@@ -13973,9 +13959,7 @@ static PyObject *cudart_fn_cudaMemGetDefaultMemPool(PyObject *self, PyObject *co
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -14065,9 +14049,9 @@ static PyObject *cudart_fn_cudaMemGetMemPool(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x3ULL)  /* only pointers to 1 to 8 bytes can be */
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemGetMemPool");
-    unsigned long long out_slots[2] = {0};
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemGetMemPool", nargs, 3 - cudart_count(spec.outs)) < 0)
@@ -14082,9 +14066,7 @@ static PyObject *cudart_fn_cudaMemGetMemPool(PyObject *self, PyObject *const *ar
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if ((spec.outs >> 1) & 1)
-        a1 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 8, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -14302,9 +14284,9 @@ static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const 
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x5ULL)  /* only pointers to 1 to 8 bytes can be */
+    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPoolGetAccess");
-    unsigned long long out_slots[2] = {0};
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemPoolGetAccess", nargs, 3 - cudart_count(spec.outs)) < 0)
@@ -14322,9 +14304,7 @@ static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const 
         goto done;
     if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 8, &a2, &b2) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemPoolGetAccess];
@@ -14704,9 +14684,9 @@ static PyObject *cudart_fn_cudaMemPrefetchBatchAsync(PyObject *self, PyObject *c
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1bULL)  /* only pointers to 1 to 8 bytes can be */
+    if (spec.outs & ~0x13ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemPrefetchBatchAsync");
-    unsigned long long out_slots[4] = {0};
+    unsigned long long out_slots[3] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaMemPrefetchBatchAsync", nargs, 8 - cudart_count(spec.outs)) < 0)
@@ -14735,9 +14715,7 @@ static PyObject *cudart_fn_cudaMemPrefetchBatchAsync(PyObject *self, PyObject *c
         goto done;
     if (cudart_unsigned(args[k++], 2, 64, &u2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if ((spec.outs >> 4) & 1)
         a4 = &out_slots[outs++];
@@ -14908,12 +14886,9 @@ static PyObject *cudart_fn_cudaMemSetMemPool(PyObject *self, PyObject *const *ar
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x1ULL)  /* only pointers to 1 to 8 bytes can be */
+    if (spec.outs & ~0x0ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaMemSetMemPool");
-    unsigned long long out_slots[1] = {0};
-    int outs = 0;
-    Py_ssize_t k = 0;
-    if (cudart_arity("cudaMemSetMemPool", nargs, 3 - cudart_count(spec.outs)) < 0)
+    if (cudart_arity("cudaMemSetMemPool", nargs, 3) < 0)
         return NULL;
     PyObject *result = NULL;
     void *a0;
@@ -14921,15 +14896,12 @@ static PyObject *cudart_fn_cudaMemSetMemPool(PyObject *self, PyObject *const *ar
     unsigned long long u1;
     void *a2;
     Py_buffer b2 = {.obj = NULL};
-    if ((spec.outs >> 0) & 1)
-        a0 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
+    if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 8, &a0, &b0) < 0)
         goto done;
-    if (cudart_unsigned(args[k++], 1, 32, &u1) < 0)
+    if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cudaMemSetMemPool];
     if (slot == CUDART_UNBOUND) {
         result = cudart_unbound("cudaMemSetMemPool");
@@ -14949,8 +14921,6 @@ static PyObject *cudart_fn_cudaMemSetMemPool(PyObject *self, PyObject *const *ar
     Py_END_ALLOW_THREADS
     result = PyLong_FromUnsignedLongLong((unsigned long long)r);
 done:
-    if (spec.outs && result)
-        result = cudart_with_outputs(result, &spec, out_slots);
     cudart_release(&b0);
     cudart_release(&b2);
     return result;
@@ -17568,9 +17538,9 @@ static PyObject *cudart_fn_cudaStreamBeginCaptureToGraph(PyObject *self, PyObjec
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0xcULL)  /* only pointers to 1 to 8 bytes can be */
+    if (spec.outs & ~0x4ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamBeginCaptureToGraph");
-    unsigned long long out_slots[2] = {0};
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamBeginCaptureToGraph", nargs, 6 - cudart_count(spec.outs)) < 0)
@@ -17594,9 +17564,7 @@ static PyObject *cudart_fn_cudaStreamBeginCaptureToGraph(PyObject *self, PyObjec
         a2 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
-    if ((spec.outs >> 3) & 1)
-        a3 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
+    if (cudart_pointer(args[k++], 3, (int)((spec.storage >> 3) & 1), 0, &a3, &b3) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 4, 64, &u4) < 0)
         goto done;
@@ -18425,9 +18393,9 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, P
 {
     /* A variant's spec (cudart._backend.compiled_function): storage and output bits. */
     cudart_spec spec = cudart_spec_of(self);
-    if (spec.outs & ~0x6ULL)  /* only pointers to 1 to 8 bytes can be */
+    if (spec.outs & ~0x2ULL)  /* only pointers to 1 to 8 bytes can be */
         return cudart_not_an_output("cudaStreamUpdateCaptureDependencies");
-    unsigned long long out_slots[2] = {0};
+    unsigned long long out_slots[1] = {0};
     int outs = 0;
     Py_ssize_t k = 0;
     if (cudart_arity("cudaStreamUpdateCaptureDependencies", nargs, 5 - cudart_count(spec.outs)) < 0)
@@ -18447,9 +18415,7 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, P
         a1 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if ((spec.outs >> 2) & 1)
-        a2 = &out_slots[outs++];
-    else if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;

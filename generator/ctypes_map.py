@@ -454,6 +454,20 @@ class TypeMapper:
 
     # ------------------------------------------------------------ layout
 
+    def output_slot_size(self, t: CType) -> int:
+        """For a typed pointer to a number, enum or pointer of 1 to 8 bytes, that size:
+        what the compiled backend's 8-byte output slot can stand in for (its generated C
+        and the checked layer's `_<name>_out` calls both ask here). 0 for any other type."""
+        if self.classify(t) is not TypeKind.POINTER:
+            return 0
+        pointee = self.pointee(t)
+        kind = self.classify(pointee)
+        scalar = kind in (TypeKind.INTEGER, TypeKind.ENUM, TypeKind.FLOAT, TypeKind.BOOL)
+        if not (scalar or kind in POINTER_KINDS):
+            return 0
+        size = self.size_align(pointee)[0]
+        return size if size in (1, 2, 4, 8) else 0
+
     def size_align(self, t: CType) -> tuple[int, int]:
         """C's size and alignment of a type, as the model records it."""
         kind = self.classify(t)

@@ -894,23 +894,10 @@ class _Function:
                 return []
             if parts[i].argtype not in _OUTPUT_PYTHON_TYPES or parts[i].array:
                 return []
-            if not self.points_to_a_small_scalar(self.c_params[p.name].type):
+            if not self.v.types.output_slot_size(self.c_params[p.name].type):
                 return []  # C's own type must say what it writes (not a `void *`)
             slots.append(i)
         return slots
-
-    def points_to_a_small_scalar(self, t) -> bool:
-        """`t` points to a number, enum or pointer of 1 to 8 bytes: what the compiled
-        backend's output slot holds (cudart/_fastcall.h checks it again)."""
-        types = self.v.types
-        if types.classify(t) is not TypeKind.POINTER:
-            return False
-        pointee = types.pointee(t)
-        kind = types.classify(pointee)
-        scalar = kind in (TypeKind.INTEGER, TypeKind.ENUM, TypeKind.FLOAT, TypeKind.BOOL)
-        if not (scalar or kind in POINTER_KINDS):
-            return False
-        return types.size_align(pointee)[0] in (1, 2, 4, 8)
 
     def attribute_doc(self) -> list[str]:
         """What each attribute's value is, where an attribute argument types the value."""

@@ -59,11 +59,11 @@ class FastParam:
     conversion: str  # pointer | signed | unsigned | double | record
     abi_type: str  # the C type of the local the call passes
     bits: int = 0  # integers: the C type's width
-    # Pointers: bytes a buffer must hold (a record's size where the pointee is a record;
-    # 0 otherwise: an array of other things may be empty), and the pointee's size (an
-    # output slot holds 1 to 8 bytes; 0: unknown).
+    # Pointers: bytes a buffer must hold (a record's size where the pointer is to exactly
+    # one; 0 otherwise: an array may be empty), and TypeMapper.output_slot_size (0: the
+    # parameter cannot be an output slot).
     need: int = 0
-    pointee: int = 0
+    slot_size: int = 0
     record: str = ""  # records: the generated record's name (its C type in CUDART_RECORD_T)
     record_class: str = ""  # records: its ctypes class's name
 
@@ -85,7 +85,7 @@ class FastFunction:
     def slot_params(self) -> list[FastParam]:
         """The parameters a variant may make outputs (an 8-byte slot of the call's own):
         pointers to a scalar of 1 to 8 bytes."""
-        return [p for p in self.params if p.conversion == "pointer" and p.pointee in (1, 2, 4, 8)]
+        return [p for p in self.params if p.slot_size]
 
     @property
     def output_slots(self) -> str:
@@ -217,10 +217,9 @@ class FastView:
     def _param(self, index: int, name: str, t: CType, key: tuple[str, str]) -> FastParam:
         kind = self.types.classify(t)
         if kind in POINTER_KINDS or kind is TypeKind.ARRAY:
-            pointee = self._pointee_size(t, kind)
-            one = key in self.one_record and self._points_to_record(t, kind)
-            need = pointee if one else 0
-            return FastParam(index, name, "pointer", "void *", need=need, pointee=pointee)
+            need = self._record_size(t, kind) if key in self.one_record else 0
+            slot = self.types.output_slot_size(t)
+            return FastParam(index, name, "pointer", "void *", need=need, slot_size=slot)
         if kind in (TypeKind.INTEGER, TypeKind.ENUM, TypeKind.CHAR, TypeKind.BOOL):
             signed, bits, spelled = self._integer(t)
             return FastParam(index, name, "signed" if signed else "unsigned", spelled, bits)
@@ -259,26 +258,14 @@ class FastView:
             return "record", f"CUDART_RECORD_T({rec.name})", rec.name
         raise RenderError(f"no compiled conversion for a {kind.value} result ({t!r})")
 
-    def _points_to_record(self, t: CType, kind: TypeKind) -> bool:
-        if kind is not TypeKind.POINTER:
-            return False
-        return self.types.classify(self.types.resolve(self.types.pointee(t))) is TypeKind.RECORD
-
-    def _pointee_size(self, t: CType, kind: TypeKind) -> int:
-        """The bytes a buffer passed for `t` must hold at least: one element of a
-        typed pointer's pointee where its size is known; 0 for void, char, opaque and
-        function pointers, handles and arrays."""
+    def _record_size(self, t: CType, kind: TypeKind) -> int:
+        """The size of the record a typed pointer points to; 0 for any other type."""
         if kind is not TypeKind.POINTER:
             return 0
-        pointee = self.types.resolve(self.types.pointee(t))
-        pointee_kind = self.types.classify(pointee)
-        if pointee_kind in (TypeKind.INTEGER, TypeKind.ENUM, TypeKind.BOOL, TypeKind.FLOAT):
-            return self.types.size_align(pointee)[0]
-        if pointee_kind is TypeKind.RECORD:
-            return self.types.records[self.types.resolved(pointee, RecordRef).name].size or 0
-        if pointee_kind in POINTER_KINDS:
-            return 8
-        return 0
+        pointee = self.types.pointee(t)
+        if self.types.classify(pointee) is not TypeKind.RECORD:
+            return 0
+        return self.types.size_align(pointee)[0]
 
     def _record(self, t: CType, argument: bool = False) -> FastRecord:
         name = self.types.record_class(t)

@@ -25,13 +25,18 @@ def compiled_missing_reason() -> str:
 
 
 def fast_module(cuda_version: int):
-    """cudart._fast_<ver>, imported; skips where it cannot be built here (no compiler),
-    fails where it could be and is not."""
+    """cudart._fast_<ver>, imported (see `extension`)."""
+    return extension(f"cudart._fast_{cuda_version}")
+
+
+def extension(name: str):
+    """The compiled extension `name`, imported; skips where it cannot be built here (no
+    compiler), fails where it could be and is not."""
     try:
-        return importlib.import_module(f"cudart._fast_{cuda_version}")
+        return importlib.import_module(name)
     except ImportError:
         if compiler() is None:
-            pytest.skip(compiled_missing_reason())
+            pytest.skip(compiled_missing_reason(), allow_module_level=True)
         raise
 
 

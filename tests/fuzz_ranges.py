@@ -366,18 +366,27 @@ def _compiled_grid(checked, raw, fast, grid, outcomes: dict[int, str]) -> dict:
     result: dict = {"cases": 0, "same": 0, "reached": 0, "refused": 0, "differences": []}
     namespace = vars(checked)
     namespace["_compiled"] = True
+    variants: dict[str, tuple] = {}  # name -> (variant, output variant or None)
     fast.record(True)
     try:
         for f, fillers, name, label, case in grid:
             # As cudart._checked binds them: a variant under the checked argtypes' spec,
             # and the one providing the outputs where the function has one.
             unbound = namespace["_" + f["name"]]
-            namespace["_" + f["name"]] = fast.variant(f["name"], spec(unbound.argtypes))
             out = namespace.get("_" + f["name"] + "_out")
-            if out is not None:
-                namespace["_" + f["name"] + "_out"] = fast.variant(
-                    f["name"], spec(out.argtypes, out.outputs)
+            if f["name"] not in variants:
+                variants[f["name"]] = (
+                    fast.variant(f["name"], spec(unbound.argtypes)),
+                    (
+                        None
+                        if out is None
+                        else fast.variant(f["name"], spec(out.argtypes, out.outputs))
+                    ),
                 )
+            compiled, compiled_out = variants[f["name"]]
+            namespace["_" + f["name"]] = compiled
+            if out is not None:
+                namespace["_" + f["name"] + "_out"] = compiled_out
             value = _bad_values(raw, _check_of(f, name))[label]
             fast.recorded().clear()
             try:

@@ -19,11 +19,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from abi_support import shim_args
 from conftest import REPO, run_python, version_keys
 from fast_support import JUDGE_FLAGS, compiler, fast_module, python_include
 
 from cudart._backend import spec
-from generator.parse import SHIMS
 
 RAW = importlib.import_module("cudart.sys_12050")
 
@@ -38,7 +38,7 @@ def _judge(source: Path, include_dirs=None) -> subprocess.CompletedProcess:
     pinned headers (`include_dirs`), or as users build it (None: no CUDA header)."""
     cmd = [compiler() or "cc", *JUDGE_FLAGS, "-fsyntax-only"]
     if include_dirs is not None:
-        cmd += ["-DCUDART_FAST_PINNED_HEADERS", "-isystem", str(SHIMS)]
+        cmd += ["-DCUDART_FAST_PINNED_HEADERS", *shim_args()]
         for d in include_dirs:
             cmd += ["-isystem", str(d)]
     cmd += ["-I", python_include(), "-I", str(REPO / "cudart"), str(source)]

@@ -14,7 +14,6 @@ from __future__ import annotations
 import ctypes
 import gc
 import inspect
-import shutil
 import struct
 import subprocess
 import threading
@@ -22,12 +21,13 @@ import types
 import weakref
 
 import pytest
+from fast_support import compiler, extension
 
 import cudart
 from cudart import CudaError, _backend
 from cudart._function import Function
 
-fastlaunch = pytest.importorskip("cudart._fastlaunch")
+fastlaunch = extension("cudart._fastlaunch")
 
 FAKE_C = r"""
 #include <dlfcn.h>
@@ -62,7 +62,7 @@ HANDLE = 0x5EED000
 
 @pytest.fixture(scope="module")
 def fake(tmp_path_factory):
-    gcc = shutil.which("gcc") or shutil.which("cc")
+    gcc = compiler()
     if gcc is None:
         pytest.skip("no C compiler for the driver's stand-in")
     build = tmp_path_factory.mktemp("fake_launch")
