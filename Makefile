@@ -49,7 +49,7 @@ typecheck:
 		tests/typing_user_script.py tests/typing_raw_script.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info cudart/_fast_*.so cudart/_fastlaunch*.so
+	rm -rf $(VENV) build *.egg-info cudart/_fast_*.so cudart/kernels/_fastlaunch*.so
 
 # `make bench BENCH_ARGS='--only cpu ...'` passes options through (see bench/README.md).
 .PHONY: bench

@@ -49,10 +49,10 @@ def _reason(exc: Exception) -> str:
 
 
 def extensions() -> list[Extension]:
-    # Function.launch in C (cudart/_fastlaunch.c): hand-written, one for every version;
+    # Function.launch in C (cudart/kernels/_fastlaunch.c): hand-written, one for every version;
     # then the generated raw functions of each version.
     generated = sorted((HERE / "cudart").glob("_fast_*.c"))
-    return [_extension("_fastlaunch", "cudart/_fastlaunch.c")] + [
+    return [_extension("kernels._fastlaunch", "cudart/kernels/_fastlaunch.c")] + [
         _extension(
             source.stem,
             str(source.relative_to(HERE)),

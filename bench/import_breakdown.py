@@ -26,7 +26,7 @@ t1 = time.perf_counter_ns()
 cudart.load_runtime()
 t2 = time.perf_counter_ns()
 import importlib
-version = cudart._selected_version()
+version = cudart._serving.runtime_version()
 importlib.import_module(f"cudart.sys_{version}")
 t3 = time.perf_counter_ns()
 importlib.import_module(f"cudart.checked_{version}")

@@ -22,6 +22,7 @@ import struct
 import threading
 
 from ._contract import DEFAULT_LIBRARY
+from ._serving import raw_module
 
 BACKEND_ENV = "CUDART_BACKEND"
 COMPILED = "compiled"
@@ -71,9 +72,9 @@ def compiled_for(library: str, cuda_version: int):
 
 
 def launcher_module():
-    """cudart._fastlaunch (Function.launch in C), or None where the Python launch
+    """cudart.kernels._fastlaunch (Function.launch in C), or None where the Python launch
     serves: not built, or $CUDART_BACKEND=ctypes."""
-    return _extension("cudart._fastlaunch")
+    return _extension("cudart.kernels._fastlaunch")
 
 
 def _extension(name: str):
@@ -99,9 +100,7 @@ def _extension(name: str):
 
 def backend() -> str:
     """'compiled' or 'ctypes': which backend calls the loaded runtime's functions."""
-    from . import sys as raw
-
-    return COMPILED if compiled_module(raw.CUDA_VERSION) is not None else CTYPES
+    return COMPILED if compiled_module(raw_module().CUDA_VERSION) is not None else CTYPES
 
 
 def storage_mask(argtypes) -> int:

@@ -45,6 +45,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from ._serving import raw_module
+
 __all__ = [
     "CallbackFailure",
     "Trampolines",
@@ -334,9 +336,7 @@ def add_callback(stream, fn: Callable, *args, rt=None) -> int:
 
 def _module(rt):
     if rt is None:
-        import cudart
-
-        return cudart.sys
+        return raw_module()
     return rt
 
 

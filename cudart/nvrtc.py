@@ -4,7 +4,7 @@ libnvrtc is found like libcudart (cudart._loader.load_nvrtc: $CUDART_NVRTC_LIBRA
 NVRTC wheels, $CUDA_HOME / $CUDA_PATH, the system loader) and only when first used: a
 machine without NVRTC imports cudart and uses the runtime as before. Its version
 (nvrtcVersion) picks the generated bindings (cudart.nvrtc_<ver>, raw, and
-cudart.nvrtc_checked_<ver>) by the runtime's rules (cudart.select_version).
+cudart.nvrtc_checked_<ver>) by the runtime's rules (cudart._serving).
 
 Compiled images are kept in an on-disk cache ($CUDART_KERNEL_CACHE, else
 $XDG_CACHE_HOME/cudart/kernels, else ~/.cache/cudart/kernels), keyed by the sha256 of
@@ -19,14 +19,14 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
-import importlib
 import json
 import os
 import re
 import tempfile
-import threading
 
 from ._loader import format_version, load_nvrtc
+from ._serving import checked_module, raw_module
+from ._serving import nvrtc_modules as _bindings
 from .errors import CompileError, CudaError, CudartError
 
 __all__ = ["CACHE_ENV", "cache_folder", "compile", "nvrtc_version"]
@@ -45,42 +45,6 @@ _MAGIC = b"cudart-kernel\n"
 _OUTPUTS = ("cubin", "ptx")
 # NVRTC's diagnostics: `<program>(<line>): error: ...`.
 _LOG_LINE = re.compile(r"^(?P<file>.*?)\((?P<line>\d+)\): (?:catastrophic )?error", re.M)
-
-_lock = threading.Lock()
-_modules: tuple | None = None
-
-
-def _bindings():
-    """(raw, checked) nvrtc modules for the loaded libnvrtc, imported on first use."""
-    global _modules
-    if _modules is not None:
-        return _modules
-    with _lock:
-        if _modules is None:
-            from . import select_version
-
-            library = load_nvrtc()
-            version, warning = select_version(library.version, _available())
-            if warning:
-                import warnings
-
-                warnings.warn(f"NVRTC: {warning}", RuntimeWarning, stacklevel=4)
-            raw = importlib.import_module(f"cudart.nvrtc_{version}")
-            checked = importlib.import_module(f"cudart.nvrtc_checked_{version}")
-            _modules = (raw, checked)
-    return _modules
-
-
-def _available() -> list[int]:
-    """Versions with generated nvrtc bindings (nvrtc_<ver>.py beside this module)."""
-    folder = os.path.dirname(__file__)
-    found = set()
-    for name in os.listdir(folder):
-        digits = name.removeprefix("nvrtc_").removesuffix(".py")
-        if name.startswith("nvrtc_") and name.endswith(".py") and digits.isdigit():
-            if os.path.exists(os.path.join(folder, name)):
-                found.add(int(digits))
-    return sorted(found)
 
 
 def nvrtc_version() -> int:
@@ -123,12 +87,11 @@ def _arch_suffix(arch) -> str:
 
 
 def _current_arch() -> int:
-    import cudart
-
     try:
-        device = cudart.cudaGetDevice()
-        major = cudart.cudaDeviceGetAttribute(cudart.cudaDevAttrComputeCapabilityMajor, device)
-        minor = cudart.cudaDeviceGetAttribute(cudart.cudaDevAttrComputeCapabilityMinor, device)
+        rt, raw = checked_module(), raw_module()
+        device = rt.cudaGetDevice()
+        major = rt.cudaDeviceGetAttribute(raw.cudaDevAttrComputeCapabilityMajor, device)
+        minor = rt.cudaDeviceGetAttribute(raw.cudaDevAttrComputeCapabilityMinor, device)
     except Exception as exc:
         raise CudartError(
             f"cudart.compile: no arch given and the current device's cannot be asked ({exc}); "
@@ -215,10 +178,8 @@ def compile(  # noqa: A001  (cudart.compile is the name the API offers)
 def _ptx_note(version: int) -> str:
     """Why a driver may refuse PTX: NVIDIA's rule is that PTX loads on a driver at
     least as new as the compiler that wrote it."""
-    import cudart
-
     try:
-        driver = format_version(cudart.cudaDriverGetVersion())
+        driver = format_version(checked_module().cudaDriverGetVersion())
     except Exception:
         driver = "?"
     return (

@@ -20,6 +20,8 @@ from __future__ import annotations
 import ctypes
 from collections.abc import Callable
 
+from ._serving import raw_module
+
 __all__ = [
     "cudaOccupancyMaxPotentialBlockSize",
     "cudaOccupancyMaxPotentialBlockSizeVariableSMem",
@@ -95,9 +97,7 @@ class _Failed(Exception):
 def _run(rt, func, block_size_to_dynamic_smem, block_size_limit, flags):
     """The template's body: (status, min_grid_size, block_size)."""
     if rt is None:
-        import cudart
-
-        rt = cudart.sys
+        rt = raw_module()
     if not func:
         return rt.cudaErrorInvalidValue, 0, 0
 
@@ -228,6 +228,4 @@ def max_potential_block_size_variable_smem(
 
 
 def _default_rt():
-    import cudart
-
-    return cudart.sys
+    return raw_module()

@@ -1,4 +1,4 @@
-"""cudart._demangle: the demangler against c++filt, and finding C++ kernels by the
+"""cudart.kernels._demangle: the demangler against c++filt, and finding C++ kernels by the
 name their source gives them (no GPU: the names come from the committed images)."""
 
 from __future__ import annotations
@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from cudart._demangle import (
+from cudart.errors import NameNotFoundError
+from cudart.kernels._demangle import (
     AmbiguousKernelNameError,
     demangle,
     normalize,
     resolve_kernel_name,
     unknown_kernel,
 )
-from cudart._images import inspect_image
-from cudart.errors import NameNotFoundError
+from cudart.kernels._images import inspect_image
 
 HERE = Path(__file__).resolve().parent
 KERNELS = HERE / "kernels"

@@ -70,7 +70,7 @@ def test_newer_runtime_gets_older_bindings_and_a_warning(manifest, header_sets):
         code = (
             "import warnings, cudart\n"
             f"shown = [v for v in cudart.available_versions() if v != {hidden}]\n"
-            "cudart.available_versions = lambda: shown\n"
+            "cudart._serving.available_versions = lambda: shown\n"
             "with warnings.catch_warnings(record=True) as w:\n"
             "    warnings.simplefilter('always')\n"
             "    m = cudart.sys\n"

@@ -1,4 +1,4 @@
-"""Function.launch in C (cudart._fastlaunch) without a GPU.
+"""Function.launch in C (cudart.kernels._fastlaunch) without a GPU.
 
 A stand-in for the driver, compiled here with gcc, takes the place of
 cudaLaunchKernelExC: it records the configuration, the kernel handle and every
@@ -25,9 +25,9 @@ from fast_support import compiler, extension
 
 import cudart
 from cudart import CudaError, _backend
-from cudart._function import Function
+from cudart.kernels._function import Function
 
-fastlaunch = extension("cudart._fastlaunch")
+fastlaunch = extension("cudart.kernels._fastlaunch")
 
 FAKE_C = r"""
 #include <dlfcn.h>

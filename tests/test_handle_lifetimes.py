@@ -334,7 +334,7 @@ def test_texture_and_surface_objects_are_ints_of_their_kind(checked, monkeypatch
 
 
 def test_a_destroyed_texture_object_is_still_an_int_for_a_kernel():
-    from cudart._launch import Signature  # noqa: F401  (the packer accepts int subclasses)
+    from cudart.kernels._launch import Signature  # noqa: F401  (the packer accepts int subclasses)
 
     texture = integer_handle_class("cudaTextureObject_t")(9)
     mark_destroyed(texture, "cudaDestroyTextureObject")

@@ -85,7 +85,7 @@ def test_passes_as_a_pointer_to_the_checked_conversion_and_to_c(memory, backing)
 
 
 def test_a_kernel_argument_is_its_address_not_its_bytes(memory):
-    from cudart._launch import Signature
+    from cudart.kernels._launch import Signature
 
     for sizes in ((8,), None):
         signature = Signature((memory,), sizes)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from cudart._images import (
+from cudart.kernels._images import (
     FATBIN_MAGIC,
     ImageError,
     ImageInfo,

@@ -22,11 +22,11 @@ import pytest
 
 import cudart
 from cudart import CudaError
-from cudart._demangle import parameter_types
-from cudart._function import Function
-from cudart._launch import KernelArguments, configure, param_type, param_types
 from cudart._layout import ConvertedField
 from cudart.kernels import KernelArguments as PublicKernelArguments
+from cudart.kernels._demangle import parameter_types
+from cudart.kernels._function import Function
+from cudart.kernels._launch import KernelArguments, configure, param_type, param_types
 from generator import device_functions
 from generator.model import Builtin, Pointer
 

@@ -192,7 +192,7 @@ def test_runtime_of_a_version_without_bindings_is_a_clear_error(header_sets):
     where only newer ones do."""
     code = r"""
 import cudart
-cudart.available_versions = lambda: [v for v in ALL if KEEP(v)]
+cudart._serving.available_versions = lambda: [v for v in ALL if KEEP(v)]
 try:
     cudart.sys
 except cudart.BindingsVersionError as exc:

@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from cudart._images import (
+from cudart.kernels import stream_handle
+from cudart.kernels._images import (
     ImageError,
     fatbin_entries,
     image_kind,
     inspect_image,
     lz4_block_decompress,
 )
-from cudart._launch import Signature, dims
-from cudart.kernels import stream_handle
+from cudart.kernels._launch import Signature, dims
 from cudart.occupancy import _store, potential_block_size
 
 KERNELS = Path(__file__).resolve().parent / "kernels"

@@ -24,11 +24,12 @@ from generator.fetch import cache_root
 
 pytestmark = pytest.mark.network
 
-# What the checkout's cudart/ holds that is no build output (make build's .so files).
+# What the checkout's cudart/ holds that is no build output (make build's .so files),
+# by path below cudart/ (cudart/kernels/ is a package of its own).
 HAND_WRITTEN = sorted(
-    p.name
-    for p in (REPO / "cudart").iterdir()
-    if p.is_file() and not p.is_symlink() and p.suffix != ".so"
+    p.relative_to(REPO / "cudart").as_posix()
+    for p in (REPO / "cudart").rglob("*")
+    if p.is_file() and not p.is_symlink() and p.suffix not in (".so", ".pyc")
 )
 GENERATED_NAMES = sorted(
     p.name for p in GENERATED.iterdir() if p.suffix in (".py", ".pyi") and p.name != "__init__.py"
@@ -38,7 +39,9 @@ GENERATED_NAMES = sorted(
 GENERATED_SOURCES = sorted(p.name for p in GENERATED.glob("_fast_*.c"))
 C_SOURCES = GENERATED_SOURCES + [n for n in HAND_WRITTEN if n.endswith((".c", ".h"))]
 EXTENSIONS = sorted(
-    Path(n).stem + ".abi3.so" for n in GENERATED_SOURCES + HAND_WRITTEN if n.endswith(".c")
+    Path(n).with_suffix(".abi3.so").as_posix()
+    for n in GENERATED_SOURCES + HAND_WRITTEN
+    if n.endswith(".c")
 )
 PYTHON_FILES = sorted(n for n in HAND_WRITTEN if not n.endswith((".c", ".h"))) + GENERATED_NAMES
 # The runtime the installed package is tried against: the dev extras' pin.

@@ -1,4 +1,4 @@
-// Signatures in the shape of CUDA kernels, for cudart._demangle against c++filt.
+// Signatures in the shape of CUDA kernels, for cudart.kernels._demangle against c++filt.
 // tests/test_demangle.py compiles this with g++ and compares every defined symbol.
 #include <cstddef>
 

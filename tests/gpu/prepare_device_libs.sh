@@ -4,7 +4,7 @@
 # verified by the generator's cache) as libs/<version>/, the pinned CUDA 12.5 NVRTC's
 # libraries as nvrtc/unpacked/ (for the 12.x runtimes; the 13.x ones use the machine's
 # NVRTC), and the compiled backend's extensions as built here (`make build`; limited
-# API 3.11, so the machine's newer Python loads them), stripped, as fast/. Written to
+# API 3.11, so the machine's newer Python loads them), stripped, as fast/<their path>. Written to
 # .device/payload.tar.xz, which run_on_device.sh unpacks into .device/ there.
 set -eu
 cd "$(dirname "$0")/../.."
@@ -37,9 +37,11 @@ print(dest, "from", wheel)
 PY
 rm -rf .device/stage/fast
 mkdir -p .device/stage/fast
-for so in cudart/_fast*.so; do
+# By their paths in the checkout: the launcher is cudart/kernels/'s.
+for so in cudart/_fast_*.so cudart/kernels/_fastlaunch*.so; do
     [ -e "$so" ] || { echo "no compiled backend here: run make build" >&2; exit 1; }
-    strip -o ".device/stage/fast/$(basename "$so")" "$so"
+    mkdir -p ".device/stage/fast/$(dirname "$so")"
+    strip -o ".device/stage/fast/$so" "$so"
 done
 tar -C .device/stage -cf - libs nvrtc fast | xz -T0 -9 > .device/payload.tar.xz
 rm -rf .device/stage .device/libs .device/nvrtc .device/fast

@@ -43,8 +43,8 @@ if [ -e .device/payload.tar.xz ]; then
     tar -C .device -xJf .device/payload.tar.xz
 fi
 # The compiled backend as built on the development machine (no compiler needed here).
-for so in .device/fast/*.so; do
-    [ -e "$so" ] && cp "$so" cudart/
+for so in .device/fast/cudart/*.so .device/fast/cudart/kernels/*.so; do
+    [ -e "$so" ] && cp "$so" "${so#.device/fast/}"
 done
 # The machine's NVRTC where the loader's path lacks it: its toolkit, by cudart's
 # $CUDA_HOME step.

@@ -36,12 +36,12 @@ def module(request, rt):
 
 @pytest.fixture(params=["c-launch", "python-launch"])
 def launch_path(request, monkeypatch):
-    """Function.launch in C (cudart._fastlaunch, where built) or the Python one: the
+    """Function.launch in C (cudart.kernels._fastlaunch, where built) or the Python one: the
     Functions a test gets from then on launch through it."""
     if request.param == "python-launch":
-        monkeypatch.setitem(_backend._modules, "cudart._fastlaunch", None)
+        monkeypatch.setitem(_backend._modules, "cudart.kernels._fastlaunch", None)
     elif _backend.launcher_module() is None:
-        pytest.skip("cudart._fastlaunch is not built (or CUDART_BACKEND=ctypes)")
+        pytest.skip("cudart.kernels._fastlaunch is not built (or CUDART_BACKEND=ctypes)")
     return request.param
 
 

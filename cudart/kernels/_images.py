@@ -1,7 +1,7 @@
 """Kernel images (fatbin, cubin, PTX): what kind an image is, and the names it defines.
 
 The registration route must name every kernel and global, with the globals' sizes,
-before registration ends (see cudart._registration), so the image is read here for
+before registration ends (see cudart.kernels._registration), so the image is read here for
 them: the ELF symbol table of a cubin, the declarations of PTX, or either of those
 inside a fatbin. Fatbin entries compressed with LZ4 (nvcc's `--compress-mode=speed`,
 and older nvcc's default) are decompressed here; zstd-compressed ones (nvcc 13's

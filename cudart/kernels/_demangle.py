@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .errors import NameNotFoundError
+from ..errors import NameNotFoundError
 
 
 class AmbiguousKernelNameError(NameNotFoundError):

@@ -22,10 +22,10 @@ import functools
 import struct
 from typing import Any
 
-from ._checked import call_error
-from ._contract import exported
-from ._convert import device_address, stream_handle
-from ._hostmem import HostMemory
+from .._checked import call_error
+from .._contract import exported
+from .._convert import device_address, stream_handle
+from .._hostmem import HostMemory
 
 _INT_FORMATS = {1: "b", 2: "h", 4: "i", 8: "q"}
 _FLOAT_FORMATS = {2: "e", 4: "f", 8: "d"}
@@ -385,7 +385,7 @@ class Signature:
     `floats` (those slots' indices) are floats: an int there must choose its own slot
     (or be refused), never reuse one made for a float.
 
-    `fast` describes the slots for cudart._fastlaunch (Function.launch in C) where every
+    `fast` describes the slots for cudart.kernels._fastlaunch (Function.launch in C) where every
     argument is an int, float or bool: per slot (address, kind, size, low, high), kind
     0 an integer taking [low, high] (the converter's range; written as its low bytes),
     1 a float, 2 a double. None where C does not pack them (other types, a half).
@@ -436,7 +436,7 @@ _FAST_FLOATS = {"f": (1, 4), "d": (2, 8)}
 
 
 def _fast_slots(base, offsets, converters, formats):
-    """Signature.fast: each slot as cudart._fastlaunch writes it, or None."""
+    """Signature.fast: each slot as cudart.kernels._fastlaunch writes it, or None."""
     slots = []
     for offset, convert, fmt in zip(offsets, converters, formats, strict=True):
         if fmt in _FAST_FLOATS:

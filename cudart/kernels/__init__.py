@@ -7,7 +7,7 @@ that nvcc writes into a program. A Python process has no such stubs, so
 registration (`route="register"`), every runtime version
     The image is registered through the runtime's own `__cudaRegisterFatBinary`,
     `__cudaRegisterFunction`, `__cudaRegisterVar` and `__cudaRegisterFatBinaryEnd`,
-    the calls nvcc's stubs make (see cudart._registration). A kernel is then a host
+    the calls nvcc's stubs make (see cudart.kernels._registration). A kernel is then a host
     address that every API taking `const void *func` accepts, exactly like a kernel
     compiled into a C++ program, and each `__device__`/`__constant__` global is a
     symbol for cudaMemcpyToSymbol, cudaMemcpyFromSymbol, cudaGetSymbolAddress and
@@ -30,8 +30,8 @@ CUkernel does not substitute: cudaLaunchKernel on 12.5 rejects it
 (cudaErrorInvalidDeviceFunction).
 
 Launching: `Function.launch` packs arguments once per argument signature and passes a
-preallocated launch configuration to cudaLaunchKernelExC (cudart._function,
-cudart._launch). `Function.pack(*args)` packs them into a KernelArguments of their own,
+preallocated launch configuration to cudaLaunchKernelExC (cudart.kernels._function,
+cudart.kernels._launch). `Function.pack(*args)` packs them into a KernelArguments of their own,
 which serves as `void **kernelParams` (graph kernel nodes, the checked
 cudaLaunchKernel / cudaLaunchCooperativeKernel, which also take a tuple of values), and a
 Function is accepted wherever C takes a device function: the checked functions' `func`
@@ -42,31 +42,30 @@ kernel's parameters (cudaFuncGetParamInfo, 12.4+; the driver's cuFuncGetParamInf
 older runtimes where the driver has it).
 
 C++ kernels: `get_function` takes a kernel's name as in the image (mangled) or, where
-one kernel has it, its source name or signature (cudart._demangle, which carries a
+one kernel has it, its source name or signature (cudart.kernels._demangle, which carries a
 demangler for the Itanium subset kernel names use); `Module.functions()` pairs each
 name with its demangled signature.
 
-The pieces: cudart._images reads images, cudart._registration and cudart._loaders
-load them by each route, cudart._module and cudart._function are what a load gives,
-cudart._launch packs arguments, and cudart._convert converts streams and pointers as
-the checked functions do.
+The pieces, modules of this package: _images reads images, _registration and _routes
+load them by each route, _module and _function are what a load gives, _launch packs
+arguments (and _fastlaunch.c launches in C where built), _demangle reads C++ names;
+cudart._convert converts streams and pointers as the checked functions do.
 """
 
 from __future__ import annotations
 
-import cudart
-
-from ._checked import call_error
-from ._contract import exported
-from ._convert import stream_handle
+from .._checked import call_error
+from .._contract import exported
+from .._convert import stream_handle
+from .._loader import load_runtime
+from .._serving import raw_module
+from ..errors import CudartError, NameNotFoundError
 from ._demangle import AmbiguousKernelNameError, demangle
 from ._function import Function
 from ._images import ImageError, image_kind, inspect_image, read_image
 from ._launch import KernelArguments
-from ._loader import load_runtime
-from ._loaders import LibraryLoader, RegisteredLoader
 from ._module import Global, Module
-from .errors import CudartError, NameNotFoundError
+from ._routes import LibraryLoader, RegisteredLoader
 
 __all__ = [
     "AmbiguousKernelNameError",
@@ -103,7 +102,7 @@ def load_module(
     if route not in ROUTES:
         raise ValueError(f"route must be one of {ROUTES}, not {route!r}")
     kind, data = read_image(image)
-    rt, cdll = cudart.sys, load_runtime().cdll
+    rt, cdll = raw_module(), load_runtime().cdll
     route = _route(route, rt, cdll)
     if route == "library":
         return Module(rt, kind, data, LibraryLoader(rt, cdll, data))

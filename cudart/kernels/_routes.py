@@ -10,12 +10,12 @@ from __future__ import annotations
 import atexit
 import ctypes
 
-from ._checked import call_error, check
-from ._contract import exported
+from .._checked import call_error, check
+from .._contract import exported
+from ..errors import NameNotFoundError
 from ._demangle import unknown_kernel
 from ._images import ImageError, inspect_image
 from ._registration import Registration
-from .errors import NameNotFoundError
 
 
 class RegisteredLoader:

@@ -12,7 +12,7 @@ points, so a runtime keeps them, with this ABI, within its major version.
 The names must all be registered before `__cudaRegisterFatBinaryEnd`: on 12.x
 runtimes a function registered afterwards stays unknown (cudaErrorInvalidDeviceFunction,
 measured on 12.2-12.6), and a variable must be registered with its true size (with
-size 0, cudaMemcpyToSymbol of the real size fails). cudart._images reads them from
+size 0, cudaMemcpyToSymbol of the real size fails). cudart.kernels._images reads them from
 the image.
 
 Standard library only.

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import ctypes
 
-from ._checked import check
+from .._checked import check
+from ..errors import CudartError, NameNotFoundError
 from ._demangle import AmbiguousKernelNameError, demangle, resolve_kernel_name
 from ._function import Function
 from ._launch import param_types
-from .errors import CudartError, NameNotFoundError
 
 
 class Module:

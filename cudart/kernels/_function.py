@@ -1,10 +1,10 @@
 """A kernel of a loaded image (Function): a handle the runtime takes, and launchable.
 
-`launch` packs arguments into preallocated slots (cudart._launch.Signature) and calls
+`launch` packs arguments into preallocated slots (cudart.kernels._launch.Signature) and calls
 cudaLaunchKernelExC with a preallocated cudaLaunchConfig_t passed by pointer, the
 fastest way peers measured from ctypes; per launch only the argument values and, if
 they changed, the grid, block, shared memory and stream are written. Where
-cudart._fastlaunch is built (and $CUDART_BACKEND is not "ctypes"), a Function's
+cudart.kernels._fastlaunch is built (and $CUDART_BACKEND is not "ctypes"), a Function's
 `launch` is its Launcher's: a launch like the previous one (same thread, same
 geometry objects, ints, floats and bools of the same kinds) is packed and launched in
 C, anything else takes this module's Python `launch` (`_launch_slow`), which primes
@@ -13,7 +13,7 @@ same packing as an object of its own (KernelArguments), for graph kernel nodes a
 launch functions that take `void **kernelParams`.
 
 Parameter types: the kernel's declared signature (`get_function(name, signature=)`),
-else its mangled name's (a C++ kernel), else unknown (cudart._launch).
+else its mangled name's (a C++ kernel), else unknown (cudart.kernels._launch).
 """
 
 from __future__ import annotations
@@ -22,9 +22,10 @@ import ctypes
 import threading
 from typing import Any
 
-from . import _backend
-from ._checked import call_error, check
-from ._contract import symbol_of
+from .. import _backend
+from .._checked import call_error, check
+from .._contract import symbol_of
+from .._loader import load_runtime
 from ._demangle import demangle, parameter_types
 from ._launch import (
     KernelArguments,
@@ -39,7 +40,6 @@ from ._launch import (
     param_types,
     signature_for,
 )
-from ._loader import load_runtime
 
 get_ident = threading.get_ident
 

@@ -1,4 +1,4 @@
-/* Function.launch without a ctypes frame (issue 13): cudart._fastlaunch.Launcher.
+/* Function.launch without a ctypes frame (issue 13): cudart.kernels._fastlaunch.Launcher.
  *
  * A Launcher belongs to one cudart.kernels.Function and holds what its launches pass to
  * cudaLaunchKernelExC: the function pointer (the symbol the Function binds, the
@@ -34,7 +34,7 @@
 #include <string.h>
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "cudart._fastlaunch writes kernel arguments as little-endian bytes"
+#error "cudart.kernels._fastlaunch writes kernel arguments as little-endian bytes"
 #endif
 
 typedef int (*launch_kernel_ex_c)(const void *config, const void *func, void **args);
@@ -283,7 +283,7 @@ PyDoc_STRVAR(
     "as an integer and a float as a floating-point value of the parameter's size,\n"
     "decided by this call's values. A refused launch changes nothing: the next one\n"
     "runs with its own configuration.\n\n"
-    "(Compiled: cudart._fastlaunch serves a launch like the previous one, from the\n"
+    "(Compiled: cudart.kernels._fastlaunch serves a launch like the previous one, from the\n"
     "same thread, without a Python frame; anything else takes the Python path.)");
 
 static PyObject *Launcher_launch(PyObject *op, PyObject *const *args, Py_ssize_t nargs,
@@ -490,7 +490,7 @@ static PyType_Slot Launcher_slots[] = {
 };
 
 static PyType_Spec Launcher_spec = {
-    .name = "cudart._fastlaunch.Launcher",
+    .name = "cudart.kernels._fastlaunch.Launcher",
     .basicsize = sizeof(Launcher),
     .itemsize = 0,
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
@@ -499,7 +499,7 @@ static PyType_Spec Launcher_spec = {
 
 static struct PyModuleDef fastlaunch_module = {
     PyModuleDef_HEAD_INIT,
-    .m_name = "cudart._fastlaunch",
+    .m_name = "cudart.kernels._fastlaunch",
     .m_doc = "Function.launch in C for launches like the previous one (issue 13).",
     .m_size = -1,
 };

@@ -1,0 +1,178 @@
+"""Which generated version serves the loaded library: the runtime's and NVRTC's alike.
+
+The generated modules are modules of this package (cudart.sys_12050, cudart.nvrtc_12050):
+in a checkout, cudart/sys_12050.py is a link to generated/sys_12050.py, made by the
+generator; in an installed wheel it is the file itself. A loaded library's version picks
+one of them by select_version's rules, once per process, here and nowhere else: the
+package's `cudart.sys` and every helper module (kernels, nvrtc, occupancy, callbacks)
+reach the serving module through raw_module / checked_module / nvrtc_modules, never
+through the top-level package.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import threading
+import warnings
+
+from ._loader import LIBRARY_ENV, format_version, load_nvrtc, load_runtime
+from .errors import BindingsVersionError
+
+FORCE_ENV = "CUDART_BINDINGS_VERSION"
+
+_FOLDER = os.path.dirname(os.path.abspath(__file__))
+_PACKAGE = __name__.rpartition(".")[0]
+
+
+def _module_version(file_name: str, prefix: str) -> int | None:
+    """12050 for "sys_12050.py" (prefix "sys_"); None for any other name. String
+    methods, not re: `import cudart` would pay several milliseconds to import re."""
+    if not file_name.startswith(prefix) or not file_name.endswith(".py"):
+        return None
+    digits = file_name[len(prefix) : -len(".py")]
+    if len(digits) >= 5 and digits.isascii() and digits.isdigit():
+        return int(digits)
+    return None
+
+
+def _versions(prefix: str) -> list[int]:
+    """Versions of the generated modules named `<prefix><version>.py`, ascending."""
+    try:
+        names = os.listdir(_FOLDER)
+    except OSError:
+        return []
+    found = set()
+    for name in names:
+        version = _module_version(name, prefix)
+        if version is not None and os.path.exists(os.path.join(_FOLDER, name)):
+            found.add(version)  # (exists: not a dangling link)
+    return sorted(found)
+
+
+def available_versions() -> list[int]:
+    """CUDA versions with generated bindings, ascending (12050 for 12.5)."""
+    return _versions("sys_")
+
+
+def nvrtc_versions() -> list[int]:
+    """Versions with generated NVRTC bindings (cudart.nvrtc_<ver>), ascending."""
+    return _versions("nvrtc_")
+
+
+def select_version(
+    runtime: int, available: list[int], forced: str | None = None
+) -> tuple[int, str | None]:
+    """The bindings version for a runtime version, and a warning to give, if any.
+
+    An exact match wins. Otherwise the newest bindings below the runtime within the
+    same major version serve it: CUDA keeps its ABI within a major version, not across.
+    A forced version must be of the runtime's major version; one newer than the
+    runtime is allowed, with a warning.
+    """
+    if forced:
+        return _forced(runtime, available, forced)
+    if runtime in available:
+        return runtime, None
+    same_major = [v for v in available if v // 1000 == runtime // 1000 and v < runtime]
+    if same_major:
+        chosen = same_major[-1]
+        return chosen, (
+            f"no bindings for CUDA runtime {format_version(runtime)}; using the CUDA "
+            f"{format_version(chosen)} bindings ({FORCE_ENV} overrides)"
+        )
+    raise BindingsVersionError(
+        f"no bindings fit CUDA runtime {format_version(runtime)}; available: "
+        f"{_listing(available)}. "
+        f"Generate them with `cudart-bindgen add {format_version(runtime)}`, "
+        f"or point ${LIBRARY_ENV} at a runtime of a version listed"
+    )
+
+
+def _forced(runtime: int, available: list[int], forced: str) -> tuple[int, str | None]:
+    try:
+        wanted = int(forced)
+    except ValueError:
+        raise BindingsVersionError(
+            f"${FORCE_ENV}={forced!r} is not a version number like 12050"
+        ) from None
+    if wanted not in available:
+        raise BindingsVersionError(
+            f"${FORCE_ENV}={wanted}: no such bindings; available: {_listing(available)}"
+        )
+    if wanted // 1000 != runtime // 1000:
+        # Struct layouts and argument types change across majors (cudaDeviceProp
+        # is 1,032 bytes in 12.x, 1,008 in 13.x): such bindings would misread C.
+        fitting = [v for v in available if v // 1000 == runtime // 1000]
+        instead = f"force one of {_listing(fitting)}" if fitting else "unset it"
+        raise BindingsVersionError(
+            f"${FORCE_ENV}={wanted}: the CUDA {format_version(wanted)} bindings do not "
+            f"fit the loaded CUDA {format_version(runtime)} runtime (CUDA's ABI changes "
+            f"across major versions); {instead}, or point ${LIBRARY_ENV} at a CUDA "
+            f"{wanted // 1000} runtime"
+        )
+    if wanted > runtime:
+        return wanted, (
+            f"${FORCE_ENV}={wanted}: the CUDA {format_version(wanted)} bindings are newer "
+            f"than the loaded CUDA {format_version(runtime)} runtime; functions it lacks "
+            "raise cudart.FunctionNotFoundError"
+        )
+    return wanted, None
+
+
+def _listing(versions: list[int]) -> str:
+    return ", ".join(format_version(v) for v in versions) or "none"
+
+
+# -- the runtime: cudart.sys_<ver> (raw) and cudart.checked_<ver>
+
+_selected: int | None = None
+
+
+def runtime_version() -> int:
+    """The bindings version serving the loaded libcudart (loads it on first call)."""
+    global _selected
+    if _selected is None:
+        runtime = load_runtime()
+        version, warning = select_version(
+            runtime.version, available_versions(), os.environ.get(FORCE_ENV)
+        )
+        if warning:
+            # Frames: this, raw_module/checked_module, cudart.__getattr__, the user's line.
+            warnings.warn(warning, RuntimeWarning, stacklevel=4)
+        _selected = version
+    return _selected
+
+
+def raw_module():
+    """cudart.sys: the raw module serving the loaded libcudart."""
+    return importlib.import_module(f"{_PACKAGE}.sys_{runtime_version()}")
+
+
+def checked_module():
+    """The checked module serving the loaded libcudart (what `cudart.<name>` reads)."""
+    return importlib.import_module(f"{_PACKAGE}.checked_{runtime_version()}")
+
+
+# -- NVRTC: cudart.nvrtc_<ver> (raw) and cudart.nvrtc_checked_<ver>
+
+_nvrtc_lock = threading.Lock()
+_nvrtc: tuple | None = None
+
+
+def nvrtc_modules() -> tuple:
+    """(raw, checked) nvrtc modules for the loaded libnvrtc, imported on first use, by
+    the runtime's rules (no forced version: $CUDART_BINDINGS_VERSION is the runtime's)."""
+    global _nvrtc
+    if _nvrtc is not None:
+        return _nvrtc
+    with _nvrtc_lock:
+        if _nvrtc is None:
+            library = load_nvrtc()
+            version, warning = select_version(library.version, nvrtc_versions())
+            if warning:
+                warnings.warn(f"NVRTC: {warning}", RuntimeWarning, stacklevel=4)
+            raw = importlib.import_module(f"{_PACKAGE}.nvrtc_{version}")
+            checked = importlib.import_module(f"{_PACKAGE}.nvrtc_checked_{version}")
+            _nvrtc = (raw, checked)
+    return _nvrtc
