@@ -14,9 +14,12 @@ from __future__ import annotations
 import ctypes
 import gc
 import inspect
+import random
 import struct
 import subprocess
+import sys
 import threading
+import time
 import types
 import weakref
 
@@ -33,6 +36,7 @@ FAKE_C = r"""
 #include <dlfcn.h>
 #include <stddef.h>
 #include <string.h>
+#include <unistd.h>
 unsigned char config_copy[256];
 size_t config_size;
 const void *last_func;
@@ -55,6 +59,22 @@ static int record(const void *config, const void *func, void **args) {
 }
 int fake_launch_c(const void *c, const void *f, void **a) { calls_c++; return record(c, f, a); }
 int fake_launch_py(const void *c, const void *f, void **a) { calls_py++; return record(c, f, a); }
+/* For launches from many threads: each thread says which int it launches with, and a
+   launch that sees another value (at the call or after a pause in which the other
+   threads run, the GIL released) ran with another thread's arguments. */
+static __thread int expected;
+long own_calls, own_mismatches;
+void fake_expect(int value) { expected = value; }
+int fake_launch_own(const void *c, const void *f, void **a) {
+    (void)c; (void)f;
+    int at_call = *(const volatile int *)a[0];
+    usleep(1000);
+    int later = *(const volatile int *)a[0];
+    __atomic_add_fetch(&own_calls, 1, __ATOMIC_RELAXED);
+    if (at_call != expected || later != expected)
+        __atomic_add_fetch(&own_mismatches, 1, __ATOMIC_RELAXED);
+    return 0;
+}
 """
 
 HANDLE = 0x5EED000
@@ -77,10 +97,17 @@ class Fake:
 
     def __init__(self, lib):
         self.lib = lib
-        self.c_address = ctypes.cast(lib.fake_launch_c, ctypes.c_void_p).value
-        self.py = lib["fake_launch_py"]
-        self.py.restype = ctypes.c_int
-        self.py.argtypes = None
+        self.c_address, self.py = self.entry("fake_launch_c"), self.function("fake_launch_py")
+
+    def entry(self, name: str) -> int:
+        return ctypes.cast(self.lib[name], ctypes.c_void_p).value
+
+    def function(self, name: str):
+        """`name` as Function._launch holds cudaLaunchKernelExC (no argtypes)."""
+        fn = self.lib[name]
+        fn.restype = ctypes.c_int
+        fn.argtypes = None
+        return fn
 
     def setup(self, sizes, status=0):
         arr = (ctypes.c_int * max(1, len(sizes)))(*sizes)
@@ -119,15 +146,15 @@ def geometry(config):
     )
 
 
-def function(fake, fast, name="axpy", sizes=None, signature=None) -> Function:
+def function(fake, fast, name="axpy", sizes=None, signature=None, entry=None) -> Function:
     """A Function whose launches reach the stand-in: through its C launcher (`fast`)
-    or through the Python launch only."""
+    or through the Python launch only; `entry` names one entry point for both paths."""
     fn = Function(types.SimpleNamespace(_rt=cudart.sys), name, HANDLE, signature)
     fn._params = None if sizes is None else tuple(sizes)  # cudaFuncGetParamInfo's answer
-    fn._launch = fake.py
+    fn._launch = fake.py if entry is None else fake.function(entry)
     if fast:
         fn._fast = fastlaunch.Launcher(
-            fake.c_address,
+            fake.c_address if entry is None else fake.entry(entry),
             fn._config,
             ctypes.addressof(fn._config),
             fn._func,
@@ -335,6 +362,71 @@ def test_other_threads_use_their_own_slots(fake):
     before = fake.calls
     fn.launch(1, 32, *args)
     assert fake.calls[0] == before[0] + 1
+
+
+def yield_before_each_line(filename: str):
+    """A trace function that, before one in twenty lines of `filename`'s code, sleeps
+    0.2 ms: other threads run meanwhile, and the interleavings that, untraced, come
+    once in about a thousand first launches come every few dozen."""
+    draw = random.Random(threading.get_ident()).random
+
+    def each_line(frame, event, arg):
+        if event == "line" and draw() < 0.05:
+            time.sleep(2e-4)  # blocks: other threads take the GIL
+        return each_line
+
+    def tracer(frame, event, arg):
+        return each_line if frame.f_code.co_filename == filename else None
+
+    return tracer
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["compiled", "python"])
+def test_first_launches_from_many_threads_keep_their_arguments(fake, fast):
+    """16 threads launch fresh Functions at once, each with its own value: whichever
+    becomes a Function's owner, no launch runs with another thread's arguments (two
+    threads once both became the owner, and shared the owner's slots)."""
+    threads, functions, launches = 16, 200, 2
+    fns = [function(fake, fast, sizes=(4,), entry="fake_launch_own") for _ in range(functions)]
+    counts = (
+        ctypes.c_long.in_dll(fake.lib, "own_calls"),
+        ctypes.c_long.in_dll(fake.lib, "own_mismatches"),
+    )
+    for count in counts:
+        count.value = 0
+    start = threading.Barrier(threads)
+    failures = []
+
+    def launcher(value):
+        fake.lib.fake_expect(value)
+        sys.settrace(yield_before_each_line(Function.launch.__code__.co_filename))
+        try:
+            for fn in fns:
+                start.wait()  # the first launches of each Function at once
+                for _ in range(launches):
+                    fn.launch(1, 32, value)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            failures.append(exc)
+            start.abort()  # the others stop waiting for this one
+        finally:
+            sys.settrace(None)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as the interpreter can
+    try:
+        workers = [threading.Thread(target=launcher, args=(k,)) for k in range(1, threads + 1)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert not failures, failures
+    calls, mismatches = (count.value for count in counts)
+    assert calls == threads * functions * launches
+    assert mismatches == 0, f"{mismatches} of {calls} launches ran with another thread's arguments"
+    idents = {worker.ident for worker in workers}
+    assert all(fn._owner in idents for fn in fns)
 
 
 def test_status_close_and_gil(fake):

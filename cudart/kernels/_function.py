@@ -42,6 +42,9 @@ from ._launch import (
 )
 
 get_ident = threading.get_ident
+# Taken to claim a Function's ownership: two threads that both saw no owner would
+# otherwise both become it, and launch from the owner's one set of slots at once.
+_claim = threading.Lock()
 
 
 class Function:
@@ -249,7 +252,10 @@ class Function:
 
     def _launch_from_other_thread(self, grid, block, args, shared_mem, stream, cooperative):
         if self._owner is None:
-            self._owner = get_ident()
+            with _claim:
+                if self._owner is None:
+                    self._owner = get_ident()
+        if self._owner == get_ident():
             return Function.launch(
                 self,
                 grid,
