@@ -364,6 +364,61 @@ def test_other_threads_use_their_own_slots(fake):
     assert fake.calls[0] == before[0] + 1
 
 
+class InRange:
+    """A number whose comparisons say "in range" whatever it is: C's unsigned int keeps
+    the low 32 bits of its index (2**32 + 5: 5)."""
+
+    def __init__(self, index: int = 2**32 + 5):
+        self.index = index
+
+    def __index__(self) -> int:
+        return self.index
+
+    def __lt__(self, other) -> bool:
+        return False
+
+    def __le__(self, other) -> bool:
+        return True
+
+    __gt__, __ge__ = __lt__, __le__
+
+
+class InRangeInt(int):
+    """The same as an int subclass, whose own value is the index."""
+
+    __lt__, __le__, __gt__, __ge__ = InRange.__lt__, InRange.__le__, InRange.__gt__, InRange.__ge__
+
+
+def test_geometry_is_checked_as_converted(fake):
+    """Grid, block and shared_mem are converted once (operator.index), and the
+    converted numbers checked: what C would receive, on both launch paths."""
+    sizes = (4,)
+    fake.setup(sizes)
+    refused = [
+        (((InRange(),), 32), {}, ValueError),
+        (((1, InRange()), 32), {}, ValueError),
+        ((1, (32, 1, InRange())), {}, ValueError),
+        ((InRangeInt(2**32 + 5), 32), {}, ValueError),
+        (((InRange(-1), 1), 32), {}, ValueError),
+        ((1, 32), {"shared_mem": InRange()}, OverflowError),
+        ((1, 32), {"shared_mem": InRange(-1)}, ValueError),
+        ((1, 32), {"shared_mem": 16.0}, TypeError),
+    ]
+    for fast in (True, False):
+        fn = function(fake, fast, sizes=sizes)
+        fn.launch(1, 32, 7)
+        fn.launch(1, 32, 7)  # the C launcher is primed
+        calls = fake.calls
+        for (grid, block), kwargs, error in refused:
+            with pytest.raises(error):
+                fn.launch(grid, block, 7, **kwargs)
+            assert fake.calls == calls, (grid, block, kwargs)  # nothing reached the driver
+        assert geometry(fn._config)[:3] == ((1, 1, 1), (32, 1, 1), 0)
+        # Numbers in range launch as their index says, whatever their comparisons.
+        fn.launch((InRange(3),), (InRange(64), InRangeInt(2)), 7, shared_mem=InRange(16))
+        assert fake.seen(sizes)[0][:3] == ((3, 1, 1), (64, 2, 1), 16)
+
+
 def yield_before_each_line(filename: str):
     """A trace function that, before one in twenty lines of `filename`'s code, sleeps
     0.2 ms: other threads run meanwhile, and the interleavings that, untraced, come

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import operator
 import struct
 from typing import Any
 
@@ -48,14 +49,15 @@ def configure(config, grid, block, shared_mem: int, stream, cooperative: bool) -
     before anything is written: a refused launch leaves the previous configuration."""
     gx, gy, gz = dims(grid, "grid")
     bx, by, bz = dims(block, "block")
-    if shared_mem < 0:
+    shared = _exact_index(shared_mem, "shared_mem must be an int")
+    if shared < 0:
         raise ValueError("shared_mem must be >= 0")
-    if shared_mem > 0xFFFFFFFF:
-        raise OverflowError(f"shared_mem {shared_mem} does not fit an unsigned int")
+    if shared > 0xFFFFFFFF:
+        raise OverflowError(f"shared_mem {shared} does not fit an unsigned int")
     handle = stream_handle(stream)
     config.gridDim.x, config.gridDim.y, config.gridDim.z = gx, gy, gz
     config.blockDim.x, config.blockDim.y, config.blockDim.z = bx, by, bz
-    config.dynamicSmemBytes = shared_mem
+    config.dynamicSmemBytes = shared
     config.stream = handle
     config.numAttrs = 1 if cooperative else 0
 
@@ -77,13 +79,25 @@ def dims(value, what: str) -> tuple[int, int, int]:
         if not 1 <= len(given) <= 3:
             raise ValueError(f"{what} must have 1 to 3 dimensions, not {len(given)}")
         given = given + (1,) * (3 - len(given))
-    for d in given:
-        if not isinstance(d, int) and not hasattr(d, "__index__"):
-            raise TypeError(f"{what} dimensions must be ints, not {type(d).__name__}")
-        if d < 0 or d > 0xFFFFFFFF:
-            raise ValueError(f"{what} dimension {d} out of range")
-    x, y, z = (int(d) for d in given)
+    x, y, z = (_dimension(d, what) for d in given)
     return x, y, z
+
+
+def _dimension(value, what: str) -> int:
+    d = _exact_index(value, f"{what} dimensions must be ints")
+    if not 0 <= d <= 0xFFFFFFFF:
+        raise ValueError(f"{what} dimension {d} out of range")
+    return d
+
+
+def _exact_index(value, refusal: str) -> int:
+    """`value` converted once (operator.index) to an exact int: the number C receives,
+    which the checks then read, so an object's own comparisons decide nothing (one whose
+    `<` says "in range" and whose index is 2**32 + 5 would launch 5 blocks)."""
+    try:
+        return int.__index__(operator.index(value))  # an int subclass's digits, as C's
+    except TypeError:
+        raise TypeError(f"{refusal}, not {type(value).__name__}") from None
 
 
 # ---------------------------------------------------------------- parameter types
