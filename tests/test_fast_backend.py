@@ -346,6 +346,6 @@ def test_the_backend_switch():
 def test_the_hand_written_launcher_compiles_without_a_warning():
     if compiler() is None:
         pytest.skip("no C compiler")
-    proc = _judge(REPO / "cudart" / "_fastlaunch.c")
+    proc = _judge(REPO / "cudart" / "kernels" / "_fastlaunch.c")
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stderr == ""
