@@ -41,6 +41,7 @@ from ._convert import (  # size relations: generator/sizes.py
     rows,
     span,
 )
+from . import _handles
 from ._handles import Handle, integer_handle_class, mark_destroyed
 from ._hostmem import HostMemory
 from .errors import CudaError
@@ -66,6 +67,7 @@ __all__ = [
     "callback",
     "callback_record",
     "callback_record_class",
+    "claim",
     "cstring",
     "destroyed",
     "device_function",
@@ -88,6 +90,7 @@ __all__ = [
     "pointer",
     "ref",
     "release",
+    "unclaim",
     "warn_deprecated",
 ]
 __all__ += ["POINTER_SIZE", "elements", "rows", "span"]
@@ -470,6 +473,24 @@ def destroyed(handle: Any, ctype: str, function: str) -> None:
     if callbacks is not None and ctype in callbacks._HOLDER_KINDS:
         callbacks.holder_destroyed(ctype, handle)
     mark_destroyed(handle, function)
+
+
+def claim(value: Any, parameter: str, function: str) -> None:
+    """Before C: `function` is about to destroy or free `value` (a DESTROYS or FREES
+    effect). Marks it now, atomically, so that of threads destroying one object only
+    one reaches C (cudart._handles.claim, cudart._hostmem.claim); the others raise."""
+    if isinstance(value, HostMemory):
+        _hostmem.claim(value)
+    else:
+        _handles.claim(value, function, parameter)
+
+
+def unclaim(value: Any) -> None:
+    """C refused the destroy or free `claim` marked `value` for: it lives on."""
+    if isinstance(value, HostMemory):
+        _hostmem.unclaim(value)
+    else:
+        _handles.unclaim(value)
 
 
 def holder_destroyed(handle: Any, ctype: str) -> None:
