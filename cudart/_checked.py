@@ -13,7 +13,7 @@ import sys
 import threading
 from ctypes import ArgumentError, byref
 
-from . import _hostmem
+from . import _handles, _hostmem
 from ._backend import compiled_for
 from ._binding import CudaDeprecationWarning, bind_symbol, warn_deprecated
 from ._contract import library_of_namespace, symbol_of
@@ -41,7 +41,6 @@ from ._convert import (  # size relations: generator/sizes.py
     rows,
     span,
 )
-from . import _handles
 from ._handles import Handle, integer_handle_class, mark_destroyed
 from ._hostmem import HostMemory
 from .errors import CudaError
@@ -466,9 +465,9 @@ def integer_handle_of(value: int, kind: str) -> int:
 
 
 def destroyed(handle: Any, ctype: str, function: str) -> None:
-    """`function` destroyed `handle` (a DESTROYS effect): the handle object is marked
-    (cudart._handles.mark_destroyed), and a graph's or exec's callables only it held
-    are released."""
+    """`function` destroyed `handle` (a DESTROYS effect): a graph's or exec's callables
+    only it held are released. The object was marked before C (`claim`); marking it
+    again here is nothing, and keeps a module generated before claims marking."""
     callbacks = _callbacks()
     if callbacks is not None and ctype in callbacks._HOLDER_KINDS:
         callbacks.holder_destroyed(ctype, handle)

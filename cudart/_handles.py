@@ -143,14 +143,10 @@ def mark_destroyed(value: object, function: str) -> bool:
     module's docstring). Only live handle objects of ours with an address are marked:
     ints, None, foreign objects and NULL (the default stream) are left as they are.
     Returns whether it marked."""
-    if not _markable(value):
-        return False
-    dead = _destroyed_class(type(value), function) if _live(value) else None
-    with _mark_lock:
-        if dead is None or type(value)._destroyed_by_ is not None:
-            return False  # already marked (the checked layer refuses it before any call)
-        value.__class__ = dead
-        return True
+    try:
+        return claim(value, function, "")
+    except HandleDestroyedError:
+        return False  # already marked (the checked layer refuses it before any call)
 
 
 def claim(value: object, function: str, parameter: str) -> bool:
@@ -158,15 +154,22 @@ def claim(value: object, function: str, parameter: str) -> bool:
     step with checking that no other thread has, so that only one destroy reaches C.
     HandleDestroyedError if it is marked already. Returns whether it marked (what
     `mark_destroyed` marks); `unclaim` undoes it when C refuses the destroy."""
-    if not _markable(value):
+    if isinstance(value, Handle):
+        address = value.value or 0
+    elif isinstance(value, IntegerHandle):
+        address = int(value)
+    else:
         return False
-    dead = _destroyed_class(type(value), function) if _live(value) else None
+    if not address:
+        return False
+    cls = type(value)
+    dead = _destroyed_class(cls, function) if cls._destroyed_by_ is None else None
     with _mark_lock:
         by = type(value)._destroyed_by_
         if by is None and dead is not None:
             value.__class__ = dead
             return True
-    raise HandleDestroyedError(type(value).__name__, int(value), by or function, parameter)  # type: ignore[call-overload]
+    raise HandleDestroyedError(cls.__name__, address, by or function, parameter)
 
 
 def unclaim(value: object) -> None:
@@ -175,17 +178,6 @@ def unclaim(value: object) -> None:
         cls = type(value)
         if cls in DESTROYED_CLASSES:
             value.__class__ = cls.__bases__[0]
-
-
-def _markable(value: object) -> bool:
-    """Whether `value` is a handle object of ours with an address (not NULL)."""
-    if isinstance(value, Handle):
-        return bool(value.value)
-    return isinstance(value, IntegerHandle) and bool(value)
-
-
-def _live(value: object) -> bool:
-    return type(value)._destroyed_by_ is None
 
 
 def destroyed_by(value: object) -> str | None:

@@ -226,7 +226,7 @@ def compile(  # noqa: A001  (cudart.compile is the name the API offers)
     return module
 
 
-def _c_string(value, what: str, *others: type) -> bytes:
+def _c_string(value, what: str, *others: type[bytes]) -> bytes:
     """`value` as the NUL-terminated string C is given: a str (UTF-8), or one of `others`;
     TypeError for anything else, ValueError for a NUL, where C would end the string."""
     if isinstance(value, str):

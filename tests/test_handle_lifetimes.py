@@ -23,7 +23,6 @@ from conftest import probe_each_version
 
 import cudart
 from cudart import HandleDestroyedError, _convert, callbacks
-from cudart._hostmem import host_memory
 from cudart._handles import (
     Handle,
     IntegerHandle,
@@ -31,6 +30,7 @@ from cudart._handles import (
     integer_handle_class,
     mark_destroyed,
 )
+from cudart._hostmem import host_memory
 from generator import lifetimes
 from generator.plan import Effect
 
@@ -287,19 +287,20 @@ class InC:
                 self.inside -= 1
 
 
-def at_once(action, count: int = THREADS) -> list[object]:
-    """Run `action` in `count` threads released together: what each returned or raised."""
-    barrier = threading.Barrier(count)
-    outcomes: list[object] = [None] * count
+def at_once(action, *args) -> list[object]:
+    """Call `action(*args)` in THREADS threads released together: what each returned or
+    raised."""
+    barrier = threading.Barrier(THREADS)
+    outcomes: list[object] = [None] * THREADS
 
     def run(i: int) -> None:
         barrier.wait()
         try:
-            outcomes[i] = action()
+            outcomes[i] = action(*args)
         except Exception as exc:  # noqa: BLE001 - the outcome is what the test checks
             outcomes[i] = exc
 
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(THREADS)]
     for t in threads:
         t.start()
     for t in threads:
@@ -315,7 +316,7 @@ def test_threads_destroying_one_handle_reach_c_once(checked, monkeypatch):
             in_c = InC()
             monkeypatch.setitem(vars(checked), "_" + function, in_c)
             handle = cls(0x20000 + 0x100 * i + round)
-            outcomes = at_once(lambda: call(checked, function, param, handle))
+            outcomes = at_once(call, checked, function, param, handle)
             assert in_c.calls == 1, f"{function}: {in_c.calls} threads reached C"
             assert outcomes.count(None) == 1, (function, outcomes)
             lost = [o for o in outcomes if o is not None]
@@ -332,7 +333,7 @@ def test_threads_freeing_one_host_memory_reach_c_once(checked, monkeypatch):
         in_c = InC()
         monkeypatch.setitem(vars(checked), "_" + function, in_c)
         memory = host_memory(ctypes.addressof(backing), 64)
-        outcomes = at_once(lambda: getattr(checked, function)(memory))
+        outcomes = at_once(getattr(checked, function), memory)
         assert in_c.calls == 1, f"{function}: {in_c.calls} threads reached C"
         assert outcomes.count(None) == 1 and memory.released
         lost = [o for o in outcomes if o is not None]
@@ -345,7 +346,7 @@ def test_a_destroy_c_refuses_unmarks_and_the_object_lives_on(checked, monkeypatc
         in_c = InC(status=invalid)
         monkeypatch.setitem(vars(checked), "_" + function, in_c)
         handle = cls(0x30000)
-        outcomes = at_once(lambda: call(checked, function, param, handle))
+        outcomes = at_once(call, checked, function, param, handle)
         # Never two in C at once; each call that reached C failed there, and the others
         # met a destroy in progress. Afterwards the object is live and usable again.
         assert in_c.most == 1, f"{function}: {in_c.most} threads in C at once"
@@ -371,7 +372,7 @@ def test_a_destroy_the_real_library_refuses_reaches_it_one_thread_at_a_time():
         vars(checked)["_" + function] = in_c
         try:
             handle = cls(0x40000)
-            outcomes = at_once(lambda: call(checked, function, param, handle))
+            outcomes = at_once(call, checked, function, param, handle)
         finally:
             vars(checked)["_" + function] = in_c.real
         assert in_c.most == 1, f"{function}: {in_c.most} threads in C at once"
