@@ -338,6 +338,15 @@ def test_threads_freeing_one_host_memory_reach_c_once(checked, monkeypatch):
         assert outcomes.count(None) == 1 and memory.released
         lost = [o for o in outcomes if o is not None]
         assert all(type(o) is ValueError and "was freed" in str(o) for o in lost), lost
+        # A free C refuses: one thread at a time in C, and the memory stays usable.
+        refused = InC(status=int(checked._lib.cudaErrorInvalidValue))
+        monkeypatch.setitem(vars(checked), "_" + function, refused)
+        memory = host_memory(ctypes.addressof(backing), 64)
+        outcomes = at_once(getattr(checked, function), memory)
+        assert refused.most == 1 and refused.calls >= 1 and not memory.released
+        failed = [o for o in outcomes if not (type(o) is ValueError and "was freed" in str(o))]
+        assert len(failed) == refused.calls
+        assert all(isinstance(o, (cudart.CudaError, cudart.BindingsVersionError)) for o in failed)
 
 
 def test_a_destroy_c_refuses_unmarks_and_the_object_lives_on(checked, monkeypatch):
