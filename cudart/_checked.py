@@ -13,7 +13,7 @@ import sys
 import threading
 from ctypes import ArgumentError, byref
 
-from . import _hostmem
+from . import _handles, _hostmem
 from ._backend import compiled_for
 from ._binding import CudaDeprecationWarning, bind_symbol, warn_deprecated
 from ._contract import library_of_namespace, symbol_of
@@ -66,6 +66,7 @@ __all__ = [
     "callback",
     "callback_record",
     "callback_record_class",
+    "claim",
     "cstring",
     "destroyed",
     "device_function",
@@ -88,6 +89,7 @@ __all__ = [
     "pointer",
     "ref",
     "release",
+    "unclaim",
     "warn_deprecated",
 ]
 __all__ += ["POINTER_SIZE", "elements", "rows", "span"]
@@ -463,13 +465,31 @@ def integer_handle_of(value: int, kind: str) -> int:
 
 
 def destroyed(handle: Any, ctype: str, function: str) -> None:
-    """`function` destroyed `handle` (a DESTROYS effect): the handle object is marked
-    (cudart._handles.mark_destroyed), and a graph's or exec's callables only it held
-    are released."""
+    """`function` destroyed `handle` (a DESTROYS effect): a graph's or exec's callables
+    only it held are released. The object was marked before C (`claim`); marking it
+    again here is nothing, and keeps a module generated before claims marking."""
     callbacks = _callbacks()
     if callbacks is not None and ctype in callbacks._HOLDER_KINDS:
         callbacks.holder_destroyed(ctype, handle)
     mark_destroyed(handle, function)
+
+
+def claim(value: Any, parameter: str, function: str) -> None:
+    """Before C: `function` is about to destroy or free `value` (a DESTROYS or FREES
+    effect). Marks it now, atomically, so that of threads destroying one object only
+    one reaches C (cudart._handles.claim, cudart._hostmem.claim); the others raise."""
+    if isinstance(value, HostMemory):
+        _hostmem.claim(value)
+    else:
+        _handles.claim(value, function, parameter)
+
+
+def unclaim(value: Any) -> None:
+    """C refused the destroy or free `claim` marked `value` for: it lives on."""
+    if isinstance(value, HostMemory):
+        _hostmem.unclaim(value)
+    else:
+        _handles.unclaim(value)
 
 
 def holder_destroyed(handle: Any, ctype: str) -> None:

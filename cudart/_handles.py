@@ -25,7 +25,14 @@ a once-destroyed address. A registry of destroyed addresses would have to be cle
 every create the process makes, including those it never sees, and would cost a lookup
 on every call; the object mark costs nothing and is never wrong about a new handle.
 Ints and other objects at the same address remain the caller's promise, as in C.
-Standard library only.
+
+Threads: the checked destroy marks the object BEFORE it calls C (`claim`, atomic under
+one lock), and restores it if C fails (`unclaim`), so of several threads destroying one
+object exactly one reaches C; the others get HandleDestroyedError, as does any use of
+the object while its destroy is in C (using a handle during its destroy is a race in C
+too). Checking the mark, then marking after C returns (with the GIL released in
+between) would let every thread through to C: the double destroy the mark exists to
+stop.
 """
 
 from __future__ import annotations
@@ -33,8 +40,12 @@ from __future__ import annotations
 import threading
 from ctypes import c_void_p
 
+from .errors import HandleDestroyedError
+
 # Guards the made-once classes below (integer handle kinds, destroyed subclasses).
 _destroyed_lock = threading.Lock()
+# Makes checking an object's mark and marking it one step (`claim`).
+_mark_lock = threading.Lock()
 
 
 class Handle(c_void_p):
@@ -132,16 +143,41 @@ def mark_destroyed(value: object, function: str) -> bool:
     module's docstring). Only live handle objects of ours with an address are marked:
     ints, None, foreign objects and NULL (the default stream) are left as they are.
     Returns whether it marked."""
+    try:
+        return claim(value, function, "")
+    except HandleDestroyedError:
+        return False  # already marked (the checked layer refuses it before any call)
+
+
+def claim(value: object, function: str, parameter: str) -> bool:
+    """Before `function` destroys `value` (passed as `parameter`): mark the object, in one
+    step with checking that no other thread has, so that only one destroy reaches C.
+    HandleDestroyedError if it is marked already. Returns whether it marked (what
+    `mark_destroyed` marks); `unclaim` undoes it when C refuses the destroy."""
     if isinstance(value, Handle):
-        if not value.value:
-            return False
-    elif not isinstance(value, IntegerHandle) or not value:
+        address = value.value or 0
+    elif isinstance(value, IntegerHandle):
+        address = int(value)
+    else:
+        return False
+    if not address:
         return False
     cls = type(value)
-    if cls._destroyed_by_ is not None:
-        return False  # already marked (the checked layer refuses it before any call)
-    value.__class__ = _destroyed_class(cls, function)
-    return True
+    dead = _destroyed_class(cls, function) if cls._destroyed_by_ is None else None
+    with _mark_lock:
+        by = type(value)._destroyed_by_
+        if by is None and dead is not None:
+            value.__class__ = dead
+            return True
+    raise HandleDestroyedError(cls.__name__, address, by or function, parameter)
+
+
+def unclaim(value: object) -> None:
+    """C refused the destroy `claim` marked `value` for: the object lives on."""
+    with _mark_lock:
+        cls = type(value)
+        if cls in DESTROYED_CLASSES:
+            value.__class__ = cls.__bases__[0]
 
 
 def destroyed_by(value: object) -> str | None:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import ctypes
 import sys
+import threading
 from ctypes import c_ubyte
 
 TYPE_CHECKING = False
@@ -161,6 +162,26 @@ def release(value: Any) -> None:
     """Mark a HostMemory freed (anything else: nothing to mark)."""
     if isinstance(value, HostMemory):
         value._release()
+
+
+# Makes checking that a HostMemory is not released and releasing it one step (`claim`).
+_release_lock = threading.Lock()
+
+
+def claim(value: Any) -> None:
+    """Before a free: release a HostMemory in one step with checking that it was not
+    (ValueError, as `check`), so that of several threads freeing it only one reaches C.
+    `unclaim` undoes it when C refuses the free. Anything else: nothing to mark."""
+    if isinstance(value, HostMemory):
+        with _release_lock:
+            value.check()
+            value._released_ = True
+
+
+def unclaim(value: Any) -> None:
+    """C refused the free `claim` released `value` for: the memory is usable again."""
+    if isinstance(value, HostMemory):
+        value._released_ = False
 
 
 def like(address: int | None, given: Any) -> HostMemory | int:

@@ -11,8 +11,13 @@ $XDG_CACHE_HOME/cudart/kernels, else ~/.cache/cudart/kernels), keyed by the sha2
 everything that decides the image: source, headers, options, name expressions, the
 NVRTC version, the target architecture and the output kind. $CUDART_KERNEL_CACHE=0 (or
 off, no, false) or `cache=False` turns it off. Entries are written to a temporary file
-and renamed into place, so a half-written entry is never read; an entry that does not
-verify (its own sha256) is ignored and rewritten.
+and renamed into place, so a half-written entry is never read. An entry is read only
+where it is a regular file of at most _MAX_ENTRY bytes, opened without following a link
+and without blocking (a FIFO, a device, a link to /dev/zero or a huge sparse file at its
+path would hang or exhaust memory); such an entry, and one that does not verify (its own
+sha256), is a miss, silently: the compile that follows renames a good entry over it.
+The cache is a saving, not a source of truth, so a bad entry costs one compile and no
+warning.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 import tempfile
 
 from ._loader import format_version, load_nvrtc
@@ -43,6 +49,18 @@ _OFF = frozenset({"0", "off", "no", "false"})
 _CACHE_FORMAT = 1
 _MAGIC = b"cudart-kernel\n"
 _OUTPUTS = ("cubin", "ptx")
+# Far above any image NVRTC makes of one program (KiB to tens of MiB): a larger entry
+# is not one of ours, and reading it whole could exhaust memory.
+_MAX_ENTRY = 256 << 20
+# How an entry is opened: no link followed, no wait for a FIFO's writer (where the OS
+# has the flags).
+_OPEN_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+    | getattr(os, "O_BINARY", 0)
+)
 # NVRTC's diagnostics: `<program>(<line>): error: ...`.
 _LOG_LINE = re.compile(r"^(?P<file>.*?)\((?P<line>\d+)\): (?:catastrophic )?error", re.M)
 
@@ -132,15 +150,11 @@ def compile(  # noqa: A001  (cudart.compile is the name the API offers)
     """
     if output not in _OUTPUTS:
         raise ValueError(f"output must be one of {_OUTPUTS}, not {output!r}")
-    if isinstance(source, str):
-        source = source.encode()
-    if not isinstance(source, bytes):
-        raise TypeError(f"source must be str or bytes, not {type(source).__name__}")
-    if isinstance(name_expressions, str) or isinstance(options, str):
-        raise TypeError("name_expressions and options are sequences of str, not one str")
-    expressions = tuple(name_expressions)
-    given = tuple(options)
-    sources = dict(headers or {})
+    source = _c_string(source, "source", bytes)
+    _c_string(name, "name")
+    expressions = _strings(name_expressions, "name_expressions")
+    given = _strings(options, "options")
+    sources = _headers(headers)
     if any(o.startswith(("-arch", "--gpu-architecture")) for o in given):
         raise ValueError("give the architecture as arch=..., not as an -arch option")
     number = _arch_number(arch) if arch is not None else _current_arch()
@@ -173,6 +187,44 @@ def compile(  # noqa: A001  (cudart.compile is the name the API offers)
         raise
     module.lowered_names.update(lowered)
     return module
+
+
+def _c_string(value, what: str, *others: type[bytes]) -> bytes:
+    """`value` as the NUL-terminated string C is given: a str (UTF-8), or one of `others`;
+    TypeError for anything else, ValueError for a NUL, where C would end the string."""
+    if isinstance(value, str):
+        data = value.encode()
+    elif isinstance(value, others):
+        data = bytes(value)
+    else:
+        kinds = " or ".join(["str", *(t.__name__ for t in others)])
+        raise TypeError(f"{what} must be {kinds}, not {type(value).__name__}")
+    if b"\0" in data:
+        raise ValueError(f"{what} contains a NUL byte, where C would cut it short: {value!r:.80}")
+    return data
+
+
+def _strings(values, what: str) -> tuple[str, ...]:
+    """A sequence of str, each a C string (name expressions, options)."""
+    if isinstance(values, (str, bytes)):
+        raise TypeError(f"{what} is a sequence of str, not one {type(values).__name__}")
+    given = tuple(values)
+    for i, value in enumerate(given):
+        _c_string(value, f"{what}[{i}]")
+    return given
+
+
+def _headers(headers) -> dict[str, bytes]:
+    """{include name: text}: names str, texts str or bytes, each a C string."""
+    if headers is None:
+        return {}
+    if not hasattr(headers, "items"):
+        raise TypeError(f"headers must be a mapping of str to str, not {type(headers).__name__}")
+    checked = {}
+    for key, text in headers.items():
+        _c_string(key, "a header name")
+        checked[key] = _c_string(text, f"headers[{key!r}]", bytes)
+    return checked
 
 
 def _ptx_note(version: int) -> str:
@@ -325,12 +377,8 @@ def _entry_path(folder: str, key: str) -> str:
 
 
 def _cache_read(folder: str, key: str):
-    try:
-        with open(_entry_path(folder, key), "rb") as f:
-            data = f.read()
-    except OSError:
-        return None
-    if not data.startswith(_MAGIC):
+    data = _read_entry(_entry_path(folder, key))
+    if data is None or not data.startswith(_MAGIC):
         return None
     head, newline, image = data[len(_MAGIC) :].partition(b"\n")
     if not newline:
@@ -345,6 +393,24 @@ def _cache_read(folder: str, key: str):
     except (ValueError, KeyError, TypeError, AttributeError):
         return None
     return image, lowered
+
+
+def _read_entry(path: str) -> bytes | None:
+    """The bytes of the regular file at `path` (not a link) of at most _MAX_ENTRY bytes,
+    or None: missing, unreadable, or anything else there."""
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except OSError:
+        return None  # missing, or a link (ELOOP): a miss
+    try:
+        with os.fdopen(fd, "rb") as f:
+            info = os.fstat(f.fileno())
+            if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_ENTRY:
+                return None
+            data = f.read(info.st_size + 1)  # one more: a file that grew is not whole
+    except OSError:
+        return None
+    return data if len(data) == info.st_size else None
 
 
 def _cache_write(folder: str, key: str, image: bytes, lowered: dict) -> None:

@@ -2611,11 +2611,14 @@ def cudaDestroyExternalMemory(extMem: cudaExternalMemory_t | _HandleLike) -> Non
     """
     if extMem.__class__ is not cudaExternalMemory_t:
         extMem = _c.handle(extMem, cudaExternalMemory_t, "extMem")
+    _c.claim(extMem, "extMem", "cudaDestroyExternalMemory")
     try:
         err = _cudaDestroyExternalMemory(extMem)
     except _ArgumentError as exc:
+        _c.unclaim(extMem)
         raise _c.argument_error(exc, "cudaDestroyExternalMemory", ("extMem",)) from None
     if err:
+        _c.unclaim(extMem)
         raise _error(err, _lib)
     _c.destroyed(extMem, "cudaExternalMemory_t", "cudaDestroyExternalMemory")
 
@@ -2636,11 +2639,14 @@ def cudaDestroyExternalSemaphore(extSem: cudaExternalSemaphore_t | _HandleLike) 
     """
     if extSem.__class__ is not cudaExternalSemaphore_t:
         extSem = _c.handle(extSem, cudaExternalSemaphore_t, "extSem")
+    _c.claim(extSem, "extSem", "cudaDestroyExternalSemaphore")
     try:
         err = _cudaDestroyExternalSemaphore(extSem)
     except _ArgumentError as exc:
+        _c.unclaim(extSem)
         raise _c.argument_error(exc, "cudaDestroyExternalSemaphore", ("extSem",)) from None
     if err:
+        _c.unclaim(extSem)
         raise _error(err, _lib)
     _c.destroyed(extSem, "cudaExternalSemaphore_t", "cudaDestroyExternalSemaphore")
 
@@ -2660,11 +2666,14 @@ def cudaDestroySurfaceObject(surfObject: int) -> None:
     C: cudaError_t cudaDestroySurfaceObject(cudaSurfaceObject_t surfObject)
     """
     surfObject = _c.integer_handle(surfObject, "cudaSurfaceObject_t", "surfObject")
+    _c.claim(surfObject, "surfObject", "cudaDestroySurfaceObject")
     try:
         err = _cudaDestroySurfaceObject(surfObject)
     except _ArgumentError as exc:
+        _c.unclaim(surfObject)
         raise _c.argument_error(exc, "cudaDestroySurfaceObject", ("surfObject",)) from None
     if err:
+        _c.unclaim(surfObject)
         raise _error(err, _lib)
     _c.destroyed(surfObject, "cudaSurfaceObject_t", "cudaDestroySurfaceObject")
 
@@ -2684,11 +2693,14 @@ def cudaDestroyTextureObject(texObject: int) -> None:
     C: cudaError_t cudaDestroyTextureObject(cudaTextureObject_t texObject)
     """
     texObject = _c.integer_handle(texObject, "cudaTextureObject_t", "texObject")
+    _c.claim(texObject, "texObject", "cudaDestroyTextureObject")
     try:
         err = _cudaDestroyTextureObject(texObject)
     except _ArgumentError as exc:
+        _c.unclaim(texObject)
         raise _c.argument_error(exc, "cudaDestroyTextureObject", ("texObject",)) from None
     if err:
+        _c.unclaim(texObject)
         raise _error(err, _lib)
     _c.destroyed(texObject, "cudaTextureObject_t", "cudaDestroyTextureObject")
 
@@ -3853,13 +3865,16 @@ def cudaDeviceUnregisterAsyncNotification(
         device = _c.integer(device, _range_int, "cudaDeviceUnregisterAsyncNotification", "device")
     if callback.__class__ is not cudaAsyncCallbackHandle_t:
         callback = _c.handle(callback, cudaAsyncCallbackHandle_t, "callback")
+    _c.claim(callback, "callback", "cudaDeviceUnregisterAsyncNotification")
     try:
         err = _cudaDeviceUnregisterAsyncNotification(device, callback)
     except _ArgumentError as exc:
+        _c.unclaim(callback)
         raise _c.argument_error(
             exc, "cudaDeviceUnregisterAsyncNotification", ("device", "callback")
         ) from None
     if err:
+        _c.unclaim(callback)
         raise _error(err, _lib)
     _c.destroyed(callback, "cudaAsyncCallbackHandle_t", "cudaDeviceUnregisterAsyncNotification")
 
@@ -4355,11 +4370,14 @@ def cudaEventDestroy(event: cudaEvent_t | _HandleLike) -> None:
     """
     if event.__class__ is not cudaEvent_t:
         event = _c.handle(event, cudaEvent_t, "event")
+    _c.claim(event, "event", "cudaEventDestroy")
     try:
         err = _cudaEventDestroy(event)
     except _ArgumentError as exc:
+        _c.unclaim(event)
         raise _c.argument_error(exc, "cudaEventDestroy", ("event",)) from None
     if err:
+        _c.unclaim(event)
         raise _error(err, _lib)
     _c.destroyed(event, "cudaEvent_t", "cudaEventDestroy")
 
@@ -4522,11 +4540,14 @@ def cudaExecutionCtxDestroy(ctx: cudaExecutionContext_t | _HandleLike) -> None:
     """
     if ctx.__class__ is not cudaExecutionContext_t:
         ctx = _c.handle(ctx, cudaExecutionContext_t, "ctx")
+    _c.claim(ctx, "ctx", "cudaExecutionCtxDestroy")
     try:
         err = _cudaExecutionCtxDestroy(ctx)
     except _ArgumentError as exc:
+        _c.unclaim(ctx)
         raise _c.argument_error(exc, "cudaExecutionCtxDestroy", ("ctx",)) from None
     if err:
+        _c.unclaim(ctx)
         raise _error(err, _lib)
     _c.destroyed(ctx, "cudaExecutionContext_t", "cudaExecutionCtxDestroy")
 
@@ -4862,11 +4883,14 @@ def cudaFree(devPtr: _PointerLike) -> None:
         devPtr = _c.pointer(devPtr, "devPtr", True)
     elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaFree", "devPtr")
+    _c.claim(devPtr, "devPtr", "cudaFree")
     try:
         err = _cudaFree(devPtr)
     except _ArgumentError as exc:
+        _c.unclaim(devPtr)
         raise _c.argument_error(exc, "cudaFree", ("devPtr",)) from None
     if err:
+        _c.unclaim(devPtr)
         raise _error(err, _lib)
     _c.host_freed(devPtr)
 
@@ -4887,11 +4911,14 @@ def cudaFreeArray(array: cudaArray_t | _HandleLike) -> None:
     """
     if array.__class__ is not cudaArray_t:
         array = _c.handle(array, cudaArray_t, "array")
+    _c.claim(array, "array", "cudaFreeArray")
     try:
         err = _cudaFreeArray(array)
     except _ArgumentError as exc:
+        _c.unclaim(array)
         raise _c.argument_error(exc, "cudaFreeArray", ("array",)) from None
     if err:
+        _c.unclaim(array)
         raise _error(err, _lib)
     _c.destroyed(array, "cudaArray_t", "cudaFreeArray")
 
@@ -4941,11 +4968,14 @@ def cudaFreeHost(ptr: _PointerLike) -> None:
         ptr = _c.pointer(ptr, "ptr", True)
     elif ptr >> 64:
         raise _c.address_error(ptr, "cudaFreeHost", "ptr")
+    _c.claim(ptr, "ptr", "cudaFreeHost")
     try:
         err = _cudaFreeHost(ptr)
     except _ArgumentError as exc:
+        _c.unclaim(ptr)
         raise _c.argument_error(exc, "cudaFreeHost", ("ptr",)) from None
     if err:
+        _c.unclaim(ptr)
         raise _error(err, _lib)
     _c.host_freed(ptr)
 
@@ -4966,11 +4996,14 @@ def cudaFreeMipmappedArray(mipmappedArray: cudaMipmappedArray_t | _HandleLike) -
     """
     if mipmappedArray.__class__ is not cudaMipmappedArray_t:
         mipmappedArray = _c.handle(mipmappedArray, cudaMipmappedArray_t, "mipmappedArray")
+    _c.claim(mipmappedArray, "mipmappedArray", "cudaFreeMipmappedArray")
     try:
         err = _cudaFreeMipmappedArray(mipmappedArray)
     except _ArgumentError as exc:
+        _c.unclaim(mipmappedArray)
         raise _c.argument_error(exc, "cudaFreeMipmappedArray", ("mipmappedArray",)) from None
     if err:
+        _c.unclaim(mipmappedArray)
         raise _error(err, _lib)
     _c.destroyed(mipmappedArray, "cudaMipmappedArray_t", "cudaFreeMipmappedArray")
 
@@ -7500,11 +7533,14 @@ def cudaGraphDestroy(graph: cudaGraph_t | _HandleLike) -> None:
     """
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
+    _c.claim(graph, "graph", "cudaGraphDestroy")
     try:
         err = _cudaGraphDestroy(graph)
     except _ArgumentError as exc:
+        _c.unclaim(graph)
         raise _c.argument_error(exc, "cudaGraphDestroy", ("graph",)) from None
     if err:
+        _c.unclaim(graph)
         raise _error(err, _lib)
     _c.destroyed(graph, "cudaGraph_t", "cudaGraphDestroy")
 
@@ -7525,11 +7561,14 @@ def cudaGraphDestroyNode(node: cudaGraphNode_t | _HandleLike) -> None:
     """
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
+    _c.claim(node, "node", "cudaGraphDestroyNode")
     try:
         err = _cudaGraphDestroyNode(node)
     except _ArgumentError as exc:
+        _c.unclaim(node)
         raise _c.argument_error(exc, "cudaGraphDestroyNode", ("node",)) from None
     if err:
+        _c.unclaim(node)
         raise _error(err, _lib)
     _c.destroyed(node, "cudaGraphNode_t", "cudaGraphDestroyNode")
 
@@ -7701,11 +7740,14 @@ def cudaGraphExecDestroy(graphExec: cudaGraphExec_t | _HandleLike) -> None:
     """
     if graphExec.__class__ is not cudaGraphExec_t:
         graphExec = _c.handle(graphExec, cudaGraphExec_t, "graphExec")
+    _c.claim(graphExec, "graphExec", "cudaGraphExecDestroy")
     try:
         err = _cudaGraphExecDestroy(graphExec)
     except _ArgumentError as exc:
+        _c.unclaim(graphExec)
         raise _c.argument_error(exc, "cudaGraphExecDestroy", ("graphExec",)) from None
     if err:
+        _c.unclaim(graphExec)
         raise _error(err, _lib)
     _c.destroyed(graphExec, "cudaGraphExec_t", "cudaGraphExecDestroy")
 
@@ -10431,11 +10473,14 @@ def cudaGraphicsUnregisterResource(resource: cudaGraphicsResource_t | _HandleLik
     """
     if resource.__class__ is not cudaGraphicsResource_t:
         resource = _c.handle(resource, cudaGraphicsResource_t, "resource")
+    _c.claim(resource, "resource", "cudaGraphicsUnregisterResource")
     try:
         err = _cudaGraphicsUnregisterResource(resource)
     except _ArgumentError as exc:
+        _c.unclaim(resource)
         raise _c.argument_error(exc, "cudaGraphicsUnregisterResource", ("resource",)) from None
     if err:
+        _c.unclaim(resource)
         raise _error(err, _lib)
     _c.destroyed(resource, "cudaGraphicsResource_t", "cudaGraphicsUnregisterResource")
 
@@ -11662,11 +11707,14 @@ def cudaLibraryUnload(library: cudaLibrary_t | _HandleLike) -> None:
     """
     if library.__class__ is not cudaLibrary_t:
         library = _c.handle(library, cudaLibrary_t, "library")
+    _c.claim(library, "library", "cudaLibraryUnload")
     try:
         err = _cudaLibraryUnload(library)
     except _ArgumentError as exc:
+        _c.unclaim(library)
         raise _c.argument_error(exc, "cudaLibraryUnload", ("library",)) from None
     if err:
+        _c.unclaim(library)
         raise _error(err, _lib)
     _c.destroyed(library, "cudaLibrary_t", "cudaLibraryUnload")
 
@@ -11835,11 +11883,14 @@ def cudaLogsUnregisterCallback(callback: cudaLogsCallbackHandle | _HandleLike) -
     """
     if callback.__class__ is not cudaLogsCallbackHandle:
         callback = _c.handle(callback, cudaLogsCallbackHandle, "callback")
+    _c.claim(callback, "callback", "cudaLogsUnregisterCallback")
     try:
         err = _cudaLogsUnregisterCallback(callback)
     except _ArgumentError as exc:
+        _c.unclaim(callback)
         raise _c.argument_error(exc, "cudaLogsUnregisterCallback", ("callback",)) from None
     if err:
+        _c.unclaim(callback)
         raise _error(err, _lib)
     _c.destroyed(callback, "cudaLogsCallbackHandle", "cudaLogsUnregisterCallback")
 
@@ -12574,11 +12625,14 @@ def cudaMemPoolDestroy(memPool: cudaMemPool_t | _HandleLike) -> None:
     """
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
+    _c.claim(memPool, "memPool", "cudaMemPoolDestroy")
     try:
         err = _cudaMemPoolDestroy(memPool)
     except _ArgumentError as exc:
+        _c.unclaim(memPool)
         raise _c.argument_error(exc, "cudaMemPoolDestroy", ("memPool",)) from None
     if err:
+        _c.unclaim(memPool)
         raise _error(err, _lib)
     _c.destroyed(memPool, "cudaMemPool_t", "cudaMemPoolDestroy")
 
@@ -15948,11 +16002,14 @@ def cudaStreamDestroy(stream: cudaStream_t | _HandleLike) -> None:
     """
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
+    _c.claim(stream, "stream", "cudaStreamDestroy")
     try:
         err = _cudaStreamDestroy(stream)
     except _ArgumentError as exc:
+        _c.unclaim(stream)
         raise _c.argument_error(exc, "cudaStreamDestroy", ("stream",)) from None
     if err:
+        _c.unclaim(stream)
         raise _error(err, _lib)
     _c.destroyed(stream, "cudaStream_t", "cudaStreamDestroy")
 

@@ -13,7 +13,9 @@ show their effect (`pHost[size]:host_memory`, `graph:handle@destroys`).
   through the checked layer releases the callables, which call frees host memory
   (a HostMemory passed to it is marked released), and which call ends a handle's life
   (DESTROYS: the handle object passed to it is marked destroyed, cudart._handles, and
-  the checked layer refuses it from then on with cudart.HandleDestroyedError).
+  the checked layer refuses it from then on with cudart.HandleDestroyedError). What a
+  DESTROYS or FREES call ends is marked before C, atomically, and unmarked if C refuses
+  (cudart._checked.claim), so threads ending one object reach C once.
 * INTEGER_HANDLES: integer typedefs whose values are handles (texture and surface
   objects). Their parameters take the kind INTEGER_HANDLE: the checked layer returns
   an int subclass named after the typedef (cudart._handles.IntegerHandle), which a

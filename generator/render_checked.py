@@ -281,6 +281,7 @@ class _Param:
     result: _Result | None = None
     release: str | None = None  # what a failed call must unregister (a callback's token)
     after: str | None = None  # what a successful call records (its Effect)
+    claim: str | None = None  # marks, before C, what the call ends (_ENDS)
 
 
 # An input emitter: (annotation, conversion lines) of a parameter the caller passes.
@@ -590,6 +591,8 @@ _EFFECTS: dict[Effect, str] = {
     Effect.HELD_BY: '_c.callback_held(_{n}_token, {of}, "{of_ctype}", _lib)',
     Effect.NODE_OF: "_c.host_node_added({n}, {of})",
 }
+# The effects that end what they are given: claimed before the call (cudart._checked.claim).
+_ENDS = (Effect.DESTROYS, Effect.FREES)
 # The docstring's word on each (a sentence over n and of, the Python names).
 _EFFECT_DOCS: dict[Effect, str] = {
     Effect.FREES: "A cudart.HostMemory given as {n} is marked released: using it again raises.",
@@ -689,6 +692,13 @@ class _Function:
     def param(self, p: ParamPlan) -> _Param:
         part = self._param(p)
         part.after = self.after(p)
+        if p.effect in _ENDS:
+            # Marked before C and unmarked if C refuses, in one step with the check:
+            # marking after C would let threads destroying one object all reach C.
+            if part.release is not None:
+                raise RenderError(f"{self.plan.name}.{p.name}: ends and releases")
+            part.claim = f'_c.claim({p.py_name}, "{p.py_name}", "{self.plan.name}")'
+            part.release = f"_c.unclaim({p.py_name})"
         return part
 
     def _param(self, p: ParamPlan) -> _Param:
@@ -813,6 +823,7 @@ class _Function:
         body += [line for q in parts for line in q.convert]
         slots = self.output_slots(parts)
         body += [q.storage for i, q in enumerate(parts) if q.storage and i not in slots]
+        body += [q.claim for q in parts if q.claim]
         if plan.result in (ResultKind.STRING, ResultKind.STRUCT, ResultKind.VALUE, ResultKind.VOID):
             value = plan.result is not ResultKind.VOID
             keep = ("result = " if result else "return ") if value else ""

@@ -15,6 +15,8 @@ import ctypes
 import importlib
 import inspect
 import json
+import threading
+import time
 
 import pytest
 from conftest import probe_each_version
@@ -28,6 +30,7 @@ from cudart._handles import (
     integer_handle_class,
     mark_destroyed,
 )
+from cudart._hostmem import host_memory
 from generator import lifetimes
 from generator.plan import Effect
 
@@ -254,6 +257,155 @@ def test_the_fast_path_is_unchanged(checked):
     source = inspect.getsource(checked.cudaStreamQuery)
     assert "if stream.__class__ is not cudaStream_t:" in source
     assert "destroyed" not in source.split('"""')[2]
+
+
+# ---------------------------------------------------------------- threads (issue 20)
+
+THREADS = 16
+
+
+class InC:
+    """Stands for a checked module's C function, or wraps the real one (`real`): counts
+    the calls and the most that were in it at once, holding each for `hold` seconds with
+    the GIL released (as ctypes and the compiled backend release it around C)."""
+
+    def __init__(self, real=None, status: int = 0, hold: float = 0.005) -> None:
+        self.real, self.status, self.hold = real, status, hold
+        self.calls = self.inside = self.most = 0
+        self.lock = threading.Lock()
+
+    def __call__(self, *args):
+        with self.lock:
+            self.calls += 1
+            self.inside += 1
+            self.most = max(self.most, self.inside)
+        try:
+            time.sleep(self.hold)
+            return self.real(*args) if self.real is not None else self.status
+        finally:
+            with self.lock:
+                self.inside -= 1
+
+
+def at_once(action, *args) -> list[object]:
+    """Call `action(*args)` in THREADS threads released together: what each returned or
+    raised."""
+    barrier = threading.Barrier(THREADS)
+    outcomes: list[object] = [None] * THREADS
+
+    def run(i: int) -> None:
+        barrier.wait()
+        try:
+            outcomes[i] = action(*args)
+        except Exception as exc:  # noqa: BLE001 - the outcome is what the test checks
+            outcomes[i] = exc
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(THREADS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return outcomes
+
+
+def test_threads_destroying_one_handle_reach_c_once(checked, monkeypatch):
+    # The mark was checked, then C called with the GIL released, then the mark set:
+    # every thread passed the check and each destroyed the handle in C.
+    for i, (function, param, cls) in enumerate(entries(checked)):
+        for round in range(3):
+            in_c = InC()
+            monkeypatch.setitem(vars(checked), "_" + function, in_c)
+            handle = cls(0x20000 + 0x100 * i + round)
+            outcomes = at_once(call, checked, function, param, handle)
+            assert in_c.calls == 1, f"{function}: {in_c.calls} threads reached C"
+            assert outcomes.count(None) == 1, (function, outcomes)
+            lost = [o for o in outcomes if o is not None]
+            assert all(isinstance(o, HandleDestroyedError) for o in lost), (function, lost)
+            assert {(o.destroyed_by, o.parameter, o.address) for o in lost} == {
+                (function, param, int(handle))
+            }
+            assert destroyed_by(handle) == function
+
+
+def test_threads_freeing_one_host_memory_reach_c_once(checked, monkeypatch):
+    backing = (ctypes.c_ubyte * 64)()
+    for function in ("cudaFreeHost", "cudaFree"):
+        in_c = InC()
+        monkeypatch.setitem(vars(checked), "_" + function, in_c)
+        memory = host_memory(ctypes.addressof(backing), 64)
+        outcomes = at_once(getattr(checked, function), memory)
+        assert in_c.calls == 1, f"{function}: {in_c.calls} threads reached C"
+        assert outcomes.count(None) == 1 and memory.released
+        lost = [o for o in outcomes if o is not None]
+        assert all(type(o) is ValueError and "was freed" in str(o) for o in lost), lost
+        # A free C refuses: one thread at a time in C, and the memory stays usable.
+        refused = InC(status=int(checked._lib.cudaErrorInvalidValue))
+        monkeypatch.setitem(vars(checked), "_" + function, refused)
+        memory = host_memory(ctypes.addressof(backing), 64)
+        outcomes = at_once(getattr(checked, function), memory)
+        assert refused.most == 1 and refused.calls >= 1 and not memory.released
+        failed = [o for o in outcomes if not (type(o) is ValueError and "was freed" in str(o))]
+        assert len(failed) == refused.calls
+        assert all(isinstance(o, (cudart.CudaError, cudart.BindingsVersionError)) for o in failed)
+
+
+def test_a_destroy_c_refuses_unmarks_and_the_object_lives_on(checked, monkeypatch):
+    invalid = int(checked._lib.cudaErrorInvalidResourceHandle)
+    for function, param, cls in entries(checked):
+        in_c = InC(status=invalid)
+        monkeypatch.setitem(vars(checked), "_" + function, in_c)
+        handle = cls(0x30000)
+        outcomes = at_once(call, checked, function, param, handle)
+        # Never two in C at once; each call that reached C failed there, and the others
+        # met a destroy in progress. Afterwards the object is live and usable again.
+        assert in_c.most == 1, f"{function}: {in_c.most} threads in C at once"
+        failed = [o for o in outcomes if not isinstance(o, HandleDestroyedError)]
+        assert len(failed) == in_c.calls >= 1
+        assert all(isinstance(o, (cudart.CudaError, cudart.BindingsVersionError)) for o in failed)
+        assert type(handle) is cls and destroyed_by(handle) is None
+        with pytest.raises((cudart.CudaError, cudart.BindingsVersionError)):
+            call(checked, function, param, handle)
+        assert in_c.calls == len(failed) + 1
+
+
+def test_a_destroy_the_real_library_refuses_reaches_it_one_thread_at_a_time():
+    # The loaded runtime's own module, its C functions wrapped (each call still reaches
+    # the real libcudart, which refuses every destroy without a GPU).
+    checked = cudart._load_checked()
+    found = entries(checked)
+    assert len(found) >= 13
+    for function, param, cls in found:
+        with pytest.raises(cudart.CudaError):
+            call(checked, function, param, cls(0x40000))  # binds the real function
+        in_c = InC(real=vars(checked)["_" + function])
+        vars(checked)["_" + function] = in_c
+        try:
+            handle = cls(0x40000)
+            outcomes = at_once(call, checked, function, param, handle)
+        finally:
+            vars(checked)["_" + function] = in_c.real
+        assert in_c.most == 1, f"{function}: {in_c.most} threads in C at once"
+        reached = [o for o in outcomes if isinstance(o, cudart.CudaError)]
+        assert len(reached) == in_c.calls >= 1
+        assert all(isinstance(o, HandleDestroyedError) for o in outcomes if o not in reached)
+        assert type(handle) is cls and destroyed_by(handle) is None
+
+
+def test_claim_is_refused_once_marked_and_unclaim_restores():
+    from cudart._handles import claim, unclaim
+
+    rt = importlib.import_module(f"cudart.sys_{VERSIONS[0]}")
+    event = rt.cudaEvent_t(0x50)
+    assert claim(event, "cudaEventDestroy", "event") is True
+    assert destroyed_by(event) == "cudaEventDestroy"
+    with pytest.raises(HandleDestroyedError, match="'event'"):
+        claim(event, "cudaEventDestroy", "event")
+    unclaim(event)
+    assert type(event) is rt.cudaEvent_t and destroyed_by(event) is None
+    # Nothing to mark: ints, None, NULL and foreign objects pass unmarked.
+    for value in (0x3, None, rt.cudaEvent_t(), ctypes.c_void_p(5)):
+        assert claim(value, "cudaEventDestroy", "event") is False
+        unclaim(value)
 
 
 # ---------------------------------------------------------------- the real library

@@ -230,6 +230,15 @@ def test_generated_functions_record_only_after_success(checked):
     assert '_c.callback_held(_pNodeParams_token, graph, "cudaGraph_t", _lib)' in source
     assert "_c.host_node_added(pGraphNode, graph)" in source
     assert "_c.host_freed(ptr)" in inspect.getsource(checked.cudaFreeHost)
+    # What a call ends is marked before C, in one step with the check, and unmarked on
+    # each way C can refuse (issue 20: threads destroying one handle all reached C).
+    for (function, param), (effect, _) in REVIEWED_EFFECTS.items():
+        if effect not in ("destroys", "frees") or not hasattr(checked, function):
+            continue
+        source = inspect.getsource(getattr(checked, function))
+        claim = f'_c.claim({param}, "{param}", "{function}")'
+        assert source.count(claim) == 1 and source.count(f"_c.unclaim({param})") == 2
+        assert source.index(claim) < source.index(f"err = _{function}(")
     assert "graph (or exec)" not in checked.cudaGraphDestroy.__doc__
     assert "released" in checked.cudaGraphDestroy.__doc__
 

@@ -16,7 +16,7 @@ import sys
 
 import abi_support
 import pytest
-from conftest import version_keys
+from conftest import REPO, version_keys
 
 import cudart
 from cudart import nvrtc as nv
@@ -219,6 +219,35 @@ def test_arguments_are_checked():
         cudart.compile(AXPY, name_expressions="axpy<float>", arch=SM, load=False)
 
 
+@pytest.mark.parametrize(
+    "given, error, words",
+    [
+        ({"options": [5]}, TypeError, "options[0] must be str, not int"),
+        ({"options": [None]}, TypeError, "options[0] must be str, not NoneType"),
+        ({"options": ("-G", b"-lineinfo")}, TypeError, "options[1] must be str, not bytes"),
+        ({"name_expressions": [5]}, TypeError, "name_expressions[0] must be str, not int"),
+        ({"headers": {"a.h": 5}}, TypeError, "headers['a.h'] must be str or bytes, not int"),
+        ({"headers": {5: "x"}}, TypeError, "a header name must be str, not int"),
+        ({"headers": ["a.h"]}, TypeError, "headers must be a mapping"),
+        ({"name": 5}, TypeError, "name must be str, not int"),
+        ({"options": ["-DN=1\0-G"]}, ValueError, "options[0] contains a NUL byte"),
+        ({"name_expressions": ["axpy<float>\0"]}, ValueError, "name_expressions[0] contains"),
+        ({"headers": {"a.h\0b": ""}}, ValueError, "a header name contains a NUL byte"),
+        ({"headers": {"a.h": b"#define A\0 1"}}, ValueError, "headers['a.h'] contains a NUL"),
+        ({"name": "p.cu\0x"}, ValueError, "name contains a NUL byte"),
+        ({"source": AXPY + "\0 garbage"}, ValueError, "source contains a NUL byte"),
+    ],
+)
+def test_argument_types_and_nul_bytes_are_refused_before_nvrtc(cache_dir, given, error, words):
+    # C takes each as a NUL-terminated string: a NUL would cut it short silently, and
+    # an int header text became that many NUL bytes.
+    arguments = {"source": AXPY, "arch": SM, "load": False, **given}
+    with pytest.raises(error) as caught:
+        cudart.compile(**arguments)
+    assert words in str(caught.value)
+    assert not _entries(cache_dir)
+
+
 def test_without_a_gpu_the_arch_must_be_given(cache_dir):
     with pytest.raises(cudart.CudartError, match="arch="):
         cudart.compile(AXPY, load=False)
@@ -277,6 +306,71 @@ def test_corrupt_and_half_written_entries_are_ignored(cache_dir):
     assert entry.read_bytes() == data
     # Writes go through a temporary file in the same folder, renamed into place.
     assert not [p for p in cache_dir.rglob("*") if p.name.startswith(".tmp-")]
+
+
+# Reads a (bad) entry under a memory limit and a timeout, so the old code's whole read
+# is a MemoryError and its blocking open a TimeoutExpired, not harm to the machine; then
+# compiles, which must replace the bad entry with a good one.
+BAD_ENTRY_PROBE = """
+import os, resource, stat, sys
+import cudart
+from cudart import nvrtc as nv
+folder, key = sys.argv[1], sys.argv[2]
+soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+resource.setrlimit(resource.RLIMIT_AS, (1 << 30, hard))
+print(nv._cache_read(folder, key))
+resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+image = cudart.compile(%r, name_expressions=["axpy<float>"], arch="sm_90", load=False)
+path = nv._entry_path(folder, key)
+print(stat.S_ISREG(os.lstat(path).st_mode), nv._cache_read(folder, key)[0] == image)
+"""
+
+
+def _fifo(entry, good):
+    os.mkfifo(entry)
+
+
+def _link_to_dev_zero(entry, good):
+    os.symlink("/dev/zero", entry)
+
+
+def _link_to_a_good_entry(entry, good):
+    os.symlink(good, entry)  # a link is never followed, even to a valid entry
+
+
+def _sparse_4_gib(entry, good):
+    with open(entry, "wb") as f:
+        f.write(good.read_bytes())
+        f.truncate(4 << 30)
+
+
+@pytest.mark.parametrize("make", [_fifo, _link_to_dev_zero, _link_to_a_good_entry, _sparse_4_gib])
+def test_an_entry_that_is_not_a_small_regular_file_is_a_miss_and_replaced(cache_dir, make):
+    cudart.compile(AXPY, name_expressions=["axpy<float>"], arch=SM, load=False)
+    (entry,) = _entries(cache_dir)
+    good = cache_dir / "good.bin"
+    entry.rename(good)
+    make(str(entry), good)
+    env = dict(os.environ, **{nv.CACHE_ENV: str(cache_dir)})
+    out = subprocess.run(
+        [sys.executable, "-c", BAD_ENTRY_PROBE % AXPY, str(cache_dir), entry.stem],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        cwd=REPO,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["None", "True", "True"]
+    assert entry.read_bytes() == good.read_bytes()
+
+
+def test_an_entry_over_the_bound_is_not_read(cache_dir, monkeypatch):
+    image = cudart.compile(AXPY, name_expressions=["axpy<float>"], arch=SM, load=False)
+    (entry,) = _entries(cache_dir)
+    assert nv._cache_read(str(cache_dir), entry.stem)[0] == image
+    monkeypatch.setattr(nv, "_MAX_ENTRY", entry.stat().st_size - 1)
+    assert nv._cache_read(str(cache_dir), entry.stem) is None
 
 
 def test_default_cache_folder(monkeypatch, tmp_path):
