@@ -74,13 +74,15 @@ wanted() { [ -z "${RUNTIMES:-}" ] || [[ " $RUNTIMES " == *" $1 "* ]]; }
 for lib in "$device"/libs/*/libcudart.so.*; do
     [ -e "$lib" ] || continue
     label="$(basename "$(dirname "$lib")")"
+    # How NVRTC is paired with the runtime, for tests/gpu/peer/test_cupy_runtime.py.
     case "$label" in
-        12.*) nvrtc="$nvrtc12" ;;
-        *) nvrtc= ;;
+        12.*) nvrtc="$nvrtc12" pairing=pinned ;;
+        *) nvrtc= pairing=machine ;;
     esac
-    wanted "$label" && run "$label" CUDART_LIBRARY="$lib" CUDART_NVRTC_LIBRARY="$nvrtc"
+    wanted "$label" && run "$label" CUDART_LIBRARY="$lib" CUDART_NVRTC_LIBRARY="$nvrtc" \
+        CUDART_NVRTC_PAIRING="$pairing"
 done
-wanted machine && run machine CUDART_LIBRARY= CUDART_NVRTC_LIBRARY=
+wanted machine && run machine CUDART_LIBRARY= CUDART_NVRTC_LIBRARY= CUDART_NVRTC_PAIRING=same
 "$python" tests/gpu/summarize.py "$out" "$device/COMMIT" > "$out/RESULTS.md" || status=1
 cat "$out/RESULTS.md"
 exit $status
