@@ -1237,8 +1237,9 @@ def test_cudaDevSmResourceSplitByCount():
     Written against the C shape: `nbGroups` is in/out (0 with a NULL result asks for
     the count), `result` an output array, `remaining` an output, so the call is
     cudaDevSmResourceSplitByCount(nbGroups, input, flags, minCount)
-    -> (result, nbGroups, remaining). (The generated form at the time of writing takes
-    no nbGroups and `remaining` as an input: reported as a bug.)"""
+    -> (result, nbGroups, remaining), the generated form (exceptions-table entries and
+    resolve.COUNTED_ARRAYS). It needs a 13.1+ driver; test_cuda_python_cudart_cpu.py
+    checks its arguments on the CPU."""
     require("cudaDevSmResourceSplitByCount", since=13010)
     resource_in = cudart.cudaDeviceGetDevResource(0, cudart.cudaDevResourceTypeSm)
     res, count, rem = cudart.cudaDevSmResourceSplitByCount(0, resource_in, 0, 2)
