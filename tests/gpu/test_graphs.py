@@ -355,6 +355,8 @@ def kernel_node_description(rt, kernel, params, a: float, n: int) -> str:
         return "not_described" if status == rt.cudaErrorInvalidDeviceFunction else "error"
     if not got.func:
         return "null_func"
+    if not got.kernelParams:
+        return "wrong"
     a_back = ctypes.cast(got.kernelParams[0], ctypes.POINTER(ctypes.c_float))[0]
     n_back = ctypes.cast(got.kernelParams[3], ctypes.POINTER(ctypes.c_int))[0]
     shape = (got.gridDim.x, got.gridDim.y, got.blockDim.x)
@@ -374,11 +376,12 @@ def c_library_outcomes(rt, tmp_path_factory) -> Counter[str]:
     libcudart file, REPRO_ROUNDS times (tests/gpu/graph_kernel_node_repro.cu)."""
     exe = tmp_path_factory.mktemp("repro") / "graph_kernel_node_repro"
     source = Path(__file__).resolve().parent / "graph_kernel_node_repro.cu"
-    subprocess.run(
+    built = subprocess.run(
         [nvcc(), "-x", "c++", "-cudart", "none", "-o", str(exe), str(source), "-ldl"],
-        check=True,
         capture_output=True,
+        text=True,
     )
+    assert built.returncode == 0, f"nvcc could not build {source.name}:\n{built.stderr}"
     library = str(load_runtime().path)
     proc = subprocess.run(
         [str(exe), library, str(KERNELS / "kernels.fatbin"), str(REPRO_ROUNDS)],
