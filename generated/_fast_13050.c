@@ -2655,7 +2655,7 @@ static PyObject *cudart_fn_cudaDevSmResourceSplitByCount(PyObject *self, PyObjec
     Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];

@@ -1105,7 +1105,7 @@ _c.bind_on_first_call(
         ),
         "cudaDevSmResourceSplitByCount": (
             c_uint,
-            (POINTER(cudaDevResource), POINTER(c_uint), c_void_p, c_void_p, c_uint, c_uint),
+            (c_void_p, POINTER(c_uint), c_void_p, POINTER(cudaDevResource), c_uint, c_uint),
         ),
         "cudaDeviceCanAccessPeer": (c_uint, (POINTER(c_int), c_int, c_int), (0,)),
         "cudaDeviceDisablePeerAccess": (c_uint, (c_int,)),
@@ -2810,55 +2810,48 @@ def cudaDevSmResourceSplit(
 
 
 def cudaDevSmResourceSplitByCount(
-    input: _PointerLike, remaining: _PointerLike, flags: int, minCount: int
-) -> tuple[cudaDevResource, int]:
-    """cudaDevSmResourceSplitByCount(input: _PointerLike, remaining: _PointerLike, flags: int, minCount: int) -> tuple[cudaDevResource, int]
+    nbGroups: int, input: _PointerLike, flags: int, minCount: int
+) -> tuple[list[cudaDevResource], int, cudaDevResource]:
+    """cudaDevSmResourceSplitByCount(nbGroups: int, input: _PointerLike, flags: int, minCount: int) -> tuple[list[cudaDevResource], int, cudaDevResource]
 
     Splits cudaDevResourceTypeSm resources.
 
     Parameters:
+        nbGroups: This is a pointer, specifying the number of groups that would be or should be created as described below.
         input: Input SM resource to be split.
-        remaining: If the input resource cannot be cleanly split among nbGroups, the remaining is placed in here.
         flags: Flags specifying how these partitions are used or which constraints to abide by when splitting the input.
         minCount: Minimum number of SMs required
 
     Returns:
         result: Output array of cudaDevResource resources.
         nbGroups: This is a pointer, specifying the number of groups that would be or should be created as described below.
+        remaining: If the input resource cannot be cleanly split among nbGroups, the remaining is placed in here.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorNotPermitted, cudaErrorInvalidResourceType, cudaErrorInvalidResourceConfiguration, cudaErrorNotSupported, cudaErrorCudartUnloading, cudaErrorInitializationError.
 
     C: cudaError_t cudaDevSmResourceSplitByCount(cudaDevResource *result, unsigned int *nbGroups, const cudaDevResource *input, cudaDevResource *remaining, unsigned int flags, unsigned int minCount)
     """
+    if nbGroups.__class__ is not int or nbGroups >> 32:
+        nbGroups = _c.integer(
+            nbGroups, _range_unsigned_int, "cudaDevSmResourceSplitByCount", "nbGroups"
+        )
     if input.__class__ is not int:
         input = _c.ref(
             input, cudaDevResource, "input", False, 1, "cudaDevSmResourceSplitByCount: the record"
         )
     elif input >> 64 or 0 < input < 65536:
         raise _c.address_error(input, "cudaDevSmResourceSplitByCount", "input", "cudaDevResource")
-    if remaining.__class__ is not int:
-        remaining = _c.ref(
-            remaining,
-            cudaDevResource,
-            "remaining",
-            True,
-            1,
-            "cudaDevSmResourceSplitByCount: the record",
-        )
-    elif remaining >> 64 or 0 < remaining < 65536:
-        raise _c.address_error(
-            remaining, "cudaDevSmResourceSplitByCount", "remaining", "cudaDevResource"
-        )
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, _range_unsigned_int, "cudaDevSmResourceSplitByCount", "flags")
     if minCount.__class__ is not int or minCount >> 32:
         minCount = _c.integer(
             minCount, _range_unsigned_int, "cudaDevSmResourceSplitByCount", "minCount"
         )
-    result = cudaDevResource()
-    nbGroups = c_uint()
+    result = (cudaDevResource * nbGroups)() if nbGroups else None
+    nbGroups_ = c_uint(nbGroups)
+    remaining = cudaDevResource()
     try:
-        err = _cudaDevSmResourceSplitByCount(result, nbGroups, input, remaining, flags, minCount)
+        err = _cudaDevSmResourceSplitByCount(result, nbGroups_, input, remaining, flags, minCount)
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc,
@@ -2867,7 +2860,7 @@ def cudaDevSmResourceSplitByCount(
         ) from None
     if err:
         raise _error(err, _lib)
-    return result, nbGroups.value
+    return result[: nbGroups_.value] if result is not None else [], nbGroups_.value, remaining
 
 
 def cudaDeviceCanAccessPeer(device: int, peerDevice: int) -> int:

@@ -74,6 +74,9 @@ class ParamKind(StrEnum):
     CSTRING = "cstring"  # a `char **` the call points at its own text
     ARRAY = "array"  # `T *` filled with `partner` elements, asked for by a first call
     SIZED_ARRAY = "sized_array"  # `T *` filled with as many elements as the input `partner`
+    # `T *` of as many elements as the in-out `partner` says going in (NULL for 0: the
+    # call then only counts), cut to as many as it says coming out (resolve.COUNTED_ARRAYS).
+    COUNTED_ARRAY = "counted_array"
     BORROWED_ARRAY = "borrowed_array"  # `const T **` pointed at the runtime's own array
     COUNT = "count"  # the `size_t *numX` of an array
     # generator/lifetimes.py decides these two (a reviewed table), not the types.
@@ -121,7 +124,9 @@ OUTPUT_KINDS = frozenset(ParamKind) - {
     ParamKind.DEVICE_FUNCTION,
     ParamKind.KERNEL_ARGS,
 }
-ARRAY_KINDS = frozenset({ParamKind.ARRAY, ParamKind.SIZED_ARRAY, ParamKind.BORROWED_ARRAY})
+ARRAY_KINDS = frozenset(
+    {ParamKind.ARRAY, ParamKind.SIZED_ARRAY, ParamKind.COUNTED_ARRAY, ParamKind.BORROWED_ARRAY}
+)
 
 
 class ResultKind(StrEnum):

@@ -532,6 +532,12 @@ _OUTPUT_PYTHON_TYPES = {
     ]
 }
 
+
+def _inout_store(name: str) -> str:
+    """An in-out parameter's ctypes storage: the parameter keeps the caller's value."""
+    return f"{name}_"
+
+
 _OUTPUTS: dict[ParamKind, _Output] = {
     ParamKind.SCALAR: _Output("{n}.value"),
     ParamKind.ENUM: _Output("_c.enum_value({py_type}, {n}.value)", import_annotation=True),
@@ -552,6 +558,12 @@ _OUTPUTS: dict[ParamKind, _Output] = {
     ParamKind.SIZED_ARRAY: _Output(
         "{n}[:]",
         storage="{n} = ({ctype} * {partner})()",
+        import_annotation=True,
+    ),
+    # {partner_store}: the in-out count's storage, which C has overwritten by then.
+    ParamKind.COUNTED_ARRAY: _Output(
+        "{n}[: {partner_store}.value] if {n} is not None else []",
+        storage="{n} = ({ctype} * {partner})() if {partner} else None",
         import_annotation=True,
     ),
     ParamKind.BORROWED_ARRAY: _Output(
@@ -724,16 +736,26 @@ class _Function:
         if p.kind is ParamKind.ATTRIBUTE:
             return self.attribute_output(p, c, out)
         ctype = v.ctype(p.ctype)
-        if p.kind in (ParamKind.ARRAY, ParamKind.SIZED_ARRAY, ParamKind.CHAR_BUFFER):
+        if p.kind in (
+            ParamKind.ARRAY,
+            ParamKind.SIZED_ARRAY,
+            ParamKind.COUNTED_ARRAY,
+            ParamKind.CHAR_BUFFER,
+        ):
             argtype = v.ctype(v.types.param_type(c.type))
         elif p.kind is ParamKind.BORROWED_ARRAY:
             argtype = f"POINTER({v.ctype('c_void_p')})"
         else:
             argtype = f"POINTER({ctype})"
         # In-out storage takes its own name: the parameter keeps the type it is annotated with.
-        store = f"{n}_" if p.role is Role.INOUT else n
+        store = _inout_store(n) if p.role is Role.INOUT else n
         partner = self.py_name(p.partner) if p.partner else None
-        names = {"n": store, "ctype": ctype, "partner": partner}
+        names = {
+            "n": store,
+            "ctype": ctype,
+            "partner": partner,
+            "partner_store": _inout_store(partner) if partner else None,
+        }
         part = _Param(argtype=argtype, call=store, first_call=out.first_call.format(**names))
         if p.role is Role.INOUT:
             part.signature = f"{n}: {p.py_type}"

@@ -73,6 +73,22 @@ OVERRIDES: dict[tuple[str, str], tuple[Role, str]] = {
     ("cudaDevSmResourceSplit", "remainder"): (Role.OUT, '"the remainder is placed in here"'),
     ("cudaLibraryLoadData", "jitOptionsValues"): (Role.IN, "option values the caller gives"),
     ("cudaLibraryLoadFromFile", "jitOptionsValues"): (Role.IN, "option values the caller gives"),
+    # "nbGroups must point to the amount of elements in result and on return, the API will
+    # overwrite nbGroups with the amount actually created" (0 with a NULL result: count).
+    ("cudaDevSmResourceSplitByCount", "nbGroups"): (Role.INOUT, "the groups asked for, then made"),
+    ("cudaDevSmResourceSplitByCount", "remaining"): (
+        Role.OUT,
+        '"the remaining is placed in here"',
+    ),
+}
+
+# (function as declared, output array) -> (its in-out count, why): an array the caller
+# sizes through a count C then overwrites with how many it filled (ParamKind.COUNTED_ARRAY).
+COUNTED_ARRAYS: dict[tuple[str, str], tuple[str, str]] = {
+    ("cudaDevSmResourceSplitByCount", "result"): (
+        "nbGroups",
+        '"nbGroups must point to the amount of elements in result"; NULL when it is 0',
+    ),
 }
 
 _RETURNED = re.compile(
@@ -379,6 +395,12 @@ class _Resolver:
                 partner = None
                 if kind is ParamKind.CHAR_BUFFER:
                     partner = self._capacity(f, i)
+                elif (f.name, p.name) in COUNTED_ARRAYS:
+                    partner = self._counted_by(f, roles)[p.name]
+                    element = types.pointee(p.type)
+                    kind, ctype = ParamKind.COUNTED_ARRAY, types.field_type(element)
+                    annotation = f"list[{self._py_element(element)}]"
+                    source = Source.TABLE
                 elif role is Role.OUT and (size := self._size(f, i)) is not None:
                     element = types.pointee(p.type)
                     kind, ctype = ParamKind.SIZED_ARRAY, types.field_type(element)
@@ -452,6 +474,23 @@ class _Resolver:
             case _ if kind in BUILTIN_KINDS:
                 return self.types.number_annotation(kind)
         return "int"
+
+    def _counted_by(self, f: Function, roles: list[tuple[Role, Source]]) -> dict[str, str]:
+        """COUNTED_ARRAYS' entries of f, checked: each an output pointer whose count is an
+        in-out pointer to an integer."""
+        found = {}
+        index = {p.name: i for i, p in enumerate(f.params)}
+        for (function, array), (count, _) in COUNTED_ARRAYS.items():
+            if function != f.name:
+                continue
+            i, j = index.get(array), index.get(count)
+            if i is None or j is None or roles[i][0] is not Role.OUT:
+                raise RenderError(f"resolve.COUNTED_ARRAYS: {f.name} has no output {array}")
+            counted = self.types.classify(self.types.pointee(f.params[j].type))
+            if roles[j][0] is not Role.INOUT or counted not in BUILTIN_KINDS:
+                raise RenderError(f"resolve.COUNTED_ARRAYS: {f.name}.{count} is no in-out count")
+            found[array] = count
+        return found
 
     def _capacity(self, f: Function, i: int) -> str:
         """A char buffer's length: the integer parameter right after it."""

@@ -119,7 +119,6 @@ LEFT_OUT: dict[tuple[str, str, str], str] = {
     ("cudaMallocArray", "desc", "height"): "height sizes the new array, desc is one record",
     ("cudaMallocMipmappedArray", "desc", "numLevels"): "levels of the new array, not of desc",
     ("cudaDevSmResourceSplitByCount", "input", "minCount"): "SMs per group, not records",
-    ("cudaDevSmResourceSplitByCount", "remaining", "minCount"): "SMs per group, not records",
 }
 
 # A name that looks like a size or a count: the pairs the table must decide.

@@ -95,11 +95,13 @@ REVIEWED_TABLE = {
     ("cudaDevSmResourceSplit", "remainder"): "out",
     ("cudaLibraryLoadData", "jitOptionsValues"): "in",
     ("cudaLibraryLoadFromFile", "jitOptionsValues"): "in",
+    ("cudaDevSmResourceSplitByCount", "nbGroups"): "inout",
+    ("cudaDevSmResourceSplitByCount", "remaining"): "out",
 }
 
 
 def test_exceptions_table_is_the_reviewed_one():
-    assert len(OVERRIDES) == 34
+    assert len(OVERRIDES) == 36
     assert {key: role for key, (role, _) in OVERRIDES.items()} == REVIEWED_TABLE
     assert all(reason for _, reason in OVERRIDES.values()), "every entry says why"
 
@@ -233,16 +235,20 @@ except cudart.CudaError as exc:
 out["runtime_version"] = cudart.cudaRuntimeGetVersion()
 out["driver_version"] = cudart.cudaDriverGetVersion()
 out["error_string"] = cudart.cudaGetErrorString(cudart.cudaErrorInvalidValue)
-name = "cudaThreadSynchronize" if "cudaThreadSynchronize" in lib._FUNCTIONS else None
+# 12.x deprecates cudaThreadSynchronize for cudaDeviceSynchronize; 13.x removed it and
+# deprecates others without naming a replacement, such as cudaDeviceGetSharedMemConfig.
+if "cudaThreadSynchronize" in lib._FUNCTIONS:
+    name, raw_args = "cudaThreadSynchronize", ()
+else:
+    name, raw_args = "cudaDeviceGetSharedMemConfig", (ctypes.byref(ctypes.c_int()),)
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
-    if name:
-        for fn in (getattr(cudart, name), getattr(cudart, name)):
-            try:
-                fn()
-            except cudart.CudaError:
-                pass
-        getattr(lib, name)()  # the raw layer shares the once
+    for fn in (getattr(cudart, name), getattr(cudart, name)):
+        try:
+            fn()
+        except cudart.CudaError:
+            pass
+    getattr(lib, name)(*raw_args)  # the raw layer shares the once
 out["deprecated"] = [name, lib._REPLACEMENTS.get(name), [str(w.message) for w in caught],
                      [w.filename for w in caught]]
 print(json.dumps(out))
@@ -283,11 +289,14 @@ def test_calls_that_need_no_gpu(probes, manifest, key):
 @pytest.mark.parametrize("key", version_keys())
 def test_deprecated_warns_once_naming_the_replacement(probes, key):
     name, replacement, messages, files = probes[key]["deprecated"]
-    if name is None:
-        pytest.skip("this version deprecates no cudaThread* function")
-    assert replacement == "cudaDeviceSynchronize"
+    if key.startswith("12."):
+        assert (name, replacement) == ("cudaThreadSynchronize", "cudaDeviceSynchronize")
+        instead = f"; use {replacement} instead"
+    else:  # the header names no replacement, and neither does the warning
+        assert (name, replacement) == ("cudaDeviceGetSharedMemConfig", None)
+        instead = ""
     # Two checked calls and one raw call: one warning, pointing at the caller.
-    assert messages == [f"{name} is deprecated in the CUDA runtime; use {replacement} instead"]
+    assert messages == [f"{name} is deprecated in the CUDA runtime{instead}"]
     assert files == ["<string>"]
 
 

@@ -1,4 +1,10 @@
-"""GPU tests: marked `gpu`, and skipped with the reason where no usable GPU is present.
+"""GPU tests: marked `gpu`. Where no usable GPU is present they skip with the reason
+(the CPU CI), unless $CUDART_REQUIRE_GPU is set (tests/gpu/run_on_device.sh sets it):
+then each of them fails with that reason, so a GPU run that saw no GPU cannot pass.
+
+A module that sets `CPU_CHECKS = True` holds CPU checks of this suite's own machinery
+(the harness, argument handling of calls the device's driver cannot run): it is neither
+marked nor skipped here, and the GPU run (no generator cache there) deselects it.
 
 They run in-process against whichever libcudart cudart finds ($CUDART_LIBRARY picks
 one); the GPU run records the runtime each time (see tests/gpu/RESULTS.md).
@@ -7,11 +13,17 @@ one); the GPU run records the runtime each time (see tests/gpu/RESULTS.md).
 from __future__ import annotations
 
 import ctypes
+import os
 from pathlib import Path
 
 import pytest
 
 KERNELS = Path(__file__).resolve().parent.parent / "kernels"
+REQUIRE_GPU = "CUDART_REQUIRE_GPU"
+
+
+def gpu_required() -> bool:
+    return os.environ.get(REQUIRE_GPU, "") not in ("", "0")
 
 
 def _gpu_state() -> tuple[bool, str]:
@@ -20,7 +32,7 @@ def _gpu_state() -> tuple[bool, str]:
 
         rt = cudart.sys
     except Exception as exc:  # no library, no bindings: say which
-        return False, f"no CUDA runtime: {exc}"
+        return False, f"no CUDA runtime: {type(exc).__name__}: {exc}"
     count = ctypes.c_int(0)
     status = rt.cudaGetDeviceCount(ctypes.byref(count))
     if status != 0:
@@ -34,14 +46,30 @@ def _gpu_state() -> tuple[bool, str]:
 _STATE = _gpu_state()
 
 
+def _cpu_checks(item) -> bool:
+    return bool(getattr(getattr(item, "module", None), "CPU_CHECKS", False))
+
+
 def pytest_collection_modifyitems(config, items):
     here = Path(__file__).resolve().parent
     available, reason = _STATE
-    for item in items:
-        if here in Path(str(item.fspath)).resolve().parents:
-            item.add_marker(pytest.mark.gpu)
-            if not available:
-                item.add_marker(pytest.mark.skip(reason=reason))
+    ours = [i for i in items if here in Path(str(i.fspath)).resolve().parents]
+    cpu = [i for i in ours if _cpu_checks(i)]
+    if gpu_required() and cpu:  # the CPU CI's business: not run, so not counted as skips
+        config.hook.pytest_deselected(items=cpu)
+        items[:] = [i for i in items if i not in cpu]
+    for item in ours:
+        if item in cpu:
+            continue
+        item.add_marker(pytest.mark.gpu)
+        if not available and not gpu_required():
+            item.add_marker(pytest.mark.skip(reason=reason))
+
+
+def pytest_runtest_setup(item):
+    available, reason = _STATE
+    if not available and gpu_required() and item.get_closest_marker("gpu"):
+        pytest.fail(f"${REQUIRE_GPU} is set and there is {reason}", pytrace=False)
 
 
 @pytest.fixture(scope="session")

@@ -5,9 +5,12 @@
 # libraries as nvrtc/unpacked/ (for the 12.x runtimes; the 13.x ones use the machine's
 # NVRTC), and the compiled backend's extensions as built here (`make build`; limited
 # API 3.11, so the machine's newer Python loads them), stripped, as fast/<their path>. Written to
-# .device/payload.tar.xz, which run_on_device.sh unpacks into .device/ there.
+# .device/payload.tar.xz, which run_on_device.sh unpacks into .device/ there; and the
+# commit of this tree (with a flag for uncommitted changes) as .device/COMMIT, which
+# run_on_device.sh records with the results.
 set -eu
 cd "$(dirname "$0")/../.."
+.venv/bin/python tests/gpu/summarize.py stamp .device/COMMIT
 .venv/bin/python - <<'PY'
 import shutil
 import zipfile

@@ -13,13 +13,28 @@
 # NVRTC (cudart.compile): the 12.x runtimes get the pinned 12.5 NVRTC, whose libraries
 # prepare_device_libs.sh packed; the 13.x runtimes and the machine's get the machine's
 # own (cudart's normal search).
+#
+# $CUDART_REQUIRE_GPU=1: a GPU test that finds no usable GPU (or no loadable runtime)
+# fails instead of skipping, so a run on a broken machine exits non-zero.
+# The commit tested: .device/COMMIT, written on the development machine by
+# prepare_device_libs.sh (this copy of the tree may carry no git metadata); it is in
+# RESULTS.md and in the digest summarize.py writes, which is committed as
+# tests/gpu/results/<date>-<commit>.md. Without it the run fails.
+# DEVICE_DIR replaces .device (the CPU tests of this script use it).
 set -u
 cd "$(dirname "$0")/../.."
 out="${OUT:-gpu-results}"
 mkdir -p "$out"
 python="${PYTHON:-python3}"
+device="${DEVICE_DIR:-.device}"
+[[ "$device" == /* ]] || device="$PWD/$device"
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+export CUDART_REQUIRE_GPU=1
 status=0
+if [ ! -f "$device/COMMIT" ]; then
+    echo "no $device/COMMIT: run tests/gpu/prepare_device_libs.sh on the development machine" >&2
+    status=1
+fi
 run() {  # label, then env assignments; once per backend
     local runtime=$1; shift
     for backend in ${BACKENDS:-compiled ctypes}; do
@@ -39,12 +54,12 @@ run_one() {  # label, then env assignments
 }
 PYTEST_ARGS=("$@")
 # What prepare_device_libs.sh packed: libs/, nvrtc/unpacked/, fast/.
-if [ -e .device/payload.tar.xz ]; then
-    tar -C .device -xJf .device/payload.tar.xz
+if [ -e "$device/payload.tar.xz" ]; then
+    tar -C "$device" -xJf "$device/payload.tar.xz"
 fi
 # The compiled backend as built on the development machine (no compiler needed here).
-for so in .device/fast/cudart/*.so .device/fast/cudart/kernels/*.so; do
-    [ -e "$so" ] && cp "$so" "${so#.device/fast/}"
+for so in "$device"/fast/cudart/*.so "$device"/fast/cudart/kernels/*.so; do
+    [ -e "$so" ] && cp "$so" "${so#"$device"/fast/}"
 done
 # The machine's NVRTC where the loader's path lacks it: its toolkit, by cudart's
 # $CUDA_HOME step.
@@ -52,20 +67,22 @@ if [ -z "${CUDA_HOME:-}" ] && [ -d /usr/local/cuda ]; then
     export CUDA_HOME=/usr/local/cuda
 fi
 nvrtc12=
-for lib in .device/nvrtc/unpacked/nvidia/*/lib/libnvrtc.so.12; do
-    [ -e "$lib" ] && nvrtc12="$PWD/$lib"
+for lib in "$device"/nvrtc/unpacked/nvidia/*/lib/libnvrtc.so.12; do
+    [ -e "$lib" ] && nvrtc12="$lib"
 done
 wanted() { [ -z "${RUNTIMES:-}" ] || [[ " $RUNTIMES " == *" $1 "* ]]; }
-for lib in .device/libs/*/libcudart.so.*; do
+for lib in "$device"/libs/*/libcudart.so.*; do
     [ -e "$lib" ] || continue
     label="$(basename "$(dirname "$lib")")"
+    # How NVRTC is paired with the runtime, for tests/gpu/peer/test_cupy_runtime.py.
     case "$label" in
-        12.*) nvrtc="$nvrtc12" ;;
-        *) nvrtc= ;;
+        12.*) nvrtc="$nvrtc12" pairing=pinned ;;
+        *) nvrtc= pairing=machine ;;
     esac
-    wanted "$label" && run "$label" CUDART_LIBRARY="$PWD/$lib" CUDART_NVRTC_LIBRARY="$nvrtc"
+    wanted "$label" && run "$label" CUDART_LIBRARY="$lib" CUDART_NVRTC_LIBRARY="$nvrtc" \
+        CUDART_NVRTC_PAIRING="$pairing"
 done
-wanted machine && run machine CUDART_LIBRARY= CUDART_NVRTC_LIBRARY=
-"$python" tests/gpu/summarize.py "$out" > "$out/RESULTS.md"
+wanted machine && run machine CUDART_LIBRARY= CUDART_NVRTC_LIBRARY= CUDART_NVRTC_PAIRING=same
+"$python" tests/gpu/summarize.py "$out" "$device/COMMIT" > "$out/RESULTS.md" || status=1
 cat "$out/RESULTS.md"
 exit $status

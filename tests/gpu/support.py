@@ -4,9 +4,12 @@ status check that says which error it was."""
 from __future__ import annotations
 
 import ctypes
+import os
+import shutil
 from pathlib import Path
 
-from cudart._contract import declares
+from cudart import load_runtime
+from cudart._contract import declares, exported
 
 KERNELS = Path(__file__).resolve().parent.parent / "kernels"
 # The kernels of tests/kernels/kernels.cu, in every image built from it.
@@ -24,14 +27,18 @@ def check(rt, status: int) -> None:
 
 def routes(rt) -> list[str]:
     """load_module's routes on this runtime: registration always, the library route where
-    the headers declare cudaLibraryLoadData and this libcudart exports it (12.8+)."""
+    the headers declare cudaLibraryLoadData (12.8+). Bindings of 12.8+ headers are loaded
+    only for a 12.8+ libcudart, which exports it: one that does not is a failure here,
+    not a route quietly left out."""
     found = ["register"]
     if declares(rt, "cudaLibraryLoadData"):
-        try:
-            _ = rt.cudaLibraryLoadData  # bound only if this libcudart exports it
-            found.append("library")
-        except Exception:
-            pass
+        runtime = load_runtime()
+        if not exported(rt, runtime.cdll, "cudaLibraryLoadData"):
+            raise AssertionError(
+                f"bindings {rt.__name__} declare cudaLibraryLoadData, and the loaded "
+                f"libcudart {runtime.version_text} ({runtime.path}) does not export it"
+            )
+        found.append("library")
     return found
 
 
@@ -61,3 +68,16 @@ class Device:
             self.rt.cudaMemcpy(out, ptr, ctypes.sizeof(out), self.rt.cudaMemcpyDeviceToHost),
         )
         return list(out)
+
+
+def nvcc() -> str:
+    """The nvcc that builds this suite's C references: on PATH, or $CUDA_HOME's (which
+    run_on_device.sh sets). None found is a failure: the C side decides what its test
+    may accept, and a skip would hide that it never ran."""
+    found = shutil.which("nvcc")
+    home = os.environ.get("CUDA_HOME")
+    if found is None and home and (Path(home) / "bin" / "nvcc").is_file():
+        found = str(Path(home) / "bin" / "nvcc")
+    if found is None:
+        raise AssertionError("nvcc is neither on PATH nor in $CUDA_HOME/bin")
+    return found

@@ -5,14 +5,16 @@ of an executable graph in place and from an edited graph."""
 from __future__ import annotations
 
 import ctypes
+import math
+import subprocess
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
-from cudart import callbacks
-from cudart._contract import declares
+from cudart import callbacks, load_runtime
 
-from .support import KERNELS, check
+from .support import KERNELS, check, nvcc, routes
 
 
 class Allocations:
@@ -277,7 +279,7 @@ def axpy(request, rt):
     from cudart import kernels
 
     route = request.param
-    if route == "library" and not declares(rt, "cudaLibraryLoadData"):
+    if route not in routes(rt):
         pytest.skip(
             f"the library route needs cudaLibraryLoadData (CUDA 12.8+); bindings {rt.__name__}"
         )
@@ -304,18 +306,12 @@ class AxpyArgs:
         return p
 
 
-def test_kernel_node_graph_and_its_updates(rt, mem, axpy):
-    route, func = axpy
-    n = 10_000
-    floats = ctypes.c_float * n
-    x_host = floats(*[float(i % 97) for i in range(n)])
-    y_host = floats(*[1.0 + (i % 13) for i in range(n)])
-    nbytes = ctypes.sizeof(x_host)
-    x_in, y_in = mem.pinned(nbytes, bytes(x_host)), mem.pinned(nbytes, bytes(y_host))
-    y_out = mem.pinned(nbytes)
-    dx, dy = mem.device(nbytes), mem.device(nbytes)
-    graph = mem.graph()
-
+def axpy_graph(rt, func, args, bufs):
+    """copy x, copy y -> axpy kernel node (func) -> copy y back, as
+    graph_kernel_node_repro.cu builds it: (graph, kernel node, the node's params)."""
+    x_in, y_in, y_out, dx, dy, nbytes, n = bufs
+    graph = rt.cudaGraph_t()
+    check(rt, rt.cudaGraphCreate(ctypes.byref(graph), 0))
     copy_x, copy_y = rt.cudaGraphNode_t(), rt.cudaGraphNode_t()
     check(
         rt,
@@ -329,9 +325,8 @@ def test_kernel_node_graph_and_its_updates(rt, mem, axpy):
             ctypes.byref(copy_y), graph, None, 0, dy, y_in, nbytes, rt.cudaMemcpyHostToDevice
         ),
     )
-    args2 = AxpyArgs(2.0, dx, dy, n)
     kernel = rt.cudaGraphNode_t()
-    params = args2.node_params(rt, func, n)
+    params = args.node_params(rt, func, n)
     check(
         rt,
         rt.cudaGraphAddKernelNode(
@@ -345,25 +340,85 @@ def test_kernel_node_graph_and_its_updates(rt, mem, axpy):
             ctypes.byref(back), graph, *deps(kernel), y_out, dy, nbytes, rt.cudaMemcpyDeviceToHost
         ),
     )
+    return graph, kernel, params
 
+
+def kernel_node_description(rt, kernel, params, a: float, n: int) -> str:
+    """How cudaGraphKernelNodeGetParams describes the node, in the words of
+    graph_kernel_node_repro.cu: described, null_func, not_described, wrong or error.
+    func may come back as the runtime's own handle for the kernel, so it is not
+    compared; the launch shape and the copied arguments must round-trip."""
     got = rt.cudaKernelNodeParams()
     status = rt.cudaGraphKernelNodeGetParams(kernel, ctypes.byref(got))
-    if route == "library" and status == rt.cudaErrorInvalidDeviceFunction:
-        # A node made from a cudaKernel_t: 13.0 never describes it, and 13.5 describes it
-        # in some runs (2 of about 12 GPU runs of this suite; the cause is the runtime's),
-        # so either answer is accepted, and a description, when given, is checked below.
+    if status != 0:
         rt.cudaGetLastError()
-    else:
-        check(rt, status)
-        # func may come back as the runtime's own handle for the kernel, so it is not
-        # compared; the launch shape and the copied arguments must round-trip. On the
-        # library route a description may also come without any func (13.0 and 13.5,
-        # twice in 30 GPU runs of this suite, on either backend: the runtime's doing).
-        assert got.func or route == "library"
-        assert (got.gridDim.x, got.gridDim.y, got.blockDim.x) == (params.gridDim.x, 1, 256)
-        a_back = ctypes.cast(got.kernelParams[0], ctypes.POINTER(ctypes.c_float))[0]
-        n_back = ctypes.cast(got.kernelParams[3], ctypes.POINTER(ctypes.c_int))[0]
-        assert (a_back, n_back) == (2.0, n)
+        return "not_described" if status == rt.cudaErrorInvalidDeviceFunction else "error"
+    if not got.func:
+        return "null_func"
+    if not got.kernelParams:
+        return "wrong"
+    a_back = ctypes.cast(got.kernelParams[0], ctypes.POINTER(ctypes.c_float))[0]
+    n_back = ctypes.cast(got.kernelParams[3], ctypes.POINTER(ctypes.c_int))[0]
+    shape = (got.gridDim.x, got.gridDim.y, got.blockDim.x)
+    if shape != (params.gridDim.x, 1, 256) or (a_back, n_back) != (a, n):
+        return "wrong"
+    return "described"
+
+
+# graph_kernel_node_repro.cu's rounds, and the bindings' own, on the library route.
+REPRO_ROUNDS = 200
+OUTCOMES = ("described", "null_func", "not_described", "wrong", "error")
+
+
+@pytest.fixture(scope="module")
+def c_library_outcomes(rt, tmp_path_factory) -> Counter[str]:
+    """The library route's kernel-node descriptions as C gets them from the same
+    libcudart file, REPRO_ROUNDS times (tests/gpu/graph_kernel_node_repro.cu)."""
+    exe = tmp_path_factory.mktemp("repro") / "graph_kernel_node_repro"
+    source = Path(__file__).resolve().parent / "graph_kernel_node_repro.cu"
+    built = subprocess.run(
+        [nvcc(), "-x", "c++", "-cudart", "none", "-o", str(exe), str(source), "-ldl"],
+        capture_output=True,
+        text=True,
+    )
+    assert built.returncode == 0, f"nvcc could not build {source.name}:\n{built.stderr}"
+    library = str(load_runtime().path)
+    proc = subprocess.run(
+        [str(exe), library, str(KERNELS / "kernels.fatbin"), str(REPRO_ROUNDS)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, f"the C reproducer failed:\n{proc.stdout}\n{proc.stderr}"
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("counts "))
+    found = Counter({k: int(v) for k, v in (f.split("=") for f in line.split()[1:])})
+    assert set(found) == set(OUTCOMES), line
+    return found
+
+
+def test_kernel_node_graph_and_its_updates(rt, mem, axpy, request):
+    route, func = axpy
+    n = 10_000
+    floats = ctypes.c_float * n
+    x_host = floats(*[float(i % 97) for i in range(n)])
+    y_host = floats(*[1.0 + (i % 13) for i in range(n)])
+    nbytes = ctypes.sizeof(x_host)
+    x_in, y_in = mem.pinned(nbytes, bytes(x_host)), mem.pinned(nbytes, bytes(y_host))
+    y_out = mem.pinned(nbytes)
+    dx, dy = mem.device(nbytes), mem.device(nbytes)
+    args2 = AxpyArgs(2.0, dx, dy, n)
+    graph, kernel, params = axpy_graph(rt, func, args2, (x_in, y_in, y_out, dx, dy, nbytes, n))
+    mem.own_graph(graph)
+
+    outcome = kernel_node_description(rt, kernel, params, 2.0, n)
+    if outcome != "described":
+        # Accepted only where C, on this libcudart, gets the same answer: the library
+        # route, with graph_kernel_node_repro.cu showing it in its rounds.
+        c = request.getfixturevalue("c_library_outcomes") if route == "library" else Counter()
+        assert outcome in ("null_func", "not_described") and c[outcome] > 0, (
+            f"the {route} route's kernel node: {outcome}; C on this libcudart: "
+            f"{dict(c) or 'not run (register route)'}"
+        )
 
     exec_ = mem.instantiate(graph)
     s = mem.stream()
@@ -395,6 +450,48 @@ def test_kernel_node_graph_and_its_updates(rt, mem, axpy):
     check(rt, rt.cudaGraphExecUpdate(exec_, graph, ctypes.byref(info)))
     assert info.result == rt.cudaGraphExecUpdateSuccess
     run_and_check(5.0)
+
+
+def test_library_kernel_node_descriptions_as_c_gets_them(rt, mem, request):
+    """The bindings run graph_kernel_node_repro.cu's rounds: their odd descriptions of a
+    kernel node made from a cudaKernel_t must be ones C gets too, about as often. C never
+    showing one in REPRO_ROUNDS rounds means the bindings must not either; otherwise a
+    one-sided two-proportion test at 3 sigma says whether the bindings' count is
+    explained by C's."""
+    from cudart import kernels
+
+    if "library" not in routes(rt):
+        pytest.skip(f"the library route needs CUDA 12.8+; bindings {rt.__name__}")
+    c = request.getfixturevalue("c_library_outcomes")
+    n = 10_000
+    nbytes = 4 * n
+    bufs = (mem.pinned(nbytes), mem.pinned(nbytes), mem.pinned(nbytes))
+    dx, dy = mem.device(nbytes), mem.device(nbytes)
+    args = AxpyArgs(2.0, dx, dy, n)
+    found: Counter[str] = Counter({k: 0 for k in OUTCOMES})
+    for _ in range(REPRO_ROUNDS):
+        with kernels.load_module(KERNELS / "kernels.fatbin", route="library") as module:
+            func = int(module.get_function("axpy"))
+            graph, kernel, params = axpy_graph(rt, func, args, (*bufs, dx, dy, nbytes, n))
+            try:
+                found[kernel_node_description(rt, kernel, params, 2.0, n)] += 1
+            finally:
+                check(rt, rt.cudaGraphDestroy(graph))
+    summary = f"bindings {dict(found)}; C {dict(c)} (each of {REPRO_ROUNDS} rounds)"
+    assert found["wrong"] == found["error"] == 0, summary
+    for odd in ("null_func", "not_described"):
+        if c[odd] == 0:
+            assert found[odd] == 0, f"{odd}: C never, the bindings did; {summary}"
+        else:
+            assert binomial_excess(found[odd], c[odd], REPRO_ROUNDS) < 3, summary
+
+
+def binomial_excess(ours: int, theirs: int, rounds: int) -> float:
+    """How many standard errors our rate of an outcome is above theirs (two-proportion
+    z statistic, both of `rounds` trials; 0 where neither ever shows it)."""
+    pooled = (ours + theirs) / (2 * rounds)
+    spread = math.sqrt(2 * pooled * (1 - pooled) / rounds)
+    return (ours - theirs) / rounds / spread if spread else 0.0
 
 
 def test_kernel_captured_from_a_stream(rt, mem, axpy):

@@ -8,15 +8,15 @@ must give the same answers through cudart.occupancy.
 from __future__ import annotations
 
 import ctypes
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from cudart import occupancy
-from cudart._contract import declares
 from cudart.kernels import load_module
+
+from .support import nvcc, routes
 
 HERE = Path(__file__).resolve().parent
 KERNELS = HERE.parent / "kernels"
@@ -38,12 +38,9 @@ SMEM_FUNCTIONS = {
 
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory):
-    nvcc = shutil.which("nvcc")
-    if nvcc is None:
-        pytest.skip("nvcc not on PATH: cannot build the C++ occupancy reference")
     exe = tmp_path_factory.mktemp("occref") / "occupancy_reference"
     subprocess.run(
-        [nvcc, "-arch=sm_90", "-o", str(exe), str(HERE / "occupancy_reference.cu")],
+        [nvcc(), "-arch=sm_90", "-o", str(exe), str(HERE / "occupancy_reference.cu")],
         check=True,
         capture_output=True,
     )
@@ -59,17 +56,9 @@ def reference(tmp_path_factory):
     return kernels, results
 
 
-def _routes(rt):
-    return (
-        ["register", "library"]
-        if declares(rt, "cudaLibraryLoadData") and hasattr(rt, "cudaLibraryLoadData")
-        else ["register"]
-    )
-
-
 def _cases(rt):
     for kind in ("fatbin", "cubin"):
-        for route in _routes(rt):
+        for route in routes(rt):
             yield kind, route
 
 

@@ -21,6 +21,7 @@ import math
 import pytest
 
 import cudart
+from cudart import _loader
 
 from ._support import (
     address,
@@ -409,15 +410,25 @@ clusterLaunch unifiedFunctionPointers deviceNumaConfig deviceNumaId mpsEnabled h
 gpuPciDeviceID gpuPciSubsystemID hostNumaMultinodeIpcSupported
 """.split()
 DEVICE_PROP_SINCE_13 = DEVICE_PROP_ATTRS[-7:]
+# What the 12.x-era list (test_cudart.py@11a9013) also checks: members 12.x has and
+# CUDA 13.0 removed (its getPtr is a cuda-bindings method, not a member).
+DEVICE_PROP_UNTIL_13 = """
+clockRate computeMode cooperativeMultiDeviceLaunch deviceOverlap kernelExecTimeoutEnabled
+maxTexture1DLinear memoryClockRate singleToDoublePrecisionPerfRatio
+""".split()
 
 
 def test_cudart_cudaGetDeviceProperties():
     """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff and test_cudart.py@11a9013,
     test_cudart_cudaGetDeviceProperties
 
-    The attribute list is the newer file's; its last seven members are CUDA 13.0's."""
+    The attribute list is the newer file's; its last seven members are CUDA 13.0's. On
+    12.x the older file's list is checked too, whose eight members 13.0 removed."""
     prop = cudart.cudaGetDeviceProperties(0)
-    attrs = DEVICE_PROP_ATTRS if runtime_version() >= 13000 else DEVICE_PROP_ATTRS[:-7]
+    if runtime_version() >= 13000:
+        attrs = DEVICE_PROP_ATTRS
+    else:
+        attrs = DEVICE_PROP_ATTRS[: -len(DEVICE_PROP_SINCE_13)] + DEVICE_PROP_UNTIL_13
     for attr in attrs:
         assert hasattr(prop, attr), attr
     assert len(prop.name.decode("utf-8")) != 0
@@ -981,11 +992,16 @@ def test_struct_pointer_comparison(target):
 def test_getLocalRuntimeVersion():
     """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff, test_getLocalRuntimeVersion
 
-    cuda-bindings' getLocalRuntimeVersion asks the libcudart it finds; cudart's
-    cudaRuntimeGetVersion asks the one it loaded."""
+    cuda-bindings' getLocalRuntimeVersion finds and loads libcudart afresh at each call
+    and asks it its version; the regression was that doing so again crashed. cudart's
+    own search and load (what load_runtime does once per process) runs ten times here,
+    and each finds the library the process loaded, which still answers after it."""
+    loaded = cudart.load_runtime()
     for _ in range(10):
-        version = cudart.cudaRuntimeGetVersion()
-        assert version >= 12000
+        found = _loader._load_first()
+        assert (found.path, found.version) == (loaded.path, loaded.version)
+        assert found.version >= 12000
+        assert cudart.cudaRuntimeGetVersion() == loaded.version
 
 
 # ---- CUDA 13.1 additions: upstream skips them below a 13.1 driver, and so do these.
@@ -1095,12 +1111,25 @@ def test_cudaGraphNodeGetContainingGraph():
     cudart.cudaGraphDestroy(child_graph)
 
 
+def assert_device_sm_resource(resource) -> None:
+    """What upstream's `resource is not None` stands for (a cudaDevResource is never
+    None here): an SM resource, filled in with the whole device's SMs."""
+    assert resource.type == cudart.cudaDevResourceTypeSm
+    assert resource.sm.smCount == device_attribute(cudart.cudaDevAttrMultiProcessorCount)
+
+
+def assert_handle(handle) -> None:
+    """What upstream's `handle is not None` stands for: a handle the call made, which
+    here is a non-NULL one (a NULL handle is an object too, so `is not None` passes it)."""
+    assert int(handle) != 0
+
+
 def test_cudaStreamGetDevResource():
     """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff, test_cudaStreamGetDevResource"""
     require("cudaStreamGetDevResource", since=13010)
     stream = cudart.cudaStreamCreate()
     resource = cudart.cudaStreamGetDevResource(stream, cudart.cudaDevResourceTypeSm)
-    assert resource is not None
+    assert_device_sm_resource(resource)
     cudart.cudaStreamDestroy(stream)
 
 
@@ -1108,7 +1137,7 @@ def test_cudaDeviceGetDevResource():
     """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff, test_cudaDeviceGetDevResource"""
     require("cudaDeviceGetDevResource", since=13010)
     resource = cudart.cudaDeviceGetDevResource(0, cudart.cudaDevResourceTypeSm)
-    assert resource is not None
+    assert_device_sm_resource(resource)
 
 
 def test_cudaExecutionCtxGetDevResource():
@@ -1116,9 +1145,9 @@ def test_cudaExecutionCtxGetDevResource():
     test_cudaExecutionCtxGetDevResource"""
     require("cudaDeviceGetExecutionCtx", since=13010)
     exec_ctx = cudart.cudaDeviceGetExecutionCtx(0)
-    assert exec_ctx is not None
+    assert_handle(exec_ctx)
     resource = cudart.cudaExecutionCtxGetDevResource(exec_ctx, cudart.cudaDevResourceTypeSm)
-    assert resource is not None
+    assert_device_sm_resource(resource)
 
 
 def test_cudaExecutionCtxGetDevice():
@@ -1126,7 +1155,7 @@ def test_cudaExecutionCtxGetDevice():
     require("cudaDeviceGetExecutionCtx", since=13010)
     device = 0
     exec_ctx = cudart.cudaDeviceGetExecutionCtx(device)
-    assert exec_ctx is not None
+    assert_handle(exec_ctx)
     device_from_ctx = cudart.cudaExecutionCtxGetDevice(exec_ctx)
     assert device_from_ctx == device
 
@@ -1135,7 +1164,7 @@ def test_cudaExecutionCtxGetId():
     """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff, test_cudaExecutionCtxGetId"""
     require("cudaDeviceGetExecutionCtx", since=13010)
     exec_ctx = cudart.cudaDeviceGetExecutionCtx(0)
-    assert exec_ctx is not None
+    assert_handle(exec_ctx)
     ctx_id = cudart.cudaExecutionCtxGetId(exec_ctx)
     assert isinstance(ctx_id, int)
     assert ctx_id > 0
@@ -1153,6 +1182,18 @@ def _sm_groups(n):
     return group_params
 
 
+def assert_split_of(whole, groups, remainder) -> None:
+    """What upstream's `rem is not None or len(res) > 0` stands for: the groups are SM
+    resources of the 4 SMs each that _sm_groups asks for, and with the remainder they
+    account for every SM of the input."""
+    assert [(g.type, g.sm.smCount) for g in groups] == [(cudart.cudaDevResourceTypeSm, 4)] * len(
+        groups
+    )
+    assert remainder.type in (cudart.cudaDevResourceTypeSm, cudart.cudaDevResourceTypeInvalid)
+    left = remainder.sm.smCount if remainder.type == cudart.cudaDevResourceTypeSm else 0
+    assert 4 * len(groups) + left == whole.sm.smCount
+
+
 def test_cudaDevSmResourceSplit():
     """Upstream NVIDIA/cuda-python: test_legacy_cudart.py@77b08ff, test_cudaDevSmResourceSplit
 
@@ -1168,7 +1209,7 @@ def test_cudaDevSmResourceSplit():
     nb_groups = 1
     res, rem = cudart.cudaDevSmResourceSplit(nb_groups, resource_in, 0, _sm_groups(1))
     assert len(res) == nb_groups
-    assert rem is not None or len(res) > 0
+    assert_split_of(resource_in, res, rem)
 
     resource_in = cudart.cudaDeviceGetDevResource(device, cudart.cudaDevResourceTypeSm)
     nb_groups = 2
@@ -1178,7 +1219,7 @@ def test_cudaDevSmResourceSplit():
         clear_last_error()  # too few SMs: a CUDA error, not a binding error
     else:
         assert len(res) == nb_groups
-        assert rem is not None or len(res) > 0
+        assert_split_of(resource_in, res, rem)
 
     nb_groups = 0
     try:
@@ -1196,8 +1237,9 @@ def test_cudaDevSmResourceSplitByCount():
     Written against the C shape: `nbGroups` is in/out (0 with a NULL result asks for
     the count), `result` an output array, `remaining` an output, so the call is
     cudaDevSmResourceSplitByCount(nbGroups, input, flags, minCount)
-    -> (result, nbGroups, remaining). (The generated form at the time of writing takes
-    no nbGroups and `remaining` as an input: reported as a bug.)"""
+    -> (result, nbGroups, remaining), the generated form (exceptions-table entries and
+    resolve.COUNTED_ARRAYS). It needs a 13.1+ driver; test_cuda_python_cudart_cpu.py
+    checks its arguments on the CPU."""
     require("cudaDevSmResourceSplitByCount", since=13010)
     resource_in = cudart.cudaDeviceGetDevResource(0, cudart.cudaDevResourceTypeSm)
     res, count, rem = cudart.cudaDevSmResourceSplitByCount(0, resource_in, 0, 2)
@@ -1218,7 +1260,7 @@ def test_cudaDevResourceGenerateDesc():
     resource = cudart.cudaDeviceGetDevResource(0, cudart.cudaDevResourceTypeSm)
     resources = [resource]
     desc = cudart.cudaDevResourceGenerateDesc(resources, len(resources))
-    assert desc is not None
+    assert_handle(desc)
 
 
 def test_cudaGreenCtxCreate():
@@ -1231,7 +1273,7 @@ def test_cudaGreenCtxCreate():
     resources = [resource]
     desc = cudart.cudaDevResourceGenerateDesc(resources, len(resources))
     green_ctx = cudart.cudaGreenCtxCreate(desc, device, 0)
-    assert green_ctx is not None
+    assert_handle(green_ctx)
     cudart.cudaExecutionCtxDestroy(green_ctx)
 
 
@@ -1240,9 +1282,9 @@ def test_cudaExecutionCtxStreamCreate():
     test_cudaExecutionCtxStreamCreate"""
     require("cudaExecutionCtxStreamCreate", since=13010)
     exec_ctx = cudart.cudaDeviceGetExecutionCtx(0)
-    assert exec_ctx is not None
+    assert_handle(exec_ctx)
     stream = cudart.cudaExecutionCtxStreamCreate(exec_ctx, 0, 0)
-    assert stream is not None
+    assert_handle(stream)
     cudart.cudaStreamDestroy(stream)
 
 
@@ -1253,5 +1295,8 @@ def test_cudaGraphConditionalHandleCreate_v2():
     graph = cudart.cudaGraphCreate(0)
     exec_ctx = cudart.cudaDeviceGetExecutionCtx(0)
     handle = cudart.cudaGraphConditionalHandleCreate_v2(graph, exec_ctx, 0, 0)
-    assert handle is not None
+    # A conditional handle is an integer the graph numbers (0 is a valid one): what
+    # upstream's `is not None` can mean is that each create makes its own.
+    assert isinstance(handle, int)
+    assert cudart.cudaGraphConditionalHandleCreate_v2(graph, exec_ctx, 0, 0) != handle
     cudart.cudaGraphDestroy(graph)

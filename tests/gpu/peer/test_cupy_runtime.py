@@ -50,22 +50,38 @@ def test_mallocFromPoolAsync():
     cudart.cudaStreamDestroy(s)
 
 
+# How the run paired NVRTC with the runtime ($CUDART_NVRTC_PAIRING, set by
+# tests/gpu/run_on_device.sh): "same" (unset: cudart found both, one CUDA release, as
+# upstream assumes), "pinned" (a 12.x runtime with the NVRTC named in
+# $CUDART_NVRTC_LIBRARY) or "machine" (a 13.x runtime with the machine's own NVRTC).
+NVRTC_PAIRING = "CUDART_NVRTC_PAIRING"
+
+
 def test_assumed_runtime_version():
     """Upstream cupy/cupy: test_runtime.py@01812b5, test_assumed_runtime_version
 
-    Upstream assumes the NVRTC and the runtime of one CUDA release, as an installation
-    finds them. Here that holds where cudart found both itself (no $CUDART_LIBRARY or
-    $CUDART_NVRTC_LIBRARY: the machine's run). The GPU run also pairs each pinned 12.x
-    runtime with the 12.5 NVRTC and each 13.x with the machine's 13.0, by choice; for
-    those the same major version is what must hold, and the equality is skipped."""
+    Upstream assumes the NVRTC and the runtime of one CUDA release: so here where
+    cudart found both itself. Where the run pairs them by design (the pinned 12.5 NVRTC
+    with each 12.x runtime, the machine's with each 13.x), the same major version is
+    what must hold, and the NVRTC loaded must be the one the pairing names."""
+    from cudart._loader import NVRTC_LIBRARY_ENV, load_nvrtc
     from cudart.nvrtc import nvrtc_version
 
     version = nvrtc_version()  # major * 1000 + minor * 10, as upstream computes it
     runtime = cudart.cudaRuntimeGetVersion()
-    assert version // 1000 == runtime // 1000
-    if os.environ.get("CUDART_LIBRARY") or os.environ.get("CUDART_NVRTC_LIBRARY"):
-        pytest.skip(f"runtime {runtime} and NVRTC {version} were chosen apart ($CUDART_*)")
-    assert runtime == version
+    pairing = os.environ.get(NVRTC_PAIRING, "same")
+    nvrtc = load_nvrtc()
+    assert version // 1000 == runtime // 1000, (runtime, version, pairing)
+    if pairing == "same":
+        assert runtime == version, (
+            f"runtime {runtime} and NVRTC {version} ({nvrtc.path}); if they were chosen "
+            f"apart on purpose, say how in ${NVRTC_PAIRING}"
+        )
+    elif pairing == "pinned":
+        assert nvrtc.path == os.environ[NVRTC_LIBRARY_ENV]
+    else:
+        assert pairing == "machine", pairing
+        assert nvrtc.found_by != f"${NVRTC_LIBRARY_ENV}", nvrtc
 
 
 def test_major_version():
