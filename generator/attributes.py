@@ -178,9 +178,9 @@ class Decision:
 class AttributeTypes:
     """Per attribute enum of one version, each member's decision."""
 
-    def __init__(self, model: ApiModel) -> None:
+    def __init__(self, model: ApiModel, types: TypeMapper | None = None) -> None:
         self.model = model
-        self.types = TypeMapper(model)
+        self.types = types or TypeMapper(model)
         self.functions = {f.name: f for f in model.functions}
 
     def enum_of(self, function: str) -> str:

@@ -26,16 +26,12 @@ from .lifetimes import undecided as undecided_lifetimes
 from .manifest import DEFAULT_SURFACE, Manifest
 from .model import ApiModel
 from .parse import SHIMS, ParseInput, parse, system_include_dirs
-from .render import (
-    RenderContext,
-    checked_module_name,
-    module_name,
-    render_checked,
-    render_module,
-    render_template,
-)
-from .render_fast import fast_module_name, render_fast
-from .resolve import describe, doc_name_mismatches, resolve, table_uses
+from .context import generation_context
+from .render.base import RenderContext, checked_module_name, module_name, render_template
+from .render.checked import render_checked
+from .render.fast import fast_module_name, render_fast
+from .render.raw import render_module
+from .resolve import describe, doc_name_mismatches, table_uses
 
 REPO = Path(__file__).resolve().parent.parent
 GENERATED = REPO / "generated"
@@ -127,7 +123,8 @@ def _render_surface(
         api="runtime" if surface == DEFAULT_SURFACE else surface.upper(),
         library=library.split(".so")[0],
     )
-    plans = resolve(model)
+    generation = generation_context(model, context)
+    plans = generation.plans
     # What the exceptions table decided rather than the header's docs, every time.
     for line in table_uses(plans):
         progress(f"[{tag}] from the exceptions table: {line}")
@@ -140,15 +137,12 @@ def _render_surface(
     for name in undecided_lifetimes({f.name for f in model.functions}):
         progress(f"[{tag}] destroy-like, undecided (generator/lifetimes.py NOT_MARKED): {name}")
     files = {
-        module_name(pin.number, surface) + ".py": render_module(model, context),
-        checked_module_name(pin.number, surface) + ".py": render_checked(model, context, plans),
+        module_name(pin.number, surface) + ".py": render_module(generation),
+        checked_module_name(pin.number, surface) + ".py": render_checked(generation),
     }
     if surface == DEFAULT_SURFACE:
-        # The compiled backend of the raw module (generator/render_fast.py).
-        surface_headers = tuple(name for name, _ in model.header_hashes)
-        files[fast_module_name(pin.number) + ".c"] = render_fast(
-            model, context, surface_headers, plans
-        )
+        # The compiled backend of the raw module (generator/render/fast.py).
+        files[fast_module_name(pin.number) + ".c"] = render_fast(generation)
     return files, "".join(describe(plan) + "\n" for plan in plans)
 
 

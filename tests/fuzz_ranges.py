@@ -496,7 +496,7 @@ def figures_for(keys: list[str], workdir: Path) -> dict[str, dict]:
     from generator.fetch import fetch_version
     from generator.generate import parse_version
     from generator.manifest import Manifest
-    from generator.render import module_name
+    from generator.render.base import module_name
 
     manifest = Manifest.load(REPO / "cuda_headers_manifest.toml")
 

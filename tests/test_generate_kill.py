@@ -24,7 +24,7 @@ from conftest import GENERATED, REPO
 
 from generator.generate import KILL_AT_ENV, package_files
 from generator.manifest import Manifest
-from generator.render import checked_module_name, module_name
+from generator.render.base import checked_module_name, module_name
 
 KEY = "12.5"
 

@@ -20,12 +20,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .ctypes_map import POINTER_KINDS, RenderError, TypeKind, TypeMapper
-from .gil import HOLDS_GIL
-from .model import ApiModel, Builtin, CType, EnumRef, Function, RecordRef
-from .plan import FunctionPlan, Measure, ParamKind, Role
-from .render import RenderContext, environment
-from .render_raw import RawView, _py_name
+from ..context import GenerationContext
+from ..ctypes_map import POINTER_KINDS, RenderError, TypeKind
+from ..gil import HOLDS_GIL
+from ..model import Builtin, CType, EnumRef, Function, RecordRef
+from ..plan import Measure, ParamKind, Role
+from .base import c_prototype, environment, function_doc, py_name
 
 # C integer spelling -> (signed, bits).
 _INTEGERS = {
@@ -111,42 +111,30 @@ class FastRecord:
     argument: bool  # passed by value somewhere (not only returned)
 
 
-def render_fast(
-    model: ApiModel,
-    context: RenderContext,
-    headers: tuple[str, ...],
-    plans: list[FunctionPlan] | None = None,
-) -> str:
-    """`plans` (resolve.py's, with generator/sizes.py's relations) say which pointers
-    point to one record, whose size a buffer passed there must have at least."""
+def render_fast(context: GenerationContext) -> str:
     template = environment().get_template("fast_module.c.j2")
-    return template.render(v=FastView(model, context, headers, plans or []))
+    return template.render(v=FastView(context))
 
 
 class FastView:
     """What templates/fast_module.c.j2 reads."""
 
-    def __init__(
-        self,
-        model: ApiModel,
-        context: RenderContext,
-        headers: tuple[str, ...],
-        plans: list[FunctionPlan],
-    ) -> None:
-        self.model = model
-        self.context = context
-        self.headers = headers
-        # (function, C parameter) pointing to exactly one record: an input sizes.py
-        # measures as one (Measure.RECORD), or a record the call writes (kind STRUCT).
+    def __init__(self, context: GenerationContext) -> None:
+        self.model = context.model
+        self.context = context.render
+        # What the judge's build includes: the headers the parse started from.
+        self.headers = tuple(name for name, _ in self.model.header_hashes)
+        # (function, C parameter) pointing to exactly one record (the plans: an input
+        # sizes.py measures as one, Measure.RECORD, or a record the call writes, kind
+        # STRUCT), whose size a buffer passed there must have at least.
         self.one_record = {
             (plan.function.name, p.name)
-            for plan in plans
+            for plan in context.plans
             for p in plan.params
             if p.measure is Measure.RECORD
             or (p.role in (Role.OUT, Role.INOUT) and p.kind is ParamKind.STRUCT)
         }
-        self.types = TypeMapper(model)
-        self.raw = RawView(model, context)  # the ctypes functions' docs, shared
+        self.types = context.types
         self._records: dict[str, FastRecord] = {}
         self.functions = self._functions()
 
@@ -179,15 +167,14 @@ class FastView:
 
     def _function(self, public: str, f: Function) -> FastFunction:
         params = tuple(
-            self._param(i, _py_name(p.name) if p.name else f"arg{i}", p.type, (f.name, p.name))
+            self._param(i, py_name(p.name) if p.name else f"arg{i}", p.type, (f.name, p.name))
             for i, p in enumerate(f.params)
         )
         result, result_type, record = self._result(f.result)
-        names = [self.types.c_declaration(p.type, p.name) for p in f.params]
-        prototype = self.types.c_declaration(f.result, f"{f.name}({', '.join(names) or 'void'})")
+        prototype = c_prototype(self.types, f)
         types = ", ".join(self.types.c_declaration(p.type) for p in f.params) or "void"
         declaration = self.types.c_declaration(f.result, f"(*cudart_decl_{public})({types})")
-        doc = _c_string(self.raw._function_doc(public, f, prototype))
+        doc = _c_string(function_doc(public, f, prototype))
         return FastFunction(
             public,
             f.name,

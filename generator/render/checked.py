@@ -1,4 +1,4 @@
-"""The checked view: the plans of resolve.py -> generated/checked_<version>.py.
+"""The checked view: the plans of the context -> generated/checked_<version>.py.
 
 This module is the one owner of the checked layer's code: it writes every line of
 every checked function. templates/checked_module.py.j2 only lays the module out
@@ -23,12 +23,12 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .attributes import FUNCTIONS as ATTRIBUTE_FUNCTIONS
-from .attributes import AttributeTypes
-from .ctypes_map import POINTER_KINDS, RenderError, TypeKind, TypeMapper, integer_range
-from .formatting import format_python
-from .model import ApiModel, Param, RecordBuilder, RecordRef
-from .plan import (
+from ..attributes import FUNCTIONS as ATTRIBUTE_FUNCTIONS
+from ..context import GenerationContext
+from ..ctypes_map import POINTER_KINDS, RenderError, TypeKind, integer_range
+from ..formatting import format_python
+from ..model import Param, RecordBuilder, RecordRef
+from ..plan import (
     INPUT_KINDS,
     OUTPUT_KINDS,
     Effect,
@@ -39,21 +39,17 @@ from .plan import (
     ResultKind,
     Role,
 )
-from .render import (
-    RenderContext,
+from .base import (
     docstring,
     environment,
     first_sentence,
     module_name,
     tuple_literal,
 )
-from .status import status_enum
 
 
-def render_checked(model: ApiModel, context: RenderContext, plans=None) -> str:
-    from .resolve import resolve
-
-    view = CheckedView(model, context, plans if plans is not None else resolve(model))
+def render_checked(context: GenerationContext) -> str:
+    view = CheckedView(context)
     template = environment().get_template("checked_module.py.j2")
     return format_python(template.render(v=view))
 
@@ -79,11 +75,12 @@ RUNTIME_ERROR_BASE = "CudaError"
 class CheckedView:
     """What templates/checked_module.py.j2 reads."""
 
-    def __init__(self, model: ApiModel, context: RenderContext, plans: list[FunctionPlan]) -> None:
+    def __init__(self, context: GenerationContext) -> None:
+        model, plans = context.model, context.plans
         self.model = model
-        self.context = context
-        self.types = TypeMapper(model)
-        self.raw_module = module_name(model.cuda_version, context.surface)
+        self.context = context.render
+        self.types = context.types
+        self.raw_module = module_name(model.cuda_version, context.render.surface)
         # The inline record builders: the raw ones where no integer needs a range check,
         # else a checked one (below) that calls the raw one.
         self._imports: set[str] = set()
@@ -95,9 +92,9 @@ class CheckedView:
         # Records whose `fn` the checked module lets be a Python callable (its own subclass).
         self.callback_records: set[str] = set()
         # What a failed call returns and raises (generator/status.py).
-        self.status = status_enum(model)
+        self.status = context.status
         self.not_ready = self.status.value_of("cudaErrorNotReady") if self.status else None
-        self.attributes = AttributeTypes(model)
+        self.attributes = context.attributes
         # Attribute value tables the functions use: name -> source (generator/attributes.py).
         self.attribute_tables: dict[str, str] = {}
         self.functions = [_Function(self, plan).emit() for plan in plans]
