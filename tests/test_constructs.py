@@ -40,6 +40,7 @@ from pathlib import Path
 import pytest
 
 from cudart._handles import Handle, StreamHandle
+from generator.context import generation_context
 from generator.ctypes_map import RenderError, TypeMapper
 from generator.model import (
     ApiModel,
@@ -56,7 +57,6 @@ from generator.model import (
     TypedefRef,
 )
 from generator.parse import ParseError, ParseInput, parse, system_include_dirs
-from generator.context import generation_context
 from generator.render.base import RenderContext
 from generator.render.checked import render_checked
 from generator.render.raw import render_module

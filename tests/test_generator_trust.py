@@ -30,8 +30,8 @@ from generator.fetch import (
     fetch_version,
 )
 from generator.files import write_atomically
-from generator.tree import staging_root, write_tree
 from generator.manifest import DEFAULT_MANIFEST_PATH, Manifest, ManifestError
+from generator.tree import staging_root, write_tree
 
 KEY = "12.5"
 
