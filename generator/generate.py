@@ -110,7 +110,7 @@ def _render_surface(
         library=library.split(".so")[0],
     )
     generation = generation_context(model, context)
-    plans = generation.plans
+    plans = list(generation.plans)
     # What the exceptions table decided rather than the header's docs, every time.
     for line in table_uses(plans):
         progress(f"[{tag}] from the exceptions table: {line}")

@@ -18,10 +18,13 @@ in `_OUTPUTS` for what comes back (storage, the result expression, its annotatio
 
 from __future__ import annotations
 
+import ctypes
 import keyword
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from cudart._fastproto import OUTPUT_VALUES
 
 from ..attributes import FUNCTIONS as ATTRIBUTE_FUNCTIONS
 from ..context import GenerationContext
@@ -510,21 +513,23 @@ class _Output:
 # Outputs the compiled backend provides itself (CheckedFunction.outputs): their kinds,
 # and the storage argtypes an 8-byte slot holds, with what reading one gives.
 _SLOT_KINDS = frozenset({ParamKind.SCALAR, ParamKind.ENUM, ParamKind.ADDRESS})
+# What reading a slot gives is the protocol's (cudart/_fastproto.py), by the storage's
+# ctypes code.
 _OUTPUT_PYTHON_TYPES = {
-    f"POINTER({ctype})": python
-    for ctype, python in [
-        ("c_int", "int"),
-        ("c_uint", "int"),
-        ("c_long", "int"),
-        ("c_ulong", "int"),
-        ("c_longlong", "int"),
-        ("c_ulonglong", "int"),
-        ("c_size_t", "int"),
-        ("c_short", "int"),
-        ("c_ushort", "int"),
-        ("c_float", "float"),
-        ("c_double", "float"),
-        ("c_void_p", "int | None"),
+    f"POINTER({ctype})": OUTPUT_VALUES[getattr(ctypes, ctype)._type_]
+    for ctype in [
+        "c_int",
+        "c_uint",
+        "c_long",
+        "c_ulong",
+        "c_longlong",
+        "c_ulonglong",
+        "c_size_t",
+        "c_short",
+        "c_ushort",
+        "c_float",
+        "c_double",
+        "c_void_p",
     ]
 }
 
