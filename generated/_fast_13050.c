@@ -17,6 +17,7 @@
 #pragma GCC diagnostic ignored "-Wsign-conversion"
 #include <Python.h>
 #pragma GCC diagnostic pop
+#include <stddef.h>
 
 #include "_fastcall.h"
 
