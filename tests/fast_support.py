@@ -73,23 +73,28 @@ def recording_module(cuda_version: int):
     its own, unbound until bound). Built once per source, header and flags."""
     if compiler() is None:
         pytest.skip("no C compiler")
+    if cuda_version in _recording:
+        return _recording[cuda_version]
     name = f"cudart._fast_{cuda_version}"
     path = _test_build(REPO / "generated" / f"_fast_{cuda_version}.c")
     loader = importlib.machinery.ExtensionFileLoader(name, str(path))
     spec = importlib.util.spec_from_file_location(name, path, loader=loader)
     assert spec is not None
-    # A single-phase extension enters sys.modules as it is created: the users' build
-    # (or its absence) stays what `import` gives.
-    before = sys.modules.get(name)
+    # A single-phase extension is created into sys.modules[name] (the module there, if
+    # any, filled): the users' build is set aside meanwhile, and stays what `import` gives.
+    before = sys.modules.pop(name, None)
     try:
         module = importlib.util.module_from_spec(spec)
         loader.exec_module(module)
     finally:
-        if before is None:
-            sys.modules.pop(name, None)
-        else:
+        sys.modules.pop(name, None)
+        if before is not None:
             sys.modules[name] = before
+    _recording[cuda_version] = module
     return module
+
+
+_recording: dict[int, object] = {}
 
 
 def _test_build(source: Path) -> Path:
