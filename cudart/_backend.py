@@ -1,7 +1,7 @@
 """Which backend calls C: the compiled extension (cudart._fast_<ver>) or ctypes.
 
 Both are rendered from one model: the raw modules' _FUNCTIONS (ctypes) and the
-generated C of generator/render_fast.py, compiled when the package is built. Where the
+generated C of generator/render/fast.py, compiled when the package is built. Where the
 extension of a version is present, its functions are what the raw module binds (and
 what the checked layer calls); ctypes serves where it is absent, or when asked:
 

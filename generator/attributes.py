@@ -17,7 +17,7 @@ An enumerator that neither decides is undecided: generation reports it, the chec
 function refuses it at run time (ValueError), `cudart-bindgen outputs --attributes`
 lists it and tests/test_attributes.py fails until it has a decision.
 
-Parsing never reads this; render_checked.py and resolve.py do.
+Parsing never reads this; render/checked.py and resolve.py do.
 """
 
 from __future__ import annotations
