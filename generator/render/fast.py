@@ -100,9 +100,9 @@ _RECORD = Converter(
     "(const char *)&{v}, (Py_ssize_t)sizeof {v}",
 )
 # The argument converter of each TypeKind the compiled backend passes: one per C type
-# kind. An integer's (INTEGER below) is the signed or the unsigned one, by its C type.
-_INTEGER = Converter("", "", "", "", "", "", "")
-ARGUMENTS: dict[TypeKind, Converter] = {
+# kind; an integer kind's is a pair, (signed, unsigned), picked by its C type.
+_INTEGER = (_SIGNED, _UNSIGNED)
+ARGUMENTS: dict[TypeKind, Converter | tuple[Converter, Converter]] = {
     **{kind: _POINTER for kind in (*POINTER_KINDS, TypeKind.ARRAY)},
     **{kind: _INTEGER for kind in (TypeKind.INTEGER, TypeKind.ENUM, TypeKind.CHAR, TypeKind.BOOL)},
     TypeKind.FLOAT: _DOUBLE,
@@ -387,9 +387,9 @@ class FastView:
             need = self._record_size(t, kind) if key in self.one_record else 0
             slot = self.types.output_slot_size(t)
             return FastParam(index, name, _POINTER, "void *", need=need, slot_size=slot)
-        if converter is _INTEGER:
+        if isinstance(converter, tuple):
             signed, bits, spelled = self._integer(t)
-            return FastParam(index, name, _SIGNED if signed else _UNSIGNED, spelled, bits)
+            return FastParam(index, name, converter[0] if signed else converter[1], spelled, bits)
         if converter is _DOUBLE:
             spelled = self.types.resolved(t, Builtin).name
             if spelled == "long double":
