@@ -1,7 +1,7 @@
 """Which backend calls C: the compiled extension (cudart._fast_<ver>) or ctypes.
 
 Both are rendered from one model: the raw modules' _FUNCTIONS (ctypes) and the
-generated C of generator/render_fast.py, compiled when the package is built. Where the
+generated C of generator/render/fast.py, compiled when the package is built. Where the
 extension of a version is present, its functions are what the raw module binds (and
 what the checked layer calls); ctypes serves where it is absent, or when asked:
 
@@ -18,9 +18,9 @@ from __future__ import annotations
 import ctypes
 import importlib
 import os
-import struct
 import threading
 
+from . import _fastproto
 from ._contract import DEFAULT_LIBRARY
 from ._serving import raw_module
 
@@ -113,24 +113,20 @@ def storage_mask(argtypes) -> int:
     return mask
 
 
-# The ctypes scalar codes an output slot reads (cudart_output_value in _fastcall.h).
-OUTPUT_CODES = frozenset("bBhHiIlLqQfd?P")
-
-
 def spec(argtypes, outputs: tuple[int, ...] = ()) -> bytes:
-    """A compiled variant's spec (cudart_spec in _fastcall.h): the storage mask of
-    `argtypes`, and the C parameters at `outputs` (each a POINTER to a ctypes scalar)
-    made the call's own, their values returned after the status."""
-    codes = bytearray(64)
+    """A compiled variant's spec (cudart/_fastproto.py): the storage mask of `argtypes`,
+    and the C parameters at `outputs` (each a POINTER to a ctypes scalar) made the
+    call's own, their values returned after the status."""
+    codes: dict[int, str] = {}
     outs = 0
     for i in outputs:
         pointee = getattr(argtypes[i], "_type_", None)
         code = getattr(pointee, "_type_", None)
-        if not isinstance(code, str) or code not in OUTPUT_CODES:
+        if not isinstance(code, str) or code not in _fastproto.OUTPUT_CODES:
             raise TypeError(f"argument {i + 1}: {argtypes[i]!r} is no pointer to a ctypes scalar")
-        codes[i] = ord(code)
+        codes[i] = code
         outs |= 1 << i
-    return struct.pack("<QQ64s", storage_mask(argtypes) & ~outs, outs, bytes(codes))
+    return _fastproto.spec(storage_mask(argtypes) & ~outs, outs, codes)
 
 
 def compiled_function(

@@ -1,6 +1,6 @@
 """The contract between the generated modules and the runtime package.
 
-The generator (templates/sys_module.py.j2, generator/render.py) writes what this
+The generator (templates/sys_module.py.j2, generator/render/base.py) writes what this
 module describes, and the runtime package reads it only through here, so a change to
 either side starts in this file. Standard library only, and importing it loads no
 library: the generator imports it too.

@@ -27,14 +27,19 @@
 #include <stdint.h>
 #include <string.h>
 
-/* What a function's slot holds before it is bound (NULL: calling it is an error) and
- * while the test recorder stands in for C (cudart._backend.record). */
-#define CUDART_UNBOUND ((void *)0)
-#define CUDART_RECORD ((void *)1)
+/* The protocol's numbers (cudart/_fastproto.py, where each is explained): every
+ * generated module asserts at compile time that they are the ones it was made for. */
+#define CUDART_SLOT_UNBOUND 0
+#define CUDART_SLOT_RECORD 1
+#define CUDART_MAX_PARAMS 64
+
+/* What a function's slot holds before it is bound (NULL: calling it is an error) and,
+ * in a test build (CUDART_FAST_TEST_HOOKS), while the recorder stands in for C. */
+#define CUDART_UNBOUND ((void *)CUDART_SLOT_UNBOUND)
+#define CUDART_RECORD ((void *)CUDART_SLOT_RECORD)
 
 static PyObject *cudart_ArgumentError;   /* ctypes.ArgumentError */
 static PyObject *cudart_address_of;      /* cudart._backend.address_of */
-static PyObject *cudart_recorded;        /* a list while recording, else NULL */
 static PyTypeObject *cudart_SimpleCData, *cudart_Pointer, *cudart_CFuncPtr;
 static PyTypeObject *cudart_Structure, *cudart_Union, *cudart_Array, *cudart_CArgObject;
 /* The pointer-valued simple types: their value, not their memory, is the address. */
@@ -430,7 +435,7 @@ static int cudart_arity(const char *name, Py_ssize_t nargs, Py_ssize_t expected)
 typedef struct {
     unsigned long long storage;
     unsigned long long outs;
-    char codes[64];
+    char codes[CUDART_MAX_PARAMS];
 } cudart_spec;
 
 static inline cudart_spec cudart_spec_of(PyObject *self)
@@ -509,8 +514,12 @@ static PyObject *cudart_unbound(const char *name)
     return NULL;
 }
 
-/* While recording, the converted arguments (ints, floats, records as bytes) are kept
- * instead of calling C, and a call returns success. */
+#ifdef CUDART_FAST_TEST_HOOKS
+/* The call recorder, compiled into test builds only (tests/fast_support.py): while
+ * recording, the converted arguments (ints, floats, records as bytes) are kept instead
+ * of calling C, and a call returns success. */
+static PyObject *cudart_recorded; /* a list while recording, else NULL */
+
 static int cudart_record_call(const char *name, PyObject *values)
 {
     if (!values)
@@ -522,6 +531,7 @@ static int cudart_record_call(const char *name, PyObject *values)
     Py_DECREF(entry);
     return r;
 }
+#endif /* CUDART_FAST_TEST_HOOKS */
 
 /* ---------------------------------------------------------------- module functions */
 
@@ -558,6 +568,7 @@ static PyObject *cudart_bind(PyObject *self, PyObject *const *args, Py_ssize_t n
     return PyBool_FromLong(address != NULL);
 }
 
+#ifdef CUDART_FAST_TEST_HOOKS
 /* record(on): every function records instead of calling C (on), or is unbound again
  * (off). Returns the calls recorded since the last record(True). For tests. */
 static void **cudart_saved_slots; /* the bound functions, while recording */
@@ -593,6 +604,8 @@ static PyObject *cudart_record(PyObject *self, PyObject *const *args, Py_ssize_t
     return previous;
 }
 
+#endif /* CUDART_FAST_TEST_HOOKS */
+
 /* address(name) -> the address the function calls (0: unbound; 1: recording). */
 static PyObject *cudart_slot_address(PyObject *self, PyObject *name)
 {
@@ -601,6 +614,7 @@ static PyObject *cudart_slot_address(PyObject *self, PyObject *name)
     return i < 0 ? NULL : PyLong_FromVoidPtr(cudart_slots[i]);
 }
 
+#ifdef CUDART_FAST_TEST_HOOKS
 /* recorded() -> the calls recorded so far (the list itself, cleared by the caller). */
 static PyObject *cudart_recorded_calls(PyObject *self, PyObject *unused)
 {
@@ -611,6 +625,14 @@ static PyObject *cudart_recorded_calls(PyObject *self, PyObject *unused)
     Py_INCREF(cudart_recorded);
     return cudart_recorded;
 }
+
+#define CUDART_TEST_METHODS                                                               \
+    {"record", (PyCFunction)(void (*)(void))cudart_record, METH_FASTCALL,                 \
+     "record(on) -> the calls recorded so far; on: record instead of calling C"},         \
+        {"recorded", cudart_recorded_calls, METH_NOARGS, "recorded() -> the calls so far"},
+#else
+#define CUDART_TEST_METHODS
+#endif /* CUDART_FAST_TEST_HOOKS */
 
 /* The generated module's functions (set by its init): variant() makes more of them. */
 static PyMethodDef *cudart_function_defs;
@@ -640,9 +662,7 @@ static PyObject *cudart_variant(PyObject *self, PyObject *const *args, Py_ssize_
 #define CUDART_SUPPORT_METHODS                                                            \
     {"bind", (PyCFunction)(void (*)(void))cudart_bind, METH_FASTCALL,                     \
      "bind(name, symbol, handle) -> bool: dlsym the symbol into the function's slot"},    \
-        {"record", (PyCFunction)(void (*)(void))cudart_record, METH_FASTCALL,             \
-         "record(on) -> the calls recorded so far; on: record instead of calling C"},     \
-        {"recorded", cudart_recorded_calls, METH_NOARGS, "recorded() -> the calls so far"}, \
+        CUDART_TEST_METHODS                                                               \
         {"address", cudart_slot_address, METH_O, "address(name) -> what the function calls"}, \
         {"variant", (PyCFunction)(void (*)(void))cudart_variant, METH_FASTCALL,           \
          "variant(name, spec) -> the function under a spec (storage, outputs)"},

@@ -17,7 +17,7 @@ An enumerator that neither decides is undecided: generation reports it, the chec
 function refuses it at run time (ValueError), `cudart-bindgen outputs --attributes`
 lists it and tests/test_attributes.py fails until it has a decision.
 
-Parsing never reads this; render_checked.py and resolve.py do.
+Parsing never reads this; render/checked.py and resolve.py do.
 """
 
 from __future__ import annotations
@@ -178,9 +178,9 @@ class Decision:
 class AttributeTypes:
     """Per attribute enum of one version, each member's decision."""
 
-    def __init__(self, model: ApiModel) -> None:
+    def __init__(self, model: ApiModel, types: TypeMapper | None = None) -> None:
         self.model = model
-        self.types = TypeMapper(model)
+        self.types = types or TypeMapper(model)
         self.functions = {f.name: f for f in model.functions}
 
     def enum_of(self, function: str) -> str:

@@ -15,20 +15,16 @@ from pathlib import Path
 from .ctypes_map import RenderError
 from .fetch import FetchError, new_minors, resolve_newest
 from .generate import (
-    GENERATED,
     SNAPSHOTS,
-    compare_links,
-    compare_tree,
-    link_package,
     package_files,
     render_all,
     render_version,
     tree_files,
     write_snapshot,
-    write_tree,
 )
 from .manifest import DEFAULT_MANIFEST_PATH, Manifest, ManifestError
 from .parse import ParseError
+from .tree import GENERATED, compare_links, compare_tree, link_package, write_tree
 
 
 def _progress(message: str) -> None:

@@ -20,6 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
+from cudart._fastproto import OUTPUT_SIZES
+
 from .model import (
     ApiModel,
     Array,
@@ -466,7 +468,7 @@ class TypeMapper:
         if not (scalar or kind in POINTER_KINDS):
             return 0
         size = self.size_align(pointee)[0]
-        return size if size in (1, 2, 4, 8) else 0
+        return size if size in OUTPUT_SIZES else 0
 
     def size_align(self, t: CType) -> tuple[int, int]:
         """C's size and alignment of a type, as the model records it."""

@@ -1,4 +1,4 @@
-"""The checked API's plan: the vocabulary resolve.py decides in and render_checked.py reads.
+"""The checked API's plan: the vocabulary resolve.py decides in and render/checked.py reads.
 
 Every role, parameter kind, decision source and result kind is a member of one enum
 here, so a typo is an AttributeError and a new kind is one grep away. They are
@@ -7,7 +7,7 @@ they always were.
 
 Adding a parameter kind: a member of ParamKind (and of INPUT_KINDS or OUTPUT_KINDS),
 where resolve.py picks it (`_Resolver._in_kind` / `_out_kind`), and its emitter in
-render_checked.py (`_INPUTS` / `_OUTPUTS`; an import-time check names a missing one).
+render/checked.py (`_INPUTS` / `_OUTPUTS`; an import-time check names a missing one).
 """
 
 from __future__ import annotations

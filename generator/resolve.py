@@ -116,9 +116,12 @@ _MAY_BE_WRITTEN = frozenset(
 )
 
 
-def resolve(model: ApiModel) -> list[FunctionPlan]:
-    """A plan per public function name (aliases included), sorted by name."""
-    resolver = _Resolver(model)
+def resolve(
+    model: ApiModel, types: TypeMapper | None = None, attributes: AttributeTypes | None = None
+) -> list[FunctionPlan]:
+    """A plan per public function name (aliases included), sorted by name. `types` and
+    `attributes`: the version's own where the caller has them (generator/context.py)."""
+    resolver = _Resolver(model, types, attributes)
     by_name = {f.name: f for f in model.functions}
     # C variadic functions have no checked form (the CUDA runtime declares none).
     plans = {f.name: resolver.plan(f.name, f) for f in model.functions if not f.variadic}
@@ -128,9 +131,9 @@ def resolve(model: ApiModel) -> list[FunctionPlan]:
     return sizes.apply(lifetimes.apply([plans[n] for n in sorted(plans)]))
 
 
-def replacements(model: ApiModel) -> list[tuple[str, str]]:
+def replacements(model: ApiModel, types: TypeMapper | None = None) -> list[tuple[str, str]]:
     """(deprecated function, what its header says to use instead), by public name."""
-    resolver = _Resolver(model)
+    resolver = _Resolver(model, types)
     by_name = {f.name: f for f in model.functions}
     names = [(f.name, f) for f in model.functions] + [
         (a.public, by_name[a.symbol]) for a in model.aliases
@@ -188,10 +191,15 @@ _Decision = tuple[ParamKind, str, str]
 
 
 class _Resolver:
-    def __init__(self, model: ApiModel) -> None:
+    def __init__(
+        self,
+        model: ApiModel,
+        types: TypeMapper | None = None,
+        attributes: AttributeTypes | None = None,
+    ) -> None:
         self.model = model
-        self.types = TypeMapper(model)
-        self.attributes = AttributeTypes(model)
+        self.types = types or TypeMapper(model)
+        self.attributes = attributes or AttributeTypes(model, self.types)
         self.enumerators = {k.name for e in model.enums for k in e.enumerators}
         # Integer macros name defaults too (C++'s `flags = cudaMemAttachGlobal`).
         self.int_macros = {m.name for m in model.macros if m.kind == "int"}

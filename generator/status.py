@@ -5,7 +5,7 @@ is comes from the model alone: the enum (through its typedefs) that most functio
 return and whose zero enumerator is named a success (cudaSuccess, NVRTC_SUCCESS,
 CUBLAS_STATUS_SUCCESS: NVIDIA's libraries all say so). Any other enum a function
 returns is a value, as C returns it. The checked layer raises on every
-other value; resolve.py and render_checked.py read it from here, nowhere else.
+other value; resolve.py and render/checked.py read it from here, nowhere else.
 """
 
 from __future__ import annotations

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import importlib.machinery
+import importlib.util
 import os
 import shutil
+import subprocess
+import sys
 import sysconfig
+import tempfile
+from pathlib import Path
 
 import pytest
+
+REPO = Path(__file__).resolve().parent.parent
 
 JUDGE_FLAGS = ["-std=gnu11", "-Wall", "-Wextra", "-Werror", "-Wconversion", "-Wsign-conversion"]
 
@@ -51,3 +60,68 @@ def skip_or_fail_missing() -> None:
     if reason.startswith("the compiled backend is not built"):
         pytest.fail(reason)
     pytest.skip(reason)
+
+
+# The macro of test builds: the generated module gets the call recorder (record(on),
+# recorded()), which the users' build (setup.py) leaves out.
+TEST_HOOKS = "CUDART_FAST_TEST_HOOKS"
+
+
+def recording_module(cuda_version: int):
+    """cudart._fast_<ver> built for tests (TEST_HOOKS, every warning an error) from the
+    generated source, loaded beside the users' build (not in sys.modules: its slots are
+    its own, unbound until bound). Built once per source, header and flags."""
+    if compiler() is None:
+        pytest.skip("no C compiler")
+    if cuda_version in _recording:
+        return _recording[cuda_version]
+    name = f"cudart._fast_{cuda_version}"
+    path = _test_build(REPO / "generated" / f"_fast_{cuda_version}.c")
+    loader = importlib.machinery.ExtensionFileLoader(name, str(path))
+    spec = importlib.util.spec_from_file_location(name, path, loader=loader)
+    assert spec is not None
+    # A single-phase extension is created into sys.modules[name] (the module there, if
+    # any, filled): the users' build is set aside meanwhile, and stays what `import` gives.
+    before = sys.modules.pop(name, None)
+    try:
+        module = importlib.util.module_from_spec(spec)
+        loader.exec_module(module)
+    finally:
+        sys.modules.pop(name, None)
+        if before is not None:
+            sys.modules[name] = before
+    _recording[cuda_version] = module
+    return module
+
+
+_recording: dict[int, object] = {}
+
+
+def _test_build(source: Path) -> Path:
+    command = [
+        compiler() or "cc",
+        *JUDGE_FLAGS,
+        "-O0",
+        "-g0",
+        "-fPIC",
+        "-shared",
+        f"-D{TEST_HOOKS}",
+        "-I",
+        python_include(),
+        "-I",
+        str(REPO / "cudart"),
+    ]
+    digest = hashlib.sha256(" ".join(command).encode())
+    for part in (source, REPO / "cudart" / "_fastcall.h"):
+        digest.update(part.read_bytes())
+    folder = Path(tempfile.gettempdir()) / f"cudart-test-hooks-{os.getuid()}"
+    path = folder / f"{source.stem}.{digest.hexdigest()[:16]}.so"
+    if not path.is_file():
+        folder.mkdir(parents=True, exist_ok=True)
+        partial = folder / f".{path.name}.{os.getpid()}"
+        proc = subprocess.run(
+            [*command, str(source), "-o", str(partial), "-ldl"], capture_output=True, text=True
+        )
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        os.replace(partial, path)  # concurrent builds of one source: either one serves
+    return path

@@ -351,6 +351,10 @@ def child(module: str, spec_file: str, progress_file: str, skip: set[int]) -> di
     _raw_layer(raw, spec, figures["raw"], unpack, figures["range_mismatches"])
     fast = compiled_module(raw.CUDA_VERSION)
     if fast is not None:
+        # The same source built with the call recorder (the users' build has none).
+        from fast_support import recording_module
+
+        fast = recording_module(raw.CUDA_VERSION)
         figures["compiled"] = _compiled_grid(checked, raw, fast, grid, outcomes)
         figures["compiled_raw"] = _compiled_raw_layer(raw, fast, spec, unpack)
     os.close(progress)
@@ -496,7 +500,7 @@ def figures_for(keys: list[str], workdir: Path) -> dict[str, dict]:
     from generator.fetch import fetch_version
     from generator.generate import parse_version
     from generator.manifest import Manifest
-    from generator.render import module_name
+    from generator.render.base import module_name
 
     manifest = Manifest.load(REPO / "cuda_headers_manifest.toml")
 

@@ -49,6 +49,29 @@ def test_check_names_the_stale_file(generated_copy):
     assert "sys_12050.py" not in proc.stdout
 
 
+def test_a_removed_versions_compiled_source_is_stale_and_goes(tmp_path):
+    """Issue 19: generated/ holds the compiled backend's C too, so the C source of a
+    version the manifest no longer has is reported by check and removed by
+    generate --all, as its Python modules are (a scratch tree of one version)."""
+    from generator.manifest import Manifest
+
+    full = Manifest.load(REPO / "cuda_headers_manifest.toml")
+    manifest = tmp_path / "manifest.toml"
+    manifest.write_text(type(full)(full.families, {"12.5": full.get("12.5")}).dumps())
+    out = tmp_path / "generated"
+    options = ["--manifest", str(manifest), "--output", str(out)]
+    assert bindgen(*options, "generate", "--all").returncode == 0
+    stale = out / "_fast_12040.c"
+    stale.write_text("/* a removed version's */\n")
+    proc = bindgen(*options, "check")
+    assert proc.returncode == 1
+    assert "_fast_12040.c: not made by the generator" in proc.stdout
+    proc = bindgen(*options, "generate", "--all")
+    assert proc.returncode == 0, proc.stderr
+    assert not stale.exists()
+    assert bindgen(*options, "check").returncode == 0
+
+
 def test_generate_one_version_writes_the_same_bytes(tmp_path):
     out = tmp_path / "generated"
     proc = bindgen("--output", str(out), "generate", "12.2")

@@ -40,6 +40,7 @@ from pathlib import Path
 import pytest
 
 from cudart._handles import Handle, StreamHandle
+from generator.context import generation_context
 from generator.ctypes_map import RenderError, TypeMapper
 from generator.model import (
     ApiModel,
@@ -56,7 +57,9 @@ from generator.model import (
     TypedefRef,
 )
 from generator.parse import ParseError, ParseInput, parse, system_include_dirs
-from generator.render import RenderContext, render_checked, render_module
+from generator.render.base import RenderContext
+from generator.render.checked import render_checked
+from generator.render.raw import render_module
 
 # abi_support sits beside this file: importable under that name when pytest runs it,
 # as tests.abi_support when a subprocess imports this module as tests.test_constructs.
@@ -122,7 +125,7 @@ def model(name: str) -> ApiModel:
 
 @cache
 def rendered(name: str) -> str:
-    return render_module(model(name), context(name))
+    return render_module(generation_context(model(name), context(name)))
 
 
 @cache
@@ -981,8 +984,9 @@ def test_refused(name):
     warning stops it too) raises, naming each of its `// expect-error:` texts."""
     with pytest.raises((ParseError, RenderError)) as info:
         m = parse_header(name)
-        render_module(m, context(name))
-        render_checked(m, context(name))
+        generation = generation_context(m, context(name))
+        render_module(generation)
+        render_checked(generation)
     message = str(info.value)
     for text in REFUSED[name]:
         assert text in message, f"{name}.h: {text!r} not in {message!r}"
@@ -996,10 +1000,12 @@ def test_deterministic(name):
     first, second = parse_header(name), parse_header(name)
     assert first == second
     assert (
-        render_module(first, context(name)).encode()
-        == render_module(second, context(name)).encode()
+        render_module(generation_context(first, context(name))).encode()
+        == render_module(generation_context(second, context(name))).encode()
     )
-    assert render_module(first, context(name)) == render_module(first, context(name))
+    assert render_module(generation_context(first, context(name))) == render_module(
+        generation_context(first, context(name))
+    )
 
 
 def test_deterministic_across_hash_seeds():
@@ -1007,9 +1013,10 @@ def test_deterministic_across_hash_seeds():
     code = (
         "import sys, hashlib\n"
         "from tests.test_constructs import CONSTRUCTS, parse_header, context\n"
-        "from generator.render import render_module\n"
+        "from generator.context import generation_context\n"
+        "from generator.render.raw import render_module\n"
         "for n in CONSTRUCTS:\n"
-        "    text = render_module(parse_header(n), context(n))\n"
+        "    text = render_module(generation_context(parse_header(n), context(n)))\n"
         "    print(n, hashlib.sha256(text.encode()).hexdigest())\n"
     )
     import hashlib
@@ -1035,7 +1042,7 @@ def test_tag_first_named_in_member():
     the model should hold it as an opaque record and the field render as c_void_p."""
     m = parse_header("tag_in_member")
     assert m.by_name("records")["never_declared"].opaque
-    text = render_module(m, context("tag_in_member"))
+    text = render_module(generation_context(m, context("tag_in_member")))
     assert '("p", c_void_p),' in text
 
 
@@ -1050,7 +1057,7 @@ def test_nested_name_clash():
 
 
 def test_prototype_comments_spell_records_as_c_does():
-    text = render_module(parse_header("union_param"), context("union_param"))
+    text = render_module(generation_context(parse_header("union_param"), context("union_param")))
     assert "# int takes_union(union U *u)" in text
     assert "# int takes_anon(anon_t *a)" in text
 
@@ -1063,7 +1070,7 @@ def test_checked_expectation():
     scalars in, a pointer in, an int written through `int *count` (documented as
     returned) out, a handle in, a struct result, and no form for the variadic one."""
     path = EXPECTATIONS / "checked_functions.py"
-    text = render_checked(model("functions"), context("functions"))
+    text = render_checked(generation_context(model("functions"), context("functions")))
     if UPDATE:
         path.write_bytes(text.encode())
         return
@@ -1074,7 +1081,9 @@ def test_checked_expectation():
 
 def test_prototype_comments_put_const_where_c_does():
     """`void *const *dsts` is a pointer to const pointers, not `const void **`."""
-    text = render_module(parse_header("const_pointers"), context("const_pointers"))
+    text = render_module(
+        generation_context(parse_header("const_pointers"), context("const_pointers"))
+    )
     assert (
         "# int copy_batch(void *const *dsts, const void *const *srcs, const char **names)" in text
     )

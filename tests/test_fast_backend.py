@@ -3,7 +3,8 @@ ABI judge, the same names and signatures as the ctypes backend, and conversions 
 take what ctypes takes and refuse what C's types cannot hold.
 
 The conversions are checked with the module's recorder (`record(True)`: every function
-keeps the arguments as converted for C instead of calling it), and the real library
+keeps the arguments as converted for C instead of calling it; compiled into the test
+build only, fast_support.recording_module), and the real library
 answers the calls it can answer without a GPU. The fuzz grids of both backends are
 compared in tests/test_fuzz_ranges.py.
 """
@@ -21,8 +22,9 @@ from pathlib import Path
 import pytest
 from abi_support import shim_args
 from conftest import REPO, run_python, version_keys
-from fast_support import JUDGE_FLAGS, compiler, fast_module, python_include
+from fast_support import JUDGE_FLAGS, compiler, fast_module, python_include, recording_module
 
+from cudart import _fastproto
 from cudart._backend import spec
 
 RAW = importlib.import_module("cudart.sys_12050")
@@ -149,7 +151,7 @@ def test_both_backends_expose_the_same_names_and_signatures(key):
 
 @pytest.fixture
 def recorder():
-    fast = fast_module(12050)
+    fast = recording_module(12050)
     fast.record(True)
     yield fast
     fast.record(False)
@@ -275,6 +277,17 @@ def test_output_variants_provide_their_outputs(recorder):
         fast.variant("cudaPointerGetAttributes", bytes(forged))(None)
 
 
+def test_every_output_code_of_the_protocol_is_read_by_the_c_side(recorder):
+    # cudart/_fastproto.py's codes are what cudart_output_value reads: each one comes
+    # back as a value (the recorder writes nothing: a zero of the code's type).
+    fast = recorder
+    for code in sorted(_fastproto.OUTPUT_CODES):
+        variant = fast.variant("cudaMemGetInfo", _fastproto.spec(0, 0b11, {0: code, 1: code}))
+        assert variant() == (0, 0, 0), code
+    with pytest.raises(SystemError, match="no output code z"):
+        fast.variant("cudaMemGetInfo", _fastproto.spec(0, 0b1, {0: "z"}))(None)
+
+
 def test_records_by_value_are_exactly_their_size(recorder):
     fast = recorder
     extent = RAW.make_cudaExtent(1, 2, 3)
@@ -286,8 +299,39 @@ def test_records_by_value_are_exactly_their_size(recorder):
         fast.cudaMemset3D(RAW.cudaPitchedPtr(), 0, (ctypes.c_size_t * 3)(1, 2, 3))
 
 
+def test_the_recorder_is_in_test_builds_only():
+    # Issue 19: setup.py's build (the users') has no call recorder; the test build has.
+    assert not hasattr(fast_module(12050), "record")
+    assert not hasattr(fast_module(12050), "recorded")
+    assert callable(recording_module(12050).record)
+
+
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        ("#define CUDART_MAX_PARAMS 64", "#define CUDART_MAX_PARAMS 32"),
+        ("#define CUDART_SLOT_RECORD 1", "#define CUDART_SLOT_RECORD 2"),
+        ("    unsigned long long outs;\n", "    unsigned int outs;\n"),
+    ],
+)
+def test_a_protocol_drift_of_fastcall_h_fails_the_compile(tmp_path, old, new):
+    # The generated C asserts _fastcall.h's numbers against cudart/_fastproto.py's.
+    if compiler() is None:
+        pytest.skip("no C compiler")
+    header = (REPO / "cudart" / "_fastcall.h").read_text()
+    assert header.count(old) == 1
+    (tmp_path / "_fastcall.h").write_text(header.replace(old, new))
+    source = tmp_path / "_fast_12050.c"  # its "_fastcall.h" is the one beside it
+    source.write_text((REPO / "generated" / "_fast_12050.c").read_text())
+    proc = _judge(source)
+    assert proc.returncode != 0
+    assert "_fastcall.h disagrees with cudart/_fastproto.py" in proc.stderr
+    (tmp_path / "_fastcall.h").write_text(header)
+    assert _judge(source).returncode == 0
+
+
 def test_arity_is_checked_and_an_unbound_function_raises():
-    fast = fast_module(12050)
+    fast = recording_module(12050)
     with pytest.raises(TypeError, match="takes 3 arguments"):
         fast.cudaMemset(None, 0)
     fast.record(False)

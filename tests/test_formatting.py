@@ -75,8 +75,8 @@ def test_pieces_format_as_the_whole_file_does(empty_cache):
 def test_a_real_module_formats_as_the_whole_file_does(empty_cache, manifest, header_sets):
     """Every module of one version, from a cold cache: the pieces joined are what black
     makes of the whole text (all 15 versions were compared when this was written)."""
-    import generator.render_checked as render_checked
-    import generator.render_raw as render_raw
+    import generator.render.checked as render_checked
+    import generator.render.raw as render_raw
     from generator.generate import render_version
 
     sources: list[str] = []

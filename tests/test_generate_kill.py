@@ -22,11 +22,12 @@ from pathlib import Path
 import pytest
 from conftest import GENERATED, REPO
 
-from generator.generate import KILL_AT_ENV, package_files
+from generator.generate import package_files
 from generator.manifest import Manifest
-from generator.render import checked_module_name, module_name
+from generator.render.base import checked_module_name, module_name
 
 KEY = "12.5"
+KILLED = Path(__file__).resolve().parent / "generate_killed.py"
 
 
 def _tree(folder: Path) -> dict[str, bytes]:
@@ -56,15 +57,15 @@ def checkout(tmp_path_factory):
 
 
 def _start(root: Path, kill_at: int | None = None) -> subprocess.Popen:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CUDART_BINDGEN_TEST")}
+    """`generate --all` of the checkout; killed by itself at write step `kill_at` (the
+    test-only entry point tests/generate_killed.py), or run as users run it."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CUDART_BINDGEN")}
     env |= {"PYTHONPATH": str(REPO), "CUDART_BINDGEN_JOBS": "1"}
-    if kill_at is not None:
-        env[KILL_AT_ENV] = str(kill_at)
+    command = ["-m", "generator"] if kill_at is None else [str(KILLED), str(kill_at)]
     return subprocess.Popen(
         [
             sys.executable,
-            "-m",
-            "generator",
+            *command,
             "--manifest",
             str(root / "manifest.toml"),
             "--output",

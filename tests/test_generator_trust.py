@@ -30,8 +30,8 @@ from generator.fetch import (
     fetch_version,
 )
 from generator.files import write_atomically
-from generator.generate import staging_root, write_tree
 from generator.manifest import DEFAULT_MANIFEST_PATH, Manifest, ManifestError
+from generator.tree import staging_root, write_tree
 
 KEY = "12.5"
 
@@ -440,11 +440,12 @@ def test_a_killed_runs_scratch_folders_are_removed(manifest, own_cache):
 def test_without_an_atomic_exchange_each_file_is_replaced(tmp_path, monkeypatch):
     """Where the system cannot exchange two folders (not Linux, build/ on another file
     system), --all still ends with exactly the new files, each written whole."""
-    import generator.generate as generate
+    import generator.tree as tree
 
     target = tmp_path / "generated"
-    write_tree({"a.py": "A = 1\n", "old.py": "gone\n", "notes.txt": "kept\n"}, target)
-    monkeypatch.setattr(generate, "_exchange", lambda a, b: False)
+    old = {"a.py": "A = 1\n", "old.py": "gone\n", "_fast_99990.c": "gone\n", "notes.txt": "kept\n"}
+    write_tree(old, target)
+    monkeypatch.setattr(tree, "_exchange", lambda a, b: False)
     write_tree({"a.py": "A = 2\n", "b.pyi": "B: int\n"}, target, replace_all=True)
     assert {p.name: p.read_text() for p in target.iterdir()} == {
         "a.py": "A = 2\n",

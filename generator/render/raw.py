@@ -6,36 +6,38 @@
 
 from __future__ import annotations
 
-import keyword
 import textwrap
 from typing import Literal
 
-from . import device_functions
-from .ctypes_map import RenderError, TypeKind, TypeMapper
-from .formatting import format_python
-from .model import ApiModel, EnumRef, FunctionProto, Record, RecordRef, Typedef, TypedefRef
-from .render import (
+from .. import device_functions
+from ..context import GenerationContext
+from ..ctypes_map import RenderError, TypeKind
+from ..formatting import format_python
+from ..model import EnumRef, FunctionProto, Record, RecordRef, Typedef, TypedefRef
+from .base import (
     FLAG_DEPRECATED,
-    RenderContext,
+    c_prototype,
     docstring,
     environment,
-    first_sentence,
+    function_doc,
+    py_name,
     tuple_literal,
 )
 
 
-def render_module(model: ApiModel, context: RenderContext) -> str:
+def render_module(context: GenerationContext) -> str:
     template = environment().get_template("sys_module.py.j2")
-    return format_python(template.render(v=RawView(model, context)))
+    return format_python(template.render(v=RawView(context)))
 
 
 class RawView:
     """What templates/sys_module.py.j2 reads: names and ctypes spellings, decided here once."""
 
-    def __init__(self, model: ApiModel, context: RenderContext) -> None:
-        self.model = model
-        self.context = context
-        self.types = TypeMapper(model)
+    def __init__(self, context: GenerationContext) -> None:
+        self.model = context.model
+        self.context = context.render
+        self.types = context.types
+        self.replacements = list(context.replacements)
         self._check_unique_names()
 
     @property
@@ -251,13 +253,9 @@ class RawView:
 
     def _function_entry(self, public: str, f) -> dict:
         flags = FLAG_DEPRECATED if f.deprecated else 0
-        # The header's prototype, parameter names included.
-        params = [self.types.c_declaration(p.type, p.name) for p in f.params]
-        if f.variadic:
-            params.append("...")
-        prototype = self.types.c_declaration(f.result, f"{f.name}({', '.join(params) or 'void'})")
+        prototype = c_prototype(self.types, f)
         # For type checkers: what each argtype accepts, positional only as ctypes takes it.
-        stub = [f"{_py_name(p.name)}: {self.types.param_annotation(p.type)}" for p in f.params]
+        stub = [f"{py_name(p.name)}: {self.types.param_annotation(p.type)}" for p in f.params]
         if stub:
             stub.append("/")
         if f.variadic:
@@ -272,28 +270,8 @@ class RawView:
             "variadic": f.variadic,
             "signature": ", ".join(stub),
             "returns": self.types.result_annotation(f.result),
-            "doc": repr(self._function_doc(public, f, prototype)),
+            "doc": repr(function_doc(public, f, prototype)),
         }
-
-    def _function_doc(self, public: str, f, prototype: str) -> str:
-        """A bound raw function's __doc__: the C prototype and the header's docs, kept
-        short (brief, each parameter's first sentence, the error codes): the table of
-        them is read at every import."""
-        lines = [prototype if public == f.name else f"{prototype}  (what C's {public} calls)"]
-        doc = f.doc
-        if doc and doc.brief:
-            lines += ["", doc.brief.rstrip(".") + "."]
-        described = [(p.name, doc.param(p.name)) for p in f.params] if doc else []
-        if any(text for _, text in described):
-            lines += ["", "Parameters:"]
-            lines += [
-                f"    {name}: {first_sentence(text or '')}".rstrip() for name, text in described
-            ]
-        if doc and doc.returns:
-            lines += ["", f"Returns: {doc.returns}"]
-        if f.deprecated:
-            lines += ["", "Deprecated." + (f" {doc.deprecated}" if doc and doc.deprecated else "")]
-        return "\n".join(lines)
 
     @property
     def builders(self) -> list[dict]:
@@ -305,7 +283,7 @@ class RawView:
             record = self.types.records.get(b.record)
             if record is None or record.opaque:
                 raise RenderError(f"{b.name} builds {b.record}, which is no defined record")
-            names = {p.name: _py_name(p.name) for p in b.params}
+            names = {p.name: py_name(p.name) for p in b.params}
             params = [f"{names[p.name]}: {self.types.field_annotation(p.type)}" for p in b.params]
             params_c = [self.types.c_declaration(p.type, p.name) for p in b.params]
             prototype = self.types.c_declaration(
@@ -339,12 +317,6 @@ class RawView:
                 found += [a for a in self.field_annotations(inner) if not a[0].startswith("_anon")]
         return found
 
-    @property
-    def replacements(self) -> list[tuple[str, str]]:
-        from .resolve import replacements
-
-        return replacements(self.model)
-
     @staticmethod
     def tuple(items: list[str], quoted: bool = False) -> str:
         """A tuple literal without a trailing comma, which black would explode."""
@@ -376,11 +348,6 @@ class RawView:
             claim(f.name, "a function")
         for a in self.model.aliases:
             claim(a.public, "a function")
-
-
-def _py_name(name: str) -> str:
-    """A C parameter name as a Python one (C's `lambda` is Python's keyword)."""
-    return name + "_" if keyword.iskeyword(name) else name
 
 
 def _class_doc(head: str, doc: str, section: str, members: list[tuple[str, str]]) -> str:

@@ -4,7 +4,11 @@ The second backend of the raw layer (issue 13): a CPython extension (limited API
 METH_FASTCALL) with one function per raw function, same names and arguments, calling
 the symbol cudart._backend resolves with dlsym in the libcudart the loader chose. The
 conversions themselves are cudart/_fastcall.h, written once; this view only says, per
-parameter, which conversion and which C type.
+parameter, which conversion and which C type: one Converter per kind of C type
+(ARGUMENTS, and RESULTS for what comes back), which the template calls. The numbers
+both sides agree on are cudart/_fastproto.py's, asserted in the C at compile time
+(FastView.protocol). The call recorder of the tests is compiled only where
+CUDART_FAST_TEST_HOOKS is defined (tests/fast_support.py), never in the users' build.
 
 Every function is called through a pointer typed twice over:
   * built for users (the sdist, `make setup`), by the model's own ABI prototype: the
@@ -20,12 +24,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .ctypes_map import POINTER_KINDS, RenderError, TypeKind, TypeMapper
-from .gil import HOLDS_GIL
-from .model import ApiModel, Builtin, CType, EnumRef, Function, RecordRef
-from .plan import FunctionPlan, Measure, ParamKind, Role
-from .render import RenderContext, environment
-from .render_raw import RawView, _py_name
+from cudart import _fastproto as protocol
+
+from ..context import GenerationContext
+from ..ctypes_map import POINTER_KINDS, RenderError, TypeKind
+from ..gil import HOLDS_GIL
+from ..model import Builtin, CType, EnumRef, Function, RecordRef
+from ..plan import Measure, ParamKind, Role
+from .base import c_prototype, environment, function_doc, py_name
 
 # C integer spelling -> (signed, bits).
 _INTEGERS = {
@@ -53,10 +59,62 @@ def fast_module_name(cuda_version: int) -> str:
 
 
 @dataclass(frozen=True)
+class Converter:
+    """How the generated C converts one kind of argument (a function of
+    cudart/_fastcall.h) and passes it to C: the template calls it, whatever the kind.
+    The formats are over a FastParam's fields and `v`, the local it converts into."""
+
+    function: str  # (arg, index, *extra, &local[, &buffer]) -> 0, or -1 with ArgumentError
+    local: str  # the local's name, before the parameter's index
+    c_type: str  # the local's C type ("": the parameter's own, abi_type)
+    extra: str  # the function's arguments between the index and the local ("": none)
+    passed: str  # what the call passes C
+    # The test recorder's Py_BuildValue code and its arguments (CUDART_FAST_TEST_HOOKS).
+    recorded_code: str
+    recorded_value: str
+    buffer: bool = False  # a Py_buffer held for the call, released after it
+
+
+_POINTER = Converter(
+    "cudart_pointer",
+    "a",
+    "void *",
+    "(int)((spec.storage >> {index}) & 1), {need}",
+    "{v}",
+    "K",
+    "(unsigned long long)(uintptr_t){v}",
+    buffer=True,
+)
+_SIGNED = Converter("cudart_signed", "i", "long long", "{bits}", "({abi_type}){v}", "L", "{v}")
+_UNSIGNED = Converter(
+    "cudart_unsigned", "u", "unsigned long long", "{bits}", "({abi_type}){v}", "K", "{v}"
+)
+_DOUBLE = Converter("cudart_double", "d", "double", "", "({abi_type}){v}", "d", "{v}")
+_RECORD = Converter(
+    "cudart_by_value",
+    "a",
+    "",
+    '"{record_class}", (Py_ssize_t)sizeof {v}, &cudart_class_{record}',
+    "{v}",
+    "y#",
+    "(const char *)&{v}, (Py_ssize_t)sizeof {v}",
+)
+# The argument converter of each TypeKind the compiled backend passes: one per C type
+# kind; an integer kind's is a pair, (signed, unsigned), picked by its C type.
+_INTEGER = (_SIGNED, _UNSIGNED)
+ARGUMENTS: dict[TypeKind, Converter | tuple[Converter, Converter]] = {
+    **{kind: _POINTER for kind in (*POINTER_KINDS, TypeKind.ARRAY)},
+    **{kind: _INTEGER for kind in (TypeKind.INTEGER, TypeKind.ENUM, TypeKind.CHAR, TypeKind.BOOL)},
+    TypeKind.FLOAT: _DOUBLE,
+    TypeKind.RECORD: _RECORD,
+}
+
+
+@dataclass(frozen=True)
 class FastParam:
     index: int
     name: str  # the Python name (the text signature's)
-    conversion: str  # pointer | signed | unsigned | double | record
+    converter: Converter
     abi_type: str  # the C type of the local the call passes
     bits: int = 0  # integers: the C type's width
     # Pointers: bytes a buffer must hold (a record's size where the pointer is to exactly
@@ -67,19 +125,120 @@ class FastParam:
     record: str = ""  # records: the generated record's name (its C type in CUDART_RECORD_T)
     record_class: str = ""  # records: its ctypes class's name
 
+    def _format(self, text: str) -> str:
+        return text.format(v=self.local, **vars(self))
+
+    @property
+    def local(self) -> str:
+        """The C local the argument is converted into."""
+        return f"{self.converter.local}{self.index}"
+
+    @property
+    def buffer(self) -> str:
+        return f"b{self.index}" if self.converter.buffer else ""
+
+    @property
+    def declarations(self) -> list[str]:
+        c_type = self.converter.c_type or self.abi_type
+        space = "" if c_type.endswith("*") else " "
+        lines = [f"{c_type}{space}{self.local};"]
+        if self.buffer:
+            lines.append(f"Py_buffer {self.buffer} = {{.obj = NULL}};")
+        return lines
+
+    def conversion(self, arg: str) -> str:
+        """The converter's call on the Python argument `arg`: 0, or -1 having raised."""
+        extra = self._format(self.converter.extra)
+        args = [arg, str(self.index), *([extra] if extra else []), f"&{self.local}"]
+        if self.buffer:
+            args.append(f"&{self.buffer}")
+        return f"{self.converter.function}({', '.join(args)})"
+
+    @property
+    def passed(self) -> str:
+        return self._format(self.converter.passed)
+
+    @property
+    def recorded_code(self) -> str:
+        return self.converter.recorded_code
+
+    @property
+    def recorded_value(self) -> str:
+        return self._format(self.converter.recorded_value)
+
+    @property
+    def cleanup(self) -> str:
+        return f"cudart_release(&{self.buffer});" if self.buffer else ""
+
+
+@dataclass(frozen=True)
+class ResultConverter:
+    """How a C result becomes the Python one (`r` -> `result`), and what the test
+    recorder returns in its place (a zero of the type); lines of C over {c_type}."""
+
+    value: tuple[str, ...]
+    recorded: tuple[str, ...]
+
+
+_NONE = ("result = Py_None;", "Py_INCREF(result);")
+_ZERO = ("result = PyLong_FromLong(0);",)
+# The result converter of each kind of C result the compiled backend returns.
+RESULTS: dict[str, ResultConverter] = {
+    "void": ResultConverter(_NONE, _NONE),
+    "string": ResultConverter(
+        ("result = r ? PyBytes_FromString(r) : (Py_INCREF(Py_None), Py_None);",),
+        ('result = PyBytes_FromStringAndSize("", 0);',),
+    ),
+    "pointer": ResultConverter(
+        ("result = r ? PyLong_FromVoidPtr(r) : (Py_INCREF(Py_None), Py_None);",), _ZERO
+    ),
+    "record": ResultConverter(
+        ("result = PyBytes_FromStringAndSize((const char *)&r, (Py_ssize_t)sizeof r);",),
+        (
+            "result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)sizeof({c_type}));",
+            "if (result)",
+            "    memset(PyBytes_AsString(result), 0, sizeof({c_type}));",
+        ),
+    ),
+    "double": ResultConverter(
+        ("result = PyFloat_FromDouble((double)r);",), ("result = PyFloat_FromDouble(0.0);",)
+    ),
+    "signed": ResultConverter(("result = PyLong_FromLongLong((long long)r);",), _ZERO),
+    "unsigned": ResultConverter(
+        ("result = PyLong_FromUnsignedLongLong((unsigned long long)r);",), _ZERO
+    ),
+}
+
 
 @dataclass(frozen=True)
 class FastFunction:
     name: str  # public name
     declared: str  # the header's function (what __typeof__ names)
     params: tuple[FastParam, ...]
-    result: str  # signed | unsigned | double | string | pointer | record | void
+    result: str  # a kind of RESULTS
     result_type: str  # the C type of the result
     result_record: str = ""
     prototype: str = ""  # the header's
     doc: str = ""  # the docstring's text after the signature, as a C string literal's body
     declaration: str = ""  # a pointer type to it, spelled as the model reads the header
     releases_gil: bool = True  # generator/gil.py decides
+
+    @property
+    def returns(self) -> bool:
+        return self.result_type != "void"
+
+    @property
+    def result_lines(self) -> list[str]:
+        return [line.format(c_type=self.result_type) for line in RESULTS[self.result].value]
+
+    @property
+    def recorded_result_lines(self) -> list[str]:
+        return [line.format(c_type=self.result_type) for line in RESULTS[self.result].recorded]
+
+    @property
+    def reads_spec(self) -> bool:
+        """Whether a variant's spec matters: it marks pointers as storage or outputs."""
+        return any(p.converter is _POINTER for p in self.params)
 
     @property
     def slot_params(self) -> list[FastParam]:
@@ -111,42 +270,30 @@ class FastRecord:
     argument: bool  # passed by value somewhere (not only returned)
 
 
-def render_fast(
-    model: ApiModel,
-    context: RenderContext,
-    headers: tuple[str, ...],
-    plans: list[FunctionPlan] | None = None,
-) -> str:
-    """`plans` (resolve.py's, with generator/sizes.py's relations) say which pointers
-    point to one record, whose size a buffer passed there must have at least."""
+def render_fast(context: GenerationContext) -> str:
     template = environment().get_template("fast_module.c.j2")
-    return template.render(v=FastView(model, context, headers, plans or []))
+    return template.render(v=FastView(context))
 
 
 class FastView:
     """What templates/fast_module.c.j2 reads."""
 
-    def __init__(
-        self,
-        model: ApiModel,
-        context: RenderContext,
-        headers: tuple[str, ...],
-        plans: list[FunctionPlan],
-    ) -> None:
-        self.model = model
-        self.context = context
-        self.headers = headers
-        # (function, C parameter) pointing to exactly one record: an input sizes.py
-        # measures as one (Measure.RECORD), or a record the call writes (kind STRUCT).
+    def __init__(self, context: GenerationContext) -> None:
+        self.model = context.model
+        self.context = context.render
+        # What the judge's build includes: the headers the parse started from.
+        self.headers = tuple(name for name, _ in self.model.header_hashes)
+        # (function, C parameter) pointing to exactly one record (the plans: an input
+        # sizes.py measures as one, Measure.RECORD, or a record the call writes, kind
+        # STRUCT), whose size a buffer passed there must have at least.
         self.one_record = {
             (plan.function.name, p.name)
-            for plan in plans
+            for plan in context.plans
             for p in plan.params
             if p.measure is Measure.RECORD
             or (p.role in (Role.OUT, Role.INOUT) and p.kind is ParamKind.STRUCT)
         }
-        self.types = TypeMapper(model)
-        self.raw = RawView(model, context)  # the ctypes functions' docs, shared
+        self.types = context.types
         self._records: dict[str, FastRecord] = {}
         self.functions = self._functions()
 
@@ -157,6 +304,20 @@ class FastView:
     @property
     def module(self) -> str:
         return fast_module_name(self.model.cuda_version)
+
+    @property
+    def protocol(self) -> list[tuple[str, int, str]]:
+        """(C expression, its value in cudart/_fastproto.py, the constant's name): what the
+        generated C asserts of _fastcall.h at compile time."""
+        return [
+            ("CUDART_SLOT_UNBOUND", protocol.SLOT_UNBOUND, "SLOT_UNBOUND"),
+            ("CUDART_SLOT_RECORD", protocol.SLOT_RECORD, "SLOT_RECORD"),
+            ("CUDART_MAX_PARAMS", protocol.MAX_PARAMS, "MAX_PARAMS"),
+            ("sizeof(cudart_spec)", protocol.SPEC_SIZE, "SPEC_SIZE"),
+            ("offsetof(cudart_spec, outs)", protocol.SPEC_OUTS_OFFSET, "SPEC_OUTS_OFFSET"),
+            ("offsetof(cudart_spec, codes)", protocol.SPEC_CODES_OFFSET, "SPEC_CODES_OFFSET"),
+            ("sizeof(unsigned long long)", protocol.OUTPUT_SLOT_BYTES, "OUTPUT_SLOT_BYTES"),
+        ]
 
     @property
     def records(self) -> list[FastRecord]:
@@ -175,19 +336,22 @@ class FastView:
         variadic = [f.name for f in self.model.functions if f.variadic]
         if variadic:
             raise RenderError(f"variadic functions have no compiled form: {variadic}")
+        # A variant's spec has one bit per C parameter.
+        wide = sorted(name for name, f in public.items() if len(f.params) > protocol.MAX_PARAMS)
+        if wide:
+            raise RenderError(f"more than {protocol.MAX_PARAMS} parameters: {wide}")
         return [self._function(name, public[name]) for name in sorted(public)]
 
     def _function(self, public: str, f: Function) -> FastFunction:
         params = tuple(
-            self._param(i, _py_name(p.name) if p.name else f"arg{i}", p.type, (f.name, p.name))
+            self._param(i, py_name(p.name) if p.name else f"arg{i}", p.type, (f.name, p.name))
             for i, p in enumerate(f.params)
         )
         result, result_type, record = self._result(f.result)
-        names = [self.types.c_declaration(p.type, p.name) for p in f.params]
-        prototype = self.types.c_declaration(f.result, f"{f.name}({', '.join(names) or 'void'})")
+        prototype = c_prototype(self.types, f)
         types = ", ".join(self.types.c_declaration(p.type) for p in f.params) or "void"
         declaration = self.types.c_declaration(f.result, f"(*cudart_decl_{public})({types})")
-        doc = _c_string(self.raw._function_doc(public, f, prototype))
+        doc = _c_string(function_doc(public, f, prototype))
         return FastFunction(
             public,
             f.name,
@@ -216,29 +380,30 @@ class FastView:
 
     def _param(self, index: int, name: str, t: CType, key: tuple[str, str]) -> FastParam:
         kind = self.types.classify(t)
-        if kind in POINTER_KINDS or kind is TypeKind.ARRAY:
+        converter = ARGUMENTS.get(kind)
+        if converter is None:
+            raise RenderError(f"no compiled conversion for a {kind.value} argument ({t!r})")
+        if converter is _POINTER:
             need = self._record_size(t, kind) if key in self.one_record else 0
             slot = self.types.output_slot_size(t)
-            return FastParam(index, name, "pointer", "void *", need=need, slot_size=slot)
-        if kind in (TypeKind.INTEGER, TypeKind.ENUM, TypeKind.CHAR, TypeKind.BOOL):
+            return FastParam(index, name, _POINTER, "void *", need=need, slot_size=slot)
+        if isinstance(converter, tuple):
             signed, bits, spelled = self._integer(t)
-            return FastParam(index, name, "signed" if signed else "unsigned", spelled, bits)
-        if kind is TypeKind.FLOAT:
+            return FastParam(index, name, converter[0] if signed else converter[1], spelled, bits)
+        if converter is _DOUBLE:
             spelled = self.types.resolved(t, Builtin).name
             if spelled == "long double":
                 raise RenderError("no compiled conversion for a long double argument")
-            return FastParam(index, name, "double", spelled)
-        if kind is TypeKind.RECORD:
-            rec = self._record(t, argument=True)
-            return FastParam(
-                index,
-                name,
-                "record",
-                f"CUDART_RECORD_T({rec.name})",
-                record=rec.name,
-                record_class=rec.python_class,
-            )
-        raise RenderError(f"no compiled conversion for a {kind.value} argument ({t!r})")
+            return FastParam(index, name, _DOUBLE, spelled)
+        rec = self._record(t, argument=True)
+        return FastParam(
+            index,
+            name,
+            _RECORD,
+            f"CUDART_RECORD_T({rec.name})",
+            record=rec.name,
+            record_class=rec.python_class,
+        )
 
     def _result(self, t: CType) -> tuple[str, str, str]:
         kind = self.types.classify(t)

@@ -1,15 +1,17 @@
-"""model -> Python source, through the jinja2 templates in templates/, formatted by black
-(generator/formatting.py).
+"""What every view shares: the jinja2 environment, the render context, the module
+names and the docs helpers.
 
-Two views, one module each: render_raw.py (sys_<version>.py, the ctypes layer) and
-render_checked.py (checked_<version>.py). This module holds what both share: the
-jinja2 environment, the render context and the module names. Rendering never sees
-libclang: everything it knows comes from the model. Output is a pure function of
-(model, sources): no timestamps, no absolute paths, no hash ordering.
+Three views, one module each, each reading one generator.context.GenerationContext:
+raw.py (sys_<version>.py, the ctypes layer), checked.py (checked_<version>.py) and
+fast.py (_fast_<version>.c, the compiled backend). A view imports this module and the
+context, never another view. Rendering never sees libclang: everything it knows comes
+from the model. Output is a pure function of (model, sources): no timestamps, no
+absolute paths, no hash ordering.
 """
 
 from __future__ import annotations
 
+import keyword
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,19 +19,21 @@ import jinja2
 
 from cudart._contract import FLAG_DEPRECATED
 
-from .model import ApiModel
+from ..ctypes_map import TypeMapper
+from ..model import Function
 
 __all__ = [
     "FLAG_DEPRECATED",
     "RenderContext",
+    "c_prototype",
     "checked_module_name",
+    "function_doc",
     "module_name",
-    "render_checked",
-    "render_module",
+    "py_name",
     "render_template",
 ]
 
-TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+TEMPLATES = Path(__file__).resolve().parent.parent.parent / "templates"
 
 
 @dataclass(frozen=True)
@@ -56,20 +60,6 @@ def checked_module_name(cuda_version: int, surface: str = RUNTIME_SURFACE) -> st
     if surface == RUNTIME_SURFACE:
         return f"checked_{cuda_version}"
     return f"{surface}_checked_{cuda_version}"
-
-
-def render_module(model: ApiModel, context: RenderContext) -> str:
-    """The raw module (render_raw.py)."""
-    from .render_raw import render_module
-
-    return render_module(model, context)
-
-
-def render_checked(model: ApiModel, context: RenderContext, plans=None) -> str:
-    """The checked module (render_checked.py); `plans` defaults to resolve(model)."""
-    from .render_checked import render_checked
-
-    return render_checked(model, context, plans)
 
 
 def render_template(name: str, **values: object) -> str:
@@ -101,3 +91,35 @@ def first_sentence(text: str) -> str:
 def tuple_literal(items: list[str]) -> str:
     """A tuple literal without a trailing comma, which black would explode."""
     return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+
+
+def py_name(name: str) -> str:
+    """A C parameter name as a Python one (C's `lambda` is Python's keyword)."""
+    return name + "_" if keyword.iskeyword(name) else name
+
+
+def function_doc(public: str, f: Function, prototype: str) -> str:
+    """A raw function's __doc__ (the ctypes one and the compiled one alike): the C
+    prototype and the header's docs, kept short (brief, each parameter's first
+    sentence, the error codes): the table of them is read at every import."""
+    lines = [prototype if public == f.name else f"{prototype}  (what C's {public} calls)"]
+    doc = f.doc
+    if doc and doc.brief:
+        lines += ["", doc.brief.rstrip(".") + "."]
+    described = [(p.name, doc.param(p.name)) for p in f.params] if doc else []
+    if any(text for _, text in described):
+        lines += ["", "Parameters:"]
+        lines += [f"    {name}: {first_sentence(text or '')}".rstrip() for name, text in described]
+    if doc and doc.returns:
+        lines += ["", f"Returns: {doc.returns}"]
+    if f.deprecated:
+        lines += ["", "Deprecated." + (f" {doc.deprecated}" if doc and doc.deprecated else "")]
+    return "\n".join(lines)
+
+
+def c_prototype(types: TypeMapper, f: Function) -> str:
+    """The header's prototype of `f`, parameter names included."""
+    params = [types.c_declaration(p.type, p.name) for p in f.params]
+    if f.variadic:
+        params.append("...")
+    return types.c_declaration(f.result, f"{f.name}({', '.join(params) or 'void'})")

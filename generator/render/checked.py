@@ -1,4 +1,4 @@
-"""The checked view: the plans of resolve.py -> generated/checked_<version>.py.
+"""The checked view: the plans of the context -> generated/checked_<version>.py.
 
 This module is the one owner of the checked layer's code: it writes every line of
 every checked function. templates/checked_module.py.j2 only lays the module out
@@ -18,17 +18,20 @@ in `_OUTPUTS` for what comes back (storage, the result expression, its annotatio
 
 from __future__ import annotations
 
+import ctypes
 import keyword
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .attributes import FUNCTIONS as ATTRIBUTE_FUNCTIONS
-from .attributes import AttributeTypes
-from .ctypes_map import POINTER_KINDS, RenderError, TypeKind, TypeMapper, integer_range
-from .formatting import format_python
-from .model import ApiModel, Param, RecordBuilder, RecordRef
-from .plan import (
+from cudart._fastproto import OUTPUT_VALUES
+
+from ..attributes import FUNCTIONS as ATTRIBUTE_FUNCTIONS
+from ..context import GenerationContext
+from ..ctypes_map import POINTER_KINDS, RenderError, TypeKind, integer_range
+from ..formatting import format_python
+from ..model import Param, RecordBuilder, RecordRef
+from ..plan import (
     INPUT_KINDS,
     OUTPUT_KINDS,
     Effect,
@@ -39,21 +42,17 @@ from .plan import (
     ResultKind,
     Role,
 )
-from .render import (
-    RenderContext,
+from .base import (
     docstring,
     environment,
     first_sentence,
     module_name,
     tuple_literal,
 )
-from .status import status_enum
 
 
-def render_checked(model: ApiModel, context: RenderContext, plans=None) -> str:
-    from .resolve import resolve
-
-    view = CheckedView(model, context, plans if plans is not None else resolve(model))
+def render_checked(context: GenerationContext) -> str:
+    view = CheckedView(context)
     template = environment().get_template("checked_module.py.j2")
     return format_python(template.render(v=view))
 
@@ -79,11 +78,12 @@ RUNTIME_ERROR_BASE = "CudaError"
 class CheckedView:
     """What templates/checked_module.py.j2 reads."""
 
-    def __init__(self, model: ApiModel, context: RenderContext, plans: list[FunctionPlan]) -> None:
+    def __init__(self, context: GenerationContext) -> None:
+        model, plans = context.model, context.plans
         self.model = model
-        self.context = context
-        self.types = TypeMapper(model)
-        self.raw_module = module_name(model.cuda_version, context.surface)
+        self.context = context.render
+        self.types = context.types
+        self.raw_module = module_name(model.cuda_version, context.render.surface)
         # The inline record builders: the raw ones where no integer needs a range check,
         # else a checked one (below) that calls the raw one.
         self._imports: set[str] = set()
@@ -95,9 +95,9 @@ class CheckedView:
         # Records whose `fn` the checked module lets be a Python callable (its own subclass).
         self.callback_records: set[str] = set()
         # What a failed call returns and raises (generator/status.py).
-        self.status = status_enum(model)
+        self.status = context.status
         self.not_ready = self.status.value_of("cudaErrorNotReady") if self.status else None
-        self.attributes = AttributeTypes(model)
+        self.attributes = context.attributes
         # Attribute value tables the functions use: name -> source (generator/attributes.py).
         self.attribute_tables: dict[str, str] = {}
         self.functions = [_Function(self, plan).emit() for plan in plans]
@@ -514,21 +514,23 @@ class _Output:
 # Outputs the compiled backend provides itself (CheckedFunction.outputs): their kinds,
 # and the storage argtypes an 8-byte slot holds, with what reading one gives.
 _SLOT_KINDS = frozenset({ParamKind.SCALAR, ParamKind.ENUM, ParamKind.ADDRESS})
+# What reading a slot gives is the protocol's (cudart/_fastproto.py), by the storage's
+# ctypes code.
 _OUTPUT_PYTHON_TYPES = {
-    f"POINTER({ctype})": python
-    for ctype, python in [
-        ("c_int", "int"),
-        ("c_uint", "int"),
-        ("c_long", "int"),
-        ("c_ulong", "int"),
-        ("c_longlong", "int"),
-        ("c_ulonglong", "int"),
-        ("c_size_t", "int"),
-        ("c_short", "int"),
-        ("c_ushort", "int"),
-        ("c_float", "float"),
-        ("c_double", "float"),
-        ("c_void_p", "int | None"),
+    f"POINTER({ctype})": OUTPUT_VALUES[getattr(ctypes, ctype)._type_]
+    for ctype in [
+        "c_int",
+        "c_uint",
+        "c_long",
+        "c_ulong",
+        "c_longlong",
+        "c_ulonglong",
+        "c_size_t",
+        "c_short",
+        "c_ushort",
+        "c_float",
+        "c_double",
+        "c_void_p",
     ]
 }
 
