@@ -44,6 +44,7 @@ _KEY_RE = re.compile(rf"({_NUMBER})\.({_NUMBER})", re.ASCII)
 _SHA256_RE = re.compile(r"[0-9a-f]{64}", re.ASCII)
 _ROLE_RE = re.compile(r"[a-z][a-z0-9_]*", re.ASCII)
 _FAMILY_RE = re.compile(_NUMBER, re.ASCII)
+_FAMILY_WHAT = "a family is a CUDA major number such as '12'"
 # Every string of the manifest ends up in a pip command line, a cache path or a path
 # inside a wheel, so each is held to the grammar of what it names before anything uses
 # it: a name that does not fit is refused, never escaped.
@@ -305,10 +306,7 @@ class Family:
     wheels: tuple[WheelKind, ...]
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not _FAMILY_RE.fullmatch(self.name):
-            raise ManifestError(
-                f"families.{json.dumps(self.name)}: a family is a CUDA major number such as '12'"
-            )
+        _check_word(_FAMILY_RE, self.name, "families", _FAMILY_WHAT)
         for w in self.wheels:
             w.validate(f"families.{self.name}.{w.role}")
         roles = [w.role for w in self.wheels]
@@ -368,15 +366,26 @@ class Family:
 
     @classmethod
     def from_toml(cls, name: str, data: Any) -> Family:
+        # The name and the roles are checked before they are part of a message's place.
+        _check_word(_FAMILY_RE, name, "families", _FAMILY_WHAT)
         where = f"families.{name}"
         if not isinstance(data, dict) or not data:
             raise ManifestError(f"{where} must be a table of wheel roles")
+        for role in data:
+            _check_word(_ROLE_RE, role, where, "a wheel role is a lowercase word")
         return cls(
             name=name,
             wheels=tuple(
                 WheelKind.from_toml(role, body, f"{where}.{role}") for role, body in data.items()
             ),
         )
+
+
+def _check_word(pattern: re.Pattern[str], key: Any, table: str, what: str) -> None:
+    """A table key of the manifest that must fit `pattern`; json quoting shows the key on
+    one line whatever it holds."""
+    if not isinstance(key, str) or not pattern.fullmatch(key):
+        raise ManifestError(f"{table}.{json.dumps(key)}: {what}, not {key!r}")
 
 
 @dataclass(frozen=True)
