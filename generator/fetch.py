@@ -528,7 +528,9 @@ def _unpack(wheel: Path, pin: WheelPin, wanted: Callable[[str], bool], staging: 
     return record
 
 
-def _put_in_place(staging: Path, target: Path, pin: WheelPin, wanted: Callable[[str], bool]) -> None:
+def _put_in_place(
+    staging: Path, target: Path, pin: WheelPin, wanted: Callable[[str], bool]
+) -> None:
     """Rename the finished `staging` tree to `target`, setting aside a stale tree there."""
     aside = None
     if target.exists():
