@@ -36,6 +36,7 @@ from .render import (
 )
 from .render_fast import fast_module_name, render_fast
 from .resolve import describe, doc_name_mismatches, resolve, table_uses
+from .workers import die_with_parent
 
 REPO = Path(__file__).resolve().parent.parent
 GENERATED = REPO / "generated"
@@ -192,7 +193,13 @@ def render_all(
             fetch_version(manifest, key, lambda _message: None, surface)
     progress(f"rendering {len(keys)} versions in {jobs} processes")
     context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+    pool = ProcessPoolExecutor(
+        max_workers=jobs,
+        mp_context=context,
+        initializer=die_with_parent,
+        initargs=(os.getpid(),),
+    )
+    with pool:
         futures = {key: pool.submit(_render_in_worker, manifest, key) for key in keys}
         out = {}
         for n, key in enumerate(keys, 1):
