@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import sys
 import threading
 
 from .errors import LibraryNotFoundError
@@ -105,15 +106,34 @@ def _nvidia_roots() -> list[str]:
     return roots
 
 
+def _main_entry() -> str | None:
+    """The folder the interpreter put first on sys.path for the main program, as it is
+    when cudart is imported: the script's folder (python script.py), the working
+    directory it started in (python -m, which stays on sys.path after an os.chdir);
+    None for '' (python -c, the REPL: relative, so never searched) and under -P or
+    PYTHONSAFEPATH, where sys.path[0] is an ordinary entry."""
+    if getattr(sys.flags, "safe_path", False) or not sys.path:
+        return None
+    entry = sys.path[0]
+    if not isinstance(entry, str) or not os.path.isabs(entry):
+        return None
+    return os.path.realpath(entry)
+
+
+# Decided at import: the program may change its working directory (and sys.path) before
+# its first CUDA call, and `python -m` leaves the folder it started in on sys.path.
+_MAIN_ENTRY = _main_entry()
+
+
 def _site_dirs() -> list[str]:
     """The folders of sys.path that packages are installed in, in sys.path's order:
     the site module's (site-packages, the user's when enabled), and other absolute
     entries named site-packages/dist-packages or holding an installed NVIDIA runtime
-    wheel (pip install --target). Never the current directory or the main script's
-    folder (sys.path[0]: '' under -c and the REPL): a library planted there by whoever
-    wrote to that folder would be loaded into the process."""
+    wheel (pip install --target). Never the current directory, the main script's
+    folder or the interpreter's first entry for the main program (_MAIN_ENTRY): a
+    library planted there by whoever wrote to that folder would be loaded into the
+    process."""
     import site
-    import sys
 
     installed = set()
     try:
@@ -123,7 +143,7 @@ def _site_dirs() -> list[str]:
     if site.ENABLE_USER_SITE:
         installed.add(site.getusersitepackages())
     installed = {os.path.realpath(p) for p in installed}
-    unsafe = set()
+    unsafe = {_MAIN_ENTRY}
     try:
         unsafe.add(os.path.realpath(os.getcwd()))
     except OSError:  # the working directory was removed

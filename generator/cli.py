@@ -22,7 +22,7 @@ from .generate import (
     tree_files,
     write_snapshot,
 )
-from .manifest import DEFAULT_MANIFEST_PATH, Manifest, ManifestError
+from .manifest import DEFAULT_MANIFEST_PATH, Manifest, ManifestError, parse_version_key
 from .parse import ParseError
 from .tree import GENERATED, compare_links, compare_tree, link_package, write_tree
 
@@ -125,6 +125,9 @@ def cmd_add(args) -> int:
             return 0
         _progress(f"new on the registry: CUDA {', '.join(keys)}")
     elif args.versions:
+        # All of them before any is added: a bad third key must not leave two added.
+        for key in args.versions:
+            parse_version_key(key)
         keys = args.versions
     else:
         raise ValueError("give one or more versions (e.g. `add 12.6`) or --new")
@@ -230,18 +233,28 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _check_output(folder: Path) -> None:
+    """Refuse an --output that cannot become the generated/ folder before any work (the
+    tree writer would otherwise fail after minutes of rendering, or exchange a file)."""
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"--output {folder} exists and is not a folder")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if getattr(args, "all", False) and args.version:
         print("cudart-bindgen: error: give a version or --all, not both", file=sys.stderr)
         return 2
     try:
+        _check_output(args.output)
         return args.func(args)
     except ParseError as exc:
         # Diagnostics span lines; the first line says what failed.
         print(f"cudart-bindgen: error: {exc}", file=sys.stderr)
         return 2
-    except (ManifestError, FetchError, RenderError, ValueError) as exc:
+    except (ManifestError, FetchError, RenderError, ValueError, OSError) as exc:
+        # OSError: a file system that refuses (a folder that is a file, no space, no
+        # permission), with the system's reason and the path it names.
         print(f"cudart-bindgen: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

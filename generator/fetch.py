@@ -6,14 +6,17 @@ Layout of the cache (see cache_root()):
                                                  fetch need not download again
     <package>-<version>-<sha256>/                the extracted subset of one wheel,
         .complete                                keyed by the wheel's full sha256;
-                                                 the marker names the wheel and the
-                                                 sha256 of every file unpacked, and
-                                                 is checked before each use: a tree
-                                                 that differs is unpacked again
+                                                 the marker names the wheel and keeps
+                                                 a copy of its RECORD; before each use
+                                                 the copy is held to the manifest's
+                                                 record_sha256 and every file to the
+                                                 copy: a tree that differs is
+                                                 unpacked again
 
-Nothing in the cache is trusted by its name alone: a cached wheel is hashed before
-use, a cached tree is compared with its marker, and a file the manifest disagrees with
-is never deleted (the manifest may be the one that is wrong).
+Nothing in the cache is trusted by its name alone, nor by anything else in the cache: a
+cached wheel is hashed before use, a cached tree is compared with the digests of the
+wheel's RECORD, whose own digest the manifest pins; and a file the manifest disagrees
+with is never deleted (the manifest may be the one that is wrong).
 
 All downloads go through pip (run as ``sys.executable -m pip``) so that the
 user's index, proxy and certificate settings apply unchanged.
@@ -21,8 +24,11 @@ user's index, proxy and certificate settings apply unchanged.
 
 from __future__ import annotations
 
+import base64
+import csv
 import fnmatch
 import hashlib
+import io
 import os
 import re
 import shutil
@@ -62,14 +68,17 @@ PIP_PLATFORMS = (
 )
 PIP_PYTHON_VERSION = "3.11"
 
+CACHE_ENV = "CUDART_BINDGEN_CACHE"
 COMPLETE_MARKER = ".complete"
 # The first line of a completion marker; a marker without it (an older cache's, or a
-# damaged one) is not ours, and its tree is unpacked again.
-MARKER_FORMAT = "cudart-bindgen extracted tree, format 2"
+# damaged one) is not ours, and its tree is unpacked again. Format 3: the wheel's name and
+# sha256, then a copy of its RECORD (checked against the manifest's record_sha256).
+MARKER_FORMAT = "cudart-bindgen extracted tree, format 3"
 # A requirement as this module builds one: a validated project name, '==', a version or
 # a version pattern. Checked again right before pip sees it, so that nothing read from a
 # file can become one of pip's options.
-_REQUIREMENT_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*==[0-9][0-9A-Za-z.*]*$")
+# Applied with fullmatch: `$` would also match before a final newline.
+_REQUIREMENT_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*==[0-9][0-9A-Za-z.*]*", re.ASCII)
 
 
 class FetchError(Exception):
@@ -89,13 +98,29 @@ def print_to_stderr(message: str) -> None:
 
 
 def cache_root() -> Path:
-    explicit = os.environ.get("CUDART_BINDGEN_CACHE")
+    """Where the cache is ($CUDART_BINDGEN_CACHE, else the user's cache folder)."""
+    explicit = os.environ.get(CACHE_ENV)
     if explicit:
         return Path(explicit).expanduser()
     xdg = os.environ.get("XDG_CACHE_HOME")
     if xdg:
         return Path(xdg).expanduser() / "cudart-bindgen"
     return Path.home() / ".cache" / "cudart-bindgen"
+
+
+def _ready_cache() -> Path:
+    """The cache folder, made if missing; a FetchError when it cannot be one (a file, a
+    folder without write permission)."""
+    root = cache_root()
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        reason = "it is not a folder"
+    except OSError as e:
+        reason = e.strerror or str(e)
+    else:
+        return root
+    raise FetchError(f"cannot use {root} as the cache ({reason}); set ${CACHE_ENV} to a folder")
 
 
 @dataclass(frozen=True)
@@ -182,7 +207,7 @@ def _run_pip_download(requirement: str, dest: Path) -> tuple[subprocess.Complete
     # pip reports unreachable indexes only at debug level; its --log file is
     # always at debug level, so it tells a network failure from "no such
     # release" without making the console output verbose.
-    if not _REQUIREMENT_RE.match(requirement):
+    if not _REQUIREMENT_RE.fullmatch(requirement):
         raise FetchError(f"refusing to pass {requirement!r} to pip: not a 'name==version'")
     log_path = dest.parent / f".{dest.name}.pip.log"
     cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:"]
@@ -315,44 +340,84 @@ def _tree_listing(folder: Path) -> dict[str, str] | None:
     return found
 
 
-def _marker_text(pin: WheelPin, files: dict[str, str]) -> str:
-    lines = [MARKER_FORMAT, f"wheel {pin.wheel}", f"sha256 {pin.sha256}", f"files {len(files)}"]
-    lines += [f"{digest} {name}" for name, digest in sorted(files.items())]
-    return "\n".join(lines) + "\n"
+# A wheel's record of its own files (PEP 376/427): one per wheel, in its .dist-info folder.
+_RECORD_RE = re.compile(r"[^/]+\.dist-info/RECORD")
 
 
-def _tree_problem(target: Path, pin: WheelPin) -> str | None:
-    """Why the cached tree of `pin` cannot be used as it is, or None when every file is
-    the one the marker recorded when it was unpacked from the verified wheel."""
-    try:
-        marker = (target / COMPLETE_MARKER).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return "it has no completion marker"
-    except (OSError, UnicodeDecodeError) as e:
-        return f"its completion marker cannot be read ({e})"
-    lines = marker.splitlines()
-    if lines[:3] != [MARKER_FORMAT, f"wheel {pin.wheel}", f"sha256 {pin.sha256}"]:
-        return "its completion marker is not for this wheel"
-    recorded: dict[str, str] = {}
-    for line in lines[4:]:
-        digest, _, name = line.partition(" ")
-        recorded[name] = digest
-    if lines[3:4] != [f"files {len(recorded)}"]:
-        return "its completion marker is damaged"
-    actual = _tree_listing(target)
-    if actual is None:
-        return "it holds a link or a special file"
-    changed = sorted(n for n in recorded.keys() & actual.keys() if recorded[n] != actual[n])
-    missing = sorted(recorded.keys() - actual.keys())
-    extra = sorted(actual.keys() - recorded.keys())
+def _read_record(zf: zipfile.ZipFile, wheel: str) -> bytes:
+    names = [n for n in zf.namelist() if _RECORD_RE.fullmatch(n)]
+    if len(names) != 1:
+        raise FetchError(f"{wheel} holds {len(names)} .dist-info/RECORD files, not one")
+    return zf.read(names[0])
+
+
+def record_sha256(wheel: Path) -> str:
+    """The sha256 of a wheel's RECORD, as the manifest pins it (record_sha256)."""
+    with zipfile.ZipFile(wheel) as zf:
+        return hashlib.sha256(_read_record(zf, wheel.name)).hexdigest()
+
+
+def _expected_files(record: bytes, wanted: Callable[[str], bool], wheel: str) -> dict[str, str]:
+    """{member: sha256 in hex} of the wanted members that RECORD lists."""
+    expected: dict[str, str] = {}
+    for row in csv.reader(io.StringIO(record.decode("utf-8", errors="replace"))):
+        if not row or not wanted(row[0]):
+            continue
+        algorithm, _, digest = (row[1] if len(row) > 1 else "").partition("=")
+        if algorithm != "sha256":
+            raise FetchError(f"{wheel}'s RECORD gives no sha256 for {row[0]!r}")
+        try:
+            expected[row[0]] = base64.urlsafe_b64decode(digest + "=" * (-len(digest) % 4)).hex()
+        except ValueError:
+            raise FetchError(f"{wheel}'s RECORD holds a malformed digest for {row[0]!r}") from None
+    return expected
+
+
+def _difference(expected: dict[str, str], actual: dict[str, str]) -> str | None:
+    """The first way `actual` ({name: sha256}) differs from `expected`, or None."""
+    changed = sorted(n for n in expected.keys() & actual.keys() if expected[n] != actual[n])
+    missing = sorted(expected.keys() - actual.keys())
+    extra = sorted(actual.keys() - expected.keys())
     for what, names in (("changed", changed), ("missing", missing), ("unexpected", extra)):
         if names:
             more = f" and {len(names) - 1} more" if len(names) > 1 else ""
-            return f"{names[0]} is {what}{more}"
+            return f"{_one_line(names[0], 120)} is {what}{more}"
     return None
 
 
-_SCRATCH_RE = re.compile(r"^\.(?:download|extract|stale|list)-(?P<pid>\d+)-")
+def _marker_head(pin: WheelPin) -> bytes:
+    return f"{MARKER_FORMAT}\nwheel {pin.wheel}\nsha256 {pin.sha256}\n".encode()
+
+
+def _tree_problem(target: Path, pin: WheelPin, wanted: Callable[[str], bool]) -> str | None:
+    """Why the cached tree of `pin` cannot be used as it is, or None when it holds exactly
+    the wanted files of the wheel, each with the sha256 the wheel's RECORD lists.
+
+    The marker keeps a copy of that RECORD, which is trusted only when its sha256 is the
+    manifest's record_sha256: a tree edited together with its marker is unpacked again."""
+    try:
+        marker = (target / COMPLETE_MARKER).read_bytes()
+    except FileNotFoundError:
+        return "it has no completion marker"
+    except OSError as e:
+        return f"its completion marker cannot be read ({e.strerror})"
+    head = _marker_head(pin)
+    if not marker.startswith(head):
+        return "its completion marker is not for this wheel"
+    record = marker[len(head) :]
+    if hashlib.sha256(record).hexdigest() != pin.record_sha256:
+        return "its completion marker's RECORD is not the wheel's"
+    actual = _tree_listing(target)
+    if actual is None:
+        return "it holds a link or a special file"
+    try:
+        expected = _expected_files(record, wanted, pin.wheel)
+    except FetchError as e:
+        return str(e)
+    return _difference(expected, actual)
+
+
+_SCRATCH_RE = re.compile(r"\.(?:download|extract|stale|list)-(?P<pid>[0-9]+)-", re.ASCII)
 
 
 def _scratch(kind: str) -> str:
@@ -391,25 +456,24 @@ def _extract(
 
     The tree is built under a temporary name and renamed into place only when
     complete, so a crash or a concurrent run never sees half of it. A cached tree is
-    used only when every file matches the digest its marker recorded; otherwise it is
-    unpacked again from the verified wheel.
+    used only when every file matches the digest the wheel's RECORD gives it; otherwise
+    it is unpacked again from the verified wheel.
     """
     target = root / _extracted_name(pin)
     if target.is_dir():
-        problem = _tree_problem(target, pin)
+        problem = _tree_problem(target, pin, wanted)
         if problem is None:
             progress(f"using cached {target.name}")
             return target
         progress(f"cached {target.name} differs from its wheel ({problem}); extracting again")
 
-    root.mkdir(parents=True, exist_ok=True)
     wheel = _ensure_wheel(pin, root, progress)
     progress(f"extracting {pin.wheel}")
     staging = Path(tempfile.mkdtemp(dir=root, prefix=_scratch("extract")))
     os.chmod(staging, folder_mode())
     try:
-        digests = _unpack(wheel, pin, wanted, staging)
-        names = set(digests)
+        record = _unpack(wheel, pin, wanted, staging)
+        names = set(_expected_files(record, wanted, pin.wheel))
         missing = [
             r for r in required if r not in names and not any(n.startswith(r + "/") for n in names)
         ]
@@ -417,18 +481,26 @@ def _extract(
             raise FetchError(
                 f"{pin.wheel} lacks {', '.join(missing)}; check the manifest's family paths"
             )
-        (staging / COMPLETE_MARKER).write_text(_marker_text(pin, digests), encoding="utf-8")
-        _put_in_place(staging, target, pin)
+        (staging / COMPLETE_MARKER).write_bytes(_marker_head(pin) + record)
+        _put_in_place(staging, target, pin, wanted)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return target
 
 
-def _unpack(wheel: Path, pin: WheelPin, wanted: Callable[[str], bool], staging: Path) -> dict:
-    """Write the wanted members under `staging`; {member name: sha256 of its bytes}."""
+def _unpack(wheel: Path, pin: WheelPin, wanted: Callable[[str], bool], staging: Path) -> bytes:
+    """Write the wanted members under `staging`, each checked against the wheel's RECORD
+    (pinned by the manifest's record_sha256); returns that RECORD."""
     digests: dict[str, str] = {}
     with zipfile.ZipFile(wheel) as zf:
+        record = _read_record(zf, pin.wheel)
+        actual = hashlib.sha256(record).hexdigest()
+        if actual != pin.record_sha256:
+            raise ChecksumMismatchError(
+                f"record_sha256 mismatch for {pin.wheel}: the manifest pins "
+                f"{pin.record_sha256}, its RECORD is {actual}"
+            )
         for info in zf.infolist():
             name = info.filename
             if info.is_dir() or not wanted(name):
@@ -436,25 +508,36 @@ def _unpack(wheel: Path, pin: WheelPin, wanted: Callable[[str], bool], staging: 
             parts = PurePosixPath(name).parts
             unsafe = name.startswith("/") or "\\" in name or ".." in parts or "." in parts
             if unsafe or not name.isprintable():
-                raise FetchError(f"{pin.wheel} holds an unsafe path: {name!r}")
+                raise FetchError(f"{pin.wheel} holds an unsafe path: {_one_line(repr(name), 120)}")
             if name in digests:
-                raise FetchError(f"{pin.wheel} holds {name!r} twice")
+                raise FetchError(f"{pin.wheel} holds {_one_line(repr(name), 120)} twice")
             data = zf.read(info)
             dest = staging.joinpath(*parts)
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            dest.write_bytes(data)
+            try:
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                dest.write_bytes(data)
+            except OSError as e:
+                raise FetchError(
+                    f"cannot unpack {_one_line(repr(name), 120)} of {pin.wheel} into "
+                    f"{staging.parent}: {e.strerror}"
+                ) from None
             digests[name] = hashlib.sha256(data).hexdigest()
-    return digests
+    problem = _difference(_expected_files(record, wanted, pin.wheel), digests)
+    if problem is not None:
+        raise FetchError(f"{pin.wheel} does not match its own RECORD: {problem}")
+    return record
 
 
-def _put_in_place(staging: Path, target: Path, pin: WheelPin) -> None:
+def _put_in_place(
+    staging: Path, target: Path, pin: WheelPin, wanted: Callable[[str], bool]
+) -> None:
     """Rename the finished `staging` tree to `target`, setting aside a stale tree there."""
     aside = None
     if target.exists():
         # Only a tree that failed its check can be here (or one a concurrent run just
         # replaced, which is as good as ours): move it out of the way in one rename, so a
         # reader sees the old tree or nothing, then the new one.
-        if _tree_problem(target, pin) is None:
+        if _tree_problem(target, pin, wanted) is None:
             # A concurrent run has just put a good tree there: keep it, drop ours.
             shutil.rmtree(staging, ignore_errors=True)
             return
@@ -466,7 +549,7 @@ def _put_in_place(staging: Path, target: Path, pin: WheelPin) -> None:
     try:
         os.rename(staging, target)
     except OSError:
-        if _tree_problem(target, pin) is not None:
+        if _tree_problem(target, pin, wanted) is not None:
             raise
         # Another process finished the same extraction first; theirs is as good.
         shutil.rmtree(staging, ignore_errors=True)
@@ -513,7 +596,7 @@ def fetch_version(
     (nvrtc: nvrtc.h and libnvrtc)."""
     pin = manifest.get(key)
     family = manifest.families[pin.family]
-    root = cache_root()
+    root = _ready_cache()
     clean_scratch(root)
 
     include_dirs: list[Path] = []
@@ -554,18 +637,20 @@ def _resolve_one(package: str, key: str, root: Path, progress: Progress) -> Whee
             raise FetchError(f"cannot read a version from wheel name {wheel.name}")
         version = parts[1]
         sha = _sha256(wheel)
+        record = record_sha256(wheel)
         progress(f"resolved {package}=={version} (sha256 {sha[:12]}...)")
         # Keep it: the fetch that normally follows `add` can use it as is.
         os.replace(wheel, wheels_dir / wheel.name)
-    return WheelPin(package=package, version=version, wheel=wheel.name, sha256=sha)
+    return WheelPin(
+        package=package, version=version, wheel=wheel.name, sha256=sha, record_sha256=record
+    )
 
 
 def released_versions(package: str, progress: Progress = print_to_stderr) -> list[str]:
     """Every release of `package` with a wheel for the pinned platforms, as the index
     lists them (pip names them when asked for a version that cannot exist)."""
     progress(f"listing the releases of {package}")
-    root = cache_root()
-    root.mkdir(parents=True, exist_ok=True)
+    root = _ready_cache()
     with tempfile.TemporaryDirectory(dir=root, prefix=_scratch("list")) as tmp:
         requirement = f"{package}==0.0.0a0.dev0"
         proc, log_text = _run_pip_download(requirement, Path(tmp) / "d")
@@ -584,9 +669,9 @@ def new_minors(manifest: Manifest, progress: Progress = print_to_stderr) -> list
     found: set[str] = set()
     for name, family in manifest.families.items():
         for version in released_versions(family.runtime.package, progress):
-            m = re.fullmatch(r"(\d+)\.(\d+)\.\d+(?:\.post\d+)?", version)
+            m = re.fullmatch(r"([0-9]+)\.([0-9]+)\.[0-9]+(?:\.post[0-9]+)?", version, re.ASCII)
             if m and m.group(1) == name:
-                found.add(f"{m.group(1)}.{m.group(2)}")
+                found.add(f"{int(m.group(1))}.{int(m.group(2))}")
     return sorted(found - set(manifest.versions), key=parse_version_key)
 
 
@@ -598,7 +683,6 @@ def resolve_newest(
     CUDA release's wheels differ (runtime 12.5.82, profiler 12.5.39)."""
     parse_version_key(key)
     family = manifest.family_for(key)
-    root = cache_root()
-    root.mkdir(parents=True, exist_ok=True)
+    root = _ready_cache()
     wheels = {kind.role: _resolve_one(kind.package, key, root, progress) for kind in family.wheels}
     return VersionPin(key=key, family=family.name, wheels=wheels)

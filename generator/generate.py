@@ -28,6 +28,7 @@ from .render.fast import fast_module_name, render_fast
 from .render.raw import render_module
 from .resolve import describe, doc_name_mismatches, table_uses
 from .tree import FOLDER_GUARD, REPO
+from .workers import die_with_parent
 
 SNAPSHOTS = REPO / "tests" / "snapshots"
 # The type checkers' view of `cudart`: the newest version's modules (cudart/__init__.pyi
@@ -172,7 +173,13 @@ def render_all(
             fetch_version(manifest, key, lambda _message: None, surface)
     progress(f"rendering {len(keys)} versions in {jobs} processes")
     context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+    pool = ProcessPoolExecutor(
+        max_workers=jobs,
+        mp_context=context,
+        initializer=die_with_parent,
+        initargs=(os.getpid(),),
+    )
+    with pool:
         futures = {key: pool.submit(_render_in_worker, manifest, key) for key in keys}
         out = {}
         for n, key in enumerate(keys, 1):

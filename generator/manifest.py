@@ -35,28 +35,37 @@ __all__ = [
 
 DEFAULT_MANIFEST_PATH = Path(__file__).resolve().parent.parent / "cuda_headers_manifest.toml"
 
-_KEY_RE = re.compile(r"^(\d+)\.(\d+)$")
-_SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
-_ROLE_RE = re.compile(r"^[a-z][a-z0-9_]*$")
-_FAMILY_RE = re.compile(r"^\d+$")
+# Every pattern below is applied with fullmatch and re.ASCII: `$` would also match before
+# a final newline ("12.5\n"), and `\d` any script's digits ("１２.５" would be int 12.5).
+# A version key (and a family's major) is canonical, one spelling per number: no leading
+# zero, so that "12.05" or "012.5" can never alias "12.5" (and render sys_12050 twice).
+_NUMBER = r"(?:0|[1-9][0-9]*)"
+_KEY_RE = re.compile(rf"({_NUMBER})\.({_NUMBER})", re.ASCII)
+_SHA256_RE = re.compile(r"[0-9a-f]{64}", re.ASCII)
+_ROLE_RE = re.compile(r"[a-z][a-z0-9_]*", re.ASCII)
+_FAMILY_RE = re.compile(_NUMBER, re.ASCII)
+_FAMILY_WHAT = "a family is a CUDA major number such as '12'"
 # Every string of the manifest ends up in a pip command line, a cache path or a path
 # inside a wheel, so each is held to the grammar of what it names before anything uses
 # it: a name that does not fit is refused, never escaped.
 # A registry project name (PEP 508): letters and digits, with '.', '_' or '-' inside
 # only, so never an option ('-...') and never a path.
-_PACKAGE_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
+_PACKAGE_RE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?", re.ASCII)
 # A public PEP 440 version as the index spells a release: a release number, optional
 # pre-, post- and dev-release parts. No '-' (a wheel name's field separator) and no
 # local '+...' part (the index holds none).
-_VERSION_RE = re.compile(r"^\d+(?:\.\d+)*(?:(?:a|b|rc)\d+)?(?:\.post\d+)?(?:\.dev\d+)?$")
+_VERSION_RE = re.compile(
+    r"[0-9]+(?:\.[0-9]+)*(?:(?:a|b|rc)[0-9]+)?(?:\.post[0-9]+)?(?:\.dev[0-9]+)?", re.ASCII
+)
 # A wheel file name (PEP 427): {distribution}-{version}[-{build}]-{python}-{abi}-{platform}.whl,
 # each field of letters, digits, '_' and '.', the distribution's '-' escaped as '_'.
 _WHEEL_RE = re.compile(
-    r"^(?P<dist>[A-Za-z0-9](?:[A-Za-z0-9_.]*[A-Za-z0-9])?)-(?P<version>[A-Za-z0-9_.!+]+)"
-    r"(?:-\d[A-Za-z0-9_.]*)?(?:-[A-Za-z0-9_.]+){3}\.whl$"
+    r"(?P<dist>[A-Za-z0-9](?:[A-Za-z0-9_.]*[A-Za-z0-9])?)-(?P<version>[A-Za-z0-9_.!+]+)"
+    r"(?:-[0-9][A-Za-z0-9_.]*)?(?:-[A-Za-z0-9_.]+){3}\.whl",
+    re.ASCII,
 )
 # A path inside a wheel: relative, '/'-separated, plain names (no '.', '..', empty part).
-_MEMBER_PART_RE = re.compile(r"^[A-Za-z0-9_+][A-Za-z0-9_.+-]*$")
+_MEMBER_PART_RE = re.compile(r"[A-Za-z0-9_+][A-Za-z0-9_.+-]*", re.ASCII)
 # The CUDA runtime's header family; a wheel without `surface` belongs to it.
 DEFAULT_SURFACE = "runtime"
 
@@ -91,7 +100,9 @@ HEADER = """\
 # Adding a wheel or a surface header is a change to these tables alone;
 # `cudart-bindgen add` pins the newest patch release of the same minor for
 # every role (the wheels' patch numbers differ: runtime 12.5.82, profiler 12.5.39).
-# [versions."<major>.<minor>".<role>] pins the exact wheel of every role.
+# [versions."<major>.<minor>".<role>] pins the exact wheel of every role: its
+# sha256, and record_sha256, that of the wheel's RECORD (the sha256 of each of its
+# files), against which an unpacked tree in the cache is checked before each use.
 """
 
 
@@ -110,7 +121,7 @@ def normalize_package(name: str) -> str:
 
 
 def check_package(value: str, where: str) -> None:
-    if not _PACKAGE_RE.match(value):
+    if not _PACKAGE_RE.fullmatch(value):
         raise ManifestError(
             f"{where} is not a registry project name (letters, digits and '.-_' inside): "
             f"{value!r}"
@@ -118,14 +129,14 @@ def check_package(value: str, where: str) -> None:
 
 
 def check_version(value: str, where: str) -> None:
-    if not _VERSION_RE.match(value):
+    if not _VERSION_RE.fullmatch(value):
         raise ManifestError(f"{where} is not a release version such as '12.5.82': {value!r}")
 
 
 def check_wheel_name(wheel: str, package: str, version: str, where: str) -> None:
     """A bare wheel file name (PEP 427) of exactly this package and version: it becomes a
     file name in the cache and is compared with what pip downloaded."""
-    m = _WHEEL_RE.match(wheel)
+    m = _WHEEL_RE.fullmatch(wheel)
     if m is None:
         raise ManifestError(
             f"{where} is not a wheel file name ('<name>-<version>-<tags>.whl', no folders): "
@@ -142,7 +153,7 @@ def check_member_path(value: str, where: str, *, glob: bool = False) -> None:
     `glob`, the last part may also hold '*' (companion libraries: libnvrtc-builtins.so.*)."""
     parts = value.split("/")
     last = parts[-1].replace("*", "x") if glob else parts[-1]
-    if not all(_MEMBER_PART_RE.match(part) for part in [*parts[:-1], last]):
+    if not all(_MEMBER_PART_RE.fullmatch(part) for part in [*parts[:-1], last]):
         raise ManifestError(
             f"{where} is not a relative path inside the wheel ('a/b/c', no '..', "
             f"no leading '/' or '.'): {value!r}"
@@ -156,10 +167,14 @@ def _key_field(key: str) -> str:
 
 def parse_version_key(key: str) -> tuple[int, int]:
     """Split "12.5" into (12, 5); anything else is a ManifestError."""
-    m = _KEY_RE.match(key) if isinstance(key, str) else None
+    m = _KEY_RE.fullmatch(key) if isinstance(key, str) else None
     if m is None:
         raise ManifestError(f"malformed CUDA version {key!r}: expected MAJOR.MINOR such as '12.5'")
     return int(m.group(1)), int(m.group(2))
+
+
+_PIN_FIELDS = ("package", "version", "wheel", "sha256", "record_sha256")
+_DIGEST_FIELDS = ("sha256", "record_sha256")
 
 
 @dataclass(frozen=True)
@@ -168,35 +183,38 @@ class WheelPin:
     version: str
     wheel: str
     sha256: str
+    # The sha256 of the wheel's RECORD: it lists the sha256 of every file in the wheel, so
+    # a tree unpacked in the cache is checked against it (held here, where the cache
+    # cannot rewrite it) without hashing the whole wheel again on each use.
+    record_sha256: str
 
     def to_toml(self) -> dict[str, str]:
-        return {
-            "package": self.package,
-            "version": self.version,
-            "wheel": self.wheel,
-            "sha256": self.sha256,
-        }
+        return {name: getattr(self, name) for name in _PIN_FIELDS}
 
     @classmethod
     def from_toml(cls, data: Any, where: str) -> WheelPin:
-        fields = _require_table(data, where, ("package", "version", "wheel", "sha256"))
-        sha = fields["sha256"].lower()
-        if not _SHA256_RE.match(sha):
-            raise ManifestError(f"{where}.sha256 is not 64 hex digits: {fields['sha256']!r}")
-        pin = cls(fields["package"], fields["version"], fields["wheel"], sha)
+        fields = _require_table(data, where, _PIN_FIELDS)
+        for name in _DIGEST_FIELDS:
+            if not _SHA256_RE.fullmatch(fields[name].lower()):
+                raise ManifestError(f"{where}.{name} is not 64 hex digits: {fields[name]!r}")
+            fields[name] = fields[name].lower()
+        pin = cls(**fields)
         pin.validate(where)
         return pin
 
     def validate(self, where: str) -> None:
         """Refuse a pin whose strings could be read as anything but what they name."""
-        for name in ("package", "version", "wheel", "sha256"):
+        for name in _PIN_FIELDS:
             if not isinstance(getattr(self, name), str):
                 raise ManifestError(f"{where}.{name} must be a string")
         check_package(self.package, f"{where}.package")
         check_version(self.version, f"{where}.version")
         check_wheel_name(self.wheel, self.package, self.version, f"{where}.wheel")
-        if not _SHA256_RE.match(self.sha256):
-            raise ManifestError(f"{where}.sha256 is not 64 lowercase hex digits: {self.sha256!r}")
+        for name in _DIGEST_FIELDS:
+            if not _SHA256_RE.fullmatch(getattr(self, name)):
+                raise ManifestError(
+                    f"{where}.{name} is not 64 lowercase hex digits: {getattr(self, name)!r}"
+                )
 
 
 @dataclass(frozen=True)
@@ -235,7 +253,7 @@ class WheelKind:
 
     @classmethod
     def from_toml(cls, role: str, data: Any, where: str) -> WheelKind:
-        if not _ROLE_RE.match(role):
+        if not _ROLE_RE.fullmatch(role):
             raise ManifestError(f"{where}: a wheel role is a lowercase word, not {role!r}")
         if not isinstance(data, dict):
             raise ManifestError(f"{where} must be a table")
@@ -250,7 +268,7 @@ class WheelKind:
         if library is not None and (not isinstance(library, str) or not library):
             raise ManifestError(f"{where}.library must be a non-empty string")
         surface = data.get("surface", DEFAULT_SURFACE)
-        if not isinstance(surface, str) or not _ROLE_RE.match(surface):
+        if not isinstance(surface, str) or not _ROLE_RE.fullmatch(surface):
             raise ManifestError(f"{where}.surface is a lowercase word, not {surface!r}")
         companions = _string_list(data.get("companions", []), f"{where}.companions")
         if companions and library is None:
@@ -269,7 +287,7 @@ class WheelKind:
         return kind
 
     def validate(self, where: str) -> None:
-        if not isinstance(self.role, str) or not _ROLE_RE.match(self.role):
+        if not isinstance(self.role, str) or not _ROLE_RE.fullmatch(self.role):
             raise ManifestError(f"{where}: a wheel role is a lowercase word, not {self.role!r}")
         check_package(self.package, f"{where}.package")
         check_member_path(self.include, f"{where}.include")
@@ -288,10 +306,7 @@ class Family:
     wheels: tuple[WheelKind, ...]
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not _FAMILY_RE.match(self.name):
-            raise ManifestError(
-                f"families.{json.dumps(self.name)}: a family is a CUDA major number such as '12'"
-            )
+        _check_word(_FAMILY_RE, self.name, "families", _FAMILY_WHAT)
         for w in self.wheels:
             w.validate(f"families.{self.name}.{w.role}")
         roles = [w.role for w in self.wheels]
@@ -351,15 +366,26 @@ class Family:
 
     @classmethod
     def from_toml(cls, name: str, data: Any) -> Family:
+        # The name and the roles are checked before they are part of a message's place.
+        _check_word(_FAMILY_RE, name, "families", _FAMILY_WHAT)
         where = f"families.{name}"
         if not isinstance(data, dict) or not data:
             raise ManifestError(f"{where} must be a table of wheel roles")
+        for role in data:
+            _check_word(_ROLE_RE, role, where, "a wheel role is a lowercase word")
         return cls(
             name=name,
             wheels=tuple(
                 WheelKind.from_toml(role, body, f"{where}.{role}") for role, body in data.items()
             ),
         )
+
+
+def _check_word(pattern: re.Pattern[str], key: Any, table: str, what: str) -> None:
+    """A table key of the manifest that must fit `pattern`; json quoting shows the key on
+    one line whatever it holds."""
+    if not isinstance(key, str) or not pattern.fullmatch(key):
+        raise ManifestError(f"{table}.{json.dumps(key)}: {what}, not {key!r}")
 
 
 @dataclass(frozen=True)

@@ -246,3 +246,61 @@ def test_console_script_is_installed():
     assert script, "make setup installs the cudart-bindgen console script"
     proc = subprocess.run([script, "--help"], capture_output=True, text=True)
     assert proc.returncode == 0 and "generate" in proc.stdout
+
+
+# ------------------------------------------------------------- one-line errors
+
+NO_INDEX = {"PIP_INDEX_URL": "http://127.0.0.1:9/simple", "PIP_RETRIES": "0", "PIP_TIMEOUT": "2"}
+
+
+def _one_error(proc: subprocess.CompletedProcess) -> str:
+    """The one error line a failed command printed last, with no traceback."""
+    assert proc.returncode == 2, proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("cudart-bindgen")]
+    assert len(errors) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.endswith(errors[0] + "\n"), proc.stderr
+    return errors[0]
+
+
+@pytest.mark.parametrize("key", ["12.05", "012.5", "\uff11\uff12.\uff15", "12.5\n"])
+def test_add_of_a_non_canonical_key_is_refused_before_anything(tmp_path, key):
+    """`add 12.05` pinned ==12.05.*, which the index resolves to 12.5.82, and rendered
+    sys_12050 a second time. Refused before the registry is asked (none is reachable
+    here), and before the valid key given first is added."""
+    manifest = tmp_path / "manifest.toml"
+    shutil.copy(REPO / "cuda_headers_manifest.toml", manifest)
+    out = tmp_path / "g"
+    args = ("--manifest", str(manifest), "--output", str(out), "add", "12.99", key)
+    error = _one_error(bindgen(*args, env=NO_INDEX))
+    assert error.startswith(f"cudart-bindgen: error: malformed CUDA version {key!r}"), error
+    assert manifest.read_bytes() == (REPO / "cuda_headers_manifest.toml").read_bytes()
+    assert not out.exists()
+
+
+def test_a_cache_that_is_a_file_is_one_line(tmp_path):
+    cache = tmp_path / "cache"
+    cache.write_text("not a folder\n")
+    out = tmp_path / "generated"
+    proc = bindgen(
+        "--output", str(out), "generate", "12.5", env={"CUDART_BINDGEN_CACHE": str(cache)}
+    )
+    error = _one_error(proc)
+    assert error == (
+        f"cudart-bindgen: error: cannot use {cache} as the cache (it is not a folder); "
+        "set $CUDART_BINDGEN_CACHE to a folder"
+    )
+    assert cache.read_text() == "not a folder\n" and not out.exists()
+    # Below a file, too.
+    proc = bindgen("outputs", "12.5", env={"CUDART_BINDGEN_CACHE": str(cache / "sub")})
+    assert "Not a directory" in _one_error(proc)
+
+
+@pytest.mark.parametrize("command", [("generate", "12.5"), ("generate", "--all"), ("check",)])
+def test_an_output_that_is_a_file_is_one_line(tmp_path, command):
+    """Found before any rendering: --all once exchanged the file with the new folder."""
+    out = tmp_path / "generated"
+    out.write_text("mine\n")
+    error = _one_error(bindgen("--output", str(out), *command))
+    assert error == f"cudart-bindgen: error: --output {out} exists and is not a folder"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["generated"]
+    assert out.read_text() == "mine\n"

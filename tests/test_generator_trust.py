@@ -7,8 +7,11 @@ cache of its own, so that what it damages is its own copy.
 
 from __future__ import annotations
 
+import base64
+import csv
 import dataclasses
 import hashlib
+import io
 import json
 import os
 import re
@@ -16,9 +19,11 @@ import shutil
 import stat
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
+import tomli_w
 from conftest import GENERATED, REPO
 
 from generator.fetch import (
@@ -65,6 +70,11 @@ def own_cache(tmp_path, monkeypatch, pinned_wheels) -> Path:
 
 def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _b64(hex_digest: str) -> str:
+    """A sha256 as a wheel's RECORD writes it (PEP 376: urlsafe base64, no padding)."""
+    return base64.urlsafe_b64encode(bytes.fromhex(hex_digest)).rstrip(b"=").decode()
 
 
 def _with_runtime(manifest: Manifest, **changes: str) -> Manifest:
@@ -176,6 +186,88 @@ def test_unpack_paths_and_keys_are_checked(manifest):
         )
 
 
+# Keys that int() reads as 12.5 (or that `$` let through): each once pinned a second copy
+# of a version and rendered its module twice (issue 20).
+ALIASES = ["12.05", "012.5", "12.5\n", "\uff11\uff12.\uff15", "12.\u0665", "12.5 ", "+12.5"]
+
+
+@pytest.mark.parametrize("bad", ALIASES)
+def test_a_version_key_has_one_spelling(manifest, bad):
+    data = tomllib.loads(manifest.dumps())
+    data["versions"][bad] = data["versions"][KEY]
+    with pytest.raises(ManifestError) as ei:
+        Manifest.loads(tomli_w.dumps(data))
+    assert str(ei.value).startswith(f"versions.{json.dumps(bad)}: malformed CUDA version")
+    assert "\n" not in str(ei.value)
+    # Asked for by a command (generate, outputs, add) or built by `add`.
+    with pytest.raises(ManifestError, match="^malformed CUDA version"):
+        manifest.get(bad)
+    with pytest.raises(ManifestError, match="^malformed CUDA version"):
+        dataclasses.replace(manifest.get(KEY), key=bad)
+
+
+@pytest.mark.parametrize("bad", ["012", "\uff11\uff12", "12\n"])
+def test_a_family_has_one_spelling(manifest, bad):
+    data = tomllib.loads(manifest.dumps())
+    data["families"][bad] = data["families"].pop("12")
+    for pin in data["versions"].values():
+        if pin["family"] == "12":
+            pin["family"] = bad
+    with pytest.raises(ManifestError) as ei:
+        Manifest.loads(tomli_w.dumps(data))
+    assert str(ei.value).startswith(f"families.{json.dumps(bad)}: a family is"), ei.value
+    assert "\n" not in str(ei.value)
+
+
+NEWLINE_AT_THE_END = [
+    (f'versions."{KEY}".runtime', name) for name in ("package", "version", "wheel", "sha256")
+] + [
+    (f'versions."{KEY}".runtime', "record_sha256"),
+    ("families.12.runtime", "package"),
+    ("families.12.runtime", "include"),
+    ("families.12.runtime", "library"),
+    ("families.12.nvrtc", "surface"),
+    ("families.12.nvrtc", "companions"),
+    ("families.12.crt", "unpack"),
+    ("families.12.runtime", "headers"),
+]
+
+
+@pytest.mark.parametrize("table,name", NEWLINE_AT_THE_END)
+def test_no_validator_lets_a_final_newline_through(manifest, table, name):
+    """`$` matches before a final newline: "12.5\\n" passed the key pattern, and every
+    other string pattern alike. Each is refused, naming its own field."""
+    data = tomllib.loads(manifest.dumps())
+    node = data
+    for part in re.findall(r'"[^"]*"|[^.]+', table):
+        node = node[part.strip('"')]
+    field = name
+    if isinstance(node[name], list):
+        node[name] = [node[name][0] + "\n", *node[name][1:]]
+        field = f"{name}[0]"
+    else:
+        node[name] += "\n"
+    with pytest.raises(ManifestError) as ei:
+        Manifest.loads(tomli_w.dumps(data))
+    where = table.replace(f'"{KEY}"', json.dumps(KEY))
+    assert str(ei.value).startswith(f"{where}.{field} "), ei.value
+    assert "\n" not in str(ei.value)
+
+
+def test_a_wheel_role_with_a_final_newline_is_refused(manifest):
+    data = tomllib.loads(manifest.dumps())
+    data["families"]["12"]["crt\n"] = data["families"]["12"].pop("crt")
+    with pytest.raises(ManifestError) as ei:
+        Manifest.loads(tomli_w.dumps(data))
+    assert str(ei.value).startswith('families.12."crt\\n": a wheel role is'), ei.value
+
+
+def test_no_requirement_with_a_final_newline_reaches_pip(tmp_path):
+    with pytest.raises(FetchError, match="refusing to pass"):
+        _run_pip_download("nvidia-cuda-runtime-cu12==12.5.82\n", tmp_path / "d")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_every_pin_of_the_manifest_passes(manifest):
     """The rules fit the real data (and, being per role, any role a family adds)."""
     assert Manifest.loads(manifest.dumps()) == manifest
@@ -249,13 +341,19 @@ def test_the_tree_is_keyed_by_the_full_sha256(manifest, own_cache):
     folder = own_cache / _extracted_name(pin)
     assert folder.name.endswith("-" + pin.sha256) and len(pin.sha256) == 64
     assert headers.headers[0].is_relative_to(folder)
-    marker = (folder / ".complete").read_text().splitlines()
-    assert marker[1:3] == [f"wheel {pin.wheel}", f"sha256 {pin.sha256}"]
-    # Every unpacked file, with the sha256 of the wheel's bytes.
-    recorded = dict(reversed(line.split(" ", 1)) for line in marker[4:])
+    marker = (folder / ".complete").read_bytes()
+    head, record = marker.split(b"\n", 3)[:3], marker.split(b"\n", 3)[3]
+    assert head[1:3] == [f"wheel {pin.wheel}".encode(), f"sha256 {pin.sha256}".encode()]
+    # A copy of the wheel's RECORD, the one the manifest pins, listing every unpacked file
+    # with the sha256 of its bytes.
+    assert hashlib.sha256(record).hexdigest() == pin.record_sha256
+    recorded = {row[0]: row[1] for row in csv.reader(io.StringIO(record.decode()))}
     api = f"{manifest.families['12'].runtime.include}/cuda_runtime_api.h"
-    assert recorded[api] == _sha(folder / api)
-    assert len(recorded) == int(marker[3].split()[1]) > 50
+    assert recorded[api] == "sha256=" + _b64(_sha(folder / api))
+    unpacked = [p for p in folder.rglob("*") if p.is_file() and p.name != ".complete"]
+    assert len(unpacked) > 50
+    for path in unpacked:
+        assert recorded[path.relative_to(folder).as_posix()] == "sha256=" + _b64(_sha(path))
 
 
 def test_an_old_prefix_keyed_tree_is_not_used(manifest, own_cache):
@@ -307,6 +405,95 @@ def test_an_edited_header_is_detected_and_replaced(manifest, own_cache):
         assert fetch_version(manifest, KEY, messages.append) == headers
         assert api.read_bytes() == original and not (api.parent / "extra.h").exists()
         assert any("extracting again" in m and word in m for m in messages), (word, messages)
+
+
+def test_an_edited_header_with_a_forged_marker_is_replaced(manifest, own_cache):
+    """The issue's case: a header edited and its digest replaced in the folder's marker was
+    used. The marker can vouch for nothing the manifest does not pin: it is written here
+    in every form a digest could take in it (hex, the RECORD's base64)."""
+    headers = fetch_version(manifest, KEY, lambda m: None)
+    api = headers.headers[0]
+    original = api.read_bytes()
+    api.write_bytes(original.replace(b"cudaMalloc(", b"cudaMallocEdited(", 1))
+    marker = next(p for p in api.parents if (p / ".complete").is_file()) / ".complete"
+    text = marker.read_bytes()
+    old, new = hashlib.sha256(original).hexdigest(), _sha(api)
+    for before, after in ((old, new), (_b64(old), _b64(new))):
+        text = text.replace(before.encode(), after.encode())
+    assert text != marker.read_bytes()
+    marker.write_bytes(text)
+    messages: list[str] = []
+    again = fetch_version(manifest, KEY, messages.append)
+    assert again == headers and api.read_bytes() == original
+    assert any("extracting again" in m for m in messages), messages
+    assert not any(m.startswith("downloading") for m in messages)
+
+
+def _fake_wheel(folder: Path, pin, members: dict[str, bytes]):
+    """A wheel of `pin`'s package holding `members` and a RECORD of them, and the pin that
+    names it (another release number, so nothing is ever downloaded for it)."""
+    import zipfile
+
+    version = pin.version + "9"
+    wheel = folder / pin.wheel.replace(f"-{pin.version}-", f"-{version}-")
+    dist = f"{pin.package.replace('-', '_')}-{version}.dist-info"
+    rows = [
+        f"{name},sha256={_b64(hashlib.sha256(data).hexdigest())},{len(data)}"
+        for name, data in members.items()
+    ]
+    record = ("\n".join([*rows, f"{dist}/RECORD,,"]) + "\n").encode()
+    with zipfile.ZipFile(wheel, "w") as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+        zf.writestr(f"{dist}/RECORD", record)
+    return dataclasses.replace(
+        pin,
+        version=version,
+        wheel=wheel.name,
+        sha256=_sha(wheel),
+        record_sha256=hashlib.sha256(record).hexdigest(),
+    )
+
+
+def test_a_member_name_too_long_for_the_file_system_is_one_line(manifest, own_cache, tmp_path):
+    """A wheel member of 300 characters (more than a file name may hold) ended `generate`
+    in a traceback. Now: one line, status 2, no tree, no scratch folder, no output."""
+    pin = manifest.get(KEY)
+    include = manifest.families["12"].runtime.include
+    library = manifest.families["12"].runtime.library
+    long_name = f"{include}/{'x' * 300}.h"
+    fake = _fake_wheel(
+        own_cache / "wheels",
+        pin.wheel("runtime"),
+        {f"{include}/cuda_runtime_api.h": b"", long_name: b"", str(library): b""},
+    )
+    path = tmp_path / "manifest.toml"
+    path.write_text(
+        manifest.with_version(
+            dataclasses.replace(pin, wheels=dict(pin.wheels) | {"runtime": fake})
+        ).dumps()
+    )
+    before = sorted(p.name for p in own_cache.iterdir())
+    out = tmp_path / "generated"
+    proc = _bindgen(
+        tmp_path,
+        "--manifest",
+        str(path),
+        "--output",
+        str(out),
+        "generate",
+        KEY,
+        env={"CUDART_BINDGEN_CACHE": str(own_cache), "PIP_INDEX_URL": "http://127.0.0.1:9/simple"},
+    )
+    assert proc.returncode == 2, proc.stderr
+    # Progress lines come first; then the one error, and no traceback.
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("cudart-bindgen")]
+    assert len(errors) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert errors[0].startswith("cudart-bindgen: error: cannot unpack "), proc.stderr
+    assert proc.stderr.endswith(errors[0] + "\n")
+    assert "File name too long" in errors[0] and fake.wheel in errors[0]
+    assert sorted(p.name for p in own_cache.iterdir()) == before
+    assert not out.exists()
 
 
 def test_check_does_not_agree_with_an_edited_header(manifest, own_cache, tmp_path):

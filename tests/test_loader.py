@@ -16,6 +16,7 @@ import pytest
 from conftest import REPO, run_python
 
 from cudart import BindingsVersionError, select_version
+from generator.fetch import fetch_version
 
 REPORT = (
     "import json, cudart, cudart._loader as l\n"
@@ -25,15 +26,20 @@ REPORT = (
 )
 
 
-def _run(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> dict:
-    """Run the interpreter as a user would, in `cwd`, with only the checkout added."""
+def _clean_env(env: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of a user's run: only the checkout added, nothing of ours set."""
     full_env = {
         k: v
         for k, v in os.environ.items()
         if not k.startswith(("CUDART_", "CUDA_HOME", "CUDA_PATH", "PYTHON"))
     }
     full_env["PYTHONPATH"] = str(REPO)
-    full_env.update(env or {})
+    return full_env | (env or {})
+
+
+def _run(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> dict:
+    """Run the interpreter as a user would, in `cwd`, with only the checkout added."""
+    full_env = _clean_env(env)
     proc = subprocess.run(
         [sys.executable, *args], capture_output=True, text=True, env=full_env, cwd=cwd
     )
@@ -69,6 +75,50 @@ def test_library_planted_in_the_working_directory_is_not_loaded(tmp_path, header
     # python -m: sys.path[0] is the working directory
     (tmp_path / "report.py").write_text(REPORT)
     _wheel_of_the_environment(_run(["-m", "report"], tmp_path), tmp_path)
+
+
+@pytest.mark.parametrize(
+    "chdir_first", [True, False], ids=["chdir-then-import", "import-then-chdir"]
+)
+def test_library_planted_where_python_m_started_is_not_loaded_after_a_chdir(
+    tmp_path, header_sets, manifest, chdir_first
+):
+    """python -m pkg.mod run from a folder holding a planted runtime and NVRTC wheel (real
+    libraries, each with pip's empty record): sys.path[0] is that folder, and was left
+    out only while it was still the working directory, so a program that changed it
+    before its first CUDA call loaded the planted libcudart and libnvrtc."""
+    start = tmp_path / "start"
+    _plant(start, header_sets)
+    nvrtc = fetch_version(manifest, "12.2", lambda m: None, "nvrtc").library
+    (start / "nvidia" / "cuda_nvrtc" / "lib").mkdir(parents=True)
+    shutil.copy(nvrtc, start / "nvidia" / "cuda_nvrtc" / "lib" / "libnvrtc.so.12")
+    (start / "nvidia_cuda_nvrtc_cu12-12.2.140.dist-info").mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    chdir = f"import os\nos.chdir({str(elsewhere)!r})\n"
+    report = REPORT + (
+        "n = l.load_nvrtc()\n"
+        "print(json.dumps({'path': n.path, 'version': n.version,\n"
+        "                  'candidates': [p for p, _ in l.nvrtc_candidates()]}))\n"
+    )
+    first, rest = report.split("\n", 1)  # the imports, then the CUDA calls
+    (start / "pkg").mkdir()
+    (start / "pkg" / "__init__.py").write_text("")
+    (start / "pkg" / "mod.py").write_text(
+        chdir + report if chdir_first else first + "\n" + chdir + rest
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "pkg.mod"],
+        capture_output=True,
+        text=True,
+        cwd=start,
+        env=_clean_env(),
+    )
+    assert proc.returncode == 0, proc.stderr
+    runtime, nvrtc_found = (json.loads(line) for line in proc.stdout.splitlines()[-2:])
+    _wheel_of_the_environment(runtime, start)
+    assert nvrtc_found["version"] == 12050, nvrtc_found  # the venv's nvidia-cuda-nvrtc-cu12
+    assert not any(p.startswith(str(start)) for p in nvrtc_found["candidates"]), nvrtc_found
 
 
 def test_library_planted_next_to_the_script_is_not_loaded(tmp_path, header_sets):
