@@ -12,11 +12,14 @@
  * bytes (its data, read-only as in ctypes); a ctypes pointer, c_void_p (our handle
  * classes), c_char_p or function pointer (the address it holds); a ctypes array or any
  * other object with the buffer protocol (its memory; at least a record's size where
- * generator/sizes.py says the pointer is to exactly one); ctypes.byref(x) (the address it holds, cudart_find_byref_offset); objects with
- * _as_parameter_ (resolved by ctypes itself, through cudart._backend.address_of);
- * objects with __int__ (not floats). Where a variant's spec marks the parameter as
- * storage (the checked layer's outputs), a ctypes object is always its own memory: a
- * cudaStream_t passed there is written to.
+ * generator/sizes.py says the pointer is to exactly one); ctypes.byref(x) (the address
+ * it holds, cudart_find_byref_offset; where C takes one record, what is left of x from
+ * there must hold it); objects with _as_parameter_ (resolved by ctypes itself, through
+ * cudart._backend.address_of); objects with __int__ (not floats). An integer parameter
+ * takes what ctypes takes for its argtype (cudart_index); a record by value, an
+ * instance of the raw module's class (cudart_by_value). Where a variant's spec marks
+ * the parameter as storage (the checked layer's outputs), a ctypes object is always its
+ * own memory: a cudaStream_t passed there is written to.
  *
  * Limited API (3.11): one build per CUDA version serves every later Python.
  */
