@@ -107,9 +107,7 @@ def pointer(value: Any, name: str, writable: bool, size: Any = None, what: str =
             _fits(ctypes.sizeof(value), size, name, what)  # type: ignore[arg-type]
         return byref(value)  # type: ignore[arg-type]
     if type(value).__name__ == "CArgObject":  # ctypes.byref(...)
-        if size is not None:
-            # byref's offset is not readable from Python: it only lowers the room left.
-            _fits(ctypes.sizeof(value._obj), size, name, what)
+        _byref(value, name, size, what)
         return value
     if isinstance(value, bytes):
         if writable:
@@ -134,6 +132,26 @@ def pointer(value: Any, name: str, writable: bool, size: Any = None, what: str =
             f"or an object with __int__, not {type(value).__name__}"
         )
     return pointer(address, name, writable)
+
+
+def _byref(value: Any, name: str, size: Any = None, what: str = "") -> int | None:
+    """The bytes a ctypes.byref(obj, offset) leaves C from its address: obj's size less
+    the offset, which must lie within obj (ValueError); at least `size` of them. None
+    where it holds no ctypes object (another CArgObject: ctypes judges it at the call)."""
+    obj = value._obj
+    if not isinstance(obj, _CDATA):
+        return None
+    have = ctypes.sizeof(obj)  # type: ignore[arg-type]
+    # Python cannot read byref's offset: its address, less the object's, is the offset.
+    offset = (ctypes.cast(value, c_void_p).value or 0) - ctypes.addressof(obj)  # type: ignore[arg-type]
+    if not 0 <= offset <= have:
+        raise ValueError(
+            f"'{name}' is a byref() at offset {offset} of a {have}-byte "
+            f"{type(obj).__name__}: outside it"
+        )
+    if size is not None:
+        _fits(have - offset, size, name, what)
+    return have - offset
 
 
 def _fits(have: int, size: Any, name: str, what: str) -> None:
@@ -268,28 +286,41 @@ def _record_pointer(
             raise TypeError(
                 f"'{name}' must be a {ctype.__name__} array, not a {element.__name__} array"
             )
-    converted = pointer(value, name, writable, size, what)
-    if type(converted) is int:
-        if converted and converted < _LOWEST_RECORD_ADDRESS:
-            raise address_error(converted, "", name, ctype.__name__)
-        return converted
-    if converted is None:
-        return converted
-    # What C reads from: the ctypes object (also behind a byref), or the buffer's copy.
-    source = getattr(value, "_obj", value) if type(value).__name__ == "CArgObject" else value
-    if not isinstance(source, _CDATA):
-        source = converted
-    if isinstance(source, bytes):
-        got = len(source)
-    elif isinstance(source, _CDATA) and not isinstance(source, _POINTER_TYPES):
-        got = ctypes.sizeof(source)  # type: ignore[arg-type]
+    if type(value).__name__ == "CArgObject":  # ctypes.byref(...)
+        converted, got = value, _byref(value, name, size, what)
     else:
-        return converted  # a ctypes pointer: the caller's promise, as an address is
-    if got < record_size:
+        converted = pointer(value, name, writable, size, what)
+        if converted is None:
+            return converted
+        address = _address_held(converted)
+        if address is not None:  # an address: the caller's promise, but never a small int
+            if 0 < address < _LOWEST_RECORD_ADDRESS:
+                raise address_error(address, "", name, ctype.__name__)
+            return converted
+        # What C reads from: the ctypes object, or the buffer's copy.
+        source = value if isinstance(value, _CDATA) else converted
+        if isinstance(source, bytes):
+            got = len(source)
+        elif isinstance(source, _CDATA):
+            got = ctypes.sizeof(source)  # type: ignore[arg-type]
+        else:
+            got = None
+    if got is not None and got < record_size:
         raise ValueError(
             f"'{name}' must be a {ctype.__name__}: {got} bytes given, it has {record_size}"
         )
     return converted
+
+
+def _address_held(value: Any) -> int | None:
+    """The address an int or a pointer-valued ctypes object (c_void_p, a ctypes pointer,
+    c_char_p, a function pointer) stands for, read from its memory (a c_char_p's `value`
+    would read the text there); None for memory."""
+    if type(value) is int:
+        return value
+    if isinstance(value, _POINTER_TYPES):
+        return c_void_p.from_address(ctypes.addressof(value)).value or 0
+    return None
 
 
 # ---------------------------------------------------------------- handles and streams

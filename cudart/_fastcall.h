@@ -12,11 +12,14 @@
  * bytes (its data, read-only as in ctypes); a ctypes pointer, c_void_p (our handle
  * classes), c_char_p or function pointer (the address it holds); a ctypes array or any
  * other object with the buffer protocol (its memory; at least a record's size where
- * generator/sizes.py says the pointer is to exactly one); ctypes.byref(x) (the address it holds, cudart_find_byref_offset); objects with
- * _as_parameter_ (resolved by ctypes itself, through cudart._backend.address_of);
- * objects with __int__ (not floats). Where a variant's spec marks the parameter as
- * storage (the checked layer's outputs), a ctypes object is always its own memory: a
- * cudaStream_t passed there is written to.
+ * generator/sizes.py says the pointer is to exactly one); ctypes.byref(x) (the address
+ * it holds, cudart_find_byref_offset; where C takes one record, what is left of x from
+ * there must hold it); objects with _as_parameter_ (resolved by ctypes itself, through
+ * cudart._backend.address_of); objects with __int__ (not floats). An integer parameter
+ * takes what ctypes takes for its argtype (cudart_index); a record by value, an
+ * instance of the raw module's class (cudart_by_value). Where a variant's spec marks
+ * the parameter as storage (the checked layer's outputs), a ctypes object is always its
+ * own memory: a cudaStream_t passed there is written to.
  *
  * Limited API (3.11): one build per CUDA version serves every later Python.
  */
@@ -44,6 +47,17 @@ static PyTypeObject *cudart_SimpleCData, *cudart_Pointer, *cudart_CFuncPtr;
 static PyTypeObject *cudart_Structure, *cudart_Union, *cudart_Array, *cudart_CArgObject;
 /* The pointer-valued simple types: their value, not their memory, is the address. */
 static PyTypeObject *cudart_c_void_p, *cudart_c_char_p, *cudart_c_wchar_p;
+/* The ctypes class of each C integer type, [signed][8, 16, 32, 64 bits], and c_bool:
+ * a raw function's argtype for an integer parameter (c_int for int, c_ulong for
+ * size_t), whose instances ctypes takes as themselves. */
+static PyTypeObject *cudart_integer_classes[2][4], *cudart_c_bool;
+static const char *const cudart_integer_names[2][4] = {
+    {"c_uint8", "c_uint16", "c_uint32", "c_uint64"},
+    {"c_int8", "c_int16", "c_int32", "c_int64"},
+};
+/* The generated module's definition (templates/fast_module.c.j2): its name says which
+ * raw module it serves, whose record classes a record by value must be. */
+static struct PyModuleDef cudart_module;
 
 static PyTypeObject *cudart_type_of(PyObject *module, const char *name)
 {
@@ -111,12 +125,19 @@ static int cudart_init_support(void)
     cudart_c_void_p = cudart_type_of(ctypes, "c_void_p");
     cudart_c_char_p = cudart_type_of(ctypes, "c_char_p");
     cudart_c_wchar_p = cudart_type_of(ctypes, "c_wchar_p");
+    cudart_c_bool = cudart_type_of(ctypes, "c_bool");
+    int integers = 1;
+    for (int s = 0; s < 2; s++)
+        for (int w = 0; w < 4; w++)
+            integers &= (cudart_integer_classes[s][w] =
+                             cudart_type_of(ctypes, cudart_integer_names[s][w])) != NULL;
     cudart_find_byref_offset(ctypes);
     Py_DECREF(ctypes);
     Py_DECREF(backend);
     if (!cudart_ArgumentError || !cudart_address_of || !arg_type || !cudart_SimpleCData ||
         !cudart_Pointer || !cudart_CFuncPtr || !cudart_Structure || !cudart_Union ||
-        !cudart_Array || !cudart_c_void_p || !cudart_c_char_p || !cudart_c_wchar_p)
+        !cudart_Array || !cudart_c_void_p || !cudart_c_char_p || !cudart_c_wchar_p ||
+        !cudart_c_bool || !integers)
         return -1;
     return 0;
 }
@@ -150,10 +171,56 @@ static int cudart_fail(Py_ssize_t index, PyObject *exc, const char *message)
 
 /* ---------------------------------------------------------------- integers */
 
-/* An int for a C integer: int (bool and IntEnum included), an object with __index__
- * (NumPy's integers), or a ctypes scalar (its value). Floats are refused as ctypes
- * refuses them; a value outside [low, high] is an OverflowError, never masked. */
-static int cudart_index(PyObject *o, PyObject **out)
+/* The ctypes class an integer parameter of `bits` takes (what its argtype is). */
+static PyTypeObject *cudart_integer_class(int is_signed, int bits)
+{
+    switch (bits) {
+    case 1: return cudart_c_bool;
+    case 8: return cudart_integer_classes[is_signed][0];
+    case 16: return cudart_integer_classes[is_signed][1];
+    case 32: return cudart_integer_classes[is_signed][2];
+    default: return cudart_integer_classes[is_signed][3];
+    }
+}
+
+/* An instance of an integer parameter's own ctypes class, read from its memory as
+ * ctypes passes it: never through `.value`, which a subclass may define as anything
+ * (itself, at worst: an unbounded recursion). */
+static PyObject *cudart_scalar_value(PyObject *o, int is_signed, int bits)
+{
+    Py_buffer view;
+    if (PyObject_GetBuffer(o, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    Py_ssize_t bytes = bits < 8 ? 1 : bits / 8;
+    PyObject *r = NULL;
+    union { int8_t b; int16_t h; int32_t i; int64_t q; uint8_t B; uint16_t H; uint32_t I;
+            uint64_t Q; } v;
+    if (view.len < bytes) {
+        PyErr_Format(PyExc_TypeError, "a ctypes object of %zd bytes for a %d-bit integer",
+                     view.len, bits);
+    } else {
+        memcpy(&v, view.buf, (size_t)bytes);
+        switch (bytes * (is_signed ? -1 : 1)) {
+        case -1: r = PyLong_FromLong(v.b); break;
+        case -2: r = PyLong_FromLong(v.h); break;
+        case -4: r = PyLong_FromLong(v.i); break;
+        case -8: r = PyLong_FromLongLong(v.q); break;
+        case 1: r = PyLong_FromLong(v.B); break;
+        case 2: r = PyLong_FromLong(v.H); break;
+        case 4: r = PyLong_FromUnsignedLong(v.I); break;
+        default: r = PyLong_FromUnsignedLongLong(v.Q); break;
+        }
+    }
+    PyBuffer_Release(&view);
+    return r;
+}
+
+/* An int for a C integer, as ctypes takes one for the parameter's argtype: an int (bool
+ * and IntEnum included), an object with __index__ (NumPy's integers), or an instance of
+ * the argtype's own ctypes class (its memory). Any other ctypes object is refused, a
+ * handle or c_void_p included (it has no __index__), and floats as ctypes refuses them;
+ * a value outside [low, high] is an OverflowError, never masked. */
+static int cudart_index(PyObject *o, int is_signed, int bits, PyObject **out)
 {
     if (PyLong_Check(o)) {
         Py_INCREF(o);
@@ -164,18 +231,19 @@ static int cudart_index(PyObject *o, PyObject **out)
         PyErr_SetString(PyExc_TypeError, "int expected instead of float");
         return -1;
     }
-    if (PyObject_TypeCheck(o, cudart_SimpleCData)) {
-        PyObject *v = PyObject_GetAttrString(o, "value");
-        if (!v)
-            return -1;
-        int r = cudart_index(v, out);
-        Py_DECREF(v);
-        return r;
+    PyTypeObject *own = cudart_integer_class(is_signed, bits);
+    if (PyObject_TypeCheck(o, own)) {
+        *out = cudart_scalar_value(o, is_signed, bits);
+        return *out ? 0 : -1;
     }
     *out = PyNumber_Index(o);
     if (!*out && PyErr_ExceptionMatches(PyExc_TypeError)) {
         PyErr_Clear();
-        PyErr_Format(PyExc_TypeError, "int expected, not %R", (PyObject *)Py_TYPE(o));
+        PyObject *name = PyType_GetName(own);
+        if (name)
+            PyErr_Format(PyExc_TypeError, "wrong type: %R where C takes an int or a %U",
+                         (PyObject *)Py_TYPE(o), name);
+        Py_XDECREF(name);
     }
     return *out ? 0 : -1;
 }
@@ -183,7 +251,7 @@ static int cudart_index(PyObject *o, PyObject **out)
 static int cudart_signed(PyObject *o, Py_ssize_t index, int bits, long long *out)
 {
     PyObject *n;
-    if (cudart_index(o, &n) < 0) {
+    if (cudart_index(o, 1, bits, &n) < 0) {
         cudart_argument_failed(index);
         return -1;
     }
@@ -209,7 +277,7 @@ static int cudart_signed(PyObject *o, Py_ssize_t index, int bits, long long *out
 static int cudart_unsigned(PyObject *o, Py_ssize_t index, int bits, unsigned long long *out)
 {
     PyObject *n;
-    if (cudart_index(o, &n) < 0) {
+    if (cudart_index(o, 0, bits, &n) < 0) {
         cudart_argument_failed(index);
         return -1;
     }
@@ -275,6 +343,42 @@ static int cudart_address_via_ctypes(PyObject *o, Py_ssize_t index, void **out)
     return r;
 }
 
+/* A byref() where C takes `need` bytes (one record): from its address to the end of its
+ * object, they must be there; an offset outside the object leaves none. */
+static int cudart_byref_room(PyObject *o, Py_ssize_t index, Py_ssize_t need, void *address)
+{
+    PyObject *obj = PyObject_GetAttrString(o, "_obj");
+    if (!obj) {
+        cudart_argument_failed(index);
+        return -1;
+    }
+    Py_buffer view;
+    int r = 0;
+    if (PyObject_CheckBuffer(obj)) {
+        if (PyObject_GetBuffer(obj, &view, PyBUF_SIMPLE) < 0) {
+            Py_DECREF(obj);
+            cudart_argument_failed(index);
+            return -1;
+        }
+        uintptr_t start = (uintptr_t)view.buf, at = (uintptr_t)address;
+        Py_ssize_t room = at < start || at - start > (uintptr_t)view.len
+                              ? -1
+                              : view.len - (Py_ssize_t)(at - start);
+        PyBuffer_Release(&view);
+        if (room < 0)
+            PyErr_SetString(PyExc_ValueError, "a byref() whose offset is outside its object");
+        else if (room < need)
+            PyErr_Format(PyExc_ValueError, "a byref() of %zd bytes where C takes at least %zd",
+                         room, need);
+        if (room < need) {
+            cudart_argument_failed(index);
+            r = -1;
+        }
+    }
+    Py_DECREF(obj);
+    return r;
+}
+
 /* `view` must start with view->obj == NULL and is released by cudart_release. `need`:
  * the bytes C reads or writes at least (the pointee's size; 0 where unknown). */
 static int cudart_pointer(PyObject *o, Py_ssize_t index, int storage, Py_ssize_t need,
@@ -298,10 +402,13 @@ static int cudart_pointer(PyObject *o, Py_ssize_t index, int storage, Py_ssize_t
     }
     PyTypeObject *t = Py_TYPE(o);
     if (t == cudart_CArgObject) {
-        if (cudart_byref_offset < 0)
-            return cudart_address_via_ctypes(o, index, out);
-        memcpy(out, (const char *)o + cudart_byref_offset, sizeof *out);
-        return 0;
+        if (cudart_byref_offset < 0) {
+            if (cudart_address_via_ctypes(o, index, out) < 0)
+                return -1;
+        } else {
+            memcpy(out, (const char *)o + cudart_byref_offset, sizeof *out);
+        }
+        return need ? cudart_byref_room(o, index, need, *out) : 0;
     }
     int ctype = PyObject_TypeCheck(o, cudart_SimpleCData) ||
                 PyObject_TypeCheck(o, cudart_Structure) || PyObject_TypeCheck(o, cudart_Union) ||
@@ -373,31 +480,46 @@ static inline void cudart_release(Py_buffer *view)
         PyBuffer_Release(view);
 }
 
-/* A record by value: an instance of the record's ctypes class (a class of that name:
- * each version's module has its own), as ctypes takes it. `seen` caches the class
- * once one was checked by name. */
+/* The ctypes class `name` of the raw module this extension serves: cudart._fast_12050
+ * serves cudart.sys_12050, whose classes the raw functions' argtypes are. */
+static int cudart_record_class(const char *name, PyTypeObject **seen)
+{
+    const char *version = strrchr(cudart_module.m_name, '_'); /* "_12050" */
+    PyObject *module = version ? PyUnicode_FromFormat("cudart.sys%s", version) : NULL;
+    PyObject *raw = module ? PyImport_Import(module) : NULL;
+    PyObject *cls = raw ? PyObject_GetAttrString(raw, name) : NULL;
+    Py_XDECREF(raw);
+    Py_XDECREF(module);
+    if (cls && !(PyType_Check(cls) &&
+                 (PyType_IsSubtype((PyTypeObject *)cls, cudart_Structure) ||
+                  PyType_IsSubtype((PyTypeObject *)cls, cudart_Union)))) {
+        PyErr_Format(PyExc_SystemError, "%s of the raw module is not a ctypes record", name);
+        Py_CLEAR(cls);
+    }
+    if (!cls) {
+        if (!PyErr_Occurred())
+            PyErr_Format(PyExc_SystemError, "no raw module for %s", cudart_module.m_name);
+        return -1;
+    }
+    *seen = (PyTypeObject *)cls;
+    return 0;
+}
+
+/* A record by value: an instance of the raw module's class of that record (or of a
+ * subclass), as ctypes takes it; a class of the same name and size is another record.
+ * `seen` keeps the class once looked up. */
 static int cudart_by_value(PyObject *o, Py_ssize_t index, const char *name, Py_ssize_t size,
                            PyTypeObject **seen, void *out)
 {
-    PyTypeObject *t = Py_TYPE(o);
-    if (!(*seen && PyObject_TypeCheck(o, *seen))) {
-        int named = 0;
-        if (PyObject_TypeCheck(o, cudart_Structure) || PyObject_TypeCheck(o, cudart_Union)) {
-            PyObject *type_name = PyType_GetName(t);
-            const char *text = type_name ? PyUnicode_AsUTF8AndSize(type_name, NULL) : NULL;
-            named = text && strcmp(text, name) == 0;
-            Py_XDECREF(type_name);
-            PyErr_Clear();
-        }
-        if (!named) {
-            PyErr_Format(PyExc_TypeError, "expected a %s instance, got %R", name, (PyObject *)t);
-            cudart_argument_failed(index);
-            return -1;
-        }
-        PyTypeObject *previous = *seen;
-        Py_INCREF((PyObject *)t);
-        *seen = t;
-        Py_XDECREF((PyObject *)previous);
+    if (!*seen && cudart_record_class(name, seen) < 0) {
+        cudart_argument_failed(index);
+        return -1;
+    }
+    if (!PyObject_TypeCheck(o, *seen)) {
+        PyErr_Format(PyExc_TypeError, "expected an instance of %R, got %R", (PyObject *)*seen,
+                     (PyObject *)Py_TYPE(o));
+        cudart_argument_failed(index);
+        return -1;
     }
     Py_buffer view;
     if (PyObject_GetBuffer(o, &view, PyBUF_SIMPLE) < 0) {

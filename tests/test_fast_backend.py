@@ -185,11 +185,31 @@ def test_integers_are_checked_against_their_c_type(recorder):
     assert _last(fast) == (0, 0, 8, 4)
 
 
+def test_an_integer_takes_its_argtypes_ctypes_class_as_its_memory_holds_it(recorder):
+    fast = recorder
+    # cudaMemset(void *, int value, size_t count): argtypes c_void_p, c_int, c_ulong.
+
+    class Lying(ctypes.c_int):
+        value = property(lambda self: 1)  # ctypes passes the memory, not `.value`
+
+    fast.cudaMemset(None, Lying(-5), ctypes.c_size_t(2**64 - 1))
+    assert _last(fast) == (0, -5, 2**64 - 1)
+    for bad in (
+        ctypes.c_uint(1),  # another integer class: ctypes refuses it too
+        ctypes.c_long(1),
+        ctypes.c_void_p(1),  # an address is no integer
+        RAW.cudaEvent_t(1),
+    ):
+        with pytest.raises(ctypes.ArgumentError, match="argument 2: TypeError: wrong type"):
+            fast.cudaMemset(None, bad, 0)
+
+
 def test_pointers_take_what_ctypes_takes(recorder):
     fast = recorder
     buf = (ctypes.c_char * 16)()
     value = ctypes.c_int(7)
     data = b"abcd"
+    array = bytearray(8)
     stream = RAW.cudaStream_t(0x1234)
     callback = RAW.cudaHostFn_t(lambda _data: None)
     cases = [
@@ -202,17 +222,12 @@ def test_pointers_take_what_ctypes_takes(recorder):
         (ctypes.c_void_p(0x2000), 0x2000),
         (stream, 0x1234),
         (callback, ctypes.cast(callback, ctypes.c_void_p).value),
-        (bytearray(8), None),  # a buffer: its own address (checked below)
+        (array, ctypes.addressof(ctypes.c_char.from_buffer(array))),
+        (data, ctypes.cast(ctypes.c_char_p(data), ctypes.c_void_p).value),  # its bytes
     ]
     for given, expected in cases:
         fast.cudaFreeHost(given)
-        got = _last(fast)[0]
-        if expected is None:
-            assert got != 0
-        else:
-            assert got == expected, given
-    fast.cudaFreeHost(data)
-    assert _last(fast)[0] != 0
+        assert _last(fast)[0] == expected, given
     for bad, cause in [
         (-1, "OverflowError"),
         (2**64, "OverflowError"),
@@ -235,6 +250,13 @@ def test_a_buffer_for_a_typed_pointer_must_hold_its_pointee(recorder):
     with pytest.raises(ctypes.ArgumentError, match="argument 1: ValueError"):
         fast.cudaPointerGetAttributes(b"x", None)
     fast.cudaPointerGetAttributes(0x10000, None)  # an address: the caller's promise
+    # A byref(): what is left of its object from its offset.
+    room = (ctypes.c_char * (size + 8))()
+    fast.cudaPointerGetAttributes(ctypes.byref(room, 8), None)
+    assert _last(fast)[0] == ctypes.addressof(room) + 8
+    for offset in (9, size + 9, -1):
+        with pytest.raises(ctypes.ArgumentError, match="argument 1: ValueError: a byref"):
+            fast.cudaPointerGetAttributes(ctypes.byref(room, offset), None)
 
 
 def test_storage_variants_pass_ctypes_objects_by_their_memory(recorder):
@@ -297,6 +319,17 @@ def test_records_by_value_are_exactly_their_size(recorder):
         fast.cudaMemset3D(RAW.cudaPitchedPtr(), 0, RAW.dim3())
     with pytest.raises(ctypes.ArgumentError, match="argument 3: TypeError"):
         fast.cudaMemset3D(RAW.cudaPitchedPtr(), 0, (ctypes.c_size_t * 3)(1, 2, 3))
+    # Another class of the same name and size is another record, as to ctypes.
+    fields = [(name, ctypes.c_size_t) for name in ("width", "height", "depth")]
+    same_name = type("cudaExtent", (ctypes.Structure,), {"_fields_": fields})
+    with pytest.raises(ctypes.ArgumentError, match="argument 3: TypeError"):
+        fast.cudaMemset3D(RAW.cudaPitchedPtr(), 0, same_name(1, 2, 3))
+
+    class Subclass(RAW.cudaExtent):
+        pass
+
+    fast.cudaMemset3D(RAW.cudaPitchedPtr(), 0, Subclass(1, 2, 3))
+    assert _last(fast)[2] == bytes(extent)
 
 
 def test_the_recorder_is_in_test_builds_only():

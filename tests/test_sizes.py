@@ -298,7 +298,8 @@ REFUSED = {
     "memcpy byref over": "ValueError: cudaMemcpy: count = 5 bytes, but 'src' is a buffer of 4",
     "memcpy memoryview over": "ValueError: cudaMemcpy: count = 25 bytes, but 'dst' is a buffer of",
     "memcpy hostmemory over": "ValueError: cudaMemcpy: count = 17 bytes, but 'src' is a buffer of",
-    "memcpy negative count": "ValueError: cudaMemcpy: count = -1 bytes",
+    # The count is converted (its range checked) before the buffers it sizes.
+    "memcpy negative count": "OverflowError: cudaMemcpy() argument 'count': -1 is outside",
     "memcpyAsync over": "ValueError: cudaMemcpyAsync: count = 11 bytes, but 'src'",
     "memcpyPeer over": "ValueError: cudaMemcpyPeer: count = 8 bytes, but 'dst' is a buffer of 4",
     "memcpyPeerAsync over": "ValueError: cudaMemcpyPeerAsync: count = 8 bytes, but 'src'",

@@ -496,6 +496,9 @@ _INPUTS: dict[ParamKind, _InputEmitter] = {
     ParamKind.INTEGER_HANDLE: _in_integer_handle,
 }
 _RELEASED = frozenset({ParamKind.CALLBACK, ParamKind.CALLBACK_RECORD})
+# Converted before the other inputs: a size check then reads the int a number became,
+# and C gets that same int (an object's __index__ may answer each read differently).
+_NUMBERS = frozenset({ParamKind.SCALAR, ParamKind.ENUM})
 
 
 @dataclass(frozen=True)
@@ -844,7 +847,9 @@ class _Function:
         if plan.function.deprecated:
             replacement = f'"{plan.replacement}"' if plan.replacement else "None"
             body.append(f'_c.deprecated("{name}", {replacement})')
-        body += [line for q in parts for line in q.convert]
+        numbers = [p.kind in _NUMBERS for p in plan.params]
+        ordered = sorted(range(len(parts)), key=lambda i: not numbers[i])
+        body += [line for i in ordered for line in parts[i].convert]
         slots = self.output_slots(parts)
         body += [q.storage for i, q in enumerate(parts) if q.storage and i not in slots]
         body += [q.claim for q in parts if q.claim]
