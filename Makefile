@@ -21,13 +21,19 @@ setup:
 build:
 	$(BIN)/python setup.py --quiet build_ext --inplace --parallel $(JOBS)
 
-test:
-	$(BIN)/python -m pytest -q
+# One worker per core (pytest-xdist), each test file whole in one worker, so that what a
+# module builds once (a version's gcc report, a fuzz grid) is built once per run.
+WORKERS ?= auto
+PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider -n $(WORKERS) --dist loadfile
 
-# The whole suite again with the ctypes backend forced (CI runs both; `make test` takes
-# the compiled one where it is built).
+test:
+	$(PYTEST)
+
+# The tests whose outcome depends on the backend (marked `backend`), again with the
+# ctypes backend forced: `make test` takes the compiled one where it is built, and CI
+# runs both. The rest (generator, gcc judge, snapshots, packaging) ran once already.
 test-ctypes:
-	CUDART_BACKEND=ctypes $(BIN)/python -m pytest -q
+	CUDART_BACKEND=ctypes $(PYTEST) -m backend
 
 generate:
 	$(BIN)/cudart-bindgen generate --all
@@ -46,7 +52,7 @@ lint:
 # About 30 s on two cores from a cold cache; mypy's cache makes a rerun instant.
 typecheck:
 	$(BIN)/python -m mypy --strict cudart/sys_*.py cudart/checked_*.py cudart/nvrtc_*.py \
-		tests/typing_user_script.py tests/typing_raw_script.py
+		tests/generator/typing_user_script.py tests/generator/typing_raw_script.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info cudart/_fast_*.so cudart/kernels/_fastlaunch*.so

@@ -6,37 +6,40 @@ only one libcudart.so.12, and the package loads it once.
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from models import models_for
+from suite import MANIFEST, quiet
 
 from generator.fetch import HeaderSet, fetch_version
 from generator.manifest import Manifest
 
-REPO = Path(__file__).resolve().parent.parent
-GENERATED = REPO / "generated"
-
-
-def _quiet(message: str) -> None:
-    pass
-
 
 @pytest.fixture(scope="session")
 def manifest() -> Manifest:
-    return Manifest.load(REPO / "cuda_headers_manifest.toml")
-
-
-def version_keys() -> list[str]:
-    return Manifest.load(REPO / "cuda_headers_manifest.toml").keys()
+    return Manifest.load(MANIFEST)
 
 
 @pytest.fixture(scope="session")
 def header_sets(manifest) -> dict[str, HeaderSet]:
     """Every manifest version's headers and library, fetched (or cached) once."""
-    return {key: fetch_version(manifest, key, _quiet) for key in manifest.keys()}
+    return {key: fetch_version(manifest, key, quiet) for key in manifest.keys()}
+
+
+@pytest.fixture(scope="session")
+def models(header_sets):
+    """Every manifest version's parsed model (tests/support/models.py: once per run)."""
+    return models_for(header_sets)
+
+
+@pytest.fixture(scope="session")
+def plans(models):
+    """Every version's checked-layer plans, resolved once per process."""
+    from generator.resolve import resolve
+
+    return {key: resolve(model) for key, model in models.items()}
 
 
 @pytest.fixture
@@ -57,44 +60,14 @@ def escaped(monkeypatch):
     return seen
 
 
-def probe_each_version(code: str, header_sets) -> dict[str, dict]:
-    """Run `code` once per version against that version's library; its JSON output."""
-    import json
-
-    return {
-        key: json.loads(run_python(code, env={"CUDART_LIBRARY": str(headers.library)}).stdout)
-        for key, headers in header_sets.items()
-    }
-
-
-def run_python(
-    code: str, env: dict[str, str] | None = None, python: str = sys.executable, check: bool = True
-) -> subprocess.CompletedProcess:
-    """Run code in a fresh interpreter that imports this checkout's packages."""
-    # The backend switch is the suite's own (`make test-ctypes` runs it all on ctypes);
-    # every other CUDART_ setting is the test's to give.
-    full_env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("CUDART_", "CUDA_HOME", "CUDA_PATH")) or k == "CUDART_BACKEND"
-    }
-    full_env["PYTHONPATH"] = str(REPO)
-    full_env.update(env or {})
-    proc = subprocess.run(
-        [python, "-c", code], capture_output=True, text=True, env=full_env, cwd=REPO
-    )
-    if check and proc.returncode != 0:
-        raise AssertionError(
-            f"subprocess failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
-        )
-    return proc
-
-
 # An NVRTC compile in this process changes how libclang parses afterwards: libnvrtc
 # carries its own LLVM, and once it has compiled, the parser attaches other comments to
 # declarations (seen: cudaMemGetDefaultMemPool's `location` read as an output). The
 # generator never loads NVRTC; in the suite, the NVRTC tests run after everything that
-# parses headers in-process, whatever order pytest was asked for.
+# parses headers in-process, whatever order pytest was asked for. Under pytest-xdist
+# (make test) each worker runs its share in this order too: the scheduler hands out
+# tests in collection order. The versions' models are parsed in fresh interpreters
+# anyway (tests/support/models.py).
 _NVRTC_TESTS = ("test_nvrtc.py",)
 
 

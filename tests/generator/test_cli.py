@@ -1,0 +1,306 @@
+"""The cudart-bindgen command line: check, generate, add, and its one-line errors."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+
+import pytest
+from suite import GENERATED, REPO, run_python
+
+
+def bindgen(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    import os
+
+    return subprocess.run(
+        [sys.executable, "-m", "generator", *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, **(env or {})},
+    )
+
+
+@pytest.fixture(scope="module")
+def generated_copy(tmp_path_factory):
+    target = tmp_path_factory.mktemp("tree") / "generated"
+    shutil.copytree(GENERATED, target)
+    return target
+
+
+def test_check_passes_on_the_committed_tree():
+    proc = bindgen("check")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "matches the generator" in proc.stdout
+
+
+def test_check_names_the_stale_file(generated_copy):
+    victim = generated_copy / "sys_12040.py"
+    victim.write_text(victim.read_text().replace("cudaSuccess = 0", "cudaSuccess = 1", 1))
+    (generated_copy / "sys_99990.py").write_text("# stray\n")
+    stub = generated_copy / "_latest.pyi"
+    stub.write_text(stub.read_text().replace("import *", "import cudaMalloc", 1))
+    proc = bindgen("--output", str(generated_copy), "check")
+    assert proc.returncode == 1
+    assert "_latest.pyi: stale" in proc.stdout
+    assert "sys_12040.py: stale" in proc.stdout
+    assert "sys_99990.py: not made by the generator" in proc.stdout
+    assert "sys_12050.py" not in proc.stdout
+
+
+def test_a_removed_versions_compiled_source_is_stale_and_goes(tmp_path):
+    """Issue 19: generated/ holds the compiled backend's C too, so the C source of a
+    version the manifest no longer has is reported by check and removed by
+    generate --all, as its Python modules are (a scratch tree of one version)."""
+    from generator.manifest import Manifest
+
+    full = Manifest.load(REPO / "cuda_headers_manifest.toml")
+    manifest = tmp_path / "manifest.toml"
+    manifest.write_text(type(full)(full.families, {"12.5": full.get("12.5")}).dumps())
+    out = tmp_path / "generated"
+    options = ["--manifest", str(manifest), "--output", str(out)]
+    assert bindgen(*options, "generate", "--all").returncode == 0
+    stale = out / "_fast_12040.c"
+    stale.write_text("/* a removed version's */\n")
+    proc = bindgen(*options, "check")
+    assert proc.returncode == 1
+    assert "_fast_12040.c: not made by the generator" in proc.stdout
+    proc = bindgen(*options, "generate", "--all")
+    assert proc.returncode == 0, proc.stderr
+    assert not stale.exists()
+    assert bindgen(*options, "check").returncode == 0
+
+
+def test_generate_one_version_writes_the_same_bytes(tmp_path):
+    out = tmp_path / "generated"
+    proc = bindgen("--output", str(out), "generate", "12.2")
+    assert proc.returncode == 0, proc.stderr
+    # A version is the raw and checked module of each surface (the runtime's, NVRTC's)
+    # and the runtime's compiled backend; the version-set files come along.
+    names = [
+        "__init__.py",
+        "_fast_12020.c",
+        "_latest.pyi",
+        "checked_12020.py",
+        "nvrtc_12020.py",
+        "nvrtc_checked_12020.py",
+        "sys_12020.py",
+    ]
+    assert sorted(p.name for p in out.iterdir()) == names
+    for name in names:
+        assert (out / name).read_bytes() == (GENERATED / name).read_bytes()
+    assert "parsing cuda_runtime_api.h" in proc.stderr  # progress is shown
+    assert "[12.2 nvrtc] parsing nvrtc.h" in proc.stderr
+
+
+def test_unknown_version_is_one_line(tmp_path):
+    out = tmp_path / "generated"
+    proc = bindgen("--output", str(out), "generate", "11.0")
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "11.0" in lines[0] and "12.5" in lines[0]
+    assert not out.exists()
+
+
+def test_network_failure_is_one_line_and_writes_nothing(tmp_path):
+    manifest = tmp_path / "manifest.toml"
+    shutil.copy(REPO / "cuda_headers_manifest.toml", manifest)
+    out = tmp_path / "generated"
+    env = {
+        "CUDART_BINDGEN_CACHE": str(tmp_path / "cache"),
+        "PIP_INDEX_URL": "http://127.0.0.1:9/simple",
+        "PIP_RETRIES": "0",
+        "PIP_TIMEOUT": "2",
+    }
+    proc = bindgen("--manifest", str(manifest), "--output", str(out), "generate", "12.5", env=env)
+    assert proc.returncode == 2
+    errors = [e for e in proc.stderr.splitlines() if e.startswith("cudart-bindgen: error")]
+    assert len(errors) == 1 and "could not download" in errors[0], proc.stderr
+    assert not out.exists()
+    assert manifest.read_bytes() == (REPO / "cuda_headers_manifest.toml").read_bytes()
+
+
+def _repo_copy(tmp_path, drop: str):
+    """A manifest, generated/ and snapshots folder like the checkout's, without `drop`."""
+    from generator.manifest import Manifest
+
+    m = Manifest.load(REPO / "cuda_headers_manifest.toml")
+    m = type(m)(m.families, {k: v for k, v in m.versions.items() if k != drop})
+    manifest = tmp_path / "manifest.toml"
+    manifest.write_text(m.dumps())
+    number = Manifest.load(REPO / "cuda_headers_manifest.toml").get(drop).number
+    out = tmp_path / "generated"
+    shutil.copytree(GENERATED, out, ignore=shutil.ignore_patterns(f"*_{number}.py", "__pycache__"))
+    snapshots = tmp_path / "snapshots"
+    shutil.copytree(
+        REPO / "tests" / "snapshots",
+        snapshots,
+        ignore=shutil.ignore_patterns(f"outputs_{drop}.txt"),
+    )
+    return manifest, out, snapshots
+
+
+def test_add_brings_a_version_back_exactly(tmp_path):
+    """`add X.Y` is the whole job: on a tree without 12.6, it pins the same wheels, and
+    writes the same modules, the same snapshot and the same version-set stub as the
+    checkout has, so the result is the committed state byte for byte."""
+    manifest, out, snapshots = _repo_copy(tmp_path, "12.6")
+    proc = bindgen(
+        "--manifest",
+        str(manifest),
+        "--output",
+        str(out),
+        "add",
+        "12.6",
+        "--snapshots",
+        str(snapshots),
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert manifest.read_bytes() == (REPO / "cuda_headers_manifest.toml").read_bytes()
+    # Every wheel of the family, each at its own newest patch of 12.6.
+    assert "nvidia-cuda-profiler-api-cu12==12.6.77" in proc.stderr
+    for path in sorted(GENERATED.glob("*.py*")):
+        assert (out / path.name).read_bytes() == path.read_bytes(), path.name
+    for path in sorted((REPO / "tests" / "snapshots").iterdir()):
+        assert (snapshots / path.name).read_bytes() == path.read_bytes(), path.name
+    # The new snapshot is printed for review, line by line.
+    lines = (REPO / "tests" / "snapshots" / "outputs_12.6.txt").read_text().count("\n")
+    assert f"outputs_12.6.txt: {lines} functions" in proc.stderr
+    assert "  cudaMalloc(size:scalar) -> (devPtr:address)" in proc.stderr
+    # The new module binds to the real 12.6 library it was generated for.
+    from generator.fetch import fetch_version
+    from generator.manifest import Manifest
+
+    lib = fetch_version(Manifest.load(manifest), "12.6", lambda m: None).library
+    code = (
+        "import ctypes, importlib.util, cudart\n"
+        "spec = importlib.util.spec_from_file_location("
+        f"'cudart.sys_12060', {str(out / 'sys_12060.py')!r})\n"
+        "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)\n"
+        "v = ctypes.c_int(); m.cudaRuntimeGetVersion(ctypes.byref(v))\n"
+        "print(m.CUDA_VERSION, v.value)\n"
+    )
+    assert run_python(code, env={"CUDART_LIBRARY": str(lib)}).stdout.split() == ["12060", "12060"]
+
+
+def test_add_new_finds_the_minors_the_manifest_lacks(tmp_path):
+    """`add --new` asks the registry for every minor of the manifest's families and adds
+    those the manifest lacks: here the newest, removed first."""
+    from generator.manifest import Manifest
+
+    newest = Manifest.load(REPO / "cuda_headers_manifest.toml").keys()[-1]
+    manifest, out, snapshots = _repo_copy(tmp_path, newest)
+    proc = bindgen(
+        "--manifest",
+        str(manifest),
+        "--output",
+        str(out),
+        "add",
+        "--new",
+        "--snapshots",
+        str(snapshots),
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert f"new on the registry: CUDA {newest}\n" in proc.stderr
+    assert manifest.read_bytes() == (REPO / "cuda_headers_manifest.toml").read_bytes()
+    assert sorted(p.name for p in out.glob("*.py*")) == sorted(
+        p.name for p in GENERATED.glob("*.py*")
+    )
+    assert (out / "_latest.pyi").read_bytes() == (GENERATED / "_latest.pyi").read_bytes()
+    # Nothing is missing any more: a second run finds nothing and writes nothing.
+    again = bindgen(
+        "--manifest",
+        str(manifest),
+        "--output",
+        str(out),
+        "add",
+        "--new",
+        "--snapshots",
+        str(snapshots),
+    )
+    assert again.returncode == 0 and "has every released minor" in again.stderr
+
+
+def test_add_needs_versions_or_new(tmp_path):
+    proc = bindgen("--output", str(tmp_path / "g"), "add")
+    assert proc.returncode == 2 and "--new" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_add_of_a_minor_that_does_not_exist_changes_nothing(tmp_path):
+    manifest = tmp_path / "manifest.toml"
+    shutil.copy(REPO / "cuda_headers_manifest.toml", manifest)
+    before = manifest.read_bytes()
+    proc = bindgen("--manifest", str(manifest), "--output", str(tmp_path / "g"), "add", "12.99")
+    assert proc.returncode == 2
+    assert "no release" in proc.stderr and "12.99" in proc.stderr
+    assert manifest.read_bytes() == before
+    assert not (tmp_path / "g").exists()
+
+
+def test_console_script_is_installed():
+    script = shutil.which(
+        "cudart-bindgen", path=str(__import__("pathlib").Path(sys.executable).parent)
+    )
+    assert script, "make setup installs the cudart-bindgen console script"
+    proc = subprocess.run([script, "--help"], capture_output=True, text=True)
+    assert proc.returncode == 0 and "generate" in proc.stdout
+
+
+# ------------------------------------------------------------- one-line errors
+
+NO_INDEX = {"PIP_INDEX_URL": "http://127.0.0.1:9/simple", "PIP_RETRIES": "0", "PIP_TIMEOUT": "2"}
+
+
+def _one_error(proc: subprocess.CompletedProcess) -> str:
+    """The one error line a failed command printed last, with no traceback."""
+    assert proc.returncode == 2, proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("cudart-bindgen")]
+    assert len(errors) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.endswith(errors[0] + "\n"), proc.stderr
+    return errors[0]
+
+
+@pytest.mark.parametrize("key", ["12.05", "012.5", "\uff11\uff12.\uff15", "12.5\n"])
+def test_add_of_a_non_canonical_key_is_refused_before_anything(tmp_path, key):
+    """`add 12.05` pinned ==12.05.*, which the index resolves to 12.5.82, and rendered
+    sys_12050 a second time. Refused before the registry is asked (none is reachable
+    here), and before the valid key given first is added."""
+    manifest = tmp_path / "manifest.toml"
+    shutil.copy(REPO / "cuda_headers_manifest.toml", manifest)
+    out = tmp_path / "g"
+    args = ("--manifest", str(manifest), "--output", str(out), "add", "12.99", key)
+    error = _one_error(bindgen(*args, env=NO_INDEX))
+    assert error.startswith(f"cudart-bindgen: error: malformed CUDA version {key!r}"), error
+    assert manifest.read_bytes() == (REPO / "cuda_headers_manifest.toml").read_bytes()
+    assert not out.exists()
+
+
+def test_a_cache_that_is_a_file_is_one_line(tmp_path):
+    cache = tmp_path / "cache"
+    cache.write_text("not a folder\n")
+    out = tmp_path / "generated"
+    proc = bindgen(
+        "--output", str(out), "generate", "12.5", env={"CUDART_BINDGEN_CACHE": str(cache)}
+    )
+    error = _one_error(proc)
+    assert error == (
+        f"cudart-bindgen: error: cannot use {cache} as the cache (it is not a folder); "
+        "set $CUDART_BINDGEN_CACHE to a folder"
+    )
+    assert cache.read_text() == "not a folder\n" and not out.exists()
+    # Below a file, too.
+    proc = bindgen("outputs", "12.5", env={"CUDART_BINDGEN_CACHE": str(cache / "sub")})
+    assert "Not a directory" in _one_error(proc)
+
+
+@pytest.mark.parametrize("command", [("generate", "12.5"), ("generate", "--all"), ("check",)])
+def test_an_output_that_is_a_file_is_one_line(tmp_path, command):
+    """Found before any rendering: --all once exchanged the file with the new folder."""
+    out = tmp_path / "generated"
+    out.write_text("mine\n")
+    error = _one_error(bindgen("--output", str(out), *command))
+    assert error == f"cudart-bindgen: error: --output {out} exists and is not a folder"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["generated"]
+    assert out.read_text() == "mine\n"

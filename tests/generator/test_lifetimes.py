@@ -1,0 +1,383 @@
+"""What the checked layer tracks past a call, without a GPU: generator/lifetimes.py's
+reviewed tables (held here, applied in every version's snapshot, refused when they stop
+fitting a header), and cudart.callbacks' record of which graph or executable graph
+holds which Python callables, driven with real handle objects and real registrations
+as the generated functions drive it after a successful call.
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import inspect
+import weakref
+from pathlib import Path
+
+import pytest
+from suite import probe_each_version, run_python, version_keys
+
+import cudart
+import cudart._checked as _c
+from cudart import callbacks
+from generator import lifetimes
+from generator.ctypes_map import RenderError
+from generator.plan import Effect
+
+SNAPSHOTS = Path(__file__).resolve().parents[1] / "snapshots"
+VERSIONS = cudart.available_versions()
+
+# The tables as reviewed: changing them must change this test too.
+REVIEWED_HOST_MEMORY = {
+    ("cudaHostAlloc", "pHost"): "size",
+    ("cudaMallocHost", "ptr"): "size",
+    ("cudaMallocManaged", "devPtr"): "size",
+    ("cudaHostGetDevicePointer", "pDevice"): "pHost",
+}
+REVIEWED_EFFECTS = {
+    ("cudaFreeHost", "ptr"): ("frees", None),
+    ("cudaFree", "devPtr"): ("frees", None),
+    ("cudaGraphDestroy", "graph"): ("destroys", None),
+    ("cudaGraphExecDestroy", "graphExec"): ("destroys", None),
+    ("cudaGraphInstantiate", "pGraphExec"): ("copies", "graph"),
+    ("cudaGraphInstantiateWithFlags", "pGraphExec"): ("copies", "graph"),
+    ("cudaGraphInstantiateWithParams", "pGraphExec"): ("copies", "graph"),
+    ("cudaGraphClone", "pGraphClone"): ("copies", "originalGraph"),
+    ("cudaGraphAddChildGraphNode", "graph"): ("copies", "childGraph"),
+    ("cudaGraphExecUpdate", "hGraphExec"): ("copies", "hGraph"),
+    ("cudaGraphExecChildGraphNodeSetParams", "hGraphExec"): ("copies", "childGraph"),
+    ("cudaGraphAddHostNode", "pGraphNode"): ("node_of", "graph"),
+    ("cudaStreamDestroy", "stream"): ("destroys", None),
+    ("cudaEventDestroy", "event"): ("destroys", None),
+    ("cudaGraphDestroyNode", "node"): ("destroys", None),
+    ("cudaMemPoolDestroy", "memPool"): ("destroys", None),
+    ("cudaFreeArray", "array"): ("destroys", None),
+    ("cudaFreeMipmappedArray", "mipmappedArray"): ("destroys", None),
+    ("cudaDestroyExternalMemory", "extMem"): ("destroys", None),
+    ("cudaDestroyExternalSemaphore", "extSem"): ("destroys", None),
+    ("cudaGraphicsUnregisterResource", "resource"): ("destroys", None),
+    ("cudaLibraryUnload", "library"): ("destroys", None),
+    ("cudaExecutionCtxDestroy", "ctx"): ("destroys", None),
+    ("cudaLogsUnregisterCallback", "callback"): ("destroys", None),
+    ("cudaDeviceUnregisterAsyncNotification", "callback"): ("destroys", None),
+    ("cudaDestroyTextureObject", "texObject"): ("destroys", None),
+    ("cudaDestroySurfaceObject", "surfObject"): ("destroys", None),
+}
+REVIEWED_INTEGER_HANDLES = {"cudaTextureObject_t", "cudaSurfaceObject_t"}
+# Every parameter of an integer handle type, in every version: a handle, not a number.
+INTEGER_HANDLE_PARAMS = {
+    "cudaCreateTextureObject": "pTexObject:integer_handle",
+    "cudaDestroyTextureObject": "texObject:integer_handle@destroys",
+    "cudaGetTextureObjectResourceDesc": "texObject:integer_handle",
+    "cudaGetTextureObjectTextureDesc": "texObject:integer_handle",
+    "cudaGetTextureObjectResourceViewDesc": "texObject:integer_handle",
+    "cudaCreateSurfaceObject": "pSurfObject:integer_handle",
+    "cudaDestroySurfaceObject": "surfObject:integer_handle@destroys",
+    "cudaGetSurfaceObjectResourceDesc": "surfObject:integer_handle",
+}
+# Destroy-like functions that mark nothing (lifetimes.NOT_MARKED has each one's reason).
+REVIEWED_NOT_MARKED = {
+    "cudaFreeAsync",
+    "cudaHostUnregister",
+    "cudaIpcCloseMemHandle",
+    "cudaUserObjectRelease",
+    "cudaGraphReleaseUserObject",
+    "cudaDeviceReset",
+    "cudaThreadExit",
+    "cudaCtxResetPersistingL2Cache",
+    "cudaDeviceGraphMemTrim",
+    "cudaMemPoolTrimTo",
+    "cudaGraphRemoveDependencies",
+    "cudaGraphRemoveDependencies_v2",
+    "cudaGraphAddMemFreeNode",
+    "cudaGraphMemFreeNodeGetParams",
+    "cudaGLUnregisterBufferObject",
+    "cudaEGLStreamConsumerDisconnect",
+    "cudaEGLStreamProducerDisconnect",
+    "cudaEGLStreamConsumerReleaseFrame",
+    "cudaEGLStreamProducerReturnFrame",
+    "nvrtcDestroyProgram",
+    "nvrtcRemoveBundledHeaders",
+}
+HELD_BY = {
+    "cudaGraphAddHostNode": "pNodeParams:callback_record@held_by(graph)",
+    "cudaGraphHostNodeSetParams": "pNodeParams:callback_record@held_by(node)",
+    "cudaGraphExecHostNodeSetParams": "pNodeParams:callback_record@held_by(hGraphExec)",
+}
+
+
+def test_tables_as_reviewed_each_entry_with_a_reason():
+    assert {k: v[0] for k, v in lifetimes.HOST_MEMORY.items()} == REVIEWED_HOST_MEMORY
+    assert {k: (str(v[0]), v[1]) for k, v in lifetimes.EFFECTS.items()} == REVIEWED_EFFECTS
+    assert set(lifetimes.NOT_MARKED) == REVIEWED_NOT_MARKED
+    assert set(lifetimes.INTEGER_HANDLES) == REVIEWED_INTEGER_HANDLES
+    reasons = [v[1] for v in lifetimes.HOST_MEMORY.values()]
+    reasons += [v[2] for v in lifetimes.EFFECTS.values()]
+    reasons += list(lifetimes.NOT_MARKED.values())
+    reasons += list(lifetimes.INTEGER_HANDLES.values())
+    assert all(len(r) > 10 for r in reasons)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_every_destroy_like_function_is_decided(version):
+    """A new version's Destroy/Free/Unload/Unregister/Release/... function fails here
+    until generator/lifetimes.py decides it: DESTROYS (marks the handle) or NOT_MARKED."""
+    functions = set(importlib.import_module(f"cudart.sys_{version}")._FUNCTIONS)
+    assert lifetimes.undecided(functions) == []
+    nvrtc = set(importlib.import_module(f"cudart.nvrtc_{version}")._FUNCTIONS)
+    assert lifetimes.undecided(nvrtc) == []
+    assert len([f for f in functions if lifetimes.DESTROY_LIKE.search(f)]) >= 30
+
+
+def test_the_decision_list_is_neither_stale_nor_blind():
+    everywhere = set().union(
+        *(
+            importlib.import_module(f"cudart.{family}_{v}")._FUNCTIONS
+            for v in VERSIONS
+            for family in ("sys", "nvrtc")
+        )
+    )
+    decided = {f for f, _ in lifetimes.EFFECTS} | set(lifetimes.NOT_MARKED)
+    assert decided <= everywhere  # no entry for a function no version has
+    # Each entry of NOT_MARKED is destroy-like (else it is no decision), and a new
+    # destroy-like name is undecided until someone adds it.
+    assert all(lifetimes.DESTROY_LIKE.search(f) for f in lifetimes.NOT_MARKED)
+    new = ["cudaWidgetDestroy", "cudaFreeWidget", "cudaWidgetUnregister", "cudaGetWidget"]
+    assert lifetimes.undecided(new) == sorted(new[:3])
+    # A COPIES entry does not decide a destroy-like function (only DESTROYS / FREES).
+    assert lifetimes.undecided(["cudaGraphInstantiate"]) == []
+
+
+@pytest.mark.parametrize("key", version_keys())
+def test_every_version_applies_every_entry(key):
+    lines = {
+        line.partition("(")[0]: line
+        for line in (SNAPSHOTS / f"outputs_{key}.txt").read_text().splitlines()
+    }
+    for (function, output), size in REVIEWED_HOST_MEMORY.items():
+        kind = "host_memory" if size == "size" else "mapped_host_memory"
+        assert f"{output}[{size}]:{kind}" in lines[function]
+    for (function, param), (effect, of) in REVIEWED_EFFECTS.items():
+        if function not in lines and effect == "destroys":
+            continue  # a destroy of later versions only (cudaLibraryUnload: 12.8+)
+        expected = f"@{effect}({of})" if of else f"@{effect}"
+        assert f"{param}:" in lines[function] and expected in lines[function]
+    for function, text in HELD_BY.items():
+        assert text in lines[function]
+    for function, text in INTEGER_HANDLE_PARAMS.items():
+        assert text in lines[function]
+    assert "integer_handle" not in "".join(
+        line for name, line in lines.items() if name not in INTEGER_HANDLE_PARAMS
+    )
+    assert "host_memory" not in lines["cudaMalloc"] and "@" not in lines["cudaMalloc"]
+
+
+@pytest.fixture(scope="module")
+def newest_plans(plans):
+    return {p.name: p for p in plans[version_keys()[-1]]}
+
+
+def test_an_entry_that_no_longer_fits_is_refused(newest_plans, monkeypatch):
+    plan = newest_plans["cudaHostAlloc"]
+    monkeypatch.setitem(lifetimes.HOST_MEMORY, ("cudaHostAlloc", "pHost"), ("bytes", "x"))
+    with pytest.raises(RenderError, match="cudaHostAlloc has no parameter bytes"):
+        lifetimes.apply([plan])
+    monkeypatch.setitem(lifetimes.HOST_MEMORY, ("cudaHostAlloc", "pHost"), ("size", "x"))
+    monkeypatch.setitem(lifetimes.HOST_MEMORY, ("cudaHostAlloc", "size"), ("flags", "x"))
+    with pytest.raises(RenderError, match="not an address output"):
+        lifetimes.apply([plan])
+    monkeypatch.setitem(lifetimes.EFFECTS, ("cudaGraphDestroy", "g"), (Effect.DESTROYS, None, "x"))
+    with pytest.raises(RenderError, match="cudaGraphDestroy has no parameter g"):
+        lifetimes.apply([newest_plans["cudaGraphDestroy"]])
+    # DESTROYS takes a handle input, FREES a pointer input: anything else is refused.
+    monkeypatch.setitem(
+        lifetimes.EFFECTS, ("cudaStreamCreate", "pStream"), (Effect.DESTROYS, None, "x")
+    )
+    with pytest.raises(RenderError, match="cudaStreamCreate.pStream is not a handle input"):
+        lifetimes.apply([newest_plans["cudaStreamCreate"]])
+    monkeypatch.setitem(lifetimes.EFFECTS, ("cudaFreeArray", "array"), (Effect.FREES, None, "x"))
+    with pytest.raises(RenderError, match="cudaFreeArray.array is not a pointer input"):
+        lifetimes.apply([newest_plans["cudaFreeArray"]])
+    # An integer handle typedef that a function takes other than as a scalar.
+    monkeypatch.setitem(lifetimes.INTEGER_HANDLES, "cudaStream_t", "x")
+    with pytest.raises(RenderError, match="cudaStreamQuery.stream is not a scalar input"):
+        lifetimes.apply([newest_plans["cudaStreamQuery"]])
+
+
+@pytest.fixture(params=VERSIONS, ids=[f"checked_{v}" for v in VERSIONS])
+def checked(request):
+    return importlib.import_module(f"cudart.checked_{request.param}")
+
+
+def test_generated_functions_record_only_after_success(checked):
+    source = inspect.getsource(checked.cudaGraphDestroy)
+    assert source.index("raise _error(err, _lib)") < source.index(
+        '_c.destroyed(graph, "cudaGraph_t", "cudaGraphDestroy")'
+    )
+    for (function, param), (effect, _) in REVIEWED_EFFECTS.items():
+        if effect != "destroys" or not hasattr(checked, function):
+            continue
+        source = inspect.getsource(getattr(checked, function))
+        line = next(x for x in source.splitlines() if "_c.destroyed(" in x)
+        assert line.strip().startswith(f"_c.destroyed({param}, ") and f'"{function}")' in line
+        assert source.index("raise _error(err, _lib)") < source.index(line)
+    assert '_c.holder_copied(pGraphExec, "cudaGraphExec_t", graph, "cudaGraph_t")' in (
+        inspect.getsource(checked.cudaGraphInstantiate)
+    )
+    source = inspect.getsource(checked.cudaGraphAddHostNode)
+    assert '_c.callback_held(_pNodeParams_token, graph, "cudaGraph_t", _lib)' in source
+    assert "_c.host_node_added(pGraphNode, graph)" in source
+    assert "_c.host_freed(ptr)" in inspect.getsource(checked.cudaFreeHost)
+    # What a call ends is marked before C, in one step with the check, and unmarked on
+    # each way C can refuse (issue 20: threads destroying one handle all reached C).
+    for (function, param), (effect, _) in REVIEWED_EFFECTS.items():
+        if effect not in ("destroys", "frees") or not hasattr(checked, function):
+            continue
+        source = inspect.getsource(getattr(checked, function))
+        claim = f'_c.claim({param}, "{param}", "{function}")'
+        assert source.count(claim) == 1 and source.count(f"_c.unclaim({param})") == 2
+        assert source.index(claim) < source.index(f"err = _{function}(")
+    assert "graph (or exec)" not in checked.cudaGraphDestroy.__doc__
+    assert "released" in checked.cudaGraphDestroy.__doc__
+
+
+# ---------------------------------------------------------------- the bookkeeping
+
+
+@pytest.fixture
+def rt():
+    return importlib.import_module(f"cudart.sys_{VERSIONS[0]}")
+
+
+@pytest.fixture
+def clean():
+    callbacks.release_captured()
+    yield
+    callbacks.release_captured()
+
+
+class Callable:
+    """A callable a weakref can follow (a lambda's closure would keep the test alive)."""
+
+    def __call__(self, *args):
+        pass
+
+
+def kept(token: int) -> bool:
+    return token in callbacks._registry
+
+
+def register():
+    """A host node record's callable, registered as the checked layer registers it."""
+    fn = Callable()
+    checked = importlib.import_module(f"cudart.checked_{VERSIONS[0]}")
+    _, token = callbacks.record_argument(
+        checked.cudaHostNodeParams(fn=fn), checked._lib.cudaHostNodeParams, checked._lib, "p"
+    )
+    return token, weakref.ref(fn)
+
+
+@pytest.mark.backend
+def test_a_graph_and_its_exec_each_keep_the_callable(rt, clean):
+    graph, exec_ = rt.cudaGraph_t(0x1000), rt.cudaGraphExec_t(0x2000)
+    token, ref = register()
+    _c.callback_held(token, graph, "cudaGraph_t", rt)
+    _c.holder_copied(exec_, "cudaGraphExec_t", graph, "cudaGraph_t")  # instantiate
+    assert callbacks.held(graph) == callbacks.held(exec_) == {token}
+    _c.holder_destroyed(graph, "cudaGraph_t")
+    gc.collect()
+    assert kept(token) and ref() is not None  # the exec still runs it
+    _c.holder_destroyed(exec_, "cudaGraphExec_t")
+    gc.collect()
+    assert not kept(token) and ref() is None
+    assert callbacks.held() == {}
+
+
+@pytest.mark.backend
+def test_clone_child_and_update_copy_and_ints_are_the_same_handles(rt, clean):
+    child, parent, clone = rt.cudaGraph_t(0x10), rt.cudaGraph_t(0x20), rt.cudaGraph_t(0x30)
+    exec_ = rt.cudaGraphExec_t(0x40)
+    token, _ = register()
+    callbacks.hold("cudaGraph_t", 0x10, token)  # an int address: the same graph
+    _c.holder_copied(parent, "cudaGraph_t", child, "cudaGraph_t")  # add child graph node
+    _c.holder_copied(clone, "cudaGraph_t", parent, "cudaGraph_t")  # clone
+    _c.holder_copied(exec_, "cudaGraphExec_t", clone, "cudaGraph_t")  # exec update
+    for holder in (child, parent, clone, exec_):
+        assert callbacks.held(holder) == {token}
+    for handle, ctype in ((child, "cudaGraph_t"), (parent, "cudaGraph_t"), (clone, "cudaGraph_t")):
+        _c.holder_destroyed(int(handle), ctype)
+        assert kept(token)
+    assert callbacks.holder_destroyed("cudaGraphExec_t", exec_) == 1
+    assert not kept(token)
+    # A graph and an exec at one address are two holders.
+    assert callbacks.held(rt.cudaGraph_t(0x40)) == frozenset()
+
+
+@pytest.mark.backend
+def test_a_node_belongs_to_the_graph_it_was_added_to(rt, clean):
+    graph, node = rt.cudaGraph_t(0x100), rt.cudaGraphNode_t(0x101)
+    _c.host_node_added(node, graph)
+    token, _ = register()
+    _c.callback_held(token, node, "cudaGraphNode_t", rt)  # cudaGraphHostNodeSetParams
+    assert callbacks.held(graph) == {token}
+    _c.holder_destroyed(graph, "cudaGraph_t")
+    assert not kept(token) and callbacks._node_graph == {}
+    # A node of unknown graph (a captured one): kept for release_captured().
+    token, ref = register()
+    _c.callback_held(token, rt.cudaGraphNode_t(0x999), "cudaGraphNode_t", rt)
+    assert kept(token) and callbacks.held() == {}
+    assert callbacks.release_captured() >= 1 and not kept(token)
+
+
+@pytest.mark.backend
+def test_failure_unregisters_and_release_captured_still_releases_all(rt, clean):
+    graph = rt.cudaGraph_t(0x500)
+    first, _ = register()
+    second, _ = register()
+    for token in (first, second):
+        callbacks.hold("cudaGraph_t", graph, token)
+    callbacks.unregister(first)  # what a failed call does
+    assert callbacks.held(graph) == {second}
+    assert callbacks.release_captured() == 1
+    assert callbacks.held() == {} and not kept(second)
+    _c.holder_destroyed(graph, "cudaGraph_t")  # nothing left: no error
+
+
+@pytest.mark.backend
+def test_token_zero_and_no_callbacks_module_record_nothing(rt, clean):
+    _c.callback_held(0, rt.cudaGraph_t(0x1), "cudaGraph_t", rt)
+    assert callbacks.held() == {}
+
+
+PROBE = """
+import ctypes, cudart
+from cudart import callbacks
+graph = cudart.sys.cudaGraph_t(0x1234)
+token = callbacks.register(print, once=False)
+callbacks.hold("cudaGraph_t", graph, token)
+try:
+    cudart.cudaGraphDestroy(graph)   # no driver here: the runtime refuses
+except cudart.CudaError as exc:
+    print(type(exc).__name__, sorted(callbacks.held(graph)) == [token])
+"""
+
+
+@pytest.mark.backend
+def test_a_failed_destroy_releases_nothing():
+    out = run_python(PROBE).stdout.split()
+    assert out[0].startswith("CudaError") and out[1] == "True"
+
+
+CAPTURE_PROBE = """
+import json, cudart
+from cudart import callbacks
+rt = cudart.sys
+# Without a driver both queries fail: 0, "not known". A wrong argument count for the
+# version's cudaStreamGetCaptureInfo would be a ctypes TypeError here instead.
+print(json.dumps([callbacks._capture_graph(rt, None), callbacks._containing_graph(rt, 0x10)]))
+"""
+
+
+@pytest.mark.backend
+def test_the_runtime_queries_fit_every_versions_prototypes(header_sets):
+    results = probe_each_version(CAPTURE_PROBE, header_sets)
+    assert results and all(found == [0, 0] for found in results.values())

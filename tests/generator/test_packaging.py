@@ -1,0 +1,262 @@
+"""What a user installs: the cudart wheel and sdist, built as pip builds them, installed
+into fresh virtual environments without any of the checkout's tools, and each
+generated module under exactly one import name.
+
+The build needs setuptools from the registry (pip's isolated build), so these tests are
+marked `network`; the install itself is offline, from the wheel just built and the
+pinned runtime wheel in the generator's cache.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+
+import abi_support
+import pytest
+from suite import GENERATED, REPO, run_python
+
+from generator.fetch import cache_root
+
+pytestmark = pytest.mark.network
+
+# What the checkout's cudart/ holds that is no build output (make build's .so files),
+# by path below cudart/ (cudart/kernels/ is a package of its own).
+HAND_WRITTEN = sorted(
+    p.relative_to(REPO / "cudart").as_posix()
+    for p in (REPO / "cudart").rglob("*")
+    if p.is_file() and not p.is_symlink() and p.suffix not in (".so", ".pyc")
+)
+GENERATED_NAMES = sorted(
+    p.name for p in GENERATED.iterdir() if p.suffix in (".py", ".pyi") and p.name != "__init__.py"
+)
+# The compiled backend: its generated C (the sdist's) and what each source builds (the
+# wheel's, where a compiler is present, as here and in CI).
+GENERATED_SOURCES = sorted(p.name for p in GENERATED.glob("_fast_*.c"))
+C_SOURCES = GENERATED_SOURCES + [n for n in HAND_WRITTEN if n.endswith((".c", ".h"))]
+EXTENSIONS = sorted(
+    Path(n).with_suffix(".abi3.so").as_posix()
+    for n in GENERATED_SOURCES + HAND_WRITTEN
+    if n.endswith(".c")
+)
+PYTHON_FILES = sorted(n for n in HAND_WRITTEN if not n.endswith((".c", ".h"))) + GENERATED_NAMES
+# The runtime the installed package is tried against: the dev extras' pin.
+RUNTIME_KEY = "12.5"
+
+IN_THE_NEW_ENVIRONMENT = r"""
+import importlib, json, sys
+import cudart
+
+report = {"found_by": cudart.load_runtime().found_by, "runtime": cudart.load_runtime().version}
+report["selected"] = cudart.sys.__name__
+report["versions"] = cudart.available_versions()
+report["version_call"] = cudart.cudaRuntimeGetVersion()
+report["backend"] = cudart.backend()
+problems = []
+for v in report["versions"]:
+    for kind in ("sys", "checked"):
+        name = f"cudart.{kind}_{v}"
+        module = importlib.import_module(name)
+        ways = {
+            "import_module": module,
+            "sys.modules": sys.modules[name],
+            "package attribute": getattr(cudart, f"{kind}_{v}"),
+            "from-import": __import__("cudart", fromlist=[f"{kind}_{v}"]).__dict__[f"{kind}_{v}"],
+        }
+        if kind == "checked" and module._lib is not importlib.import_module(f"cudart.sys_{v}"):
+            problems.append(f"{name}._lib is not cudart.sys_{v}")
+        for how, other in ways.items():
+            if other is not module:
+                problems.append(f"{name} by {how} is another module")
+        if module.__name__ != name or not module.__file__.startswith(cudart.__path__[0]):
+            problems.append(f"{name} is {module.__name__} from {module.__file__}")
+for other in ("cudart._generated", "generated", "generator"):
+    try:
+        importlib.import_module(other)
+        problems.append(f"{other} imports")
+    except ImportError:
+        pass
+report["problems"] = problems
+print(json.dumps(report))
+"""
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> dict[str, Path]:
+    out = tmp_path_factory.mktemp("dist")
+    proc = subprocess.run(
+        [sys.executable, "-m", "build", "--outdir", str(out), str(REPO)],
+        capture_output=True,
+        text=True,
+        cwd=out,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    wheels, sdists = sorted(out.glob("*.whl")), sorted(out.glob("*.tar.gz"))
+    assert len(wheels) == 1 and len(sdists) == 1, sorted(p.name for p in out.iterdir())
+    return {"wheel": wheels[0], "sdist": sdists[0]}
+
+
+def test_the_wheel_holds_the_package_and_nothing_else(built):
+    with zipfile.ZipFile(built["wheel"]) as zf:
+        names = zf.namelist()
+    top = {n.split("/")[0] for n in names}
+    assert top == {"cudart", "cudart-0.1.0.dist-info"}, top
+    package = sorted(n.removeprefix("cudart/") for n in names if n.startswith("cudart/"))
+    assert package == sorted(PYTHON_FILES + EXTENSIONS)
+    # One wheel for every Python from 3.11: the extensions use the limited API.
+    assert built["wheel"].name.startswith("cudart-0.1.0-cp311-abi3-"), built["wheel"].name
+    assert "py.typed" in package and "_latest.pyi" in package and "__init__.pyi" in package
+    with zipfile.ZipFile(built["wheel"]) as zf:
+        metadata = zf.read("cudart-0.1.0.dist-info/METADATA").decode()
+        # The generated modules are the files themselves, not links.
+        assert zf.read("cudart/sys_12050.py") == (GENERATED / "sys_12050.py").read_bytes()
+    requires = sorted(line for line in metadata.splitlines() if line.startswith("Requires-Dist:"))
+    assert requires == [
+        'Requires-Dist: nvidia-cuda-nvrtc-cu12; extra == "cu12"',
+        'Requires-Dist: nvidia-cuda-nvrtc; extra == "cu13"',
+        'Requires-Dist: nvidia-cuda-runtime-cu12; extra == "cu12"',
+        'Requires-Dist: nvidia-cuda-runtime; extra == "cu13"',
+    ]
+    assert "entry_points.txt" not in {n.split("/")[-1] for n in names}  # no console script
+
+
+def test_the_sdist_builds_the_same_package(built):
+    with tarfile.open(built["sdist"]) as tf:
+        members = tf.getmembers()
+    root = members[0].name.split("/")[0]
+    package = sorted(
+        m.name.removeprefix(f"{root}/cudart/")
+        for m in members
+        if m.name.startswith(f"{root}/cudart/") and m.isfile()
+    )
+    assert package == sorted(PYTHON_FILES + C_SOURCES)
+    assert not [m.name for m in members if m.issym() or m.islnk()]
+    tops = {m.name.split("/")[1] for m in members if m.name.count("/") >= 1}
+    assert {"generator", "generated", "tests", "bench", "templates"}.isdisjoint(tops), tops
+    assert {"pyproject.toml", "README.md", "cudart"} <= tops
+
+
+def _fresh_environment(python: str, where: Path, wheel: Path) -> Path:
+    """A venv with only the cudart wheel and the pinned runtime wheel, offline."""
+    subprocess.run([python, "-m", "venv", "--without-pip", str(where)], check=True)
+    target = where / "bin" / "python"
+    runtime_wheel = cache_root() / "wheels"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(target),
+            "install",
+            "--quiet",
+            "--no-index",
+            "--find-links",
+            str(runtime_wheel),
+            str(wheel),
+            "nvidia-cuda-runtime-cu12==12.5.82",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return target
+
+
+@pytest.mark.parametrize("python_name", ["python3.11", "python3.13"])
+def test_the_wheel_works_in_a_fresh_environment(built, header_sets, tmp_path, python_name):
+    """Installed without the checkout's tools: cudart finds the runtime wheel by itself,
+    serves the matching module, and every generated version imports under one name."""
+    interpreter, why = abi_support.find_interpreter(python_name)
+    if interpreter is None:
+        pytest.skip(f"{python_name} unusable: {why}")
+    assert header_sets[RUNTIME_KEY].library.is_file()  # the pinned runtime wheel is cached
+    python = _fresh_environment(interpreter, tmp_path / "venv", built["wheel"])
+    site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    installed = sorted(p.name for p in Path(site).iterdir() if not p.name.startswith(("_", "__")))
+    assert [n for n in installed if not n.startswith("nvidia")] == [
+        "cudart",
+        "cudart-0.1.0.dist-info",
+    ], installed
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    proc = subprocess.run(
+        [str(python), "-c", IN_THE_NEW_ENVIRONMENT],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(proc.stdout)
+    assert report["problems"] == []
+    assert report["found_by"] == "the nvidia runtime wheel"
+    assert report["runtime"] == report["version_call"] == 12050
+    assert report["selected"] == "cudart.sys_12050"
+    assert report["backend"] == "compiled"
+    assert len(report["versions"]) == len([n for n in GENERATED_NAMES if n.startswith("sys_")])
+    # The generator is a checkout's tool: without its tools it says how to get them, in one line.
+    proc = subprocess.run(
+        [str(python), "-m", "generator", "check"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env | {"PYTHONPATH": str(REPO)},
+    )
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "make setup" in lines[0] and "libclang" in lines[0], proc.stderr
+
+
+def test_one_name_per_module_in_the_checkout(header_sets):
+    """In a checkout each generated module is reached through its link in cudart/, and
+    generated/ refuses to import as a package of its own."""
+    for name in GENERATED_NAMES:
+        link = REPO / "cudart" / name
+        assert link.is_symlink() and link.resolve() == (GENERATED / name).resolve(), name
+    code = IN_THE_NEW_ENVIRONMENT.replace('"generator"', '"generator_is_importable_here"')
+    out = run_python(code, env={"CUDART_LIBRARY": str(header_sets[RUNTIME_KEY].library)})
+    report = json.loads(out.stdout)
+    assert report["problems"] == []
+    assert report["selected"] == "cudart.sys_12050"
+
+
+def test_without_a_compiler_the_sdist_installs_on_ctypes(built, header_sets, tmp_path):
+    """pip install from the sdist where no C compiler works: the build says so in one
+    line, succeeds, and the installed package is served by the ctypes backend."""
+    out = tmp_path / "dist"
+    proc = subprocess.run(
+        [sys.executable, "-m", "build", "--wheel", "--outdir", str(out), str(built["sdist"])],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**_environ_without_cudart(), "CC": "/bin/false"},
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    notices = [line for line in proc.stderr.splitlines() if line.startswith("cudart: no compiled")]
+    assert notices and all("the ctypes backend serves" in line for line in notices), proc.stderr
+    (wheel,) = out.glob("*.whl")
+    with zipfile.ZipFile(wheel) as zf:
+        assert not [n for n in zf.namelist() if n.endswith(".so")]
+    python = _fresh_environment(sys.executable, tmp_path / "venv", wheel)
+    code = "import cudart; print(cudart.backend(), cudart.cudaRuntimeGetVersion())"
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    ran = subprocess.run(
+        [str(python), "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.split() == ["ctypes", "12050"]
+
+
+def _environ_without_cudart() -> dict[str, str]:
+    import os
+
+    return {k: v for k, v in os.environ.items() if not k.startswith("CUDART_")}

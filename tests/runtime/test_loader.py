@@ -1,0 +1,279 @@
+"""Which libcudart is loaded and which bindings serve it, where the choice could go
+wrong: a library planted in the working directory, a forced module of another
+version, a runtime without bindings. Each case runs in a fresh interpreter with the
+real libraries of the pinned wheels."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from suite import REPO, run_python
+
+from cudart import BindingsVersionError, select_version
+from generator.fetch import fetch_version
+
+# The calls go through the backend in force: make test-ctypes runs them on ctypes too.
+pytestmark = pytest.mark.backend
+
+REPORT = (
+    "import json, cudart, cudart._loader as l\n"
+    "r = cudart.load_runtime()\n"
+    "print(json.dumps({'path': r.path, 'found_by': r.found_by, 'version': r.version,\n"
+    "                  'candidates': [p for p, _ in l.candidates()]}))\n"
+)
+
+
+def _clean_env(env: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of a user's run: only the checkout added, nothing of ours set."""
+    full_env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("CUDART_", "CUDA_HOME", "CUDA_PATH", "PYTHON"))
+    }
+    full_env["PYTHONPATH"] = str(REPO)
+    return full_env | (env or {})
+
+
+def _run(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> dict:
+    """Run the interpreter as a user would, in `cwd`, with only the checkout added."""
+    full_env = _clean_env(env)
+    proc = subprocess.run(
+        [sys.executable, *args], capture_output=True, text=True, env=full_env, cwd=cwd
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _plant(folder: Path, header_sets, dist_info: bool = True) -> None:
+    """A runtime wheel's layout in `folder`: real libraries of other versions than the
+    environment's wheel (12.5), so loading them would show, and pip's record of it."""
+    for sub, name, key in (
+        ("cuda_runtime/lib", "libcudart.so.12", "12.2"),
+        ("cu13/lib", "libcudart.so.13", "13.0"),
+    ):
+        (folder / "nvidia" / sub).mkdir(parents=True)
+        shutil.copy(header_sets[key].library, folder / "nvidia" / sub / name)
+    # A regular package, as the cu12 wheel's: the first on sys.path wins the import.
+    (folder / "nvidia" / "__init__.py").write_text("")
+    if dist_info:
+        (folder / "nvidia_cuda_runtime_cu12-12.2.140.dist-info").mkdir()
+
+
+def _wheel_of_the_environment(found: dict, planted: Path) -> None:
+    assert found["found_by"] == "the nvidia runtime wheel"
+    assert found["version"] == 12050, found  # the venv's nvidia-cuda-runtime-cu12
+    assert not any(p.startswith(str(planted)) for p in found["candidates"]), found
+
+
+def test_library_planted_in_the_working_directory_is_not_loaded(tmp_path, header_sets):
+    _plant(tmp_path, header_sets)
+    # python -c: sys.path[0] is ''
+    _wheel_of_the_environment(_run(["-c", REPORT], tmp_path), tmp_path)
+    # python -m: sys.path[0] is the working directory
+    (tmp_path / "report.py").write_text(REPORT)
+    _wheel_of_the_environment(_run(["-m", "report"], tmp_path), tmp_path)
+
+
+@pytest.mark.parametrize(
+    "chdir_first", [True, False], ids=["chdir-then-import", "import-then-chdir"]
+)
+def test_library_planted_where_python_m_started_is_not_loaded_after_a_chdir(
+    tmp_path, header_sets, manifest, chdir_first
+):
+    """python -m pkg.mod run from a folder holding a planted runtime and NVRTC wheel (real
+    libraries, each with pip's empty record): sys.path[0] is that folder, and was left
+    out only while it was still the working directory, so a program that changed it
+    before its first CUDA call loaded the planted libcudart and libnvrtc."""
+    start = tmp_path / "start"
+    _plant(start, header_sets)
+    nvrtc = fetch_version(manifest, "12.2", lambda m: None, "nvrtc").library
+    (start / "nvidia" / "cuda_nvrtc" / "lib").mkdir(parents=True)
+    shutil.copy(nvrtc, start / "nvidia" / "cuda_nvrtc" / "lib" / "libnvrtc.so.12")
+    (start / "nvidia_cuda_nvrtc_cu12-12.2.140.dist-info").mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    chdir = f"import os\nos.chdir({str(elsewhere)!r})\n"
+    report = REPORT + (
+        "n = l.load_nvrtc()\n"
+        "print(json.dumps({'path': n.path, 'version': n.version,\n"
+        "                  'candidates': [p for p, _ in l.nvrtc_candidates()]}))\n"
+    )
+    first, rest = report.split("\n", 1)  # the imports, then the CUDA calls
+    (start / "pkg").mkdir()
+    (start / "pkg" / "__init__.py").write_text("")
+    (start / "pkg" / "mod.py").write_text(
+        chdir + report if chdir_first else first + "\n" + chdir + rest
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "pkg.mod"],
+        capture_output=True,
+        text=True,
+        cwd=start,
+        env=_clean_env(),
+    )
+    assert proc.returncode == 0, proc.stderr
+    runtime, nvrtc_found = (json.loads(line) for line in proc.stdout.splitlines()[-2:])
+    _wheel_of_the_environment(runtime, start)
+    assert nvrtc_found["version"] == 12050, nvrtc_found  # the venv's nvidia-cuda-nvrtc-cu12
+    assert not any(p.startswith(str(start)) for p in nvrtc_found["candidates"]), nvrtc_found
+
+
+def test_library_planted_next_to_the_script_is_not_loaded(tmp_path, header_sets):
+    # The script's folder is sys.path[0], even named like a site folder.
+    scripts = tmp_path / "site-packages"
+    scripts.mkdir()
+    _plant(scripts, header_sets)
+    (scripts / "report.py").write_text(REPORT)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    _wheel_of_the_environment(_run([str(scripts / "report.py")], elsewhere), scripts)
+
+
+def test_wheel_installed_into_a_target_folder_is_found(tmp_path, header_sets):
+    """pip install --target DIR, DIR on PYTHONPATH: an installed wheel, not a stray
+    file, and found before the environment's own (it is first on sys.path)."""
+    target = tmp_path / "target"
+    _plant(target, header_sets)
+    env = {"PYTHONPATH": f"{target}{os.pathsep}{REPO}"}
+    found = _run(["-c", REPORT], REPO, env)
+    assert found["found_by"] == "the nvidia runtime wheel"
+    assert found["path"] == str(target / "nvidia/cu13/lib/libcudart.so.13")
+    assert found["version"] == 13000
+    # The same files without pip's record are not an installed wheel.
+    stray = tmp_path / "stray"
+    _plant(stray, header_sets, dist_info=False)
+    env = {"PYTHONPATH": f"{stray}{os.pathsep}{REPO}"}
+    _wheel_of_the_environment(_run(["-c", REPORT], REPO, env), stray)
+
+
+def test_forced_version_of_another_major_is_refused():
+    with pytest.raises(BindingsVersionError, match="do not fit the loaded CUDA 12.5 runtime"):
+        select_version(12050, [12050, 13000], "13000")
+    with pytest.raises(BindingsVersionError, match=r"force one of 13\.0, or point"):
+        select_version(13010, [12050, 13000], "12050")
+
+
+def test_forced_newer_minor_warns_and_older_is_silent():
+    chosen, warning = select_version(12040, [12040, 12050], "12050")
+    assert chosen == 12050
+    assert "newer than the loaded CUDA 12.4 runtime" in warning
+    assert "FunctionNotFoundError" in warning
+    assert select_version(12050, [12040, 12050], "12040") == (12040, None)
+
+
+FORCED = r"""
+import ctypes, json, warnings, cudart
+out = {}
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    try:
+        m = cudart.sys
+    except cudart.BindingsVersionError as exc:
+        out["error"] = str(exc)
+    else:
+        out["module"] = m.__name__
+        v = ctypes.c_int()
+        out["status"] = m.cudaRuntimeGetVersion(ctypes.byref(v))
+        out["version"] = v.value
+out["warnings"] = [(w.category.__name__, str(w.message)) for w in caught]
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.parametrize(
+    "runtime, forced, expected",
+    [
+        ("12.5", "13000", "refused"),
+        ("13.0", "12050", "refused"),
+        ("12.4", "12050", "warned"),
+        ("12.5", "12040", "silent"),
+    ],
+)
+def test_forcing_bindings_on_a_real_runtime(header_sets, manifest, runtime, forced, expected):
+    env = {
+        "CUDART_LIBRARY": str(header_sets[runtime].library),
+        "CUDART_BINDINGS_VERSION": forced,
+    }
+    out = json.loads(run_python(FORCED, env=env).stdout)
+    number = manifest.get(runtime).number
+    if expected == "refused":
+        assert "module" not in out
+        assert f"CUDART_BINDINGS_VERSION={forced}" in out["error"]
+        assert f"loaded CUDA {runtime} runtime" in out["error"]
+        return
+    assert "error" not in out, out
+    assert out["module"] == f"cudart.sys_{forced}"
+    assert (out["status"], out["version"]) == (0, number)
+    if expected == "warned":
+        [(category, message)] = out["warnings"]
+        assert category == "RuntimeWarning"
+        assert "newer than the loaded CUDA 12.4 runtime" in message
+    else:
+        assert out["warnings"] == []
+
+
+def test_module_of_another_major_imported_directly_refuses_to_call(header_sets):
+    """cudart.sys_13000 on a 12.5 runtime: its cudaDeviceProp is 1,008 bytes where C
+    writes 1,032, so its functions refuse rather than call."""
+    code = r"""
+import ctypes, cudart
+import cudart.sys_13000 as m, cudart.checked_13000
+prop = m.cudaDeviceProp()
+for call in (lambda: m.cudaGetDeviceProperties(ctypes.byref(prop), 0),
+             lambda: cudart.checked_13000.cudaRuntimeGetVersion()):
+    try:
+        call()
+    except cudart.BindingsVersionError as exc:
+        print(exc)
+"""
+    env = {"CUDART_LIBRARY": str(header_sets["12.5"].library)}
+    lines = run_python(code, env=env).stdout.splitlines()
+    assert len(lines) == 2, lines
+    assert lines[0].startswith("cudaGetDeviceProperties of the CUDA 13.0 bindings")
+    assert "libcudart 12.5" in lines[0] and "use cudart.sys" in lines[0]
+    assert lines[1].startswith("cudaRuntimeGetVersion of the CUDA 13.0 bindings")
+
+
+def test_runtime_of_a_version_without_bindings_is_a_clear_error(header_sets):
+    """A real 13.0 runtime where only 12.x bindings exist, and a real 12.0 runtime
+    where only newer ones do."""
+    code = r"""
+import cudart
+cudart._serving.available_versions = lambda: [v for v in ALL if KEEP(v)]
+try:
+    cudart.sys
+except cudart.BindingsVersionError as exc:
+    print(type(exc).__name__, "|", exc)
+"""
+    cases = [("13.0", "v < 13000", "13.0", "12.9"), ("12.0", "v > 12000", "12.0", "12.1")]
+    for runtime, keep, says, lists in cases:
+        prelude = f"ALL = __import__('cudart').available_versions()\nKEEP = lambda v: {keep}\n"
+        env = {"CUDART_LIBRARY": str(header_sets[runtime].library)}
+        out = run_python(prelude + code, env=env).stdout
+        assert out.startswith("BindingsVersionError |"), out
+        assert f"no bindings fit CUDA runtime {says}" in out
+        assert lists in out and f"cudart-bindgen add {says}" in out
+
+
+def test_function_absent_from_the_runtime_through_the_checked_api(header_sets):
+    """The checked API of 12.5 on the 12.2 runtime (a module imported directly, as on
+    an older runtime): a function 12.2 does not export raises FunctionNotFoundError
+    naming both versions, before anything reaches C."""
+    code = r"""
+import cudart, cudart.checked_12050 as c, cudart.sys_12020 as old
+assert "cudaStreamGetCaptureInfo_v3" not in old._FUNCTIONS
+try:
+    c.cudaStreamGetCaptureInfo_v3(None)
+except cudart.FunctionNotFoundError as exc:
+    print(exc)
+"""
+    env = {"CUDART_LIBRARY": str(header_sets["12.2"].library)}
+    message = run_python(code, env=env).stdout.strip()
+    assert message.startswith("cudaStreamGetCaptureInfo_v3"), message
+    assert "CUDA 12.5 headers" in message and "libcudart 12.2" in message

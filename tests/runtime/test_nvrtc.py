@@ -1,0 +1,505 @@
+"""NVRTC: the bindings of every pinned version held against gcc and the real libnvrtc,
+and cudart.compile on the CPU (NVRTC compiles without a GPU).
+
+The compile tests use the NVRTC wheel requirements/dev.txt installs (the loader finds
+it as a user's would); the ABI tests use each version's pinned libnvrtc from the
+generator's cache, as test_abi.py does for libcudart.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib
+import os
+import subprocess
+import sys
+
+import abi_support
+import pytest
+from suite import REPO, version_keys
+
+import cudart
+from cudart import nvrtc as nv
+from generator.fetch import fetch_version
+
+VERSIONS = version_keys()
+SM = "sm_90"
+
+AXPY = r"""
+template <typename T>
+__global__ void axpy(T a, const T* x, T* y, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] += a * x[i];
+}
+"""
+
+
+def _quiet(_message: str) -> None:
+    pass
+
+
+@pytest.fixture(scope="module")
+def nvrtc_sets(manifest):
+    return {key: fetch_version(manifest, key, _quiet, "nvrtc") for key in VERSIONS}
+
+
+@pytest.fixture(params=VERSIONS)
+def report(request, manifest, nvrtc_sets):
+    key = request.param
+    return abi_support.report_for(nvrtc_sets[key], "nvrtc_", manifest.get(key).number)
+
+
+# ---------------------------------------------------------------- the bindings
+
+
+def test_nvrtc_module_matches_gcc_and_its_library(report):
+    """Every fact of nvrtc.h (records, enums, enumerators, typedefs, macros) as gcc
+    computes it, every symbol as C expands it, and each exported by that version's
+    own libnvrtc."""
+    problems = [f"{k}: {msg}" for k, msg in report.c.errors.items()]
+    for category in (
+        "records",
+        "fields",
+        "enums",
+        "enumerators",
+        "typedefs",
+        "macros",
+        "symbols",
+        "exports",
+    ):
+        problems += report.mismatches(category)
+    assert not problems, "\n".join(problems[:30])
+    module = importlib.import_module(report.module_name)
+    # Not vacuous: the calls cudart.compile makes are among those checked.
+    assert {"nvrtcCreateProgram", "nvrtcCompileProgram", "nvrtcGetLoweredName"} <= set(
+        module.SYMBOLS
+    )
+    assert module.LIBRARY == "nvrtc"
+    assert len(report.model.functions) >= 20
+
+
+def test_each_pinned_libnvrtc_reports_its_version(manifest, nvrtc_sets):
+    """nvrtcVersion of each pinned library is its version key, so the loader's choice
+    of module by version is the pin's. One child process: the libraries are large."""
+    code = (
+        "import ctypes, sys\n"
+        "for path in sys.argv[1:]:\n"
+        "    lib = ctypes.CDLL(path)\n"
+        "    a, b = ctypes.c_int(), ctypes.c_int()\n"
+        "    assert lib.nvrtcVersion(ctypes.byref(a), ctypes.byref(b)) == 0\n"
+        "    print(f'{a.value}.{b.value}')\n"
+    )
+    paths = [str(nvrtc_sets[k].library) for k in VERSIONS]
+    out = subprocess.run(
+        [sys.executable, "-c", code, *paths], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split() == VERSIONS
+
+
+def test_checked_module_raises_nvrtc_errors():
+    """A failed call raises the NvrtcError subclass of its code, with
+    nvrtcGetErrorString's message; one class per code across versions' modules."""
+    raw, checked = nv._bindings()
+    with pytest.raises(cudart.NvrtcError) as info:
+        checked.nvrtcCompileProgram(None, 0, None)
+    exc = info.value
+    assert type(exc).__name__ == "NvrtcErrorInvalidProgram"
+    assert exc.code == raw.NVRTC_ERROR_INVALID_PROGRAM
+    assert exc.message == "NVRTC_ERROR_INVALID_PROGRAM"
+    assert type(exc) is cudart.NvrtcErrorInvalidProgram
+    assert not issubclass(type(exc), cudart.CudaError)
+
+
+def test_checked_module_returns_documented_outputs():
+    """nvrtc.h marks outputs `\\param [out]`: the checked functions return them (one value
+    each), while a caller-sized `char *` (the PTX, sized by nvrtcGetPTXSize) and an
+    array (the supported architectures) stay buffers the caller passes."""
+    import inspect
+
+    raw, checked = nv._bindings()
+    major, minor = checked.nvrtcVersion()
+    assert major * 1000 + minor * 10 == nv.nvrtc_version()
+    count = checked.nvrtcGetNumSupportedArchs()
+    archs = (ctypes.c_int * count)()
+    checked.nvrtcGetSupportedArchs(archs)
+    assert 90 in list(archs)
+    prog = checked.nvrtcCreateProgram(b"__global__ void k() {}", b"k.cu", 0, None, None)
+    try:
+        checked.nvrtcCompileProgram(prog, 1, (ctypes.c_char_p * 1)(b"-arch=compute_90"))
+        size = checked.nvrtcGetPTXSize(prog)
+        ptx = ctypes.create_string_buffer(size)
+        checked.nvrtcGetPTX(prog, ptx)
+        assert b".entry" in ptx.value
+        assert list(inspect.signature(checked.nvrtcGetPTX).parameters) == ["prog", "ptx"]
+    finally:
+        raw.nvrtcDestroyProgram(ctypes.byref(prog))
+
+
+# ---------------------------------------------------------------- cudart.compile
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+    folder = tmp_path / "kernels"
+    monkeypatch.setenv(nv.CACHE_ENV, str(folder))
+    return folder
+
+
+def test_compile_to_cubin_and_ptx_with_name_expressions(cache_dir):
+    cubin = cudart.compile(AXPY, name_expressions=["axpy<float>"], arch=SM, load=False)
+    assert cubin[:4] == b"\x7fELF"
+    assert b"_Z4axpyIfEvT_PKS0_PS0_i" in cubin  # axpy<float>, lowered and instantiated
+    ptx = cudart.compile(AXPY, name_expressions=["axpy<double>"], arch=SM, output="ptx", load=False)
+    text = ptx.decode()
+    assert ".target sm_90" in text
+    assert ".entry _Z4axpyIdEvT_PKS0_PS0_i" in text
+    assert not ptx.endswith(b"\0")
+
+
+def test_name_expressions_map_to_lowered_names(cache_dir):
+    raw, checked = nv._bindings()
+    image, lowered = nv._compile(
+        raw,
+        checked,
+        AXPY.encode(),
+        "p.cu",
+        {},
+        ("-arch=sm_90",),
+        ("axpy<float>", "axpy<int>"),
+        "cubin",
+    )
+    assert lowered == {
+        "axpy<float>": "_Z4axpyIfEvT_PKS0_PS0_i",
+        "axpy<int>": "_Z4axpyIiEvT_PKS0_PS0_i",
+    }
+
+
+def test_headers_and_options_reach_the_compiler(cache_dir):
+    source = '#include "scale.h"\n__global__ void k(float* p) { p[0] = SCALE * FACTOR; }\n'
+    ptx = cudart.compile(
+        source,
+        headers={"scale.h": "#define SCALE 3.0f\n"},
+        options=["-DFACTOR=7.0f"],
+        arch=SM,
+        output="ptx",
+        load=False,
+    )
+    assert b"1101529088" in ptx  # 21.0f (0x41A80000): the header's macro times the option's
+
+
+def test_compile_error_carries_log_options_and_line(cache_dir):
+    source = "__global__ void k(int* p)\n{\n    p[0] = undefined_name;\n}\n"
+    with pytest.raises(cudart.CompileError) as info:
+        cudart.compile(source, options=["-std=c++17"], arch=SM, load=False)
+    exc = info.value
+    assert 'identifier "undefined_name" is undefined' in exc.log
+    assert exc.options == ("-std=c++17", "-arch=sm_90")
+    assert exc.line_number == 3
+    assert exc.line == "    p[0] = undefined_name;"
+    assert "line 3" in str(exc)
+    assert not list(cache_dir.rglob("*.bin"))  # nothing cached for a failure
+
+
+def test_unknown_architecture_is_a_clear_error(cache_dir):
+    with pytest.raises(cudart.NvrtcError) as info:
+        cudart.compile(AXPY, name_expressions=["axpy<float>"], arch="sm_999", load=False)
+    assert type(info.value).__name__ == "NvrtcErrorInvalidOption"
+    assert any("sm_90" in note and "newer NVRTC" in note for note in info.value.__notes__)
+
+
+def test_arguments_are_checked():
+    with pytest.raises(ValueError, match="output"):
+        cudart.compile(AXPY, arch=SM, output="fatbin", load=False)
+    with pytest.raises(ValueError, match="arch"):
+        cudart.compile(AXPY, arch="ampere", load=False)
+    with pytest.raises(ValueError, match="arch="):
+        cudart.compile(AXPY, options=["-arch=sm_80"], arch=SM, load=False)
+    with pytest.raises(TypeError):
+        cudart.compile(AXPY, name_expressions="axpy<float>", arch=SM, load=False)
+
+
+@pytest.mark.parametrize(
+    "given, error, words",
+    [
+        ({"options": [5]}, TypeError, "options[0] must be str, not int"),
+        ({"options": [None]}, TypeError, "options[0] must be str, not NoneType"),
+        ({"options": ("-G", b"-lineinfo")}, TypeError, "options[1] must be str, not bytes"),
+        ({"name_expressions": [5]}, TypeError, "name_expressions[0] must be str, not int"),
+        ({"headers": {"a.h": 5}}, TypeError, "headers['a.h'] must be str or bytes, not int"),
+        ({"headers": {5: "x"}}, TypeError, "a header name must be str, not int"),
+        ({"headers": ["a.h"]}, TypeError, "headers must be a mapping"),
+        ({"name": 5}, TypeError, "name must be str, not int"),
+        ({"options": ["-DN=1\0-G"]}, ValueError, "options[0] contains a NUL byte"),
+        ({"name_expressions": ["axpy<float>\0"]}, ValueError, "name_expressions[0] contains"),
+        ({"headers": {"a.h\0b": ""}}, ValueError, "a header name contains a NUL byte"),
+        ({"headers": {"a.h": b"#define A\0 1"}}, ValueError, "headers['a.h'] contains a NUL"),
+        ({"name": "p.cu\0x"}, ValueError, "name contains a NUL byte"),
+        ({"source": AXPY + "\0 garbage"}, ValueError, "source contains a NUL byte"),
+    ],
+)
+def test_argument_types_and_nul_bytes_are_refused_before_nvrtc(cache_dir, given, error, words):
+    # C takes each as a NUL-terminated string: a NUL would cut it short silently, and
+    # an int header text became that many NUL bytes.
+    arguments = {"source": AXPY, "arch": SM, "load": False, **given}
+    with pytest.raises(error) as caught:
+        cudart.compile(**arguments)
+    assert words in str(caught.value)
+    assert not _entries(cache_dir)
+
+
+def test_without_a_gpu_the_arch_must_be_given(cache_dir):
+    with pytest.raises(cudart.CudartError, match="arch="):
+        cudart.compile(AXPY, load=False)
+
+
+# ---------------------------------------------------------------- the cache
+
+
+def _entries(folder):
+    return sorted(folder.rglob("*.bin"))
+
+
+def test_cache_hit_miss_and_key(cache_dir, monkeypatch):
+    calls = []
+    real = nv._compile
+
+    def counting(*args):
+        calls.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(nv, "_compile", counting)
+    first = cudart.compile(AXPY, name_expressions=["axpy<float>"], arch=SM, load=False)
+    assert len(calls) == 1 and len(_entries(cache_dir)) == 1
+    again = cudart.compile(AXPY, name_expressions=["axpy<float>"], arch=SM, load=False)
+    assert again == first and len(calls) == 1  # a hit
+    # Each input that decides the image is part of the key: each is a miss.
+    cudart.compile(AXPY, name_expressions=["axpy<double>"], arch=SM, load=False)
+    cudart.compile(AXPY, name_expressions=["axpy<float>"], arch="sm_80", load=False)
+    cudart.compile(AXPY, name_expressions=["axpy<float>"], options=["-G"], arch=SM, load=False)
+    cudart.compile(AXPY + "\n", name_expressions=["axpy<float>"], arch=SM, load=False)
+    cudart.compile(AXPY, name_expressions=["axpy<float>"], headers={"a.h": ""}, arch=SM, load=False)
+    cudart.compile(AXPY, name_expressions=["axpy<float>"], arch=SM, output="ptx", load=False)
+    assert len(calls) == 7 and len(_entries(cache_dir)) == 7
+    # Off by the parameter and by the variable.
+    cudart.compile(AXPY, name_expressions=["axpy<float>"], arch=SM, load=False, cache=False)
+    monkeypatch.setenv(nv.CACHE_ENV, "off")
+    assert nv.cache_folder() is None
+    cudart.compile(AXPY, name_expressions=["axpy<float>"], arch=SM, load=False)
+    assert len(calls) == 9 and len(_entries(cache_dir)) == 7
+
+
+def test_corrupt_and_half_written_entries_are_ignored(cache_dir):
+    image = cudart.compile(AXPY, name_expressions=["axpy<float>"], arch=SM, load=False)
+    (entry,) = _entries(cache_dir)
+    data = entry.read_bytes()
+    key = entry.stem
+    assert nv._cache_read(str(cache_dir), key) == (
+        image,
+        {"axpy<float>": "_Z4axpyIfEvT_PKS0_PS0_i"},
+    )
+    for damaged in (data[: len(data) // 2], data[:-1] + bytes([data[-1] ^ 1]), b"", b"junk"):
+        entry.write_bytes(damaged)
+        assert nv._cache_read(str(cache_dir), key) is None
+    # A damaged entry is compiled again and rewritten whole.
+    assert cudart.compile(AXPY, name_expressions=["axpy<float>"], arch=SM, load=False) == image
+    assert entry.read_bytes() == data
+    # Writes go through a temporary file in the same folder, renamed into place.
+    assert not [p for p in cache_dir.rglob("*") if p.name.startswith(".tmp-")]
+
+
+# Reads a (bad) entry under a memory limit and a timeout, so the old code's whole read
+# is a MemoryError and its blocking open a TimeoutExpired, not harm to the machine; then
+# compiles, which must replace the bad entry with a good one.
+BAD_ENTRY_PROBE = """
+import os, resource, stat, sys
+import cudart
+from cudart import nvrtc as nv
+folder, key = sys.argv[1], sys.argv[2]
+soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+resource.setrlimit(resource.RLIMIT_AS, (1 << 30, hard))
+print(nv._cache_read(folder, key))
+resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+image = cudart.compile(%r, name_expressions=["axpy<float>"], arch="sm_90", load=False)
+path = nv._entry_path(folder, key)
+print(stat.S_ISREG(os.lstat(path).st_mode), nv._cache_read(folder, key)[0] == image)
+"""
+
+
+def _fifo(entry, good):
+    os.mkfifo(entry)
+
+
+def _link_to_dev_zero(entry, good):
+    os.symlink("/dev/zero", entry)
+
+
+def _link_to_a_good_entry(entry, good):
+    os.symlink(good, entry)  # a link is never followed, even to a valid entry
+
+
+def _sparse_4_gib(entry, good):
+    with open(entry, "wb") as f:
+        f.write(good.read_bytes())
+        f.truncate(4 << 30)
+
+
+@pytest.mark.parametrize("make", [_fifo, _link_to_dev_zero, _link_to_a_good_entry, _sparse_4_gib])
+def test_an_entry_that_is_not_a_small_regular_file_is_a_miss_and_replaced(cache_dir, make):
+    cudart.compile(AXPY, name_expressions=["axpy<float>"], arch=SM, load=False)
+    (entry,) = _entries(cache_dir)
+    good = cache_dir / "good.bin"
+    entry.rename(good)
+    make(str(entry), good)
+    env = dict(os.environ, **{nv.CACHE_ENV: str(cache_dir)})
+    out = subprocess.run(
+        [sys.executable, "-c", BAD_ENTRY_PROBE % AXPY, str(cache_dir), entry.stem],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        cwd=REPO,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["None", "True", "True"]
+    assert entry.read_bytes() == good.read_bytes()
+
+
+def test_an_entry_over_the_bound_is_not_read(cache_dir, monkeypatch):
+    image = cudart.compile(AXPY, name_expressions=["axpy<float>"], arch=SM, load=False)
+    (entry,) = _entries(cache_dir)
+    assert nv._cache_read(str(cache_dir), entry.stem)[0] == image
+    monkeypatch.setattr(nv, "_MAX_ENTRY", entry.stat().st_size - 1)
+    assert nv._cache_read(str(cache_dir), entry.stem) is None
+
+
+def test_default_cache_folder(monkeypatch, tmp_path):
+    monkeypatch.delenv(nv.CACHE_ENV, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert nv.cache_folder() == os.path.join(str(tmp_path), "cudart", "kernels")
+
+
+# ---------------------------------------------------------------- loading
+
+
+def test_import_cudart_does_not_load_nvrtc_and_missing_nvrtc_is_clear(tmp_path):
+    """`import cudart` loads no libnvrtc; where none can be found, compile says how to
+    install it (a child process: this one has loaded it)."""
+    code = (
+        "import sys, cudart, cudart._loader as L\n"
+        "assert L._nvrtc is None\n"
+        "try:\n"
+        "    cudart.compile('__global__ void k() {}', arch='sm_90', load=False)\n"
+        "except cudart.NvrtcNotFoundError as e:\n"
+        "    print(e)\n"
+    )
+    env = dict(os.environ, CUDART_NVRTC_LIBRARY=str(tmp_path / "libnvrtc.so.12"))
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    assert "pip install 'cudart[cu12]'" in out.stdout
+    assert "CUDART_NVRTC_LIBRARY" in out.stdout
+
+
+def test_loader_finds_the_installed_wheel_and_picks_its_module():
+    library = cudart._loader.load_nvrtc()
+    assert library.found_by == "the nvidia nvrtc wheel"
+    raw, checked = nv._bindings()
+    assert raw.CUDA_VERSION == library.version
+    assert checked.__name__ == f"cudart.nvrtc_checked_{library.version}"
+    major, minor = ctypes.c_int(), ctypes.c_int()
+    assert raw.nvrtcVersion(ctypes.byref(major), ctypes.byref(minor)) == 0
+    assert major.value * 1000 + minor.value * 10 == library.version
+
+
+# ---------------------------------------------------------------- generic parts
+
+
+def test_status_enum_is_read_from_the_model(report):
+    """The status enum is the one the functions return (nvrtcResult here, cudaError_t
+    for the runtime): what the checked layer raises on, and how its classes are named."""
+    from generator.status import status_enum
+
+    status = status_enum(report.model)
+    assert status is not None
+    assert (status.result, status.enum, status.success) == (
+        "nvrtcResult",
+        "nvrtcResult",
+        "NVRTC_SUCCESS",
+    )
+    assert status.base_class == "NvrtcError"
+    assert status.class_name("NVRTC_ERROR_OUT_OF_MEMORY") == "NvrtcErrorOutOfMemory"
+    checked = importlib.import_module(report.module_name.replace("nvrtc_", "nvrtc_checked_"))
+    assert checked.NvrtcErrorInvalidOption.__mro__[1] is cudart.NvrtcError
+
+
+def test_status_enum_of_the_runtime_naming():
+    from generator.model import (
+        ApiModel,
+        Builtin,
+        Enum,
+        Enumerator,
+        EnumRef,
+        Function,
+        Typedef,
+        TypedefRef,
+    )
+    from generator.status import status_enum
+
+    model = ApiModel(
+        cuda_version=1,
+        enums=[
+            Enum(
+                "cudaError",
+                Builtin("int"),
+                (Enumerator("cudaSuccess", 0), Enumerator("cudaErrorMemoryAllocation", 2)),
+            ),
+            Enum("cudaOther", Builtin("int"), (Enumerator("cudaOtherA", 0),)),
+        ],
+        typedefs=[Typedef("cudaError_t", EnumRef("cudaError"))],
+        functions=[
+            Function("cudaA", TypedefRef("cudaError_t"), ()),
+            Function("cudaB", TypedefRef("cudaError_t"), ()),
+            Function("cudaC", EnumRef("cudaOther"), ()),
+        ],
+    )
+    status = status_enum(model)
+    assert status is not None
+    assert (status.result, status.enum, status.success) == (
+        "cudaError_t",
+        "cudaError",
+        "cudaSuccess",
+    )
+    assert status.base_class == "CudaError"
+    assert status.class_name("cudaErrorMemoryAllocation") == "CudaErrorMemoryAllocation"
+    assert status_enum(ApiModel(cuda_version=1)) is None
+
+
+_FAMILY = """
+[families.12.runtime]
+package = "rt"
+include = "inc"
+headers = ["a.h"]
+library = "lib/libcudart.so.12"
+[families.12.nvrtc]
+package = "nv"
+include = "inc2"
+headers = ["nvrtc.h"]
+surface = "nvrtc"
+{library}
+"""
+
+
+def test_each_surface_has_exactly_one_library():
+    from generator.manifest import Manifest, ManifestError
+
+    manifest = Manifest.loads(_FAMILY.format(library='library = "lib/libnvrtc.so.12"'))
+    family = manifest.families["12"]
+    assert family.surfaces == ("runtime", "nvrtc")
+    assert family.runtime.role == "runtime"
+    assert family.library_wheel("nvrtc").library == "lib/libnvrtc.so.12"
+    assert Manifest.loads(manifest.dumps()).families == manifest.families
+    with pytest.raises(ManifestError, match="exactly one wheel of the nvrtc surface"):
+        Manifest.loads(_FAMILY.format(library=""))
+    with pytest.raises(ManifestError, match="surface is a lowercase word"):
+        Manifest.loads(_FAMILY.format(library='library = "x"').replace('"nvrtc"', '"NV RTC"'))
