@@ -637,7 +637,7 @@ static PyObject *cudart_unbound(const char *name)
 }
 
 #ifdef CUDART_FAST_TEST_HOOKS
-/* The call recorder, compiled into test builds only (tests/fast_support.py): while
+/* The call recorder, compiled into test builds only (tests/support/fast_support.py): while
  * recording, the converted arguments (ints, floats, records as bytes) are kept instead
  * of calling C, and a call returns success. */
 static PyObject *cudart_recorded; /* a list while recording, else NULL */

@@ -15,7 +15,7 @@ enumerator, the C type. That is decided here, once:
 
 An enumerator that neither decides is undecided: generation reports it, the checked
 function refuses it at run time (ValueError), `cudart-bindgen outputs --attributes`
-lists it and tests/test_attributes.py fails until it has a decision.
+lists it and tests/generator/test_attributes.py fails until it has a decision.
 
 Parsing never reads this; render/checked.py and resolve.py do.
 """
@@ -75,7 +75,7 @@ GETTERS = frozenset(
 )
 
 # Functions with an attribute-like enum argument and a `void *` value that keep their
-# plain pointer form, and why. tests/test_attributes.py holds that every function of
+# plain pointer form, and why. tests/generator/test_attributes.py holds that every function of
 # every version with such a pair is in FUNCTIONS or here.
 LEFT: dict[str, str] = {
     "cudaMemPoolExportToShareableHandle": "the handle's type follows the OS handle type "

@@ -352,7 +352,7 @@ class TypeMapper:
         is the record's, cudaDeviceProp.luid "8-byte locally unique identifier"),
         opaque handles (cudaIpcMemHandle_t.reserved) and padding (cudaLaunchAttribute.pad).
         The raw module reads those as all N bytes (cudart._layout.binary_fields).
-        tests/test_char_arrays.py holds the answer for every such member of every
+        tests/generator/test_char_arrays.py holds the answer for every such member of every
         supported CUDA version, so a new one is reviewed when a version adds it.
         """
         if self.classify(f.type) is not TypeKind.ARRAY:

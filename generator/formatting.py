@@ -10,7 +10,7 @@ the mode, its text): any change to the headers, the parser, the templates or bla
 changes the key, so a stale entry is never served, and a piece shared by 15 versions is
 formatted once. The whole module's result is kept too, so an unchanged module is one
 read. The result is byte for byte what black makes of the whole file; the tests hold
-that (tests/test_formatting.py), and `CUDART_BINDGEN_FORMAT_CACHE=0` formats the whole
+that (tests/generator/test_formatting.py), and `CUDART_BINDGEN_FORMAT_CACHE=0` formats the whole
 file in one piece, uncached.
 """
 

@@ -62,7 +62,7 @@ def render_version(
     """The raw and checked modules of every surface of one version of the manifest
     (sys_<ver>.py and checked_<ver>.py for the runtime, <surface>_<ver>.py and
     <surface>_checked_<ver>.py for another header family) and the runtime's
-    output-shape snapshot (tests/test_checked.py holds it)."""
+    output-shape snapshot (tests/generator/test_checked.py holds it)."""
     pin = manifest.get(key)
     family = manifest.families[pin.family]
     files: dict[str, str] = {}

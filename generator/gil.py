@@ -11,7 +11,7 @@ machine, one process), a third of the cheapest calls. The functions here read st
 of the calling thread or constants of the library, wait on nothing, and take no lock
 another thread could hold while it waits on the device, so they keep the GIL, as
 CuPy's runtime calls do (its getDevice holds it). A name of this table that a version
-lacks is an error (tests/test_fast_backend.py), so the table cannot go stale.
+lacks is an error (tests/compiled/test_fast_backend.py), so the table cannot go stale.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """What the checked layer keeps track of past a call: host memory and graphs' callables.
 
 Two reviewed tables, applied to the plans resolve.py makes (`apply`), each entry with
-the reason it is there; tests/test_lifetimes.py holds them, and the outputs snapshots
+the reason it is there; tests/generator/test_lifetimes.py holds them, and the outputs snapshots
 show their effect (`pHost[size]:host_memory`, `graph:handle@destroys`).
 
 * HOST_MEMORY: `void **` outputs that point at host-accessible memory whose size an
@@ -21,7 +21,7 @@ show their effect (`pHost[size]:host_memory`, `graph:handle@destroys`).
   an int subclass named after the typedef (cudart._handles.IntegerHandle), which a
   DESTROYS entry marks like any handle object.
 * NOT_MARKED: every other function whose name says it ends something (DESTROY_LIKE),
-  with why no object is marked. tests/test_lifetimes.py fails on a function of any
+  with why no object is marked. tests/generator/test_lifetimes.py fails on a function of any
   version that DESTROY_LIKE matches and neither table decides, and `generate` reports
   it, so a new version's destroy cannot slip through unmarked.
 

@@ -25,7 +25,7 @@ One table, decided here and applied to the plans (`apply`), in four measures
 REVIEWED adds what the docs do not state (symbols: count + offset; the range
 functions), each with its reason. The pairs that look like a (pointer, size) pair but
 are not one (a struct pointer beside a width) are in LEFT_OUT with the reason; a pair
-with neither fails tests/test_sizes.py, and `cudart-bindgen outputs --sizes` prints
+with neither fails tests/generator/test_sizes.py, and `cudart-bindgen outputs --sizes` prints
 it as UNDECIDED. An entry for a function a version lacks is skipped; one naming a
 parameter the function lacks is a RenderError, so a header change cannot go unnoticed.
 

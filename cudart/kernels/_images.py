@@ -11,7 +11,7 @@ default leaves the SASS (ELF) entry uncompressed, so its fatbins are readable.
 
 Every size, count and offset an image states is checked against its length before it
 is used, so reading is linear in the image's size and a malformed image raises
-ImageError, never struct.error or IndexError (tests/test_images_fuzz.py).
+ImageError, never struct.error or IndexError (tests/runtime/test_images_fuzz.py).
 
 Standard library only.
 """

@@ -8,13 +8,13 @@ parameter, which conversion and which C type: one Converter per kind of C type
 (ARGUMENTS, and RESULTS for what comes back), which the template calls. The numbers
 both sides agree on are cudart/_fastproto.py's, asserted in the C at compile time
 (FastView.protocol). The call recorder of the tests is compiled only where
-CUDART_FAST_TEST_HOOKS is defined (tests/fast_support.py), never in the users' build.
+CUDART_FAST_TEST_HOOKS is defined (tests/support/fast_support.py), never in the users' build.
 
 Every function is called through a pointer typed twice over:
   * built for users (the sdist, `make setup`), by the model's own ABI prototype: the
     C types C passes (enums as their underlying integer, every pointer as void *,
     records by value as bytes of their size and alignment), so no CUDA header is needed;
-  * built with CUDART_FAST_PINNED_HEADERS (tests/test_fast_backend.py, every version,
+  * built with CUDART_FAST_PINNED_HEADERS (tests/compiled/test_fast_backend.py, every version,
     -Werror), by `__typeof__(&name)` of NVIDIA's own declaration, with the same
     argument expressions: the C compiler then judges each call against the header's
     prototype, and every by-value record's size and alignment against the header's.

@@ -6,7 +6,7 @@ The conversions are checked with the module's recorder (`record(True)`: every fu
 keeps the arguments as converted for C instead of calling it; compiled into the test
 build only, fast_support.recording_module), and the real library
 answers the calls it can answer without a GPU. The fuzz grids of both backends are
-compared in tests/test_fuzz_ranges.py.
+compared in tests/runtime/test_fuzz_ranges.py.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ declare; a C program compiled by the system gcc against the same headers prints
 sizeof/_Alignof/offsetof, enumerator and macro values and the preprocessor's
 expansion of every function name; the generated module must give the same numbers
 through ctypes, and the version's real libcudart must export every symbol the module
-calls. The machinery is in abi_support.py; `python tests/abi_support.py` prints a
+calls. The machinery is in abi_support.py; `python tests/support/abi_support.py` prints a
 per-version summary.
 
 Each test collects every mismatch of its category before failing, so one run shows

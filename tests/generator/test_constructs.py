@@ -16,7 +16,7 @@ Refreshing the expectations
 ---------------------------
 After a deliberate change to the generator's output, rewrite the expected modules with
 
-    CUDART_UPDATE_EXPECTATIONS=1 .venv/bin/python -m pytest tests/test_constructs.py
+    CUDART_UPDATE_EXPECTATIONS=1 .venv/bin/python -m pytest tests/generator/test_constructs.py
 
 then read the diff (`git diff tests/expectations`) as the review: the expectation files
 are what a human agreed the output should be. Without that variable the tests only

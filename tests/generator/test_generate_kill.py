@@ -58,7 +58,7 @@ def checkout(tmp_path_factory):
 
 def _start(root: Path, kill_at: int | None = None) -> subprocess.Popen:
     """`generate --all` of the checkout; killed by itself at write step `kill_at` (the
-    test-only entry point tests/generate_killed.py), or run as users run it."""
+    test-only entry point tests/generator/generate_killed.py), or run as users run it."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("CUDART_BINDGEN")}
     env |= {"PYTHONPATH": str(REPO), "CUDART_BINDGEN_JOBS": "1"}
     command = ["-m", "generator"] if kill_at is None else [str(KILLED), str(kill_at)]

@@ -4,7 +4,7 @@ The range of every integer parameter comes from the generator's one classificati
 (generator/ctypes_map.py's integer_range) and is emitted into the checked functions;
 these tests hold the classification and then, against each pinned version's real
 libcudart (no GPU needed: the refusals happen before C, and what passes gets C's
-error code), the run-time behaviour. tests/test_fuzz_ranges.py covers every function.
+error code), the run-time behaviour. tests/runtime/test_fuzz_ranges.py covers every function.
 """
 
 from __future__ import annotations

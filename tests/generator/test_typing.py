@@ -1,7 +1,7 @@
 """The shipped annotations hold up under `mypy --strict` on a user's script.
 
-tests/typing_user_script.py uses the top-level API the way the README shows it, and
-tests/typing_raw_script.py the raw layer (`cudart.sys`, `cudart.sys_<version>`); their
+tests/generator/typing_user_script.py uses the top-level API the way the README shows it, and
+tests/generator/typing_raw_script.py the raw layer (`cudart.sys`, `cudart.sys_<version>`); their
 `# type: ignore[...]` lines are mistakes mypy must catch, and warn_unused_ignores makes
 the run fail if it stops catching them (as it would if the API decayed to Any).
 cudart's own modules are checked the way mypy checks an installed typed package:

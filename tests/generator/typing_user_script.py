@@ -1,4 +1,4 @@
-"""A user's script, type-checked by tests/test_typing.py with `mypy --strict`.
+"""A user's script, type-checked by tests/generator/test_typing.py with `mypy --strict`.
 
 It is never run by the tests (it needs a GPU): only its types are checked, against
 the annotations cudart ships. Lines marked `# type: ignore[...]` must stay errors.

@@ -1,6 +1,6 @@
 """The fuzz of issue 11: every checked function of every version, each input parameter
 given each of str, float, -1, 2**70, None, object(), a list, a 1-byte bytes and a
-wrong-kind handle, with the C functions replaced by a recorder (tests/fuzz_ranges.py
+wrong-kind handle, with the C functions replaced by a recorder (tests/support/fuzz_ranges.py
 says how, and what "nonsense reached C" means). Required: nothing out of range or of
 the wrong kind reaches C, and nothing crashes. The raw layer's figures (ctypes alone)
 are printed for the record; it passes what C's types allow, by design.

@@ -21,7 +21,7 @@ the parser or the renderer went wrong.
 
 Run as a script (with the project's venv python) for a per-version summary table:
 
-    .venv/bin/python tests/abi_support.py [--pythons]
+    .venv/bin/python tests/support/abi_support.py [--pythons]
 
 (--pythons: the same table under each other supported Python, 3.11 to 3.13.)
 

@@ -1,12 +1,12 @@
 """Fuzz every checked (and raw) function of a version with nonsense arguments, and
-classify what would reach C. Used by tests/test_fuzz_ranges.py; also a script:
+classify what would reach C. Used by tests/runtime/test_fuzz_ranges.py; also a script:
 
-    .venv/bin/python tests/fuzz_ranges.py 12.5 13.0     # the figures, per version
+    .venv/bin/python tests/support/fuzz_ranges.py 12.5 13.0     # the figures, per version
 
 The parent side (`specs`) reads the generator's model: per function, per C parameter,
 what C takes there (an integer range and an enum's values, a handle kind, a pointer
 and the size of the record it points to, a string, a record by value). The child side
-(`python tests/fuzz_ranges.py --child <module> <spec file> <progress file> <skip...>`)
+(`python tests/support/fuzz_ranges.py --child <module> <spec file> <progress file> <skip...>`)
 imports the checked module, replaces each `_<name>` the checked functions call (the raw
 module's ctypes functions, bound on first call) by a recorder that converts the
 arguments as ctypes would (argtypes' from_param) and records them, then calls every

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from conftest import REPO
+from suite import REPO
 
 PACKAGE = "generator"
 

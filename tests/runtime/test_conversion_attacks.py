@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import run_python
+from suite import run_python
 from fast_support import fast_module
 
 # What each case records: "C" where the call reached C (it returned, or raised the

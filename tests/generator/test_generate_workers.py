@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from suite import REPO
 
 from generator.manifest import Manifest
 

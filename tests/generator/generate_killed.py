@@ -1,9 +1,9 @@
-"""Test-only entry point of tests/test_generate_kill.py: `cudart-bindgen ARGS` whose
+"""Test-only entry point of tests/generator/test_generate_kill.py: `cudart-bindgen ARGS` whose
 tree write kills its own process with SIGKILL at write step STEP (each file, then each
 rename: generator.tree.write_tree's checkpoints), the way a kill -9 or a power cut
 would stop it there. The production command has no such hook.
 
-    python tests/generate_killed.py STEP ARGS...
+    python tests/generator/generate_killed.py STEP ARGS...
 """
 
 from __future__ import annotations
