@@ -31,7 +31,9 @@ from ._convert import (  # size relations: generator/sizes.py
     device_function,
     elements,
     enum_argument,
+    function_pointer,
     handle,
+    image,
     integer,
     integer_handle,
     is_python_callable,
@@ -90,7 +92,7 @@ __all__ = [
     "release",
     "warn_deprecated",
 ]
-__all__ += ["POINTER_SIZE", "elements", "rows", "span"]
+__all__ += ["POINTER_SIZE", "elements", "function_pointer", "image", "rows", "span"]
 
 
 # For type checkers only: importing typing costs milliseconds `import cudart` avoids.

@@ -27,7 +27,7 @@ from .attributes import FUNCTIONS as ATTRIBUTE_FUNCTIONS
 from .attributes import AttributeTypes
 from .ctypes_map import POINTER_KINDS, RenderError, TypeKind, TypeMapper, integer_range
 from .formatting import format_python
-from .model import ApiModel, Param, RecordBuilder, RecordRef
+from .model import ApiModel, Param, RecordBuilder, RecordRef, TypedefRef
 from .plan import (
     INPUT_KINDS,
     OUTPUT_KINDS,
@@ -472,6 +472,30 @@ def _in_kernel_args(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[st
     )
 
 
+def _in_function_pointer(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str, ...]]:
+    # An address or a ctypes function pointer, never memory (cudart._convert).
+    n = p.py_name
+    return p.py_type, (
+        f"if {n}.__class__ is not int:",
+        f'    {n} = _c.function_pointer({n}, {n!r}, "{_typedef(c)}")',
+        *_address_check(f, n),
+    )
+
+
+def _typedef(c: Param) -> str:
+    return c.type.name if isinstance(c.type, TypedefRef) else "function pointer"
+
+
+def _in_image(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str, ...]]:
+    # A buffer's header is checked before C parses it with no length (cudart._convert).
+    n = p.py_name
+    return p.py_type, (
+        f"if {n}.__class__ is not int:",
+        f"    {n} = _c.image({n}, {n!r})",
+        *_address_check(f, n),
+    )
+
+
 def _in_integer_handle(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str, ...]]:
     # Always converted (no hot path takes one): an int is range-checked, one of ours
     # (cudart._handles.IntegerHandle) checked for its kind and for a destroy.
@@ -492,6 +516,8 @@ _INPUTS: dict[ParamKind, _InputEmitter] = {
     ParamKind.ATTRIBUTE: _in_attribute,
     ParamKind.DEVICE_FUNCTION: _in_device_function,
     ParamKind.KERNEL_ARGS: _in_kernel_args,
+    ParamKind.FUNCTION_POINTER: _in_function_pointer,
+    ParamKind.IMAGE: _in_image,
     ParamKind.INTEGER_HANDLE: _in_integer_handle,
 }
 _RELEASED = frozenset({ParamKind.CALLBACK, ParamKind.CALLBACK_RECORD})
