@@ -21,6 +21,7 @@ from ._convert import (  # size relations: generator/sizes.py
     POINTER_SIZE,
     AttributeTable,
     AttributeValue,
+    address,
     address_error,
     attribute_result,
     attribute_results,
@@ -92,7 +93,7 @@ __all__ = [
     "release",
     "warn_deprecated",
 ]
-__all__ += ["POINTER_SIZE", "elements", "function_pointer", "image", "rows", "span"]
+__all__ += ["POINTER_SIZE", "address", "elements", "function_pointer", "image", "rows", "span"]
 
 
 # For type checkers only: importing typing costs milliseconds `import cudart` avoids.

@@ -63,6 +63,18 @@ def device_address(value: Any) -> int | None:
     return _int_like(value)
 
 
+def address(value: Any, name: str) -> int:
+    """An address for a record's `void *` field (make_cudaPitchedPtr's `d`), which holds
+    the number itself: what `device_address` reads, range-checked; never a handle."""
+    found = None if isinstance(value, Handle) else device_address(value)
+    if found is None:
+        raise TypeError(
+            f"'{name}' must be an address: an int, None, a c_void_p or an object with "
+            f"__int__ or __cuda_array_interface__, not {type(value).__name__}"
+        )
+    return pointer(found, name, False)
+
+
 def _int_like(value: Any) -> int | None:
     # A float has __int__ too, but truncating one to an address is never meant.
     if isinstance(value, (float, complex)) or not hasattr(type(value), "__int__"):

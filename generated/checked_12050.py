@@ -15220,7 +15220,9 @@ def make_cudaPitchedPtr(d: int | None, p: int, xsz: int, ysz: int) -> cudaPitche
 
     As sys_12050.make_cudaPitchedPtr, with each integer checked against its C type's range (a record's field would mask it).
     """
-    if d.__class__ is int and not 0 <= d < 18446744073709551616:
+    if d.__class__ is not int:
+        d = _c.address(d, "d")
+    elif not 0 <= d < 18446744073709551616:
         raise _c.address_error(d, "make_cudaPitchedPtr", "d")
     if p.__class__ is not int or p >> 64:
         p = _c.integer(p, _range_size_t, "make_cudaPitchedPtr", "p")

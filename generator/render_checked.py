@@ -126,7 +126,9 @@ class CheckedView:
             checks += _range_lines(self, b.name, n, p)
             if self.types.classify(p.type) in POINTER_KINDS:  # a c_void_p field: an address
                 checks += [
-                    f"if {n}.__class__ is int and not 0 <= {n} < {_ADDRESS_END}:",
+                    f"if {n}.__class__ is not int:",
+                    f"    {n} = _c.address({n}, {n!r})",
+                    f"elif not 0 <= {n} < {_ADDRESS_END}:",
                     f'    raise _c.address_error({n}, "{b.name}", {n!r})',
                 ]
         if not checks:
