@@ -49,7 +49,18 @@ import warnings
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-BAD = ("str", "float", "negative", "2**70", "None", "object", "list", "bytes1", "handle")
+BAD = (
+    "str",
+    "float",
+    "negative",
+    "2**70",
+    "None",
+    "object",
+    "list",
+    "bytes1",
+    "bytearray1",
+    "handle",
+)
 # Also offered where a record is taken (by value or by pointer): one of another class.
 RECORD_BAD = "record"
 ADDRESS_END = 1 << 64
@@ -194,6 +205,7 @@ def _bad_values(raw, check: dict) -> dict:
         "object": object(),
         "list": [1],
         "bytes1": b"x",
+        "bytearray1": bytearray(b"x"),  # writable: where C writes, too
         "handle": handle_cls(0x1234),
     }
     taken = check.get("cls") if check["t"] in ("struct", "pointer") else None
