@@ -389,7 +389,9 @@ def _memory_nonsense(value, t: str) -> str | None:
         return "array of non-pointers as kernel arguments"
     if len(view) < ctypes.sizeof(ctypes.c_void_p):
         return "memory smaller than a pointer as kernel arguments"
-    address = ctypes.cast(value if isinstance(value, (bytes, ctypes._CData)) else obj, ctypes.c_void_p)
+    address = ctypes.cast(
+        value if isinstance(value, (bytes, ctypes._CData)) else obj, ctypes.c_void_p
+    )
     if (address.value or 0) % ctypes.sizeof(ctypes.c_void_p):
         return "unaligned kernel arguments"
     return None
@@ -519,7 +521,9 @@ def child(module: str, spec_file: str, progress_file: str, skip: set[int]) -> di
         vars(checked)["_" + f["name"]] = recorder
         inputs = [p for p in f["params"] if p["role"] in ("in", "inout")]
         legal = _attribute_lists(checked, f)
-        choices = [(p["py"], [legal[p["py"]]] if p["py"] in legal else _fillers(raw, p)) for p in inputs]
+        choices = [
+            (p["py"], [legal[p["py"]]] if p["py"] in legal else _fillers(raw, p)) for p in inputs
+        ]
         fillers = _baseline(fn, recorder, choices)
         if fillers is None:
             figures["baseline_refused"].append(f["name"])
@@ -665,7 +669,10 @@ _OCCUPANCY = {
         "flags",
     ),
 }
-_OCCUPANCY_QUERIES = ("cudaFuncGetAttributes", "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags")
+_OCCUPANCY_QUERIES = (
+    "cudaFuncGetAttributes",
+    "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+)
 
 
 def _occupancy(raw, functions: list[dict], figures: dict) -> None:
@@ -689,9 +696,7 @@ def _occupancy(raw, functions: list[dict], figures: dict) -> None:
     }
     for name, fuzzed in _OCCUPANCY.items():
         port = getattr(occupancy, name)
-        params = [
-            {"py": n, "check": checks[n], "kind": "scalar", "role": "in"} for n in fuzzed
-        ]
+        params = [{"py": n, "check": checks[n], "kind": "scalar", "role": "in"} for n in fuzzed]
         fillers = {"func": 0x10000, "dynamicSMemSize": 0, "blockSizeLimit": 0, "flags": 0}
         fillers["blockSizeToDynamicSMemSize"] = lambda block: 0
 

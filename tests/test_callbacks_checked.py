@@ -112,7 +112,9 @@ def test_memory_is_never_a_function_pointer(checked):
         fn = getattr(checked, name, None)
         if fn is None:
             continue
-        with pytest.raises(TypeError, match=r"must be a \w+ \(a ctypes function pointer.*not memory"):
+        with pytest.raises(
+            TypeError, match=r"must be a \w+ \(a ctypes function pointer.*not memory"
+        ):
             fn(*args)
 
 

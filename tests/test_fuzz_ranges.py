@@ -69,7 +69,9 @@ def test_the_raw_layer_lets_nonsense_through(figures):
             "function",
             "device_function",
             "kernel_args",
-        } <= set(r["raw"]["by_check"]), r["raw"]["by_check"]
+        } <= set(
+            r["raw"]["by_check"]
+        ), r["raw"]["by_check"]
     assert any("image" in r["raw"]["by_check"] for r in figures.values())
 
 

@@ -324,14 +324,13 @@ def test_checked_kernel_arguments_in_memory_hold_a_pointer_per_parameter():
     dim = cudart.sys.dim3
     fn = function("_Z4axpyfPKfPfi", sizes=(4, 8, 8, 4))
     config = cudart.cudaLaunchConfig_t(gridDim=dim(1, 1, 1), blockDim=dim(1, 1, 1))
-    launches = {
-        "cudaLaunchKernel": lambda f, a: cudart.cudaLaunchKernel(f, dim(1, 1, 1), dim(1, 1, 1), a, 0, None),
-        "cudaLaunchCooperativeKernel": lambda f, a: cudart.cudaLaunchCooperativeKernel(
-            f, dim(1, 1, 1), dim(1, 1, 1), a, 0, None
-        ),
-        "cudaLaunchKernelExC": lambda f, a: cudart.cudaLaunchKernelExC(config, f, a),
-    }
-    for name, launch in launches.items():
+    one = dim(1, 1, 1)
+    launches = (
+        lambda f, a: cudart.cudaLaunchKernel(f, one, one, a, 0, None),
+        lambda f, a: cudart.cudaLaunchCooperativeKernel(f, one, one, a, 0, None),
+        lambda f, a: cudart.cudaLaunchKernelExC(config, f, a),
+    )
+    for launch in launches:
         for args in (b"x", bytearray(24), (ctypes.c_void_p * 3)()):
             with pytest.raises(ValueError, match=r"C reads 4 pointers, one per parameter"):
                 launch(fn, args)
