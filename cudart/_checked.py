@@ -35,6 +35,7 @@ from ._convert import (  # size relations: generator/sizes.py
     function_pointer,
     handle,
     image,
+    image_file,
     integer,
     integer_handle,
     is_python_callable,
@@ -93,7 +94,16 @@ __all__ = [
     "release",
     "warn_deprecated",
 ]
-__all__ += ["POINTER_SIZE", "address", "elements", "function_pointer", "image", "rows", "span"]
+__all__ += [
+    "POINTER_SIZE",
+    "address",
+    "elements",
+    "function_pointer",
+    "image",
+    "image_file",
+    "rows",
+    "span",
+]
 
 
 # For type checkers only: importing typing costs milliseconds `import cudart` avoids.

@@ -648,6 +648,23 @@ def image(value: Any, name: str) -> Any:
     return pointer(value if checked is data else checked, name, False)
 
 
+def image_file(value: Any, name: str) -> bytes | None:
+    """The name of a file holding a kernel image (cudaLibraryLoadFromFile's `fileName`)
+    -> the bytes C takes, once the file's header passed `image`'s check (ImageError).
+    A file that cannot be read is left to C, which reports it."""
+    path = cstring(value, name)
+    if path is not None:
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError:
+            return path
+        from ._images import checked_image
+
+        checked_image(data)  # PTX needs no NUL here: the runtime knows the file's length
+    return path
+
+
 # ---------------------------------------------------------------- strings
 
 

@@ -11560,8 +11560,7 @@ def cudaLibraryLoadFromFile(
 
     C: cudaError_t cudaLibraryLoadFromFile(cudaLibrary_t *library, const char *fileName, enum cudaJitOption *jitOptions, void **jitOptionsValues, unsigned int numJitOptions, enum cudaLibraryOption *libraryOptions, void **libraryOptionValues, unsigned int numLibraryOptions)
     """
-    if fileName.__class__ is not bytes:
-        fileName = _c.cstring(fileName, "fileName")
+    fileName = _c.image_file(fileName, "fileName")
     if jitOptions.__class__ is not int:
         jitOptions = _c.ref(
             jitOptions,

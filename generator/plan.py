@@ -67,7 +67,9 @@ class ParamKind(StrEnum):
     # A C function pointer with no trampoline (cudaAsyncCallback, cudaLogsCallback_t, a
     # callback without one `void *` data): an int, a ctypes function pointer or None.
     FUNCTION_POINTER = "function_pointer"
-    IMAGE = "image"  # an in-memory kernel image C parses with no length (resolve.IMAGES)
+    # A kernel image C parses trusting its header: in memory (with no length), or the
+    # name of a file holding one (resolve.IMAGES).
+    IMAGE = "image"
     # An integer typedef that is a handle (cudaTextureObject_t: lifetimes.INTEGER_HANDLES):
     # an int subclass named after it, which a destroy can mark (also an output).
     INTEGER_HANDLE = "integer_handle"

@@ -489,8 +489,11 @@ def _typedef(c: Param) -> str:
 
 
 def _in_image(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str, ...]]:
-    # A buffer's header is checked before C parses it with no length (cudart._convert).
+    # An image's header is checked before C parses it (cudart._convert): in memory
+    # (C has no length), or in the file a name names.
     n = p.py_name
+    if f.v.types.classify(c.type) is TypeKind.CHAR_POINTER:
+        return p.py_type, (f"{n} = _c.image_file({n}, {n!r})",)
     return p.py_type, (
         f"if {n}.__class__ is not int:",
         f"    {n} = _c.image({n}, {n!r})",

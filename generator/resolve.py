@@ -75,10 +75,13 @@ OVERRIDES: dict[tuple[str, str], tuple[Role, str]] = {
     ("cudaLibraryLoadFromFile", "jitOptionsValues"): (Role.IN, "option values the caller gives"),
 }
 
-# (function, parameter): an in-memory kernel image (fatbin, cubin, PTX) C parses
-# with no length, trusting the sizes its header states: reviewed, as the docs say only
-# "Code to load". Its header is checked before the call (cudart._convert.image).
-IMAGES: frozenset[tuple[str, str]] = frozenset({("cudaLibraryLoadData", "code")})
+# (function, parameter): a kernel image (fatbin, cubin, PTX) C parses trusting the
+# sizes its header states, in memory (with no length) or in a named file: reviewed, as
+# the docs say only "Code to load" / "File to load from". Its header is checked before
+# the call (cudart._convert.image / image_file).
+IMAGES: frozenset[tuple[str, str]] = frozenset(
+    {("cudaLibraryLoadData", "code"), ("cudaLibraryLoadFromFile", "fileName")}
+)
 
 _RETURNED = re.compile(
     r"\b(returns?|returned|retrieved|stores?|stored|written|writes?|output|new(ly)?"
@@ -645,11 +648,11 @@ def _kernel_params(f: Function, params: list[ParamPlan]) -> list[ParamPlan]:
 
 
 def _images(f: Function, params: list[ParamPlan]) -> list[ParamPlan]:
-    """The memory inputs IMAGES names are kernel images."""
+    """The memory and file name inputs IMAGES names are kernel images."""
     return [
         (
             ParamPlan(**{**p.__dict__, "kind": ParamKind.IMAGE})
-            if (f.name, p.name) in IMAGES and p.kind is ParamKind.POINTER
+            if (f.name, p.name) in IMAGES and p.kind in (ParamKind.POINTER, ParamKind.STRING)
             else p
         )
         for p in params

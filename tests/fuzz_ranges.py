@@ -73,9 +73,10 @@ LOWEST_RECORD = 1 << 16
 def specs(model) -> dict:
     """Per checked function: its name, C parameters and what C takes for each; per
     inline record builder, the same for its parameters."""
-    from generator.ctypes_map import TypeMapper
+    from generator.ctypes_map import TypeKind, TypeMapper
     from generator.resolve import IMAGES, resolve
 
+    VOID_POINTER = TypeKind.VOID_POINTER
     types = TypeMapper(model)
     functions = []
     for plan in resolve(model):
@@ -90,8 +91,8 @@ def specs(model) -> dict:
                 check = {"t": "kernel_args"}
             elif p.kind == "device_function":
                 check = {"t": "device_function"}
-            elif (plan.function.name, p.name) in IMAGES:
-                check = {"t": "image"}
+            elif (plan.function.name, p.name) in IMAGES and types.classify(t) is VOID_POINTER:
+                check = {"t": "image"}  # in memory (a file's name is text)
             elif p.kind == "attribute" and p.role == "in":
                 check = {"t": "attribute", "table": p.ctype, "attr": _py(plan, p.partner)}
             params.append(

@@ -372,3 +372,17 @@ def test_checked_library_load_checks_the_image_before_c():
     ptx = (KERNELS / "kernels.ptx").read_bytes().rstrip(b"\0")
     assert _convert.image(ptx, "code") == ptx + b"\0"
     assert _convert.image(0x10000, "code") == 0x10000  # an address: the caller's promise
+
+
+def test_checked_library_load_from_file_checks_the_file_before_c(tmp_path):
+    """cudaLibraryLoadFromFile's runtime trusts the sizes the file's header states."""
+    checked = importlib.import_module("cudart.checked_13050")
+    fatbin = (KERNELS / "kernels.fatbin").read_bytes()
+    bad = tmp_path / "bad.fatbin"
+    bad.write_bytes(fatbin[:-1])
+    with pytest.raises(ImageError, match="malformed fatbin"):
+        checked.cudaLibraryLoadFromFile(str(bad), None, None, 0, None, None, 0)
+    # A readable image, or a file C will not find (its error to report): the name.
+    ptx = str(KERNELS / "kernels.ptx")
+    assert _convert.image_file(ptx, "fileName") == ptx.encode()
+    assert _convert.image_file(str(tmp_path / "absent"), "f") == str(tmp_path / "absent").encode()
