@@ -64,6 +64,7 @@ BAD = (
 # Also offered where a record is taken (by value or by pointer): one of another class.
 RECORD_BAD = "record"
 ADDRESS_END = 1 << 64
+BACKEND_ENV = "CUDART_BACKEND"
 LOWEST_RECORD = 1 << 16
 
 
@@ -102,6 +103,7 @@ def specs(model) -> dict:
                     "role": str(p.role),
                     "kind": str(p.kind),
                     "partner": p.partner,
+                    "ctype": p.ctype,
                     "check": check,
                 }
             )
@@ -185,9 +187,6 @@ def run_version(module: str, spec: dict, workdir: Path) -> dict:
         skip.append(int(progress.read_text() or -1))
 
 
-BACKEND_ENV = "CUDART_BACKEND"
-
-
 # ---------------------------------------------------------------- child
 
 
@@ -251,7 +250,7 @@ def _attribute_lists(checked, f: dict) -> dict:
     names = {p["name"]: p["py"] for p in f["params"]}
     if out is None or not {"attributes", "dataSizes", "numAttributes"} <= set(names):
         return {}
-    table = _attribute_table_of(checked, f)
+    table = vars(checked).get(out["ctype"])  # the attribute kind's ctype names its table
     if table is None:
         return {}
     attr, spec = next((a, v) for a, v in table.items() if v is not None and not v.array)
@@ -260,18 +259,6 @@ def _attribute_lists(checked, f: dict) -> dict:
         names["dataSizes"]: [ctypes.sizeof(spec.ctype)],
         names["numAttributes"]: 1,
     }
-
-
-def _attribute_table_of(checked, f: dict):
-    """The attribute table a getter's storage is typed by: the module-level
-    `_<enum>_values` its body names."""
-    import inspect
-
-    source = inspect.getsource(getattr(checked, f["name"]))
-    for word in source.replace(",", " ").split():
-        if word.startswith("_") and word.endswith("_values") and word in vars(checked):
-            return vars(checked)[word]
-    return None
 
 
 def _baseline(fn, recorder: _Recorder, choices: list[tuple[str, list]]) -> dict | None:
@@ -647,9 +634,9 @@ def _builders(checked, raw, builders: list[dict], figures: dict) -> None:
         namespace["_lib"] = saved
 
 
-# cudart.occupancy's ports: (their fuzzed parameters, what each is in C). `func` is a
-# device function; the shared-memory size a size_t (as a callable's result, for the
-# VariableSMem forms); the block size limit an int; flags an unsigned int.
+# cudart.occupancy's ports and their fuzzed parameters (the shared-memory size is a
+# callable's result in the VariableSMem forms). What reaches C is classified by the
+# parameters of the raw queries the ports make (_OCCUPANCY_QUERIES).
 _OCCUPANCY = {
     "cudaOccupancyMaxPotentialBlockSize": ("func", "dynamicSMemSize", "blockSizeLimit"),
     "cudaOccupancyMaxPotentialBlockSizeWithFlags": (
