@@ -495,11 +495,9 @@ def kernel_slots(value: Any, converted: Any, count: int | None, name: str) -> No
     raw function address, a cudaKernel_t, a kernel whose parameters the runtime does not
     report) at least one pointer: the least any kernel with parameters reads."""
     source = getattr(value, "_obj", value)  # byref(array)
-    if isinstance(source, ctypes.Array) and not (
-        isinstance(source._type_, type) and issubclass(source._type_, _POINTER_TYPES)
-    ):
-        element = getattr(source._type_, "__name__", source._type_)
-        raise TypeError(f"'{name}' must be an array of pointers, not of {element}")
+    # An array of bytes is a buffer (a HostMemory is one); of other values, a mistake.
+    if isinstance(source, ctypes.Array) and not issubclass(source._type_, _SLOT_ELEMENTS):
+        raise TypeError(f"'{name}' must be an array of pointers, not of {source._type_.__name__}")
     have = _memory_size(source, converted)
     need = POINTER_SIZE * (1 if count is None else count)
     if have < need:
@@ -509,6 +507,9 @@ def kernel_slots(value: Any, converted: Any, count: int | None, name: str) -> No
         )
     if need and _memory_address(converted) % POINTER_SIZE:
         raise ValueError(f"'{name}': kernel argument pointers must be {POINTER_SIZE}-byte aligned")
+
+
+_SLOT_ELEMENTS = (*_POINTER_TYPES, c_char, ctypes.c_byte, ctypes.c_ubyte)
 
 
 def _param_count(func: Any) -> int | None:

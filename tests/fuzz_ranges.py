@@ -371,10 +371,11 @@ def _memory_nonsense(value, t: str) -> str | None:
         return f"{type(value).__name__} as {_WHAT[t]}"
     if t == "image":
         return None if _plausible_image(view.tobytes()) else "memory that is no kernel image"
+    pointers = (ctypes.c_void_p, ctypes._Pointer, ctypes.c_char_p, ctypes._CFuncPtr)
     if isinstance(obj, ctypes.Array) and not issubclass(
-        obj._type_, (ctypes.c_void_p, ctypes._Pointer, ctypes.c_char_p)
+        obj._type_, (*pointers, ctypes.c_char, ctypes.c_byte, ctypes.c_ubyte)
     ):
-        return "array of non-pointers as kernel arguments"
+        return "array of non-pointers as kernel arguments"  # (an array of bytes: memory)
     if len(view) < ctypes.sizeof(ctypes.c_void_p):
         return "memory smaller than a pointer as kernel arguments"
     address = ctypes.cast(

@@ -338,10 +338,15 @@ def test_checked_kernel_arguments_in_memory_hold_a_pointer_per_parameter():
             launch(0x10000, bytearray(4))
         with pytest.raises(ValueError, match="8-byte aligned"):
             launch(0x10000, memoryview(bytearray(17))[1:])
-        with pytest.raises(TypeError, match="must be an array of pointers, not of c_char"):
-            launch(0x10000, (ctypes.c_char * 8)())
+        with pytest.raises(TypeError, match="must be an array of pointers, not of c_int"):
+            launch(0x10000, (ctypes.c_int * 2)())
         # Enough pointers: C is reached (no GPU: an error code, raised).
-        for f, args in ((fn, (ctypes.c_void_p * 4)()), (fn, bytearray(32)), (0x10000, bytes(8))):
+        for f, args in (
+            (fn, (ctypes.c_void_p * 4)()),
+            (fn, bytearray(32)),
+            (0x10000, bytes(8)),
+            (0x10000, (ctypes.c_char * 8)()),
+        ):
             with pytest.raises(CudaError):
                 launch(f, args)
 
