@@ -21,6 +21,7 @@ from ._convert import (  # size relations: generator/sizes.py
     POINTER_SIZE,
     AttributeTable,
     AttributeValue,
+    address,
     address_error,
     attribute_result,
     attribute_results,
@@ -31,7 +32,10 @@ from ._convert import (  # size relations: generator/sizes.py
     device_function,
     elements,
     enum_argument,
+    function_pointer,
     handle,
+    image,
+    image_file,
     integer,
     integer_handle,
     is_python_callable,
@@ -92,7 +96,16 @@ __all__ = [
     "unclaim",
     "warn_deprecated",
 ]
-__all__ += ["POINTER_SIZE", "elements", "rows", "span"]
+__all__ += [
+    "POINTER_SIZE",
+    "address",
+    "elements",
+    "function_pointer",
+    "image",
+    "image_file",
+    "rows",
+    "span",
+]
 
 
 # For type checkers only: importing typing costs milliseconds `import cudart` avoids.

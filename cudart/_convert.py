@@ -63,6 +63,18 @@ def device_address(value: Any) -> int | None:
     return _int_like(value)
 
 
+def address(value: Any, name: str) -> int:
+    """An address for a record's `void *` field (make_cudaPitchedPtr's `d`), which holds
+    the number itself: what `device_address` reads, range-checked; never a handle."""
+    found = None if isinstance(value, Handle) else device_address(value)
+    if found is None:
+        raise TypeError(
+            f"'{name}' must be an address: an int, None, a c_void_p or an object with "
+            f"__int__ or __cuda_array_interface__, not {type(value).__name__}"
+        )
+    return pointer(found, name, False)
+
+
 def _int_like(value: Any) -> int | None:
     # A float has __int__ too, but truncating one to an address is never meant.
     if isinstance(value, (float, complex)) or not hasattr(type(value), "__int__"):
@@ -484,8 +496,11 @@ def kernel_args(value: Any, func: Any, name: str) -> Any:
 
     A tuple or list of Python values is packed with the kernel's parameter types
     (`func.pack(*value)`, so `func` must be a cudart.kernels.Function); what
-    Function.pack returned passes as its `void **`; anything else is a pointer. The
-    returned object keeps the packed values alive: the caller holds it for the call.
+    Function.pack returned passes as its `void **`; so do an int address and a ctypes
+    pointer (the caller's promise). C reads one pointer per kernel parameter from what
+    it is given, so memory Python can measure (a ctypes array, a buffer) must hold that
+    many and be pointer-aligned: `kernel_slots`. The returned object keeps the packed
+    values alive: the caller holds it for the call.
     """
     if isinstance(value, (tuple, list)):
         packer = getattr(func, "pack", None)
@@ -497,7 +512,60 @@ def kernel_args(value: Any, func: Any, name: str) -> Any:
         return packer(*value)
     if getattr(type(value), "_as_parameter_", None) is not None and not isinstance(value, _CDATA):
         return value  # a KernelArguments (or another object ctypes converts itself)
-    return pointer(value, name, False)
+    converted = pointer(value, name, False)
+    if converted is None or type(converted) is int or isinstance(converted, _POINTER_TYPES):
+        return converted  # an address: what it points to is the caller's promise
+    kernel_slots(value, converted, _param_count(func), name)
+    return converted
+
+
+def kernel_slots(value: Any, converted: Any, count: int | None, name: str) -> None:
+    """TypeError or ValueError unless memory given as `void **kernelParams` can be C's
+    array of `count` pointers: a ctypes array of pointers, or a buffer, of at least
+    `count` pointers, at a pointer-aligned address. Where the count cannot be known (a
+    raw function address, a cudaKernel_t, a kernel whose parameters the runtime does not
+    report) at least one pointer: the least any kernel with parameters reads."""
+    source = getattr(value, "_obj", value)  # byref(array)
+    # An array of bytes is a buffer (a HostMemory is one); of other values, a mistake.
+    if isinstance(source, ctypes.Array) and not issubclass(source._type_, _SLOT_ELEMENTS):
+        raise TypeError(f"'{name}' must be an array of pointers, not of {source._type_.__name__}")
+    have = _memory_size(source, converted)
+    need = POINTER_SIZE * (1 if count is None else count)
+    if have < need:
+        wanted = "one pointer" if count is None else f"{count} pointers, one per parameter"
+        raise ValueError(
+            f"'{name}' is {have} bytes: C reads {wanted} ({need} bytes) from kernel arguments"
+        )
+    if need and _memory_address(converted) % POINTER_SIZE:
+        raise ValueError(f"'{name}': kernel argument pointers must be {POINTER_SIZE}-byte aligned")
+
+
+_SLOT_ELEMENTS = (*_POINTER_TYPES, c_char, ctypes.c_byte, ctypes.c_ubyte)
+
+
+def _param_count(func: Any) -> int | None:
+    """How many parameters the kernel `func` takes, where cudart.kernels knows it."""
+    try:
+        sizes = getattr(func, "param_sizes", None)
+    except Exception:  # a closed module's kernel: the call refuses it
+        return None
+    return len(sizes) if isinstance(sizes, tuple) else None
+
+
+def _memory_size(source: Any, converted: Any) -> int:
+    """The bytes of memory `pointer` converted (`source` is what the caller gave)."""
+    if isinstance(converted, bytes):
+        return len(converted)
+    if isinstance(source, _CDATA):
+        return ctypes.sizeof(source)  # type: ignore[arg-type]
+    if isinstance(converted, _CDATA):
+        return ctypes.sizeof(converted)  # type: ignore[arg-type]
+    return len(memoryview(converted).cast("B"))
+
+
+def _memory_address(converted: Any) -> int:
+    """The address C gets for what `pointer` returned for memory."""
+    return ctypes.cast(converted, c_void_p).value or 0
 
 
 class _Held(c_void_p):
@@ -542,6 +610,42 @@ def kernel_params_field(value: Any, name: str) -> Any:
 # ---------------------------------------------------------------- callbacks
 
 
+def function_pointer(value: Any, name: str, kind: str = "function pointer") -> Any:
+    """A C function pointer argument (`kind`: its typedef) -> what the call passes: None,
+    an int address, a ctypes function pointer (a CFUNCTYPE instance) or c_void_p, or an
+    object with `_as_parameter_` or `__int__` giving an address.
+
+    C's runtime calls it from its own threads, so memory is never one: a buffer, a
+    ctypes object other than a pointer, or a handle is a TypeError, and so is a Python
+    callable (the checked layer runs those only for the typedefs cudart.callbacks has
+    trampolines for; elsewhere wrap it in the raw module's CFUNCTYPE and keep it alive).
+    """
+    if value is None or isinstance(value, _ctypes.CFuncPtr):
+        return value
+    if type(value) is int:
+        return pointer(value, name, False)
+    if isinstance(value, c_void_p) and not isinstance(value, Handle):
+        return value
+    if callable(value):
+        raise TypeError(
+            f"'{name}': a Python callable cannot be a {kind} here: wrap it in the raw "
+            f"module's {kind} (CFUNCTYPE) and keep that object alive while C may call it"
+        )
+    if isinstance(value, _CDATA) or _buffer(value) is not None:
+        raise TypeError(
+            f"'{name}' must be a {kind} (a ctypes function pointer, an int address or "
+            f"None), not memory ({type(value).__name__})"
+        )
+    param = getattr(value, "_as_parameter_", None)
+    address = device_address(param) if param is not None else _int_like(value)
+    if address is None:
+        raise TypeError(
+            f"'{name}' must be a {kind} (a ctypes function pointer, an int address or "
+            f"None), not {type(value).__name__}"
+        )
+    return pointer(address, name, False)
+
+
 def is_function_pointer(value: Any) -> bool:
     """A ctypes function pointer (a CFUNCTYPE instance): C's own callback, passed as is."""
     return isinstance(value, _ctypes.CFuncPtr)
@@ -550,6 +654,47 @@ def is_function_pointer(value: Any) -> bool:
 def is_python_callable(value: Any) -> bool:
     """A Python callable to run as a C callback, as opposed to a C function pointer."""
     return callable(value) and not is_function_pointer(value)
+
+
+# ---------------------------------------------------------------- kernel images
+
+
+def image(value: Any, name: str) -> Any:
+    """An in-memory kernel image argument (cudaLibraryLoadData's `code`) -> what the call
+    passes. C parses it with no length, trusting the sizes its header states, so memory
+    Python can read (bytes, a buffer, a ctypes object, a HostMemory) must be a fatbin
+    whose stated sizes lie inside it, a cubin or PTX: cudart.kernels._images.checked_image, the
+    check load_module makes (PTX gets the NUL C reads up to). An address (an int, a
+    ctypes pointer, a device array) is the caller's promise."""
+    if value is None or type(value) is int or isinstance(value, _POINTER_TYPES):
+        return pointer(value, name, False)  # a handle among them is refused there
+    if isinstance(value, HostMemory):
+        value.check()  # freed memory is no image to read
+    view = _buffer(value)
+    if view is None or hasattr(value, "__cuda_array_interface__"):
+        return pointer(value, name, False)  # an address-like object, or refused there
+    from .kernels._images import checked_image
+
+    data = view.tobytes()
+    checked = checked_image(data)
+    return pointer(value if checked is data else checked, name, False)
+
+
+def image_file(value: Any, name: str) -> bytes | None:
+    """The name of a file holding a kernel image (cudaLibraryLoadFromFile's `fileName`)
+    -> the bytes C takes, once the file's header passed `image`'s check (ImageError).
+    A file that cannot be read is left to C, which reports it."""
+    path = cstring(value, name)
+    if path is not None:
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError:
+            return path
+        from .kernels._images import checked_image
+
+        checked_image(data)  # PTX needs no NUL here: the runtime knows the file's length
+    return path
 
 
 # ---------------------------------------------------------------- strings

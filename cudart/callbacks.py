@@ -434,8 +434,9 @@ def _record(fn, args, exc: BaseException) -> None:
 # parameters resolve.py gives the "callback" kinds: a cudaHostFn_t or
 # cudaStreamCallback_t with its `void *` data, and a `const T *` to a record holding a
 # cudaHostFn_t (cudaHostNodeParams). A raw function pointer (an int, a ctypes
-# function pointer, None) passes as it always did; a Python callable is registered and
-# replaced by this module's trampoline, with its token as the data.
+# function pointer, None) passes as it always did, and memory (a buffer, a ctypes
+# object) is refused; a Python callable is registered and replaced by this module's
+# trampoline, with its token as the data.
 
 _NO_STREAM = object()
 
@@ -448,12 +449,11 @@ def callback_argument(fn, data, kind: str, rt, names=("fn", "userData"), stream=
     release_captured()); any other callable is forgotten after its one call. The caller
     unregisters the token if the call fails.
     """
-    from ._convert import is_function_pointer, is_python_callable, pointer
+    from ._convert import function_pointer, is_python_callable, pointer
 
     if not is_python_callable(fn):
-        if fn is not None and not is_function_pointer(fn):  # an address: checked as one
-            fn = pointer(fn, names[0], False)
-        return fn, pointer(data, names[1], True), 0
+        # C's runtime calls it from its own thread: an address, never memory.
+        return function_pointer(fn, names[0], kind), pointer(data, names[1], True), 0
     host = kind == "cudaHostFn_t"
     capturing = host and stream is not _NO_STREAM and _is_capturing(rt, stream)
     token = _register_on(rt, stream, capturing, fn, data)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import ctypes
 from collections.abc import Callable
 
+from ._convert import device_function, integer
 from ._serving import raw_module
 
 __all__ = [
@@ -89,6 +90,12 @@ def potential_block_size(
     return num_blocks * multiprocessor_count, max_block_size
 
 
+_NAME = "cudaOccupancyMaxPotentialBlockSize"
+_INT = (-(1 << 31), (1 << 31) - 1, "int")
+_UNSIGNED_INT = (0, (1 << 32) - 1, "unsigned int")
+_SIZE_T = (0, (1 << 64) - 1, "size_t")
+
+
 class _Failed(Exception):
     def __init__(self, status: int):
         self.status = status
@@ -98,6 +105,11 @@ def _run(rt, func, block_size_to_dynamic_smem, block_size_limit, flags):
     """The template's body: (status, min_grid_size, block_size)."""
     if rt is None:
         rt = raw_module()
+    # What the raw calls below take, checked as the checked layer checks them: ctypes
+    # would pass memory as the kernel and mask an integer outside its C type.
+    func = device_function(func, "func")
+    block_size_limit = integer(block_size_limit, _INT, _NAME, "blockSizeLimit")
+    flags = integer(flags, _UNSIGNED_INT, _NAME, "flags")
     if not func:
         return rt.cudaErrorInvalidValue, 0, 0
 
@@ -125,6 +137,7 @@ def _run(rt, func, block_size_to_dynamic_smem, block_size_limit, flags):
         blocks = ctypes.c_int()
 
         def occupancy(block_size, dynamic_smem):
+            dynamic_smem = integer(dynamic_smem, _SIZE_T, _NAME, "dynamic shared memory size")
             ok(query(ctypes.byref(blocks), func, block_size, dynamic_smem, flags))
             return blocks.value
 

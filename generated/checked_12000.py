@@ -13718,7 +13718,9 @@ def cudaVDPAUGetDevice(vdpDevice: int, vdpGetProcAddress: _PointerLike) -> int:
             vdpDevice, _range_VdpDevice_unsigned_int, "cudaVDPAUGetDevice", "vdpDevice"
         )
     if vdpGetProcAddress.__class__ is not int:
-        vdpGetProcAddress = _c.pointer(vdpGetProcAddress, "vdpGetProcAddress", True)
+        vdpGetProcAddress = _c.function_pointer(
+            vdpGetProcAddress, "vdpGetProcAddress", "function pointer"
+        )
     elif vdpGetProcAddress >> 64:
         raise _c.address_error(vdpGetProcAddress, "cudaVDPAUGetDevice", "vdpGetProcAddress")
     try:
@@ -13758,7 +13760,9 @@ def cudaVDPAUSetVDPAUDevice(device: int, vdpDevice: int, vdpGetProcAddress: _Poi
             vdpDevice, _range_VdpDevice_unsigned_int, "cudaVDPAUSetVDPAUDevice", "vdpDevice"
         )
     if vdpGetProcAddress.__class__ is not int:
-        vdpGetProcAddress = _c.pointer(vdpGetProcAddress, "vdpGetProcAddress", True)
+        vdpGetProcAddress = _c.function_pointer(
+            vdpGetProcAddress, "vdpGetProcAddress", "function pointer"
+        )
     elif vdpGetProcAddress >> 64:
         raise _c.address_error(vdpGetProcAddress, "cudaVDPAUSetVDPAUDevice", "vdpGetProcAddress")
     try:
@@ -13976,7 +13980,9 @@ def make_cudaPitchedPtr(d: int | None, p: int, xsz: int, ysz: int) -> cudaPitche
 
     As sys_12000.make_cudaPitchedPtr, with each integer checked against its C type's range (a record's field would mask it).
     """
-    if d.__class__ is int and not 0 <= d < 18446744073709551616:
+    if d.__class__ is not int:
+        d = _c.address(d, "d")
+    elif not 0 <= d < 18446744073709551616:
         raise _c.address_error(d, "make_cudaPitchedPtr", "d")
     if p.__class__ is not int or p >> 64:
         p = _c.integer(p, _range_size_t, "make_cudaPitchedPtr", "p")

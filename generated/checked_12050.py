@@ -3091,7 +3091,7 @@ def cudaDeviceRegisterAsyncNotification(
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
         device = _c.integer(device, _range_int, "cudaDeviceRegisterAsyncNotification", "device")
     if callbackFunc.__class__ is not int:
-        callbackFunc = _c.pointer(callbackFunc, "callbackFunc", True)
+        callbackFunc = _c.function_pointer(callbackFunc, "callbackFunc", "cudaAsyncCallback")
     elif callbackFunc >> 64:
         raise _c.address_error(callbackFunc, "cudaDeviceRegisterAsyncNotification", "callbackFunc")
     if userData.__class__ is not int:
@@ -15006,7 +15006,9 @@ def cudaVDPAUGetDevice(vdpDevice: int, vdpGetProcAddress: _PointerLike) -> int:
             vdpDevice, _range_VdpDevice_unsigned_int, "cudaVDPAUGetDevice", "vdpDevice"
         )
     if vdpGetProcAddress.__class__ is not int:
-        vdpGetProcAddress = _c.pointer(vdpGetProcAddress, "vdpGetProcAddress", True)
+        vdpGetProcAddress = _c.function_pointer(
+            vdpGetProcAddress, "vdpGetProcAddress", "function pointer"
+        )
     elif vdpGetProcAddress >> 64:
         raise _c.address_error(vdpGetProcAddress, "cudaVDPAUGetDevice", "vdpGetProcAddress")
     try:
@@ -15046,7 +15048,9 @@ def cudaVDPAUSetVDPAUDevice(device: int, vdpDevice: int, vdpGetProcAddress: _Poi
             vdpDevice, _range_VdpDevice_unsigned_int, "cudaVDPAUSetVDPAUDevice", "vdpDevice"
         )
     if vdpGetProcAddress.__class__ is not int:
-        vdpGetProcAddress = _c.pointer(vdpGetProcAddress, "vdpGetProcAddress", True)
+        vdpGetProcAddress = _c.function_pointer(
+            vdpGetProcAddress, "vdpGetProcAddress", "function pointer"
+        )
     elif vdpGetProcAddress >> 64:
         raise _c.address_error(vdpGetProcAddress, "cudaVDPAUSetVDPAUDevice", "vdpGetProcAddress")
     try:
@@ -15264,7 +15268,9 @@ def make_cudaPitchedPtr(d: int | None, p: int, xsz: int, ysz: int) -> cudaPitche
 
     As sys_12050.make_cudaPitchedPtr, with each integer checked against its C type's range (a record's field would mask it).
     """
-    if d.__class__ is int and not 0 <= d < 18446744073709551616:
+    if d.__class__ is not int:
+        d = _c.address(d, "d")
+    elif not 0 <= d < 18446744073709551616:
         raise _c.address_error(d, "make_cudaPitchedPtr", "d")
     if p.__class__ is not int or p >> 64:
         p = _c.integer(p, _range_size_t, "make_cudaPitchedPtr", "p")

@@ -3263,7 +3263,7 @@ def cudaDeviceRegisterAsyncNotification(
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
         device = _c.integer(device, _range_int, "cudaDeviceRegisterAsyncNotification", "device")
     if callbackFunc.__class__ is not int:
-        callbackFunc = _c.pointer(callbackFunc, "callbackFunc", True)
+        callbackFunc = _c.function_pointer(callbackFunc, "callbackFunc", "cudaAsyncCallback")
     elif callbackFunc >> 64:
         raise _c.address_error(callbackFunc, "cudaDeviceRegisterAsyncNotification", "callbackFunc")
     if userData.__class__ is not int:
@@ -10496,7 +10496,7 @@ def cudaLibraryLoadData(
     C: cudaError_t cudaLibraryLoadData(cudaLibrary_t *library, const void *code, enum cudaJitOption *jitOptions, void **jitOptionsValues, unsigned int numJitOptions, enum cudaLibraryOption *libraryOptions, void **libraryOptionValues, unsigned int numLibraryOptions)
     """
     if code.__class__ is not int:
-        code = _c.pointer(code, "code", False)
+        code = _c.image(code, "code")
     elif code >> 64:
         raise _c.address_error(code, "cudaLibraryLoadData", "code")
     if jitOptions.__class__ is not int:
@@ -10610,8 +10610,7 @@ def cudaLibraryLoadFromFile(
 
     C: cudaError_t cudaLibraryLoadFromFile(cudaLibrary_t *library, const char *fileName, enum cudaJitOption *jitOptions, void **jitOptionsValues, unsigned int numJitOptions, enum cudaLibraryOption *libraryOptions, void **libraryOptionValues, unsigned int numLibraryOptions)
     """
-    if fileName.__class__ is not bytes:
-        fileName = _c.cstring(fileName, "fileName")
+    fileName = _c.image_file(fileName, "fileName")
     if jitOptions.__class__ is not int:
         jitOptions = _c.ref(
             jitOptions,
@@ -10850,7 +10849,7 @@ def cudaLogsRegisterCallback(
     C: cudaError_t cudaLogsRegisterCallback(cudaLogsCallback_t callbackFunc, void *userData, cudaLogsCallbackHandle *callback_out)
     """
     if callbackFunc.__class__ is not int:
-        callbackFunc = _c.pointer(callbackFunc, "callbackFunc", True)
+        callbackFunc = _c.function_pointer(callbackFunc, "callbackFunc", "cudaLogsCallback_t")
     elif callbackFunc >> 64:
         raise _c.address_error(callbackFunc, "cudaLogsRegisterCallback", "callbackFunc")
     if userData.__class__ is not int:
@@ -15480,7 +15479,9 @@ def cudaVDPAUGetDevice(vdpDevice: int, vdpGetProcAddress: _PointerLike) -> int:
             vdpDevice, _range_VdpDevice_unsigned_int, "cudaVDPAUGetDevice", "vdpDevice"
         )
     if vdpGetProcAddress.__class__ is not int:
-        vdpGetProcAddress = _c.pointer(vdpGetProcAddress, "vdpGetProcAddress", True)
+        vdpGetProcAddress = _c.function_pointer(
+            vdpGetProcAddress, "vdpGetProcAddress", "function pointer"
+        )
     elif vdpGetProcAddress >> 64:
         raise _c.address_error(vdpGetProcAddress, "cudaVDPAUGetDevice", "vdpGetProcAddress")
     try:
@@ -15520,7 +15521,9 @@ def cudaVDPAUSetVDPAUDevice(device: int, vdpDevice: int, vdpGetProcAddress: _Poi
             vdpDevice, _range_VdpDevice_unsigned_int, "cudaVDPAUSetVDPAUDevice", "vdpDevice"
         )
     if vdpGetProcAddress.__class__ is not int:
-        vdpGetProcAddress = _c.pointer(vdpGetProcAddress, "vdpGetProcAddress", True)
+        vdpGetProcAddress = _c.function_pointer(
+            vdpGetProcAddress, "vdpGetProcAddress", "function pointer"
+        )
     elif vdpGetProcAddress >> 64:
         raise _c.address_error(vdpGetProcAddress, "cudaVDPAUSetVDPAUDevice", "vdpGetProcAddress")
     try:
@@ -15673,7 +15676,9 @@ def make_cudaPitchedPtr(d: int | None, p: int, xsz: int, ysz: int) -> cudaPitche
 
     As sys_13000.make_cudaPitchedPtr, with each integer checked against its C type's range (a record's field would mask it).
     """
-    if d.__class__ is int and not 0 <= d < 18446744073709551616:
+    if d.__class__ is not int:
+        d = _c.address(d, "d")
+    elif not 0 <= d < 18446744073709551616:
         raise _c.address_error(d, "make_cudaPitchedPtr", "d")
     if p.__class__ is not int or p >> 64:
         p = _c.integer(p, _range_size_t, "make_cudaPitchedPtr", "p")

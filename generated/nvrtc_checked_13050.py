@@ -977,7 +977,7 @@ def nvrtcSetFlowCallback(
     if prog.__class__ is not nvrtcProgram:
         prog = _c.handle(prog, nvrtcProgram, "prog")
     if callback.__class__ is not int:
-        callback = _c.pointer(callback, "callback", True)
+        callback = _c.function_pointer(callback, "callback", "function pointer")
     elif callback >> 64:
         raise _c.address_error(callback, "nvrtcSetFlowCallback", "callback")
     if payload.__class__ is not int:

@@ -64,6 +64,12 @@ class ParamKind(StrEnum):
     ATTRIBUTE = "attribute"
     DEVICE_FUNCTION = "device_function"  # `const void *func`: a Function, cudaKernel_t, address
     KERNEL_ARGS = "kernel_args"  # `void **args` beside it (`partner`): packed, or a tuple of values
+    # A C function pointer with no trampoline (cudaAsyncCallback, cudaLogsCallback_t, a
+    # callback without one `void *` data): an int, a ctypes function pointer or None.
+    FUNCTION_POINTER = "function_pointer"
+    # A kernel image C parses trusting its header: in memory (with no length), or the
+    # name of a file holding one (resolve.IMAGES).
+    IMAGE = "image"
     # An integer typedef that is a handle (cudaTextureObject_t: lifetimes.INTEGER_HANDLES):
     # an int subclass named after it, which a destroy can mark (also an output).
     INTEGER_HANDLE = "integer_handle"
@@ -111,6 +117,8 @@ INPUT_KINDS = frozenset(
         ParamKind.ATTRIBUTE,
         ParamKind.DEVICE_FUNCTION,
         ParamKind.KERNEL_ARGS,
+        ParamKind.FUNCTION_POINTER,
+        ParamKind.IMAGE,
         ParamKind.INTEGER_HANDLE,
     }
 )
@@ -123,6 +131,8 @@ OUTPUT_KINDS = frozenset(ParamKind) - {
     ParamKind.CALLBACK_RECORD,
     ParamKind.DEVICE_FUNCTION,
     ParamKind.KERNEL_ARGS,
+    ParamKind.FUNCTION_POINTER,
+    ParamKind.IMAGE,
 }
 ARRAY_KINDS = frozenset(
     {ParamKind.ARRAY, ParamKind.SIZED_ARRAY, ParamKind.COUNTED_ARRAY, ParamKind.BORROWED_ARRAY}

@@ -91,6 +91,14 @@ COUNTED_ARRAYS: dict[tuple[str, str], tuple[str, str]] = {
     ),
 }
 
+# (function, parameter): a kernel image (fatbin, cubin, PTX) C parses trusting the
+# sizes its header states, in memory (with no length) or in a named file: reviewed, as
+# the docs say only "Code to load" / "File to load from". Its header is checked before
+# the call (cudart._convert.image / image_file).
+IMAGES: frozenset[tuple[str, str]] = frozenset(
+    {("cudaLibraryLoadData", "code"), ("cudaLibraryLoadFromFile", "fileName")}
+)
+
 _RETURNED = re.compile(
     r"\b(returns?|returned|retrieved|stores?|stored|written|writes?|output|new(ly)?"
     r"|to create|allocated)\b",
@@ -185,6 +193,15 @@ def describe(plan: FunctionPlan) -> str:
 
 
 _HOST_MEMORY_KINDS = frozenset({ParamKind.HOST_MEMORY, ParamKind.MAPPED_HOST_MEMORY})
+_NULL_DEFAULT_KINDS = frozenset(
+    {
+        ParamKind.POINTER,
+        ParamKind.FUNCTION_POINTER,
+        ParamKind.HANDLE,
+        ParamKind.ARRAY,
+        ParamKind.STRING,
+    }
+)
 
 # (parameter kind, ctype, annotation), decided from a TypeKind; see _in_kind, _out_kind.
 _Decision = tuple[ParamKind, str, str]
@@ -218,9 +235,11 @@ class _Resolver:
                 return ParamKind.HANDLE, types.handle_name(t), "_HandleLike"
             case TypeKind.CALLBACK if isinstance(t, TypedefRef) and t.name in PYTHON_CALLBACKS:
                 return ParamKind.CALLBACK, t.name, "_CallbackLike"
-            case TypeKind.CALLBACK | TypeKind.VOID_POINTER | TypeKind.FUNCTION_POINTER:
-                # A function pointer that is no callback typedef (VDPAU's
+            case TypeKind.CALLBACK | TypeKind.FUNCTION_POINTER:
+                # A function pointer without a trampoline (cudaAsyncCallback, VDPAU's
                 # VdpGetProcAddress *) is the address of a function the caller has.
+                return ParamKind.FUNCTION_POINTER, "c_void_p", "_PointerLike"
+            case TypeKind.VOID_POINTER:
                 return ParamKind.POINTER, "c_void_p", "_PointerLike"
             case TypeKind.RECORD | TypeKind.OPAQUE_RECORD:
                 name = types.record_class(t)
@@ -446,7 +465,7 @@ class _Resolver:
                 for q in params
             ]
         plans = _trailing_defaults(
-            _pair_callbacks(_kernel_params(f, [q for q in params if q is not None]))
+            _images(f, _pair_callbacks(_kernel_params(f, [q for q in params if q is not None])))
         )
         result, result_ctype = self._result(f)
         errors = self._errors(f)
@@ -551,7 +570,7 @@ class _Resolver:
     def _default(self, f: Function, default: str | None, kind: ParamKind) -> str | None:
         if default is None:
             return None
-        if kind in (ParamKind.POINTER, ParamKind.HANDLE, ParamKind.ARRAY, ParamKind.STRING):
+        if kind in _NULL_DEFAULT_KINDS:
             # C's null pointer constants; 13.1+ spells `__dv(NULL)` where older headers wrote 0.
             if default not in _NULL_POINTER_SPELLINGS:
                 raise RenderError(f"{f.name}: pointer default {default!r}")
@@ -621,8 +640,8 @@ def _py_name(name: str) -> str:
 
 def _pair_callbacks(params: list[ParamPlan]) -> list[ParamPlan]:
     """A callback takes the function's one `void *` input as its data: whatever the
-    Python callable is called with (default None). Without exactly one, it stays an
-    address (a function pointer only)."""
+    Python callable is called with (default None). Without exactly one, it is a
+    function pointer only (an address, never memory)."""
     callbacks = [i for i, p in enumerate(params) if p.kind is ParamKind.CALLBACK]
     data = [
         i
@@ -635,7 +654,7 @@ def _pair_callbacks(params: list[ParamPlan]) -> list[ParamPlan]:
             out[i] = ParamPlan(
                 **{
                     **params[i].__dict__,
-                    "kind": ParamKind.POINTER,
+                    "kind": ParamKind.FUNCTION_POINTER,
                     "ctype": "c_void_p",
                     "py_type": "_PointerLike",
                 }
@@ -673,6 +692,18 @@ def _kernel_params(f: Function, params: list[ParamPlan]) -> list[ParamPlan]:
         else:
             out.append(ParamPlan(**{**p.__dict__, "kind": ParamKind.KERNEL_ARGS, "partner": func}))
     return out
+
+
+def _images(f: Function, params: list[ParamPlan]) -> list[ParamPlan]:
+    """The memory and file name inputs IMAGES names are kernel images."""
+    return [
+        (
+            ParamPlan(**{**p.__dict__, "kind": ParamKind.IMAGE})
+            if (f.name, p.name) in IMAGES and p.kind in (ParamKind.POINTER, ParamKind.STRING)
+            else p
+        )
+        for p in params
+    ]
 
 
 def _trailing_defaults(params: list[ParamPlan]) -> list[ParamPlan]:

@@ -421,12 +421,21 @@ def read_image(image) -> tuple[str, bytes]:
     """(kind, bytes) of an image given as bytes or a path; PTX NUL-terminated, as
     both loading routes read it as a C string."""
     data = _image_bytes(image)
+    return image_kind(data), checked_image(data)
+
+
+def checked_image(data: bytes) -> bytes:
+    """`data` if C can parse it as an image without a length: a cubin or a fatbin whose
+    stated sizes lie inside it, or PTX (returned NUL-terminated, a copy where it was
+    not, as C reads it as a C string); ImageError otherwise."""
     kind = image_kind(data)
     if kind == "fatbin":
-        check_fatbin(data)  # both routes hand it to C, which trusts its sizes
+        check_fatbin(data)  # C trusts the sizes the header states
+    if kind == "cubin":
+        _read_elf(data)  # so are an ELF's section and symbol tables
     if kind == "ptx" and not data.endswith(b"\0"):
-        data += b"\0"
-    return kind, data
+        return data + b"\0"
+    return data
 
 
 def _image_bytes(image) -> bytes:

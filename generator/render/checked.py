@@ -30,7 +30,7 @@ from ..attributes import FUNCTIONS as ATTRIBUTE_FUNCTIONS
 from ..context import GenerationContext
 from ..ctypes_map import POINTER_KINDS, RenderError, TypeKind, integer_range
 from ..formatting import format_python
-from ..model import Param, RecordBuilder, RecordRef
+from ..model import Param, RecordBuilder, RecordRef, TypedefRef
 from ..plan import (
     INPUT_KINDS,
     OUTPUT_KINDS,
@@ -126,7 +126,9 @@ class CheckedView:
             checks += _range_lines(self, b.name, n, p)
             if self.types.classify(p.type) in POINTER_KINDS:  # a c_void_p field: an address
                 checks += [
-                    f"if {n}.__class__ is int and not 0 <= {n} < {_ADDRESS_END}:",
+                    f"if {n}.__class__ is not int:",
+                    f"    {n} = _c.address({n}, {n!r})",
+                    f"elif not 0 <= {n} < {_ADDRESS_END}:",
                     f'    raise _c.address_error({n}, "{b.name}", {n!r})',
                 ]
         if not checks:
@@ -473,6 +475,33 @@ def _in_kernel_args(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[st
     )
 
 
+def _in_function_pointer(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str, ...]]:
+    # An address or a ctypes function pointer, never memory (cudart._convert).
+    n = p.py_name
+    return p.py_type, (
+        f"if {n}.__class__ is not int:",
+        f'    {n} = _c.function_pointer({n}, {n!r}, "{_typedef(c)}")',
+        *_address_check(f, n),
+    )
+
+
+def _typedef(c: Param) -> str:
+    return c.type.name if isinstance(c.type, TypedefRef) else "function pointer"
+
+
+def _in_image(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str, ...]]:
+    # An image's header is checked before C parses it (cudart._convert): in memory
+    # (C has no length), or in the file a name names.
+    n = p.py_name
+    if f.v.types.classify(c.type) is TypeKind.CHAR_POINTER:
+        return p.py_type, (f"{n} = _c.image_file({n}, {n!r})",)
+    return p.py_type, (
+        f"if {n}.__class__ is not int:",
+        f"    {n} = _c.image({n}, {n!r})",
+        *_address_check(f, n),
+    )
+
+
 def _in_integer_handle(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str, ...]]:
     # Always converted (no hot path takes one): an int is range-checked, one of ours
     # (cudart._handles.IntegerHandle) checked for its kind and for a destroy.
@@ -493,6 +522,8 @@ _INPUTS: dict[ParamKind, _InputEmitter] = {
     ParamKind.ATTRIBUTE: _in_attribute,
     ParamKind.DEVICE_FUNCTION: _in_device_function,
     ParamKind.KERNEL_ARGS: _in_kernel_args,
+    ParamKind.FUNCTION_POINTER: _in_function_pointer,
+    ParamKind.IMAGE: _in_image,
     ParamKind.INTEGER_HANDLE: _in_integer_handle,
 }
 _RELEASED = frozenset({ParamKind.CALLBACK, ParamKind.CALLBACK_RECORD})

@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import ctypes
 import importlib
-from pathlib import Path
 
 import pytest
+from suite import GENERATED
 
 from cudart._layout import BinaryField, LayoutError, binary_fields
 from generator.ctypes_map import TypeMapper
 from generator.model import ApiModel, Array, Builtin, Field
 
-VERSIONS = sorted(p.stem[4:] for p in Path(__file__).resolve().parents[2].glob("generated/sys_*.py"))
+VERSIONS = sorted(p.stem[4:] for p in GENERATED.glob("sys_*.py"))
 
 # (record class, member) -> (holds bytes, why)
 CHAR_ARRAYS = {

@@ -21,7 +21,7 @@ from suite import GENERATED, probe_each_version, run_python, version_keys
 
 import cudart._checked as _c
 import cudart._convert as _convert
-from generator.resolve import OVERRIDES, describe, resolve, table_uses
+from generator.resolve import OVERRIDES, describe, table_uses
 
 HERE = Path(__file__).resolve().parents[1]
 SNAPSHOTS = HERE / "snapshots"

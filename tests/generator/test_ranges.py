@@ -234,3 +234,16 @@ def test_convert_ranges_directly():
         _convert.pointer(-1, "p", False)
     with pytest.raises(OverflowError):
         _convert.handle(1 << 64, _convert.cudaStream_t, "s")
+
+
+def test_builder_addresses_are_addresses_not_handles():
+    # A record's `void *` field holds the number: a handle object there is a handle's
+    # value mistaken for memory (issue 20: the fuzz grid's builders).
+    import cudart
+
+    with pytest.raises(TypeError, match="'d' must be an address"):
+        cudart.make_cudaPitchedPtr(cudart.cudaEvent_t(0x1234), 1, 1, 1)
+    with pytest.raises(TypeError, match="'d' must be an address"):
+        cudart.make_cudaPitchedPtr(bytearray(8), 1, 1, 1)
+    assert cudart.make_cudaPitchedPtr(ctypes.c_void_p(0x5000), 1, 1, 1).ptr == 0x5000
+    assert cudart.make_cudaPitchedPtr(None, 1, 1, 1).ptr is None

@@ -20,7 +20,6 @@ from suite import REPO, probe_each_version
 from generator import sizes
 from generator.ctypes_map import RenderError
 from generator.plan import Measure
-from generator.resolve import resolve
 
 
 def _relation(plans, function, param):

@@ -1,4 +1,5 @@
-"""A user's script on the raw layer, type-checked by tests/generator/test_typing.py with `mypy --strict`.
+"""A user's script on the raw layer, type-checked by tests/generator/test_typing.py
+(`mypy --strict`).
 
 Never run by the tests (it needs a GPU): only its types are checked, against the
 declarations each raw module makes for type checkers (the functions' parameters typed

@@ -96,6 +96,31 @@ def test_host_node_params_take_a_callable(checked):
     assert plain._python_fn_ is None and plain.userData == 5
 
 
+# (function, its arguments with memory where C takes a function pointer) where the
+# version declares it: the runtime would call into the buffer from its own thread.
+MEMORY_AS_FUNCTION = (
+    ("cudaLaunchHostFunc", (None, b"\x00" * 16, None)),
+    ("cudaStreamAddCallback", (None, bytearray(16), None, 0)),
+    ("cudaLaunchHostFunc_v2", (None, bytearray(16), None, 0)),
+    ("cudaUserObjectCreate", (None, (ctypes.c_char * 16)(), 1, 1)),
+    ("cudaDeviceRegisterAsyncNotification", (0, bytearray(16), None)),
+    ("cudaLogsRegisterCallback", (bytearray(16), None)),
+)
+
+
+def test_memory_is_never_a_function_pointer(checked):
+    # Refused before C (issue 20: a buffer reached C as cudaHostFn_t); an address and
+    # a ctypes function pointer still pass (test_callables_reach_c_and_nothing_leaks).
+    for name, args in MEMORY_AS_FUNCTION:
+        fn = getattr(checked, name, None)
+        if fn is None:
+            continue
+        with pytest.raises(
+            TypeError, match=r"must be a \w+ \(a ctypes function pointer.*not memory"
+        ):
+            fn(*args)
+
+
 PROBE = r"""
 import ctypes, json, warnings
 warnings.simplefilter("ignore")
@@ -156,6 +181,6 @@ def test_callables_reach_c_and_nothing_leaks(results):
             status, left = got[call]
             assert status.startswith("cudaError"), (key, call, status)
             assert left == 0, (key, call)  # the failed call's registration is released
-        assert got["host_bad"][0].startswith("TypeError: 'fn' must be a pointer"), key
+        assert got["host_bad"][0].startswith("TypeError: 'fn' must be a cudaHostFn_t"), key
         assert got["ran"] == 0
         assert got["occupancy"].startswith("cudaError"), key

@@ -14,8 +14,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from suite import run_python
 from fast_support import fast_module
+from suite import run_python
 
 # What each case records: "C" where the call reached C (it returned, or raised the
 # CudaError of the status C returned), else the class of the exception that refused it.

@@ -13,6 +13,7 @@ of PTX modifiers; a parser linear in the image size takes milliseconds for each.
 
 from __future__ import annotations
 
+import importlib
 import random
 import struct
 import time
@@ -20,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from cudart import _convert
 from cudart.kernels._images import (
     FATBIN_MAGIC,
     ImageError,
@@ -349,3 +351,38 @@ def test_loading_refuses_a_fatbin_that_claims_more_than_it_holds():
     for bad in (data[:-1], _put(data, 8, 8, len(data)), _put(data, 16 + 8, 8, 1 << 40)):
         with pytest.raises(ImageError, match="malformed fatbin"):
             read_image(bad)
+
+
+def test_checked_library_load_checks_the_image_before_c():
+    """cudaLibraryLoadData's `code` is parsed by C with no length: the checked layer
+    refuses what read_image refuses (issue 20: a 1-byte buffer reached C)."""
+    checked = importlib.import_module("cudart.checked_13050")
+    fatbin = (KERNELS / "kernels.fatbin").read_bytes()
+    cubin = (KERNELS / "kernels.cubin").read_bytes()
+    for bad, match in (
+        (b"x", "not a kernel image"),
+        (bytearray(b"\x7fELF"), "truncated ELF"),
+        (cubin[:100], "malformed ELF"),
+        (memoryview(fatbin)[:-1], "malformed fatbin"),
+    ):
+        with pytest.raises(ImageError, match=match):
+            checked.cudaLibraryLoadData(bad, None, None, 0, None, None, 0)
+    # What C gets: the image itself, or PTX NUL-terminated where it was not.
+    assert _convert.image(fatbin, "code") is fatbin
+    ptx = (KERNELS / "kernels.ptx").read_bytes().rstrip(b"\0")
+    assert _convert.image(ptx, "code") == ptx + b"\0"
+    assert _convert.image(0x10000, "code") == 0x10000  # an address: the caller's promise
+
+
+def test_checked_library_load_from_file_checks_the_file_before_c(tmp_path):
+    """cudaLibraryLoadFromFile's runtime trusts the sizes the file's header states."""
+    checked = importlib.import_module("cudart.checked_13050")
+    fatbin = (KERNELS / "kernels.fatbin").read_bytes()
+    bad = tmp_path / "bad.fatbin"
+    bad.write_bytes(fatbin[:-1])
+    with pytest.raises(ImageError, match="malformed fatbin"):
+        checked.cudaLibraryLoadFromFile(str(bad), None, None, 0, None, None, 0)
+    # A readable image, or a file C will not find (its error to report): the name.
+    ptx = str(KERNELS / "kernels.ptx")
+    assert _convert.image_file(ptx, "fileName") == ptx.encode()
+    assert _convert.image_file(str(tmp_path / "absent"), "f") == str(tmp_path / "absent").encode()

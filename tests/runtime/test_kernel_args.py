@@ -320,6 +320,40 @@ def test_checked_functions_take_a_function_and_refuse_memory():
         cudart.cudaFuncGetAttributes(fn)
 
 
+def test_checked_kernel_arguments_in_memory_hold_a_pointer_per_parameter():
+    # C reads one pointer per kernel parameter from `args`, with no length (issue 20:
+    # a 1-byte buffer reached C). Where the parameters are unknown (a raw address),
+    # at least one pointer, pointer-aligned.
+    dim = cudart.sys.dim3
+    fn = function("_Z4axpyfPKfPfi", sizes=(4, 8, 8, 4))
+    config = cudart.cudaLaunchConfig_t(gridDim=dim(1, 1, 1), blockDim=dim(1, 1, 1))
+    one = dim(1, 1, 1)
+    launches = (
+        lambda f, a: cudart.cudaLaunchKernel(f, one, one, a, 0, None),
+        lambda f, a: cudart.cudaLaunchCooperativeKernel(f, one, one, a, 0, None),
+        lambda f, a: cudart.cudaLaunchKernelExC(config, f, a),
+    )
+    for launch in launches:
+        for args in (b"x", bytearray(24), (ctypes.c_void_p * 3)()):
+            with pytest.raises(ValueError, match=r"C reads 4 pointers, one per parameter"):
+                launch(fn, args)
+        with pytest.raises(ValueError, match=r"C reads one pointer \(8 bytes\)"):
+            launch(0x10000, bytearray(4))
+        with pytest.raises(ValueError, match="8-byte aligned"):
+            launch(0x10000, memoryview(bytearray(17))[1:])
+        with pytest.raises(TypeError, match="must be an array of pointers, not of c_int"):
+            launch(0x10000, (ctypes.c_int * 2)())
+        # Enough pointers: C is reached (no GPU: an error code, raised).
+        for f, args in (
+            (fn, (ctypes.c_void_p * 4)()),
+            (fn, bytearray(32)),
+            (0x10000, bytes(8)),
+            (0x10000, (ctypes.c_char * 8)()),
+        ):
+            with pytest.raises(CudaError):
+                launch(f, args)
+
+
 def test_raw_functions_take_a_function_and_packed_arguments():
     fn = function("_Z4axpyfPKfPfi")
     rt = cudart.sys

@@ -199,3 +199,18 @@ def test_dims_and_streams():
     ]
     with pytest.raises(TypeError):
         stream_handle("default")
+
+
+def test_occupancy_ports_check_what_the_raw_calls_take():
+    # The ports hand `func` and `flags` to raw calls, where ctypes would pass memory as
+    # the kernel and mask an integer (issue 20's fuzz grid): refused before any call.
+    from cudart import occupancy
+
+    grid, block = ctypes.c_int(), ctypes.c_int()
+    for func in (b"x", bytearray(8), ctypes.c_int(1)):
+        with pytest.raises(TypeError, match="'func' must be a device function"):
+            occupancy.cudaOccupancyMaxPotentialBlockSize(grid, block, func)
+    with pytest.raises(OverflowError, match="'flags'"):
+        occupancy.cudaOccupancyMaxPotentialBlockSizeWithFlags(grid, block, 0x10000, 0, 0, 1 << 70)
+    with pytest.raises(OverflowError, match="'blockSizeLimit'"):
+        occupancy.max_potential_block_size(0x10000, 0, 1 << 31)

@@ -13,16 +13,26 @@ arguments as ctypes would (argtypes' from_param) and records them, then calls ev
 checked function once per (parameter, bad value), the other parameters legal. A
 crash kills only the child: the parent counts it and reruns without that case.
 
-"Nonsense reached C" means the recorder got, for some input parameter:
+"Nonsense reached C" means the recorder got, for some input (or in-out) parameter:
   * an integer outside its C type's range (what ctypes would mask or wrap), or, for an
     enum, a value that is none of its members (for a flags enum: not an OR of them);
+    for an in-out value, storage holding anything but the value given;
   * for a handle: a negative int or one of 2**64 or more, or a handle object of
     another kind (not the parameter's, nor a kind C converts to it);
-  * for a pointer (memory, `T *`, device function, kernel arguments): a negative int or
-    one of 2**64 or more, or a handle object; where C reads a record, also an int from
-    1 to 65535 or a buffer / ctypes object smaller than the record;
+  * for a pointer (memory, `T *`): a negative int or one of 2**64 or more, or a handle
+    object; where C reads a record, also an int from 1 to 65535, a buffer / ctypes
+    object smaller than the record, or a record of another class;
+  * for a function pointer (a callback C calls on its own thread) or a device
+    function: memory (a buffer, a ctypes object other than a pointer) or a handle (for
+    a device function, one that names no kernel);
+  * for kernel arguments (`void **`): a handle, an array of non-pointers, or memory
+    smaller than one pointer or not pointer-aligned;
+  * for an in-memory kernel image: memory that is no image (C parses it with no length);
+  * for an attribute's value: storage of another type than the attribute's;
   * for a record by value, another class.
 Everything else that reaches the recorder is legitimate (None is NULL, which C checks).
+The inline record builders (make_cudaExtent, ...: the "call" is the raw record's
+construction) and cudart.occupancy's ports (the raw calls they make) are fuzzed alike.
 For the raw layer, which converts with ctypes alone, the same rules classify what each
 argtype's from_param accepts.
 """
@@ -39,21 +49,37 @@ import warnings
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-BAD = ("str", "float", "negative", "2**70", "None", "object", "list", "bytes1", "handle")
+BAD = (
+    "str",
+    "float",
+    "negative",
+    "2**70",
+    "None",
+    "object",
+    "list",
+    "bytes1",
+    "bytearray1",
+    "handle",
+)
+# Also offered where a record is taken (by value or by pointer): one of another class.
+RECORD_BAD = "record"
 ADDRESS_END = 1 << 64
+BACKEND_ENV = "CUDART_BACKEND"
 LOWEST_RECORD = 1 << 16
 
 
 # ---------------------------------------------------------------- parent: specs
 
 
-def specs(model) -> list[dict]:
-    """Per checked function: its name, C parameters and what C takes for each."""
-    from generator.ctypes_map import POINTER_KINDS, TypeKind, TypeMapper, integer_range
-    from generator.resolve import resolve
+def specs(model) -> dict:
+    """Per checked function: its name, C parameters and what C takes for each; per
+    inline record builder, the same for its parameters."""
+    from generator.ctypes_map import TypeKind, TypeMapper
+    from generator.resolve import IMAGES, resolve
 
+    VOID_POINTER = TypeKind.VOID_POINTER
     types = TypeMapper(model)
-    out = []
+    functions = []
     for plan in resolve(model):
         params = []
         c_params = {q.name: q for q in plan.function.params}
@@ -61,34 +87,15 @@ def specs(model) -> list[dict]:
             t = c_params[p.name].type
             if p.role == "inout" and p.kind in ("scalar", "enum"):
                 t = types.pointee(t)  # the value goes in as what the pointer points to
-            kind = types.classify(t)
-            check: dict
-            if (r := integer_range(types, t)) is not None:
-                check = {
-                    "t": "int",
-                    "low": r.low,
-                    "high": r.high,
-                    "members": sorted(r.members) if r.members is not None else None,
-                    "flags": r.flags,
-                    "enum": r.enum,
-                    "bits": 8 * types.size_align(t)[0],
-                    "char": kind in (TypeKind.CHAR, TypeKind.BOOL),
-                }
-            elif kind is TypeKind.HANDLE:
-                name = types.handle_name(t)
-                td = types.typedefs[name]
-                check = {"t": "handle", "cls": name, "accepts": types.const_twins(td)}
-            elif kind in POINTER_KINDS or kind is TypeKind.ARRAY:
-                record = None
-                if kind is TypeKind.POINTER and (
-                    types.classify(types.pointee(t)) is TypeKind.RECORD
-                ):
-                    record = types.size_align(types.pointee(t))[0]
-                check = {"t": "pointer", "record": record}
-            elif kind is TypeKind.RECORD:
-                check = {"t": "struct", "cls": types.record_class(t)}
-            else:
-                check = {"t": "other"}
+            check = _check(types, t)
+            if p.kind == "kernel_args":
+                check = {"t": "kernel_args"}
+            elif p.kind == "device_function":
+                check = {"t": "device_function"}
+            elif (plan.function.name, p.name) in IMAGES and types.classify(t) is VOID_POINTER:
+                check = {"t": "image"}  # in memory (a file's name is text)
+            elif p.kind == "attribute" and p.role == "in":
+                check = {"t": "attribute", "table": p.ctype, "attr": _py(plan, p.partner)}
             params.append(
                 {
                     "name": p.name,
@@ -96,20 +103,70 @@ def specs(model) -> list[dict]:
                     "role": str(p.role),
                     "kind": str(p.kind),
                     "partner": p.partner,
+                    "ctype": p.ctype,
                     "check": check,
                 }
             )
-        out.append({"name": plan.name, "symbol": plan.function.name, "params": params})
-    return out
+        functions.append({"name": plan.name, "symbol": plan.function.name, "params": params})
+    builders = [
+        {
+            "name": b.name,
+            "params": [
+                {"name": q.name, "py": q.name, "role": "in", "kind": "scalar", "partner": None}
+                | {"check": _check(types, q.type)}
+                for q in b.params
+            ],
+        }
+        for b in sorted(model.builders, key=lambda b: b.name)
+    ]
+    return {"functions": functions, "builders": builders}
 
 
-def run_version(module: str, spec: list[dict], workdir: Path) -> dict:
+def _py(plan, name: str | None) -> str | None:
+    return next((p.py_name for p in plan.params if p.name == name), None)
+
+
+def _check(types, t) -> dict:
+    """What C takes for a value of C type `t`."""
+    from generator.ctypes_map import POINTER_KINDS, TypeKind, integer_range
+
+    kind = types.classify(t)
+    if (r := integer_range(types, t)) is not None:
+        return {
+            "t": "int",
+            "low": r.low,
+            "high": r.high,
+            "members": sorted(r.members) if r.members is not None else None,
+            "flags": r.flags,
+            "enum": r.enum,
+            "bits": 8 * types.size_align(t)[0],
+            "char": kind in (TypeKind.CHAR, TypeKind.BOOL),
+        }
+    if kind is TypeKind.HANDLE:
+        name = types.handle_name(t)
+        td = types.typedefs[name]
+        return {"t": "handle", "cls": name, "accepts": types.const_twins(td)}
+    if kind in (TypeKind.CALLBACK, TypeKind.FUNCTION_POINTER):
+        return {"t": "function"}
+    if kind in POINTER_KINDS or kind is TypeKind.ARRAY:
+        record = cls = None
+        if kind is TypeKind.POINTER and (types.classify(types.pointee(t)) is TypeKind.RECORD):
+            record = types.size_align(types.pointee(t))[0]
+            cls = types.record_class(types.pointee(t))
+        return {"t": "pointer", "record": record, "cls": cls}
+    if kind is TypeKind.RECORD:
+        return {"t": "struct", "cls": types.record_class(t)}
+    return {"t": "other"}
+
+
+def run_version(module: str, spec: dict, workdir: Path) -> dict:
     """The child's figures for one version, rerun past each case that crashed it."""
     spec_file = workdir / f"{module}.json"
     spec_file.write_text(json.dumps(spec))
     progress = workdir / f"{module}.progress"
     skip: list[int] = []
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CUDART_")}
+    # The backend asked for ($CUDART_BACKEND) decides whether the compiled pass runs.
+    env = {k: v for k, v in os.environ.items() if k == BACKEND_ENV or not k.startswith("CUDART_")}
     env["PYTHONPATH"] = str(REPO)
     while True:
         proc = subprocess.run(
@@ -139,7 +196,7 @@ def _bad_values(raw, check: dict) -> dict:
         check["cls"] == "cudaEvent_t" or "cudaEvent_t" in check["accepts"]
     ):
         handle_cls = raw.cudaStream_t
-    return {
+    values = {
         "str": "x",
         "float": 1.5,
         "negative": -1,
@@ -148,8 +205,14 @@ def _bad_values(raw, check: dict) -> dict:
         "object": object(),
         "list": [1],
         "bytes1": b"x",
+        "bytearray1": bytearray(b"x"),  # writable: where C writes, too
         "handle": handle_cls(0x1234),
     }
+    taken = check.get("cls") if check["t"] in ("struct", "pointer") else None
+    if taken:
+        # Two records of one size (3 size_t): only the class tells them apart.
+        values[RECORD_BAD] = (raw.cudaExtent if taken == "cudaPos" else raw.cudaPos)()
+    return values
 
 
 def _filler(raw, p: dict):
@@ -179,6 +242,25 @@ def _fillers(raw, p: dict) -> list:
     return [first]
 
 
+def _attribute_lists(checked, f: dict) -> dict:
+    """Legal parallel lists for a getter of several attributes at once
+    (cudaMemRangeGetAttributes: `attributes` and `dataSizes`, `numAttributes` of them):
+    the first attribute of its table that has one value of a decided type."""
+    out = next((p for p in f["params"] if p["kind"] == "attribute" and p["role"] == "out"), None)
+    names = {p["name"]: p["py"] for p in f["params"]}
+    if out is None or not {"attributes", "dataSizes", "numAttributes"} <= set(names):
+        return {}
+    table = vars(checked).get(out["ctype"])  # the attribute kind's ctype names its table
+    if table is None:
+        return {}
+    attr, spec = next((a, v) for a, v in table.items() if v is not None and not v.array)
+    return {
+        names["attributes"]: [attr],
+        names["dataSizes"]: [ctypes.sizeof(spec.ctype)],
+        names["numAttributes"]: 1,
+    }
+
+
 def _baseline(fn, recorder: _Recorder, choices: list[tuple[str, list]]) -> dict | None:
     """The first combination of legal values that reaches the recorder (at most 256 tried)."""
     import itertools
@@ -195,6 +277,10 @@ def _baseline(fn, recorder: _Recorder, choices: list[tuple[str, list]]) -> dict 
         if recorder.calls:
             return values
     return None
+
+
+# Handle kinds that name a kernel: what a device function parameter also takes.
+_KERNEL_HANDLES = ("cudaKernel_t", "cudaFunction_t")
 
 
 def nonsense(value, check: dict) -> str | None:
@@ -225,6 +311,18 @@ def nonsense(value, check: dict) -> str | None:
         if type(value) is int and not 0 <= value < ADDRESS_END:
             return "handle out of range"
         return None
+    if t in ("function", "device_function", "kernel_args", "image"):
+        if isinstance(value, int) and not isinstance(value, bool):
+            return None if 0 <= value < ADDRESS_END else "pointer out of range"
+        if isinstance(value, Handle):
+            if t == "device_function" and type(value).__name__ in _KERNEL_HANDLES:
+                return None
+            return f"handle as {_WHAT[t]}"
+        if value is None or isinstance(value, (ctypes.c_void_p, ctypes._Pointer)):
+            return None  # an address held in ctypes: the caller's promise
+        if isinstance(value, ctypes._CFuncPtr):
+            return None if t == "function" else f"function pointer as {_WHAT[t]}"
+        return _memory_nonsense(value, t)
     if t == "pointer":
         record = check["record"]
         if isinstance(value, Handle):
@@ -242,11 +340,80 @@ def nonsense(value, check: dict) -> str | None:
             if isinstance(obj, (ctypes.Structure, ctypes.Union, ctypes.Array)):
                 if ctypes.sizeof(obj) < record:
                     return "ctypes object smaller than the record"
+            element = obj._type_ if isinstance(obj, ctypes.Array) else type(obj)
+            if issubclass(element, (ctypes.Structure, ctypes.Union)):
+                if element.__name__ != check["cls"]:
+                    return "record of another class"
         return None
     if t == "struct":
-        if type(value).__name__ != check["cls"] and not isinstance(value, ctypes.Structure):
+        if type(value).__name__ != check["cls"]:
             return "another record"
         return None
+    return None
+
+
+_WHAT = {
+    "function": "function pointer",
+    "device_function": "device function",
+    "kernel_args": "kernel arguments",
+    "image": "kernel image",
+}
+
+
+def _memory_nonsense(value, t: str) -> str | None:
+    """Memory (a buffer, a ctypes object or byref() of one) reaching C as what `t` is."""
+    if t in ("function", "device_function"):
+        return f"memory as {_WHAT[t]}"
+    obj = getattr(value, "_obj", value)  # byref(x)
+    try:
+        view = memoryview(obj).cast("B")
+    except TypeError:
+        return f"{type(value).__name__} as {_WHAT[t]}"
+    if t == "image":
+        return None if _plausible_image(view.tobytes()) else "memory that is no kernel image"
+    pointers = (ctypes.c_void_p, ctypes._Pointer, ctypes.c_char_p, ctypes._CFuncPtr)
+    if isinstance(obj, ctypes.Array) and not issubclass(
+        obj._type_, (*pointers, ctypes.c_char, ctypes.c_byte, ctypes.c_ubyte)
+    ):
+        return "array of non-pointers as kernel arguments"  # (an array of bytes: memory)
+    if len(view) < ctypes.sizeof(ctypes.c_void_p):
+        return "memory smaller than a pointer as kernel arguments"
+    address = ctypes.cast(
+        value if isinstance(value, (bytes, ctypes._CData)) else obj, ctypes.c_void_p
+    )
+    if (address.value or 0) % ctypes.sizeof(ctypes.c_void_p):
+        return "unaligned kernel arguments"
+    return None
+
+
+def _plausible_image(data: bytes) -> bool:
+    """A kernel image's header, as C starts parsing one (independent of cudart's check):
+    a fatbin's magic and header, an ELF header, or NUL-terminated PTX text."""
+    fatbin = len(data) >= 16 and int.from_bytes(data[:4], "little") == 0xBA55ED50
+    elf = len(data) >= 64 and data[:4] == b"\x7fELF"
+    ptx = b".version" in data and data.endswith(b"\0")
+    return fatbin or elf or ptx
+
+
+def _inout_nonsense(storage, given, check: dict) -> str | None:
+    """What an in-out parameter's storage holds, against the value given for it."""
+    obj = getattr(storage, "_obj", storage)
+    if not isinstance(obj, ctypes._SimpleCData):
+        return f"in-out storage is a {type(obj).__name__}"
+    if check["t"] == "int" and type(given) is int and obj.value != given:
+        return "in-out value masked"
+    return nonsense(obj.value, check)
+
+
+def _attribute_nonsense(storage, given_attr, table) -> str | None:
+    """An attribute setter's value reaching C: storage of the attribute's type."""
+    spec = table.get(given_attr) if table is not None else None
+    if spec is None:
+        return "attribute value without a decided type"
+    obj = getattr(storage, "_obj", None)
+    element = obj._type_ if isinstance(obj, ctypes.Array) and spec.array else type(obj)
+    if element is not spec.ctype:
+        return "attribute value of another type"
     return None
 
 
@@ -277,6 +444,48 @@ class _Recorder:
         return 0
 
 
+def _new_figures() -> dict:
+    return {
+        "checked": {"cases": 0, "refused": 0, "reached": 0, "nonsense": 0, "other_errors": 0},
+        "raw": {"cases": 0, "refused": 0, "reached": 0, "nonsense": 0},
+        "builders": {"cases": 0, "refused": 0, "reached": 0},
+        "occupancy": {"cases": 0, "refused": 0, "reached": 0},
+        "baseline_refused": [],
+        "nonsense_cases": [],
+        "other_error_cases": [],
+        "by_reason": {},
+        "by_check": {},
+        "range_mismatches": [],
+    }
+
+
+def _count_nonsense(figures: dict, case: str, why: str, check: str) -> None:
+    figures["checked"]["nonsense"] += 1
+    figures["by_reason"][why] = figures["by_reason"].get(why, 0) + 1
+    figures["nonsense_cases"].append(f"{case}: {why}")
+    # Which kinds of parameter the grid classified nonsense for (the test holds each
+    # kind to having been classified at all).
+    figures["by_check"][check] = figures["by_check"].get(check, 0) + 1
+
+
+def _classify_call(figures, checked, f: dict, args: tuple, values: dict, case: str) -> None:
+    """Count the first nonsense among the arguments one call handed C, if any."""
+    for q, arg in zip(f["params"], args, strict=True):
+        check = q["check"]
+        if q["role"] == "inout":
+            why = _inout_nonsense(arg, values.get(q["py"]), check)
+        elif q["role"] != "in":
+            continue
+        elif check["t"] == "attribute":
+            table = vars(checked).get(check["table"])
+            why = _attribute_nonsense(arg, values.get(check["attr"]), table)
+        else:
+            why = nonsense(arg, check)
+        if why:
+            _count_nonsense(figures, f"{case} [{q['py']}]", why, check["t"])
+            return
+
+
 def child(module: str, spec_file: str, progress_file: str, skip: set[int]) -> dict:
     warnings.simplefilter("ignore")
     checked = importlib.import_module(f"cudart.checked_{module}")
@@ -285,32 +494,29 @@ def child(module: str, spec_file: str, progress_file: str, skip: set[int]) -> di
     from cudart._contract import unpack
 
     spec = json.loads(Path(spec_file).read_text())
+    _class_names(raw, spec)
     progress = os.open(progress_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-    figures = {
-        "checked": {"cases": 0, "refused": 0, "reached": 0, "nonsense": 0, "other_errors": 0},
-        "raw": {"cases": 0, "refused": 0, "reached": 0, "nonsense": 0},
-        "baseline_refused": [],
-        "nonsense_cases": [],
-        "other_error_cases": [],
-        "by_reason": {},
-        "range_mismatches": [],
-    }
+    figures = _new_figures()
     # This pass calls through ctypes storage (the recorder converts as ctypes would),
     # whichever backend is built; the compiled one is _compiled_grid's.
     vars(checked)["_compiled"] = False
     case = -1
     outcomes: dict[int, str] = {}  # case -> "reached" or the refusal's exception class
     grid: list[tuple[dict, dict, str, object, int]] = []
-    for f in spec:
+    for f in spec["functions"]:
         fn = getattr(checked, f["name"])
         unbound = vars(checked)["_" + f["name"]]
         recorder = _Recorder(unbound.restype, unbound.argtypes)
         vars(checked)["_" + f["name"]] = recorder
         inputs = [p for p in f["params"] if p["role"] in ("in", "inout")]
-        fillers = _baseline(fn, recorder, [(p["py"], _fillers(raw, p)) for p in inputs])
+        legal = _attribute_lists(checked, f)
+        choices = [
+            (p["py"], [legal[p["py"]]] if p["py"] in legal else _fillers(raw, p)) for p in inputs
+        ]
+        fillers = _baseline(fn, recorder, choices)
         if fillers is None:
             figures["baseline_refused"].append(f["name"])
-            fillers = {p["py"]: _fillers(raw, p)[0] for p in inputs}
+            fillers = {name: values[0] for name, values in choices}
         for p in inputs:
             for label, value in _bad_values(raw, p["check"]).items():
                 case += 1
@@ -320,26 +526,17 @@ def child(module: str, spec_file: str, progress_file: str, skip: set[int]) -> di
                 grid.append((f, fillers, p["py"], label, case))
                 figures["checked"]["cases"] += 1
                 recorder.calls.clear()
+                values = {**fillers, p["py"]: value}
                 try:
-                    fn(**{**fillers, p["py"]: value})
+                    fn(**values)
                     error = None
                 except Exception as exc:  # a refusal, or a failure after the recorder
                     error = exc
                 outcomes[case] = "reached" if recorder.calls else type(error).__name__
                 if recorder.calls:
                     figures["checked"]["reached"] += 1
-                    args = recorder.calls[0]
-                    for q, arg in zip(f["params"], args, strict=True):
-                        if q["role"] != "in":
-                            continue
-                        why = nonsense(arg, q["check"])
-                        if why:
-                            figures["checked"]["nonsense"] += 1
-                            figures["by_reason"][why] = figures["by_reason"].get(why, 0) + 1
-                            figures["nonsense_cases"].append(
-                                f"{f['name']}({q['py']}={label}): {why}"
-                            )
-                            break
+                    where = f"{f['name']}({p['py']}={label})"
+                    _classify_call(figures, checked, f, recorder.calls[0], values, where)
                 elif isinstance(error, (TypeError, OverflowError, ValueError)):
                     figures["checked"]["refused"] += 1
                 else:
@@ -348,7 +545,9 @@ def child(module: str, spec_file: str, progress_file: str, skip: set[int]) -> di
                         f"{f['name']}({p['py']}={label}): {type(error).__name__}: {error}"
                     )
         vars(checked)["_" + f["name"]] = unbound
-    _raw_layer(raw, spec, figures["raw"], unpack, figures["range_mismatches"])
+    _builders(checked, raw, spec["builders"], figures)
+    _occupancy(raw, spec["functions"], figures)
+    _raw_layer(raw, spec["functions"], figures["raw"], unpack, figures["range_mismatches"])
     fast = compiled_module(raw.CUDA_VERSION)
     if fast is not None:
         # The same source built with the call recorder (the users' build has none).
@@ -356,9 +555,217 @@ def child(module: str, spec_file: str, progress_file: str, skip: set[int]) -> di
 
         fast = recording_module(raw.CUDA_VERSION)
         figures["compiled"] = _compiled_grid(checked, raw, fast, grid, outcomes)
-        figures["compiled_raw"] = _compiled_raw_layer(raw, fast, spec, unpack)
+        figures["compiled_raw"] = _compiled_raw_layer(raw, fast, spec["functions"], unpack)
     os.close(progress)
     return figures
+
+
+def _class_names(raw, spec: dict) -> None:
+    """Records by their ctypes class's name (a typedef's record is its struct's class:
+    cudaEglFrame is cudaEglFrame_st), as the checked layer compares them."""
+    for f in spec["functions"] + spec["builders"]:
+        for p in f["params"]:
+            cls = getattr(raw, p["check"].get("cls") or "", None)
+            if isinstance(cls, type):
+                p["check"]["cls"] = cls.__name__
+
+
+def _fuzz_one(figures, key: str, call, params: list[dict], fillers: dict, raw, classify):
+    """Each parameter of `params` given each bad value, the others `fillers`: `call`
+    returns the arguments C got (None: refused before it); `classify` says why they
+    are nonsense, or None."""
+    for p in params:
+        for label, value in _bad_values(raw, p["check"]).items():
+            figures[key]["cases"] += 1
+            values = {**fillers, p["py"]: value}
+            try:
+                got = call(values)
+            except (TypeError, OverflowError, ValueError):
+                got = None
+            if got is None:
+                figures[key]["refused"] += 1
+                continue
+            figures[key]["reached"] += 1
+            why = classify(got, values)
+            if why:
+                _count_nonsense(figures, f"{key}: {why[0]}({p['py']}={label})", why[1], why[2])
+
+
+class _Namespace:
+    """The raw module, with some of its names replaced (a recording stand-in)."""
+
+    def __init__(self, raw, **replaced) -> None:
+        self._raw = raw
+        vars(self).update(replaced)
+
+    def __getattr__(self, name: str):
+        return getattr(self._raw, name)
+
+
+def _builders(checked, raw, builders: list[dict], figures: dict) -> None:
+    """The checked inline record builders: C is the raw record's construction (ctypes
+    fields, which mask what they are given), recorded in the raw builder's place."""
+    namespace = vars(checked)
+    saved = namespace["_lib"]
+    try:
+        for b in builders:
+            fn, raw_fn = getattr(checked, b["name"], None), getattr(raw, b["name"], None)
+            if fn is None or fn is raw_fn:
+                continue  # offered as the raw one: no integer to check (floats)
+            calls: list[tuple] = []
+
+            def record(*args, raw_fn=raw_fn, calls=calls):
+                raw_fn(*args)  # what the record's fields refuse never reaches C
+                calls.append(args)
+                return None
+
+            namespace["_lib"] = _Namespace(saved, **{b["name"]: record})
+            fillers = {q["py"]: _filler(raw, q) for q in b["params"]}
+
+            def call(values, fn=fn, calls=calls):
+                calls.clear()
+                fn(**values)
+                return calls[0] if calls else None
+
+            def classify(args, values, b=b):
+                for q, arg in zip(b["params"], args, strict=True):
+                    why = nonsense(arg, q["check"])
+                    if why:
+                        return b["name"], why, q["check"]["t"]
+                return None
+
+            _fuzz_one(figures, "builders", call, b["params"], fillers, raw, classify)
+    finally:
+        namespace["_lib"] = saved
+
+
+# cudart.occupancy's ports and their fuzzed parameters (the shared-memory size is a
+# callable's result in the VariableSMem forms). What reaches C is classified by the
+# parameters of the raw queries the ports make (_OCCUPANCY_QUERIES).
+_OCCUPANCY = {
+    "cudaOccupancyMaxPotentialBlockSize": ("func", "dynamicSMemSize", "blockSizeLimit"),
+    "cudaOccupancyMaxPotentialBlockSizeWithFlags": (
+        "func",
+        "dynamicSMemSize",
+        "blockSizeLimit",
+        "flags",
+    ),
+    "cudaOccupancyMaxPotentialBlockSizeVariableSMem": (
+        "func",
+        "blockSizeToDynamicSMemSize",
+        "blockSizeLimit",
+    ),
+    "cudaOccupancyMaxPotentialBlockSizeVariableSMemWithFlags": (
+        "func",
+        "blockSizeToDynamicSMemSize",
+        "blockSizeLimit",
+        "flags",
+    ),
+}
+_OCCUPANCY_QUERIES = (
+    "cudaFuncGetAttributes",
+    "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+)
+
+
+def _occupancy(raw, functions: list[dict], figures: dict) -> None:
+    """The occupancy ports with a stand-in runtime: a device of 1 SM of 2048 threads,
+    warps of 32, blocks of up to 1024; its two queries of the kernel record what the
+    raw layer's ctypes conversion hands C."""
+    from cudart import occupancy
+
+    by_name = {f["name"]: f for f in functions}
+    queries = {name: by_name[name] for name in _OCCUPANCY_QUERIES if name in by_name}
+    if len(queries) != len(_OCCUPANCY_QUERIES):
+        return
+    calls: list[tuple[str, tuple]] = []
+    rt = _occupancy_runtime(raw, calls)
+    checks = {
+        "func": {"t": "device_function"},
+        "dynamicSMemSize": _int_check(0, (1 << 64) - 1),
+        "blockSizeToDynamicSMemSize": _int_check(0, (1 << 64) - 1),
+        "blockSizeLimit": _int_check(-(1 << 31), (1 << 31) - 1),
+        "flags": _int_check(0, (1 << 32) - 1),
+    }
+    for name, fuzzed in _OCCUPANCY.items():
+        port = getattr(occupancy, name)
+        params = [{"py": n, "check": checks[n], "kind": "scalar", "role": "in"} for n in fuzzed]
+        fillers = {"func": 0x10000, "dynamicSMemSize": 0, "blockSizeLimit": 0, "flags": 0}
+        fillers["blockSizeToDynamicSMemSize"] = lambda block: 0
+
+        def call(values, port=port, fuzzed=fuzzed):
+            given = {n: values[n] for n in fuzzed}
+            smem = given.get("blockSizeToDynamicSMemSize")
+            if smem is not None and not callable(smem):
+                given["blockSizeToDynamicSMemSize"] = lambda block, v=smem: v
+            calls.clear()
+            port(ctypes.c_int(), ctypes.c_int(), rt=rt, **given)
+            return list(calls) or None
+
+        def classify(got, values):
+            for query, args in got:
+                for q, arg in zip(queries[query]["params"], args, strict=True):
+                    if q["role"] == "in" and (why := nonsense(arg, q["check"])):
+                        return query, why, q["check"]["t"]
+            return None
+
+        _fuzz_one(figures, "occupancy", call, params, fillers, raw, classify)
+
+
+def _int_check(low: int, high: int) -> dict:
+    return {"t": "int", "low": low, "high": high, "members": None, "flags": None}
+
+
+def _occupancy_runtime(raw, calls: list):
+    """A runtime for cudart.occupancy: the device answers from a table, the kernel
+    queries convert their arguments as ctypes would and record them."""
+    values = {
+        raw.cudaDevAttrMaxThreadsPerMultiProcessor: 2048,
+        raw.cudaDevAttrWarpSize: 32,
+        raw.cudaDevAttrMaxThreadsPerBlock: 1024,
+        raw.cudaDevAttrMultiProcessorCount: 1,
+    }
+    argtypes = {name: _raw_argtypes(raw, name) for name in _OCCUPANCY_QUERIES}
+
+    def convert(name: str, args: tuple) -> None:
+        for arg, argtype in zip(args, argtypes[name], strict=True):
+            argtype.from_param(arg)  # ctypes' refusal is a TypeError, as at a call
+        calls.append((name, args))
+
+    def get_device(device):
+        device._obj.value = 0
+        return 0
+
+    def get_attribute(value, which, device):
+        value._obj.value = values[which]
+        return 0
+
+    def get_attributes(attrs, func):
+        convert("cudaFuncGetAttributes", (attrs, func))
+        attrs._obj.maxThreadsPerBlock = 1024
+        return 0
+
+    def active_blocks(blocks, func, block_size, smem, flags):
+        convert(
+            "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+            (blocks, func, block_size, smem, flags),
+        )
+        blocks._obj.value = 1
+        return 0
+
+    return _Namespace(
+        raw,
+        cudaGetDevice=get_device,
+        cudaDeviceGetAttribute=get_attribute,
+        cudaFuncGetAttributes=get_attributes,
+        cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags=active_blocks,
+    )
+
+
+def _raw_argtypes(raw, name: str):
+    from cudart._contract import unpack
+
+    return unpack(vars(raw)["_FUNCTIONS"][name])[2]
 
 
 def _compiled_grid(checked, raw, fast, grid, outcomes: dict[int, str]) -> dict:
@@ -492,6 +899,8 @@ def _raw_layer(raw, spec: list[dict], figures: dict, unpack, mismatches: list) -
                     figures["nonsense"] += 1
                     reasons = figures.setdefault("by_reason", {})
                     reasons[why] = reasons.get(why, 0) + 1
+                    checks = figures.setdefault("by_check", {})
+                    checks[check["t"]] = checks.get(check["t"], 0) + 1
 
 
 def figures_for(keys: list[str], workdir: Path) -> dict[str, dict]:
@@ -525,13 +934,18 @@ def table(results: dict[str, dict]) -> str:
         "version | checked: cases, refused in Python, reached C (legit), nonsense reached C, "
         "crashes, other errors | raw: cases, refused by ctypes, reached C, nonsense reached C"
     )
+    head += " | builders, occupancy: cases, refused, reached | compiled: cases, differences"
     rows = [head]
     for key, r in results.items():
         c, w = r["checked"], r["raw"]
+        b, o = r["builders"], r["occupancy"]
+        compiled = r.get("compiled", {"cases": 0, "differences": ()})
         rows.append(
             f"{key} | {c['cases']}, {c['refused']}, {c['reached'] - c['nonsense']}, "
             f"{c['nonsense']}, {c['crashes']}, {c['other_errors']} | {w['cases']}, {w['refused']}, "
-            f"{w['reached']}, {w['nonsense']}"
+            f"{w['reached']}, {w['nonsense']} | {b['cases']}, {b['refused']}, {b['reached']}; "
+            f"{o['cases']}, {o['refused']}, {o['reached']} | "
+            f"{compiled['cases']}, {len(compiled['differences'])}"
         )
     return "\n".join(rows)
 
@@ -550,6 +964,8 @@ if __name__ == "__main__":
         for key, r in found.items():
             for line in r["nonsense_cases"][:20] + r["other_error_cases"][:20]:
                 print(key, line)
+            for line in r.get("compiled", {}).get("differences", [])[:20]:
+                print(key, "compiled:", line)
             print(key, "raw layer's nonsense by reason:", r["raw"].get("by_reason"))
             if r["range_mismatches"]:
                 print(key, "range mismatches:", ", ".join(r["range_mismatches"]))

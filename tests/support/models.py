@@ -15,6 +15,7 @@ Python's versions. A change to any of them is a miss, never a stale model.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import pickle
 import subprocess
@@ -31,15 +32,19 @@ from generator.model import ApiModel
 
 _memory: dict[Path, ApiModel] = {}
 _PARSE_IN_CHILD = """
-import pickle, sys
+import json, pickle, sys
+from pathlib import Path
 from generator.fetch import HeaderSet
 from generator.generate import parse_version
-from pathlib import Path
-key, out, library, n_dirs, *paths = sys.argv[1:]
-dirs, headers = paths[: int(n_dirs)], paths[int(n_dirs) :]
-model = parse_version(HeaderSet(key, tuple(map(Path, dirs)), tuple(map(Path, headers)), Path(library)))
-with open(out, "wb") as f:
-    pickle.dump(model, f, protocol=pickle.HIGHEST_PROTOCOL)
+job = json.loads(sys.argv[1])
+headers = HeaderSet(
+    job["key"],
+    tuple(map(Path, job["include_dirs"])),
+    tuple(map(Path, job["headers"])),
+    Path(job["library"]),
+)
+with open(job["out"], "wb") as f:
+    pickle.dump(parse_version(headers), f, protocol=pickle.HIGHEST_PROTOCOL)
 """
 
 
@@ -69,11 +74,16 @@ def _parse_into(headers: HeaderSet, path: Path) -> None:
     fd, tmp = tempfile.mkstemp(prefix=path.name + ".", dir=path.parent)
     os.close(fd)
     try:
-        args = [headers.key, tmp, str(headers.library), str(len(headers.include_dirs))]
-        args += [str(p) for p in (*headers.include_dirs, *headers.headers)]
+        job = {
+            "key": headers.key,
+            "include_dirs": [str(d) for d in headers.include_dirs],
+            "headers": [str(h) for h in headers.headers],
+            "library": str(headers.library),
+            "out": tmp,
+        }
         env = dict(os.environ, PYTHONPATH=str(REPO))
         proc = subprocess.run(
-            [sys.executable, "-c", _PARSE_IN_CHILD, *args],
+            [sys.executable, "-c", _PARSE_IN_CHILD, json.dumps(job)],
             capture_output=True,
             text=True,
             env=env,
