@@ -4,7 +4,7 @@
  * source: nvidia-cuda-nvcc-cu12==12.2.140 (crt wheel)
  * source: nvidia-cuda-profiler-api-cu12==12.2.140 (profiler wheel)
  *
- * cudart._fast_12020: the compiled backend of cudart.sys_12020 (generator/render_fast.py
+ * cudart._fast_12020: the compiled backend of cudart.sys_12020 (generator/render/fast.py
  * says how it is made, cudart/_fastcall.h what each conversion takes). 321 functions,
  * each bound by cudart._backend with dlsym in the libcudart the loader chose.
  */
@@ -17,8 +17,18 @@
 #pragma GCC diagnostic ignored "-Wsign-conversion"
 #include <Python.h>
 #pragma GCC diagnostic pop
+#include <stddef.h>
 
 #include "_fastcall.h"
+
+/* The protocol (cudart/_fastproto.py) this file was generated for: _fastcall.h's numbers. */
+_Static_assert(CUDART_SLOT_UNBOUND == 0, "_fastcall.h disagrees with cudart/_fastproto.py: SLOT_UNBOUND");
+_Static_assert(CUDART_SLOT_RECORD == 1, "_fastcall.h disagrees with cudart/_fastproto.py: SLOT_RECORD");
+_Static_assert(CUDART_MAX_PARAMS == 64, "_fastcall.h disagrees with cudart/_fastproto.py: MAX_PARAMS");
+_Static_assert(sizeof(cudart_spec) == 80, "_fastcall.h disagrees with cudart/_fastproto.py: SPEC_SIZE");
+_Static_assert(offsetof(cudart_spec, outs) == 8, "_fastcall.h disagrees with cudart/_fastproto.py: SPEC_OUTS_OFFSET");
+_Static_assert(offsetof(cudart_spec, codes) == 16, "_fastcall.h disagrees with cudart/_fastproto.py: SPEC_CODES_OFFSET");
+_Static_assert(sizeof(unsigned long long) == 8, "_fastcall.h disagrees with cudart/_fastproto.py: OUTPUT_SLOT_BYTES");
 
 /* ---------------------------------------------------------------- records by value */
 
@@ -1739,6 +1749,7 @@ static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaArrayGetInfo");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaArrayGetInfo", values) < 0)
@@ -1746,6 +1757,7 @@ static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaArrayGetInfo, cudart_abi_cudaArrayGetInfo) fn = (CUDART_FN_T(cudaArrayGetInfo, cudart_abi_cudaArrayGetInfo))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -1789,6 +1801,7 @@ static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObje
         result = cudart_unbound("cudaArrayGetMemoryRequirements");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKL)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, i2);
         if (cudart_record_call("cudaArrayGetMemoryRequirements", values) < 0)
@@ -1796,6 +1809,7 @@ static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaArrayGetMemoryRequirements, cudart_abi_cudaArrayGetMemoryRequirements) fn = (CUDART_FN_T(cudaArrayGetMemoryRequirements, cudart_abi_cudaArrayGetMemoryRequirements))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -1841,6 +1855,7 @@ static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaArrayGetPlane");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaArrayGetPlane", values) < 0)
@@ -1848,6 +1863,7 @@ static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaArrayGetPlane, cudart_abi_cudaArrayGetPlane) fn = (CUDART_FN_T(cudaArrayGetPlane, cudart_abi_cudaArrayGetPlane))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -1886,6 +1902,7 @@ static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject
         result = cudart_unbound("cudaArrayGetSparseProperties");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaArrayGetSparseProperties", values) < 0)
@@ -1893,6 +1910,7 @@ static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaArrayGetSparseProperties, cudart_abi_cudaArrayGetSparseProperties) fn = (CUDART_FN_T(cudaArrayGetSparseProperties, cudart_abi_cudaArrayGetSparseProperties))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -1935,6 +1953,7 @@ static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaChooseDevice");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaChooseDevice", values) < 0)
@@ -1942,6 +1961,7 @@ static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaChooseDevice, cudart_abi_cudaChooseDevice) fn = (CUDART_FN_T(cudaChooseDevice, cudart_abi_cudaChooseDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -1984,6 +2004,7 @@ static PyObject *cudart_fn_cudaCreateChannelDesc(PyObject *self, PyObject *const
         result = cudart_unbound("cudaCreateChannelDesc");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LLLLK)", i0, i1, i2, i3, u4);
         if (cudart_record_call("cudaCreateChannelDesc", values) < 0)
@@ -1993,6 +2014,7 @@ static PyObject *cudart_fn_cudaCreateChannelDesc(PyObject *self, PyObject *const
             memset(PyBytes_AsString(result), 0, sizeof(CUDART_RECORD_T(cudaChannelFormatDesc)));
         goto done;
     }
+#endif
     CUDART_FN_T(cudaCreateChannelDesc, cudart_abi_cudaCreateChannelDesc) fn = (CUDART_FN_T(cudaCreateChannelDesc, cudart_abi_cudaCreateChannelDesc))slot;
     CUDART_RECORD_T(cudaChannelFormatDesc) r;
     Py_BEGIN_ALLOW_THREADS
@@ -2033,6 +2055,7 @@ static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *con
         result = cudart_unbound("cudaCreateSurfaceObject");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaCreateSurfaceObject", values) < 0)
@@ -2040,6 +2063,7 @@ static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaCreateSurfaceObject, cudart_abi_cudaCreateSurfaceObject) fn = (CUDART_FN_T(cudaCreateSurfaceObject, cudart_abi_cudaCreateSurfaceObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2092,6 +2116,7 @@ static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *con
         result = cudart_unbound("cudaCreateTextureObject");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaCreateTextureObject", values) < 0)
@@ -2099,6 +2124,7 @@ static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaCreateTextureObject, cudart_abi_cudaCreateTextureObject) fn = (CUDART_FN_T(cudaCreateTextureObject, cudart_abi_cudaCreateTextureObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2129,6 +2155,7 @@ static PyObject *cudart_fn_cudaCtxResetPersistingL2Cache(PyObject *self, PyObjec
         result = cudart_unbound("cudaCtxResetPersistingL2Cache");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("()");
         if (cudart_record_call("cudaCtxResetPersistingL2Cache", values) < 0)
@@ -2136,6 +2163,7 @@ static PyObject *cudart_fn_cudaCtxResetPersistingL2Cache(PyObject *self, PyObjec
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaCtxResetPersistingL2Cache, cudart_abi_cudaCtxResetPersistingL2Cache) fn = (CUDART_FN_T(cudaCtxResetPersistingL2Cache, cudart_abi_cudaCtxResetPersistingL2Cache))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2166,6 +2194,7 @@ static PyObject *cudart_fn_cudaDestroyExternalMemory(PyObject *self, PyObject *c
         result = cudart_unbound("cudaDestroyExternalMemory");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaDestroyExternalMemory", values) < 0)
@@ -2173,6 +2202,7 @@ static PyObject *cudart_fn_cudaDestroyExternalMemory(PyObject *self, PyObject *c
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDestroyExternalMemory, cudart_abi_cudaDestroyExternalMemory) fn = (CUDART_FN_T(cudaDestroyExternalMemory, cudart_abi_cudaDestroyExternalMemory))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2204,6 +2234,7 @@ static PyObject *cudart_fn_cudaDestroyExternalSemaphore(PyObject *self, PyObject
         result = cudart_unbound("cudaDestroyExternalSemaphore");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaDestroyExternalSemaphore", values) < 0)
@@ -2211,6 +2242,7 @@ static PyObject *cudart_fn_cudaDestroyExternalSemaphore(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDestroyExternalSemaphore, cudart_abi_cudaDestroyExternalSemaphore) fn = (CUDART_FN_T(cudaDestroyExternalSemaphore, cudart_abi_cudaDestroyExternalSemaphore))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2238,6 +2270,7 @@ static PyObject *cudart_fn_cudaDestroySurfaceObject(PyObject *self, PyObject *co
         result = cudart_unbound("cudaDestroySurfaceObject");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaDestroySurfaceObject", values) < 0)
@@ -2245,6 +2278,7 @@ static PyObject *cudart_fn_cudaDestroySurfaceObject(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDestroySurfaceObject, cudart_abi_cudaDestroySurfaceObject) fn = (CUDART_FN_T(cudaDestroySurfaceObject, cudart_abi_cudaDestroySurfaceObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2271,6 +2305,7 @@ static PyObject *cudart_fn_cudaDestroyTextureObject(PyObject *self, PyObject *co
         result = cudart_unbound("cudaDestroyTextureObject");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaDestroyTextureObject", values) < 0)
@@ -2278,6 +2313,7 @@ static PyObject *cudart_fn_cudaDestroyTextureObject(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDestroyTextureObject, cudart_abi_cudaDestroyTextureObject) fn = (CUDART_FN_T(cudaDestroyTextureObject, cudart_abi_cudaDestroyTextureObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2320,6 +2356,7 @@ static PyObject *cudart_fn_cudaDeviceCanAccessPeer(PyObject *self, PyObject *con
         result = cudart_unbound("cudaDeviceCanAccessPeer");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KLL)", (unsigned long long)(uintptr_t)a0, i1, i2);
         if (cudart_record_call("cudaDeviceCanAccessPeer", values) < 0)
@@ -2327,6 +2364,7 @@ static PyObject *cudart_fn_cudaDeviceCanAccessPeer(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceCanAccessPeer, cudart_abi_cudaDeviceCanAccessPeer) fn = (CUDART_FN_T(cudaDeviceCanAccessPeer, cudart_abi_cudaDeviceCanAccessPeer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2356,6 +2394,7 @@ static PyObject *cudart_fn_cudaDeviceDisablePeerAccess(PyObject *self, PyObject 
         result = cudart_unbound("cudaDeviceDisablePeerAccess");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(L)", i0);
         if (cudart_record_call("cudaDeviceDisablePeerAccess", values) < 0)
@@ -2363,6 +2402,7 @@ static PyObject *cudart_fn_cudaDeviceDisablePeerAccess(PyObject *self, PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceDisablePeerAccess, cudart_abi_cudaDeviceDisablePeerAccess) fn = (CUDART_FN_T(cudaDeviceDisablePeerAccess, cudart_abi_cudaDeviceDisablePeerAccess))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2392,6 +2432,7 @@ static PyObject *cudart_fn_cudaDeviceEnablePeerAccess(PyObject *self, PyObject *
         result = cudart_unbound("cudaDeviceEnablePeerAccess");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LK)", i0, u1);
         if (cudart_record_call("cudaDeviceEnablePeerAccess", values) < 0)
@@ -2399,6 +2440,7 @@ static PyObject *cudart_fn_cudaDeviceEnablePeerAccess(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceEnablePeerAccess, cudart_abi_cudaDeviceEnablePeerAccess) fn = (CUDART_FN_T(cudaDeviceEnablePeerAccess, cudart_abi_cudaDeviceEnablePeerAccess))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2428,6 +2470,7 @@ static PyObject *cudart_fn_cudaDeviceFlushGPUDirectRDMAWrites(PyObject *self, Py
         result = cudart_unbound("cudaDeviceFlushGPUDirectRDMAWrites");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", u0, u1);
         if (cudart_record_call("cudaDeviceFlushGPUDirectRDMAWrites", values) < 0)
@@ -2435,6 +2478,7 @@ static PyObject *cudart_fn_cudaDeviceFlushGPUDirectRDMAWrites(PyObject *self, Py
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceFlushGPUDirectRDMAWrites, cudart_abi_cudaDeviceFlushGPUDirectRDMAWrites) fn = (CUDART_FN_T(cudaDeviceFlushGPUDirectRDMAWrites, cudart_abi_cudaDeviceFlushGPUDirectRDMAWrites))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2477,6 +2521,7 @@ static PyObject *cudart_fn_cudaDeviceGetAttribute(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaDeviceGetAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKL)", (unsigned long long)(uintptr_t)a0, u1, i2);
         if (cudart_record_call("cudaDeviceGetAttribute", values) < 0)
@@ -2484,6 +2529,7 @@ static PyObject *cudart_fn_cudaDeviceGetAttribute(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetAttribute, cudart_abi_cudaDeviceGetAttribute) fn = (CUDART_FN_T(cudaDeviceGetAttribute, cudart_abi_cudaDeviceGetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2527,6 +2573,7 @@ static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *con
         result = cudart_unbound("cudaDeviceGetByPCIBusId");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaDeviceGetByPCIBusId", values) < 0)
@@ -2534,6 +2581,7 @@ static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetByPCIBusId, cudart_abi_cudaDeviceGetByPCIBusId) fn = (CUDART_FN_T(cudaDeviceGetByPCIBusId, cudart_abi_cudaDeviceGetByPCIBusId))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2574,6 +2622,7 @@ static PyObject *cudart_fn_cudaDeviceGetCacheConfig(PyObject *self, PyObject *co
         result = cudart_unbound("cudaDeviceGetCacheConfig");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaDeviceGetCacheConfig", values) < 0)
@@ -2581,6 +2630,7 @@ static PyObject *cudart_fn_cudaDeviceGetCacheConfig(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetCacheConfig, cudart_abi_cudaDeviceGetCacheConfig) fn = (CUDART_FN_T(cudaDeviceGetCacheConfig, cudart_abi_cudaDeviceGetCacheConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2623,6 +2673,7 @@ static PyObject *cudart_fn_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject 
         result = cudart_unbound("cudaDeviceGetDefaultMemPool");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KL)", (unsigned long long)(uintptr_t)a0, i1);
         if (cudart_record_call("cudaDeviceGetDefaultMemPool", values) < 0)
@@ -2630,6 +2681,7 @@ static PyObject *cudart_fn_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetDefaultMemPool, cudart_abi_cudaDeviceGetDefaultMemPool) fn = (CUDART_FN_T(cudaDeviceGetDefaultMemPool, cudart_abi_cudaDeviceGetDefaultMemPool))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2669,6 +2721,7 @@ static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObje
         result = cudart_unbound("cudaDeviceGetGraphMemAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LKK)", i0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaDeviceGetGraphMemAttribute", values) < 0)
@@ -2676,6 +2729,7 @@ static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetGraphMemAttribute, cudart_abi_cudaDeviceGetGraphMemAttribute) fn = (CUDART_FN_T(cudaDeviceGetGraphMemAttribute, cudart_abi_cudaDeviceGetGraphMemAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2716,6 +2770,7 @@ static PyObject *cudart_fn_cudaDeviceGetLimit(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaDeviceGetLimit");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaDeviceGetLimit", values) < 0)
@@ -2723,6 +2778,7 @@ static PyObject *cudart_fn_cudaDeviceGetLimit(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetLimit, cudart_abi_cudaDeviceGetLimit) fn = (CUDART_FN_T(cudaDeviceGetLimit, cudart_abi_cudaDeviceGetLimit))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2765,6 +2821,7 @@ static PyObject *cudart_fn_cudaDeviceGetMemPool(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaDeviceGetMemPool");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KL)", (unsigned long long)(uintptr_t)a0, i1);
         if (cudart_record_call("cudaDeviceGetMemPool", values) < 0)
@@ -2772,6 +2829,7 @@ static PyObject *cudart_fn_cudaDeviceGetMemPool(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetMemPool, cudart_abi_cudaDeviceGetMemPool) fn = (CUDART_FN_T(cudaDeviceGetMemPool, cudart_abi_cudaDeviceGetMemPool))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2811,6 +2869,7 @@ static PyObject *cudart_fn_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyOb
         result = cudart_unbound("cudaDeviceGetNvSciSyncAttributes");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KLL)", (unsigned long long)(uintptr_t)a0, i1, i2);
         if (cudart_record_call("cudaDeviceGetNvSciSyncAttributes", values) < 0)
@@ -2818,6 +2877,7 @@ static PyObject *cudart_fn_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetNvSciSyncAttributes, cudart_abi_cudaDeviceGetNvSciSyncAttributes) fn = (CUDART_FN_T(cudaDeviceGetNvSciSyncAttributes, cudart_abi_cudaDeviceGetNvSciSyncAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2864,6 +2924,7 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *c
         result = cudart_unbound("cudaDeviceGetP2PAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKLL)", (unsigned long long)(uintptr_t)a0, u1, i2, i3);
         if (cudart_record_call("cudaDeviceGetP2PAttribute", values) < 0)
@@ -2871,6 +2932,7 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *c
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetP2PAttribute, cudart_abi_cudaDeviceGetP2PAttribute) fn = (CUDART_FN_T(cudaDeviceGetP2PAttribute, cudart_abi_cudaDeviceGetP2PAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2910,6 +2972,7 @@ static PyObject *cudart_fn_cudaDeviceGetPCIBusId(PyObject *self, PyObject *const
         result = cudart_unbound("cudaDeviceGetPCIBusId");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KLL)", (unsigned long long)(uintptr_t)a0, i1, i2);
         if (cudart_record_call("cudaDeviceGetPCIBusId", values) < 0)
@@ -2917,6 +2980,7 @@ static PyObject *cudart_fn_cudaDeviceGetPCIBusId(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetPCIBusId, cudart_abi_cudaDeviceGetPCIBusId) fn = (CUDART_FN_T(cudaDeviceGetPCIBusId, cudart_abi_cudaDeviceGetPCIBusId))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2954,6 +3018,7 @@ static PyObject *cudart_fn_cudaDeviceGetSharedMemConfig(PyObject *self, PyObject
         result = cudart_unbound("cudaDeviceGetSharedMemConfig");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaDeviceGetSharedMemConfig", values) < 0)
@@ -2961,6 +3026,7 @@ static PyObject *cudart_fn_cudaDeviceGetSharedMemConfig(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetSharedMemConfig, cudart_abi_cudaDeviceGetSharedMemConfig) fn = (CUDART_FN_T(cudaDeviceGetSharedMemConfig, cudart_abi_cudaDeviceGetSharedMemConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3006,6 +3072,7 @@ static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyOb
         result = cudart_unbound("cudaDeviceGetStreamPriorityRange");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaDeviceGetStreamPriorityRange", values) < 0)
@@ -3013,6 +3080,7 @@ static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetStreamPriorityRange, cudart_abi_cudaDeviceGetStreamPriorityRange) fn = (CUDART_FN_T(cudaDeviceGetStreamPriorityRange, cudart_abi_cudaDeviceGetStreamPriorityRange))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3060,6 +3128,7 @@ static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, 
         result = cudart_unbound("cudaDeviceGetTexture1DLinearMaxWidth");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKL)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, i2);
         if (cudart_record_call("cudaDeviceGetTexture1DLinearMaxWidth", values) < 0)
@@ -3067,6 +3136,7 @@ static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetTexture1DLinearMaxWidth, cudart_abi_cudaDeviceGetTexture1DLinearMaxWidth) fn = (CUDART_FN_T(cudaDeviceGetTexture1DLinearMaxWidth, cudart_abi_cudaDeviceGetTexture1DLinearMaxWidth))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3097,6 +3167,7 @@ static PyObject *cudart_fn_cudaDeviceGraphMemTrim(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaDeviceGraphMemTrim");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(L)", i0);
         if (cudart_record_call("cudaDeviceGraphMemTrim", values) < 0)
@@ -3104,6 +3175,7 @@ static PyObject *cudart_fn_cudaDeviceGraphMemTrim(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGraphMemTrim, cudart_abi_cudaDeviceGraphMemTrim) fn = (CUDART_FN_T(cudaDeviceGraphMemTrim, cudart_abi_cudaDeviceGraphMemTrim))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3128,6 +3200,7 @@ static PyObject *cudart_fn_cudaDeviceReset(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaDeviceReset");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("()");
         if (cudart_record_call("cudaDeviceReset", values) < 0)
@@ -3135,6 +3208,7 @@ static PyObject *cudart_fn_cudaDeviceReset(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceReset, cudart_abi_cudaDeviceReset) fn = (CUDART_FN_T(cudaDeviceReset, cudart_abi_cudaDeviceReset))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3161,6 +3235,7 @@ static PyObject *cudart_fn_cudaDeviceSetCacheConfig(PyObject *self, PyObject *co
         result = cudart_unbound("cudaDeviceSetCacheConfig");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaDeviceSetCacheConfig", values) < 0)
@@ -3168,6 +3243,7 @@ static PyObject *cudart_fn_cudaDeviceSetCacheConfig(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceSetCacheConfig, cudart_abi_cudaDeviceSetCacheConfig) fn = (CUDART_FN_T(cudaDeviceSetCacheConfig, cudart_abi_cudaDeviceSetCacheConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3204,6 +3280,7 @@ static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObje
         result = cudart_unbound("cudaDeviceSetGraphMemAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LKK)", i0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaDeviceSetGraphMemAttribute", values) < 0)
@@ -3211,6 +3288,7 @@ static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceSetGraphMemAttribute, cudart_abi_cudaDeviceSetGraphMemAttribute) fn = (CUDART_FN_T(cudaDeviceSetGraphMemAttribute, cudart_abi_cudaDeviceSetGraphMemAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3241,6 +3319,7 @@ static PyObject *cudart_fn_cudaDeviceSetLimit(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaDeviceSetLimit");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", u0, u1);
         if (cudart_record_call("cudaDeviceSetLimit", values) < 0)
@@ -3248,6 +3327,7 @@ static PyObject *cudart_fn_cudaDeviceSetLimit(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceSetLimit, cudart_abi_cudaDeviceSetLimit) fn = (CUDART_FN_T(cudaDeviceSetLimit, cudart_abi_cudaDeviceSetLimit))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3281,6 +3361,7 @@ static PyObject *cudart_fn_cudaDeviceSetMemPool(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaDeviceSetMemPool");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LK)", i0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaDeviceSetMemPool", values) < 0)
@@ -3288,6 +3369,7 @@ static PyObject *cudart_fn_cudaDeviceSetMemPool(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceSetMemPool, cudart_abi_cudaDeviceSetMemPool) fn = (CUDART_FN_T(cudaDeviceSetMemPool, cudart_abi_cudaDeviceSetMemPool))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3315,6 +3397,7 @@ static PyObject *cudart_fn_cudaDeviceSetSharedMemConfig(PyObject *self, PyObject
         result = cudart_unbound("cudaDeviceSetSharedMemConfig");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaDeviceSetSharedMemConfig", values) < 0)
@@ -3322,6 +3405,7 @@ static PyObject *cudart_fn_cudaDeviceSetSharedMemConfig(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceSetSharedMemConfig, cudart_abi_cudaDeviceSetSharedMemConfig) fn = (CUDART_FN_T(cudaDeviceSetSharedMemConfig, cudart_abi_cudaDeviceSetSharedMemConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3346,6 +3430,7 @@ static PyObject *cudart_fn_cudaDeviceSynchronize(PyObject *self, PyObject *const
         result = cudart_unbound("cudaDeviceSynchronize");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("()");
         if (cudart_record_call("cudaDeviceSynchronize", values) < 0)
@@ -3353,6 +3438,7 @@ static PyObject *cudart_fn_cudaDeviceSynchronize(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceSynchronize, cudart_abi_cudaDeviceSynchronize) fn = (CUDART_FN_T(cudaDeviceSynchronize, cudart_abi_cudaDeviceSynchronize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3389,6 +3475,7 @@ static PyObject *cudart_fn_cudaDriverGetVersion(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaDriverGetVersion");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaDriverGetVersion", values) < 0)
@@ -3396,6 +3483,7 @@ static PyObject *cudart_fn_cudaDriverGetVersion(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDriverGetVersion, cudart_abi_cudaDriverGetVersion) fn = (CUDART_FN_T(cudaDriverGetVersion, cudart_abi_cudaDriverGetVersion))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3450,6 +3538,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyO
         result = cudart_unbound("cudaEGLStreamConsumerAcquireFrame");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3);
         if (cudart_record_call("cudaEGLStreamConsumerAcquireFrame", values) < 0)
@@ -3457,6 +3546,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyO
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEGLStreamConsumerAcquireFrame, cudart_abi_cudaEGLStreamConsumerAcquireFrame) fn = (CUDART_FN_T(cudaEGLStreamConsumerAcquireFrame, cudart_abi_cudaEGLStreamConsumerAcquireFrame))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3502,6 +3592,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject
         result = cudart_unbound("cudaEGLStreamConsumerConnect");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaEGLStreamConsumerConnect", values) < 0)
@@ -3509,6 +3600,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEGLStreamConsumerConnect, cudart_abi_cudaEGLStreamConsumerConnect) fn = (CUDART_FN_T(cudaEGLStreamConsumerConnect, cudart_abi_cudaEGLStreamConsumerConnect))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3556,6 +3648,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self,
         result = cudart_unbound("cudaEGLStreamConsumerConnectWithFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaEGLStreamConsumerConnectWithFlags", values) < 0)
@@ -3563,6 +3656,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEGLStreamConsumerConnectWithFlags, cudart_abi_cudaEGLStreamConsumerConnectWithFlags) fn = (CUDART_FN_T(cudaEGLStreamConsumerConnectWithFlags, cudart_abi_cudaEGLStreamConsumerConnectWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3603,6 +3697,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerDisconnect(PyObject *self, PyObj
         result = cudart_unbound("cudaEGLStreamConsumerDisconnect");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaEGLStreamConsumerDisconnect", values) < 0)
@@ -3610,6 +3705,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerDisconnect(PyObject *self, PyObj
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEGLStreamConsumerDisconnect, cudart_abi_cudaEGLStreamConsumerDisconnect) fn = (CUDART_FN_T(cudaEGLStreamConsumerDisconnect, cudart_abi_cudaEGLStreamConsumerDisconnect))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3659,6 +3755,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyO
         result = cudart_unbound("cudaEGLStreamConsumerReleaseFrame");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaEGLStreamConsumerReleaseFrame", values) < 0)
@@ -3666,6 +3763,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyO
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEGLStreamConsumerReleaseFrame, cudart_abi_cudaEGLStreamConsumerReleaseFrame) fn = (CUDART_FN_T(cudaEGLStreamConsumerReleaseFrame, cudart_abi_cudaEGLStreamConsumerReleaseFrame))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3717,6 +3815,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject
         result = cudart_unbound("cudaEGLStreamProducerConnect");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKLL)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, i2, i3);
         if (cudart_record_call("cudaEGLStreamProducerConnect", values) < 0)
@@ -3724,6 +3823,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEGLStreamProducerConnect, cudart_abi_cudaEGLStreamProducerConnect) fn = (CUDART_FN_T(cudaEGLStreamProducerConnect, cudart_abi_cudaEGLStreamProducerConnect))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3764,6 +3864,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerDisconnect(PyObject *self, PyObj
         result = cudart_unbound("cudaEGLStreamProducerDisconnect");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaEGLStreamProducerDisconnect", values) < 0)
@@ -3771,6 +3872,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerDisconnect(PyObject *self, PyObj
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEGLStreamProducerDisconnect, cudart_abi_cudaEGLStreamProducerDisconnect) fn = (CUDART_FN_T(cudaEGLStreamProducerDisconnect, cudart_abi_cudaEGLStreamProducerDisconnect))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3819,6 +3921,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyO
         result = cudart_unbound("cudaEGLStreamProducerPresentFrame");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(Ky#K)", (unsigned long long)(uintptr_t)a0, (const char *)&a1, (Py_ssize_t)sizeof a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaEGLStreamProducerPresentFrame", values) < 0)
@@ -3826,6 +3929,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyO
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEGLStreamProducerPresentFrame, cudart_abi_cudaEGLStreamProducerPresentFrame) fn = (CUDART_FN_T(cudaEGLStreamProducerPresentFrame, cudart_abi_cudaEGLStreamProducerPresentFrame))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3876,6 +3980,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyOb
         result = cudart_unbound("cudaEGLStreamProducerReturnFrame");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaEGLStreamProducerReturnFrame", values) < 0)
@@ -3883,6 +3988,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEGLStreamProducerReturnFrame, cudart_abi_cudaEGLStreamProducerReturnFrame) fn = (CUDART_FN_T(cudaEGLStreamProducerReturnFrame, cudart_abi_cudaEGLStreamProducerReturnFrame))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3924,6 +4030,7 @@ static PyObject *cudart_fn_cudaEventCreate(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaEventCreate");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaEventCreate", values) < 0)
@@ -3931,6 +4038,7 @@ static PyObject *cudart_fn_cudaEventCreate(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEventCreate, cudart_abi_cudaEventCreate) fn = (CUDART_FN_T(cudaEventCreate, cudart_abi_cudaEventCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3977,6 +4085,7 @@ static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *
         result = cudart_unbound("cudaEventCreateFromEGLSync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaEventCreateFromEGLSync", values) < 0)
@@ -3984,6 +4093,7 @@ static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEventCreateFromEGLSync, cudart_abi_cudaEventCreateFromEGLSync) fn = (CUDART_FN_T(cudaEventCreateFromEGLSync, cudart_abi_cudaEventCreateFromEGLSync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4027,6 +4137,7 @@ static PyObject *cudart_fn_cudaEventCreateWithFlags(PyObject *self, PyObject *co
         result = cudart_unbound("cudaEventCreateWithFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaEventCreateWithFlags", values) < 0)
@@ -4034,6 +4145,7 @@ static PyObject *cudart_fn_cudaEventCreateWithFlags(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEventCreateWithFlags, cudart_abi_cudaEventCreateWithFlags) fn = (CUDART_FN_T(cudaEventCreateWithFlags, cudart_abi_cudaEventCreateWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4067,6 +4179,7 @@ static PyObject *cudart_fn_cudaEventDestroy(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaEventDestroy");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaEventDestroy", values) < 0)
@@ -4074,6 +4187,7 @@ static PyObject *cudart_fn_cudaEventDestroy(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEventDestroy, cudart_abi_cudaEventDestroy) fn = (CUDART_FN_T(cudaEventDestroy, cudart_abi_cudaEventDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4119,6 +4233,7 @@ static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaEventElapsedTime");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaEventElapsedTime", values) < 0)
@@ -4126,6 +4241,7 @@ static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEventElapsedTime, cudart_abi_cudaEventElapsedTime) fn = (CUDART_FN_T(cudaEventElapsedTime, cudart_abi_cudaEventElapsedTime))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4161,6 +4277,7 @@ static PyObject *cudart_fn_cudaEventQuery(PyObject *self, PyObject *const *args,
         result = cudart_unbound("cudaEventQuery");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaEventQuery", values) < 0)
@@ -4168,6 +4285,7 @@ static PyObject *cudart_fn_cudaEventQuery(PyObject *self, PyObject *const *args,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEventQuery, cudart_abi_cudaEventQuery) fn = (CUDART_FN_T(cudaEventQuery, cudart_abi_cudaEventQuery))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4203,6 +4321,7 @@ static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaEventRecord");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaEventRecord", values) < 0)
@@ -4210,6 +4329,7 @@ static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEventRecord, cudart_abi_cudaEventRecord) fn = (CUDART_FN_T(cudaEventRecord, cudart_abi_cudaEventRecord))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4249,6 +4369,7 @@ static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *co
         result = cudart_unbound("cudaEventRecordWithFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaEventRecordWithFlags", values) < 0)
@@ -4256,6 +4377,7 @@ static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEventRecordWithFlags, cudart_abi_cudaEventRecordWithFlags) fn = (CUDART_FN_T(cudaEventRecordWithFlags, cudart_abi_cudaEventRecordWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4288,6 +4410,7 @@ static PyObject *cudart_fn_cudaEventSynchronize(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaEventSynchronize");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaEventSynchronize", values) < 0)
@@ -4295,6 +4418,7 @@ static PyObject *cudart_fn_cudaEventSynchronize(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEventSynchronize, cudart_abi_cudaEventSynchronize) fn = (CUDART_FN_T(cudaEventSynchronize, cudart_abi_cudaEventSynchronize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4340,6 +4464,7 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyO
         result = cudart_unbound("cudaExternalMemoryGetMappedBuffer");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaExternalMemoryGetMappedBuffer", values) < 0)
@@ -4347,6 +4472,7 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyO
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaExternalMemoryGetMappedBuffer, cudart_abi_cudaExternalMemoryGetMappedBuffer) fn = (CUDART_FN_T(cudaExternalMemoryGetMappedBuffer, cudart_abi_cudaExternalMemoryGetMappedBuffer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4396,6 +4522,7 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *s
         result = cudart_unbound("cudaExternalMemoryGetMappedMipmappedArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaExternalMemoryGetMappedMipmappedArray", values) < 0)
@@ -4403,6 +4530,7 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *s
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaExternalMemoryGetMappedMipmappedArray, cudart_abi_cudaExternalMemoryGetMappedMipmappedArray) fn = (CUDART_FN_T(cudaExternalMemoryGetMappedMipmappedArray, cudart_abi_cudaExternalMemoryGetMappedMipmappedArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4438,6 +4566,7 @@ static PyObject *cudart_fn_cudaFree(PyObject *self, PyObject *const *args, Py_ss
         result = cudart_unbound("cudaFree");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaFree", values) < 0)
@@ -4445,6 +4574,7 @@ static PyObject *cudart_fn_cudaFree(PyObject *self, PyObject *const *args, Py_ss
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFree, cudart_abi_cudaFree) fn = (CUDART_FN_T(cudaFree, cudart_abi_cudaFree))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4476,6 +4606,7 @@ static PyObject *cudart_fn_cudaFreeArray(PyObject *self, PyObject *const *args, 
         result = cudart_unbound("cudaFreeArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaFreeArray", values) < 0)
@@ -4483,6 +4614,7 @@ static PyObject *cudart_fn_cudaFreeArray(PyObject *self, PyObject *const *args, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFreeArray, cudart_abi_cudaFreeArray) fn = (CUDART_FN_T(cudaFreeArray, cudart_abi_cudaFreeArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4518,6 +4650,7 @@ static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, 
         result = cudart_unbound("cudaFreeAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaFreeAsync", values) < 0)
@@ -4525,6 +4658,7 @@ static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFreeAsync, cudart_abi_cudaFreeAsync) fn = (CUDART_FN_T(cudaFreeAsync, cudart_abi_cudaFreeAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4557,6 +4691,7 @@ static PyObject *cudart_fn_cudaFreeHost(PyObject *self, PyObject *const *args, P
         result = cudart_unbound("cudaFreeHost");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaFreeHost", values) < 0)
@@ -4564,6 +4699,7 @@ static PyObject *cudart_fn_cudaFreeHost(PyObject *self, PyObject *const *args, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFreeHost, cudart_abi_cudaFreeHost) fn = (CUDART_FN_T(cudaFreeHost, cudart_abi_cudaFreeHost))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4595,6 +4731,7 @@ static PyObject *cudart_fn_cudaFreeMipmappedArray(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaFreeMipmappedArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaFreeMipmappedArray", values) < 0)
@@ -4602,6 +4739,7 @@ static PyObject *cudart_fn_cudaFreeMipmappedArray(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFreeMipmappedArray, cudart_abi_cudaFreeMipmappedArray) fn = (CUDART_FN_T(cudaFreeMipmappedArray, cudart_abi_cudaFreeMipmappedArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4637,6 +4775,7 @@ static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const
         result = cudart_unbound("cudaFuncGetAttributes");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaFuncGetAttributes", values) < 0)
@@ -4644,6 +4783,7 @@ static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFuncGetAttributes, cudart_abi_cudaFuncGetAttributes) fn = (CUDART_FN_T(cudaFuncGetAttributes, cudart_abi_cudaFuncGetAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4682,6 +4822,7 @@ static PyObject *cudart_fn_cudaFuncSetAttribute(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaFuncSetAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKL)", (unsigned long long)(uintptr_t)a0, u1, i2);
         if (cudart_record_call("cudaFuncSetAttribute", values) < 0)
@@ -4689,6 +4830,7 @@ static PyObject *cudart_fn_cudaFuncSetAttribute(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFuncSetAttribute, cudart_abi_cudaFuncSetAttribute) fn = (CUDART_FN_T(cudaFuncSetAttribute, cudart_abi_cudaFuncSetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4723,6 +4865,7 @@ static PyObject *cudart_fn_cudaFuncSetCacheConfig(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaFuncSetCacheConfig");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaFuncSetCacheConfig", values) < 0)
@@ -4730,6 +4873,7 @@ static PyObject *cudart_fn_cudaFuncSetCacheConfig(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFuncSetCacheConfig, cudart_abi_cudaFuncSetCacheConfig) fn = (CUDART_FN_T(cudaFuncSetCacheConfig, cudart_abi_cudaFuncSetCacheConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4764,6 +4908,7 @@ static PyObject *cudart_fn_cudaFuncSetSharedMemConfig(PyObject *self, PyObject *
         result = cudart_unbound("cudaFuncSetSharedMemConfig");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaFuncSetSharedMemConfig", values) < 0)
@@ -4771,6 +4916,7 @@ static PyObject *cudart_fn_cudaFuncSetSharedMemConfig(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFuncSetSharedMemConfig, cudart_abi_cudaFuncSetSharedMemConfig) fn = (CUDART_FN_T(cudaFuncSetSharedMemConfig, cudart_abi_cudaFuncSetSharedMemConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4820,6 +4966,7 @@ static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaGLGetDevices");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaGLGetDevices", values) < 0)
@@ -4827,6 +4974,7 @@ static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGLGetDevices, cudart_abi_cudaGLGetDevices) fn = (CUDART_FN_T(cudaGLGetDevices, cudart_abi_cudaGLGetDevices))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4870,6 +5018,7 @@ static PyObject *cudart_fn_cudaGLMapBufferObject(PyObject *self, PyObject *const
         result = cudart_unbound("cudaGLMapBufferObject");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaGLMapBufferObject", values) < 0)
@@ -4877,6 +5026,7 @@ static PyObject *cudart_fn_cudaGLMapBufferObject(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGLMapBufferObject, cudart_abi_cudaGLMapBufferObject) fn = (CUDART_FN_T(cudaGLMapBufferObject, cudart_abi_cudaGLMapBufferObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4923,6 +5073,7 @@ static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *
         result = cudart_unbound("cudaGLMapBufferObjectAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGLMapBufferObjectAsync", values) < 0)
@@ -4930,6 +5081,7 @@ static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGLMapBufferObjectAsync, cudart_abi_cudaGLMapBufferObjectAsync) fn = (CUDART_FN_T(cudaGLMapBufferObjectAsync, cudart_abi_cudaGLMapBufferObjectAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4960,6 +5112,7 @@ static PyObject *cudart_fn_cudaGLRegisterBufferObject(PyObject *self, PyObject *
         result = cudart_unbound("cudaGLRegisterBufferObject");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaGLRegisterBufferObject", values) < 0)
@@ -4967,6 +5120,7 @@ static PyObject *cudart_fn_cudaGLRegisterBufferObject(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGLRegisterBufferObject, cudart_abi_cudaGLRegisterBufferObject) fn = (CUDART_FN_T(cudaGLRegisterBufferObject, cudart_abi_cudaGLRegisterBufferObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4996,6 +5150,7 @@ static PyObject *cudart_fn_cudaGLSetBufferObjectMapFlags(PyObject *self, PyObjec
         result = cudart_unbound("cudaGLSetBufferObjectMapFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", u0, u1);
         if (cudart_record_call("cudaGLSetBufferObjectMapFlags", values) < 0)
@@ -5003,6 +5158,7 @@ static PyObject *cudart_fn_cudaGLSetBufferObjectMapFlags(PyObject *self, PyObjec
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGLSetBufferObjectMapFlags, cudart_abi_cudaGLSetBufferObjectMapFlags) fn = (CUDART_FN_T(cudaGLSetBufferObjectMapFlags, cudart_abi_cudaGLSetBufferObjectMapFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5029,6 +5185,7 @@ static PyObject *cudart_fn_cudaGLSetGLDevice(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaGLSetGLDevice");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(L)", i0);
         if (cudart_record_call("cudaGLSetGLDevice", values) < 0)
@@ -5036,6 +5193,7 @@ static PyObject *cudart_fn_cudaGLSetGLDevice(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGLSetGLDevice, cudart_abi_cudaGLSetGLDevice) fn = (CUDART_FN_T(cudaGLSetGLDevice, cudart_abi_cudaGLSetGLDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5062,6 +5220,7 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObject(PyObject *self, PyObject *con
         result = cudart_unbound("cudaGLUnmapBufferObject");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaGLUnmapBufferObject", values) < 0)
@@ -5069,6 +5228,7 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObject(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGLUnmapBufferObject, cudart_abi_cudaGLUnmapBufferObject) fn = (CUDART_FN_T(cudaGLUnmapBufferObject, cudart_abi_cudaGLUnmapBufferObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5102,6 +5262,7 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObjectAsync(PyObject *self, PyObject
         result = cudart_unbound("cudaGLUnmapBufferObjectAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", u0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGLUnmapBufferObjectAsync", values) < 0)
@@ -5109,6 +5270,7 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObjectAsync(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGLUnmapBufferObjectAsync, cudart_abi_cudaGLUnmapBufferObjectAsync) fn = (CUDART_FN_T(cudaGLUnmapBufferObjectAsync, cudart_abi_cudaGLUnmapBufferObjectAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5136,6 +5298,7 @@ static PyObject *cudart_fn_cudaGLUnregisterBufferObject(PyObject *self, PyObject
         result = cudart_unbound("cudaGLUnregisterBufferObject");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaGLUnregisterBufferObject", values) < 0)
@@ -5143,6 +5306,7 @@ static PyObject *cudart_fn_cudaGLUnregisterBufferObject(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGLUnregisterBufferObject, cudart_abi_cudaGLUnregisterBufferObject) fn = (CUDART_FN_T(cudaGLUnregisterBufferObject, cudart_abi_cudaGLUnregisterBufferObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5177,6 +5341,7 @@ static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaGetChannelDesc");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGetChannelDesc", values) < 0)
@@ -5184,6 +5349,7 @@ static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetChannelDesc, cudart_abi_cudaGetChannelDesc) fn = (CUDART_FN_T(cudaGetChannelDesc, cudart_abi_cudaGetChannelDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5222,6 +5388,7 @@ static PyObject *cudart_fn_cudaGetDevice(PyObject *self, PyObject *const *args, 
         result = cudart_unbound("cudaGetDevice");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaGetDevice", values) < 0)
@@ -5229,6 +5396,7 @@ static PyObject *cudart_fn_cudaGetDevice(PyObject *self, PyObject *const *args, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetDevice, cudart_abi_cudaGetDevice) fn = (CUDART_FN_T(cudaGetDevice, cudart_abi_cudaGetDevice))slot;
     unsigned int r;
     r = fn(a0);  /* with the GIL held: generator/gil.py */
@@ -5266,6 +5434,7 @@ static PyObject *cudart_fn_cudaGetDeviceCount(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaGetDeviceCount");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaGetDeviceCount", values) < 0)
@@ -5273,6 +5442,7 @@ static PyObject *cudart_fn_cudaGetDeviceCount(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetDeviceCount, cudart_abi_cudaGetDeviceCount) fn = (CUDART_FN_T(cudaGetDeviceCount, cudart_abi_cudaGetDeviceCount))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5312,6 +5482,7 @@ static PyObject *cudart_fn_cudaGetDeviceFlags(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaGetDeviceFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaGetDeviceFlags", values) < 0)
@@ -5319,6 +5490,7 @@ static PyObject *cudart_fn_cudaGetDeviceFlags(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetDeviceFlags, cudart_abi_cudaGetDeviceFlags) fn = (CUDART_FN_T(cudaGetDeviceFlags, cudart_abi_cudaGetDeviceFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5355,6 +5527,7 @@ static PyObject *cudart_fn_cudaGetDeviceProperties(PyObject *self, PyObject *con
         result = cudart_unbound("cudaGetDeviceProperties");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KL)", (unsigned long long)(uintptr_t)a0, i1);
         if (cudart_record_call("cudaGetDeviceProperties", values) < 0)
@@ -5362,6 +5535,7 @@ static PyObject *cudart_fn_cudaGetDeviceProperties(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetDeviceProperties_v2, cudart_abi_cudaGetDeviceProperties) fn = (CUDART_FN_T(cudaGetDeviceProperties_v2, cudart_abi_cudaGetDeviceProperties))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5396,6 +5570,7 @@ static PyObject *cudart_fn_cudaGetDeviceProperties_v2(PyObject *self, PyObject *
         result = cudart_unbound("cudaGetDeviceProperties_v2");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KL)", (unsigned long long)(uintptr_t)a0, i1);
         if (cudart_record_call("cudaGetDeviceProperties_v2", values) < 0)
@@ -5403,6 +5578,7 @@ static PyObject *cudart_fn_cudaGetDeviceProperties_v2(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetDeviceProperties_v2, cudart_abi_cudaGetDeviceProperties_v2) fn = (CUDART_FN_T(cudaGetDeviceProperties_v2, cudart_abi_cudaGetDeviceProperties_v2))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5453,6 +5629,7 @@ static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *con
         result = cudart_unbound("cudaGetDriverEntryPoint");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaGetDriverEntryPoint", values) < 0)
@@ -5460,6 +5637,7 @@ static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetDriverEntryPoint, cudart_abi_cudaGetDriverEntryPoint) fn = (CUDART_FN_T(cudaGetDriverEntryPoint, cudart_abi_cudaGetDriverEntryPoint))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5491,6 +5669,7 @@ static PyObject *cudart_fn_cudaGetErrorName(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaGetErrorName");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaGetErrorName", values) < 0)
@@ -5498,6 +5677,7 @@ static PyObject *cudart_fn_cudaGetErrorName(PyObject *self, PyObject *const *arg
         result = PyBytes_FromStringAndSize("", 0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetErrorName, cudart_abi_cudaGetErrorName) fn = (CUDART_FN_T(cudaGetErrorName, cudart_abi_cudaGetErrorName))slot;
     const char * r;
     r = fn((unsigned int)u0);  /* with the GIL held: generator/gil.py */
@@ -5522,6 +5702,7 @@ static PyObject *cudart_fn_cudaGetErrorString(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaGetErrorString");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaGetErrorString", values) < 0)
@@ -5529,6 +5710,7 @@ static PyObject *cudart_fn_cudaGetErrorString(PyObject *self, PyObject *const *a
         result = PyBytes_FromStringAndSize("", 0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetErrorString, cudart_abi_cudaGetErrorString) fn = (CUDART_FN_T(cudaGetErrorString, cudart_abi_cudaGetErrorString))slot;
     const char * r;
     r = fn((unsigned int)u0);  /* with the GIL held: generator/gil.py */
@@ -5567,6 +5749,7 @@ static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaGetExportTable");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGetExportTable", values) < 0)
@@ -5574,6 +5757,7 @@ static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetExportTable, cudart_abi_cudaGetExportTable) fn = (CUDART_FN_T(cudaGetExportTable, cudart_abi_cudaGetExportTable))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5618,6 +5802,7 @@ static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaGetFuncBySymbol");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGetFuncBySymbol", values) < 0)
@@ -5625,6 +5810,7 @@ static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetFuncBySymbol, cudart_abi_cudaGetFuncBySymbol) fn = (CUDART_FN_T(cudaGetFuncBySymbol, cudart_abi_cudaGetFuncBySymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5669,6 +5855,7 @@ static PyObject *cudart_fn_cudaGetKernel(PyObject *self, PyObject *const *args, 
         result = cudart_unbound("cudaGetKernel");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGetKernel", values) < 0)
@@ -5676,6 +5863,7 @@ static PyObject *cudart_fn_cudaGetKernel(PyObject *self, PyObject *const *args, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetKernel, cudart_abi_cudaGetKernel) fn = (CUDART_FN_T(cudaGetKernel, cudart_abi_cudaGetKernel))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5704,6 +5892,7 @@ static PyObject *cudart_fn_cudaGetLastError(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaGetLastError");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("()");
         if (cudart_record_call("cudaGetLastError", values) < 0)
@@ -5711,6 +5900,7 @@ static PyObject *cudart_fn_cudaGetLastError(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetLastError, cudart_abi_cudaGetLastError) fn = (CUDART_FN_T(cudaGetLastError, cudart_abi_cudaGetLastError))slot;
     unsigned int r;
     r = fn();  /* with the GIL held: generator/gil.py */
@@ -5752,6 +5942,7 @@ static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *
         result = cudart_unbound("cudaGetMipmappedArrayLevel");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaGetMipmappedArrayLevel", values) < 0)
@@ -5759,6 +5950,7 @@ static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetMipmappedArrayLevel, cudart_abi_cudaGetMipmappedArrayLevel) fn = (CUDART_FN_T(cudaGetMipmappedArrayLevel, cudart_abi_cudaGetMipmappedArrayLevel))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5796,6 +5988,7 @@ static PyObject *cudart_fn_cudaGetSurfaceObjectResourceDesc(PyObject *self, PyOb
         result = cudart_unbound("cudaGetSurfaceObjectResourceDesc");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaGetSurfaceObjectResourceDesc", values) < 0)
@@ -5803,6 +5996,7 @@ static PyObject *cudart_fn_cudaGetSurfaceObjectResourceDesc(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetSurfaceObjectResourceDesc, cudart_abi_cudaGetSurfaceObjectResourceDesc) fn = (CUDART_FN_T(cudaGetSurfaceObjectResourceDesc, cudart_abi_cudaGetSurfaceObjectResourceDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5844,6 +6038,7 @@ static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaGetSymbolAddress");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGetSymbolAddress", values) < 0)
@@ -5851,6 +6046,7 @@ static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetSymbolAddress, cudart_abi_cudaGetSymbolAddress) fn = (CUDART_FN_T(cudaGetSymbolAddress, cudart_abi_cudaGetSymbolAddress))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5895,6 +6091,7 @@ static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaGetSymbolSize");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGetSymbolSize", values) < 0)
@@ -5902,6 +6099,7 @@ static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetSymbolSize, cudart_abi_cudaGetSymbolSize) fn = (CUDART_FN_T(cudaGetSymbolSize, cudart_abi_cudaGetSymbolSize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5939,6 +6137,7 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceDesc(PyObject *self, PyOb
         result = cudart_unbound("cudaGetTextureObjectResourceDesc");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaGetTextureObjectResourceDesc", values) < 0)
@@ -5946,6 +6145,7 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceDesc(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetTextureObjectResourceDesc, cudart_abi_cudaGetTextureObjectResourceDesc) fn = (CUDART_FN_T(cudaGetTextureObjectResourceDesc, cudart_abi_cudaGetTextureObjectResourceDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5980,6 +6180,7 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceViewDesc(PyObject *self, 
         result = cudart_unbound("cudaGetTextureObjectResourceViewDesc");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaGetTextureObjectResourceViewDesc", values) < 0)
@@ -5987,6 +6188,7 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceViewDesc(PyObject *self, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetTextureObjectResourceViewDesc, cudart_abi_cudaGetTextureObjectResourceViewDesc) fn = (CUDART_FN_T(cudaGetTextureObjectResourceViewDesc, cudart_abi_cudaGetTextureObjectResourceViewDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6021,6 +6223,7 @@ static PyObject *cudart_fn_cudaGetTextureObjectTextureDesc(PyObject *self, PyObj
         result = cudart_unbound("cudaGetTextureObjectTextureDesc");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaGetTextureObjectTextureDesc", values) < 0)
@@ -6028,6 +6231,7 @@ static PyObject *cudart_fn_cudaGetTextureObjectTextureDesc(PyObject *self, PyObj
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetTextureObjectTextureDesc, cudart_abi_cudaGetTextureObjectTextureDesc) fn = (CUDART_FN_T(cudaGetTextureObjectTextureDesc, cudart_abi_cudaGetTextureObjectTextureDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6082,6 +6286,7 @@ static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *
         result = cudart_unbound("cudaGraphAddChildGraphNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddChildGraphNode", values) < 0)
@@ -6089,6 +6294,7 @@ static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddChildGraphNode, cudart_abi_cudaGraphAddChildGraphNode) fn = (CUDART_FN_T(cudaGraphAddChildGraphNode, cudart_abi_cudaGraphAddChildGraphNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6144,6 +6350,7 @@ static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *co
         result = cudart_unbound("cudaGraphAddDependencies");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3);
         if (cudart_record_call("cudaGraphAddDependencies", values) < 0)
@@ -6151,6 +6358,7 @@ static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddDependencies, cudart_abi_cudaGraphAddDependencies) fn = (CUDART_FN_T(cudaGraphAddDependencies, cudart_abi_cudaGraphAddDependencies))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6205,6 +6413,7 @@ static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const
         result = cudart_unbound("cudaGraphAddEmptyNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3);
         if (cudart_record_call("cudaGraphAddEmptyNode", values) < 0)
@@ -6212,6 +6421,7 @@ static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddEmptyNode, cudart_abi_cudaGraphAddEmptyNode) fn = (CUDART_FN_T(cudaGraphAddEmptyNode, cudart_abi_cudaGraphAddEmptyNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6270,6 +6480,7 @@ static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject 
         result = cudart_unbound("cudaGraphAddEventRecordNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddEventRecordNode", values) < 0)
@@ -6277,6 +6488,7 @@ static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddEventRecordNode, cudart_abi_cudaGraphAddEventRecordNode) fn = (CUDART_FN_T(cudaGraphAddEventRecordNode, cudart_abi_cudaGraphAddEventRecordNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6336,6 +6548,7 @@ static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *c
         result = cudart_unbound("cudaGraphAddEventWaitNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddEventWaitNode", values) < 0)
@@ -6343,6 +6556,7 @@ static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *c
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddEventWaitNode, cudart_abi_cudaGraphAddEventWaitNode) fn = (CUDART_FN_T(cudaGraphAddEventWaitNode, cudart_abi_cudaGraphAddEventWaitNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6402,6 +6616,7 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *se
         result = cudart_unbound("cudaGraphAddExternalSemaphoresSignalNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddExternalSemaphoresSignalNode", values) < 0)
@@ -6409,6 +6624,7 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *se
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddExternalSemaphoresSignalNode, cudart_abi_cudaGraphAddExternalSemaphoresSignalNode) fn = (CUDART_FN_T(cudaGraphAddExternalSemaphoresSignalNode, cudart_abi_cudaGraphAddExternalSemaphoresSignalNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6468,6 +6684,7 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self
         result = cudart_unbound("cudaGraphAddExternalSemaphoresWaitNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddExternalSemaphoresWaitNode", values) < 0)
@@ -6475,6 +6692,7 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddExternalSemaphoresWaitNode, cudart_abi_cudaGraphAddExternalSemaphoresWaitNode) fn = (CUDART_FN_T(cudaGraphAddExternalSemaphoresWaitNode, cudart_abi_cudaGraphAddExternalSemaphoresWaitNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6534,6 +6752,7 @@ static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaGraphAddHostNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddHostNode", values) < 0)
@@ -6541,6 +6760,7 @@ static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddHostNode, cudart_abi_cudaGraphAddHostNode) fn = (CUDART_FN_T(cudaGraphAddHostNode, cudart_abi_cudaGraphAddHostNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6600,6 +6820,7 @@ static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaGraphAddKernelNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddKernelNode", values) < 0)
@@ -6607,6 +6828,7 @@ static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddKernelNode, cudart_abi_cudaGraphAddKernelNode) fn = (CUDART_FN_T(cudaGraphAddKernelNode, cudart_abi_cudaGraphAddKernelNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6666,6 +6888,7 @@ static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *co
         result = cudart_unbound("cudaGraphAddMemAllocNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddMemAllocNode", values) < 0)
@@ -6673,6 +6896,7 @@ static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddMemAllocNode, cudart_abi_cudaGraphAddMemAllocNode) fn = (CUDART_FN_T(cudaGraphAddMemAllocNode, cudart_abi_cudaGraphAddMemAllocNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6732,6 +6956,7 @@ static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *con
         result = cudart_unbound("cudaGraphAddMemFreeNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddMemFreeNode", values) < 0)
@@ -6739,6 +6964,7 @@ static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddMemFreeNode, cudart_abi_cudaGraphAddMemFreeNode) fn = (CUDART_FN_T(cudaGraphAddMemFreeNode, cudart_abi_cudaGraphAddMemFreeNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6798,6 +7024,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaGraphAddMemcpyNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddMemcpyNode", values) < 0)
@@ -6805,6 +7032,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddMemcpyNode, cudart_abi_cudaGraphAddMemcpyNode) fn = (CUDART_FN_T(cudaGraphAddMemcpyNode, cudart_abi_cudaGraphAddMemcpyNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6874,6 +7102,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *co
         result = cudart_unbound("cudaGraphAddMemcpyNode1D");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4, (unsigned long long)(uintptr_t)a5, u6, u7);
         if (cudart_record_call("cudaGraphAddMemcpyNode1D", values) < 0)
@@ -6881,6 +7110,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddMemcpyNode1D, cudart_abi_cudaGraphAddMemcpyNode1D) fn = (CUDART_FN_T(cudaGraphAddMemcpyNode1D, cudart_abi_cudaGraphAddMemcpyNode1D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6954,6 +7184,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
         result = cudart_unbound("cudaGraphAddMemcpyNodeFromSymbol");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4, (unsigned long long)(uintptr_t)a5, u6, u7, u8);
         if (cudart_record_call("cudaGraphAddMemcpyNodeFromSymbol", values) < 0)
@@ -6961,6 +7192,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddMemcpyNodeFromSymbol, cudart_abi_cudaGraphAddMemcpyNodeFromSymbol) fn = (CUDART_FN_T(cudaGraphAddMemcpyNodeFromSymbol, cudart_abi_cudaGraphAddMemcpyNodeFromSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7034,6 +7266,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
         result = cudart_unbound("cudaGraphAddMemcpyNodeToSymbol");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4, (unsigned long long)(uintptr_t)a5, u6, u7, u8);
         if (cudart_record_call("cudaGraphAddMemcpyNodeToSymbol", values) < 0)
@@ -7041,6 +7274,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddMemcpyNodeToSymbol, cudart_abi_cudaGraphAddMemcpyNodeToSymbol) fn = (CUDART_FN_T(cudaGraphAddMemcpyNodeToSymbol, cudart_abi_cudaGraphAddMemcpyNodeToSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7101,6 +7335,7 @@ static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaGraphAddMemsetNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddMemsetNode", values) < 0)
@@ -7108,6 +7343,7 @@ static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddMemsetNode, cudart_abi_cudaGraphAddMemsetNode) fn = (CUDART_FN_T(cudaGraphAddMemsetNode, cudart_abi_cudaGraphAddMemsetNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7167,6 +7403,7 @@ static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaGraphAddNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddNode", values) < 0)
@@ -7174,6 +7411,7 @@ static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddNode, cudart_abi_cudaGraphAddNode) fn = (CUDART_FN_T(cudaGraphAddNode, cudart_abi_cudaGraphAddNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7220,6 +7458,7 @@ static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObj
         result = cudart_unbound("cudaGraphChildGraphNodeGetGraph");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphChildGraphNodeGetGraph", values) < 0)
@@ -7227,6 +7466,7 @@ static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObj
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphChildGraphNodeGetGraph, cudart_abi_cudaGraphChildGraphNodeGetGraph) fn = (CUDART_FN_T(cudaGraphChildGraphNodeGetGraph, cudart_abi_cudaGraphChildGraphNodeGetGraph))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7271,6 +7511,7 @@ static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args,
         result = cudart_unbound("cudaGraphClone");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphClone", values) < 0)
@@ -7278,6 +7519,7 @@ static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphClone, cudart_abi_cudaGraphClone) fn = (CUDART_FN_T(cudaGraphClone, cudart_abi_cudaGraphClone))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7321,6 +7563,7 @@ static PyObject *cudart_fn_cudaGraphCreate(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaGraphCreate");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaGraphCreate", values) < 0)
@@ -7328,6 +7571,7 @@ static PyObject *cudart_fn_cudaGraphCreate(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphCreate, cudart_abi_cudaGraphCreate) fn = (CUDART_FN_T(cudaGraphCreate, cudart_abi_cudaGraphCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7368,6 +7612,7 @@ static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaGraphDebugDotPrint");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaGraphDebugDotPrint", values) < 0)
@@ -7375,6 +7620,7 @@ static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphDebugDotPrint, cudart_abi_cudaGraphDebugDotPrint) fn = (CUDART_FN_T(cudaGraphDebugDotPrint, cudart_abi_cudaGraphDebugDotPrint))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7407,6 +7653,7 @@ static PyObject *cudart_fn_cudaGraphDestroy(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaGraphDestroy");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaGraphDestroy", values) < 0)
@@ -7414,6 +7661,7 @@ static PyObject *cudart_fn_cudaGraphDestroy(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphDestroy, cudart_abi_cudaGraphDestroy) fn = (CUDART_FN_T(cudaGraphDestroy, cudart_abi_cudaGraphDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7445,6 +7693,7 @@ static PyObject *cudart_fn_cudaGraphDestroyNode(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaGraphDestroyNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaGraphDestroyNode", values) < 0)
@@ -7452,6 +7701,7 @@ static PyObject *cudart_fn_cudaGraphDestroyNode(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphDestroyNode, cudart_abi_cudaGraphDestroyNode) fn = (CUDART_FN_T(cudaGraphDestroyNode, cudart_abi_cudaGraphDestroyNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7493,6 +7743,7 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyOb
         result = cudart_unbound("cudaGraphEventRecordNodeGetEvent");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphEventRecordNodeGetEvent", values) < 0)
@@ -7500,6 +7751,7 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphEventRecordNodeGetEvent, cudart_abi_cudaGraphEventRecordNodeGetEvent) fn = (CUDART_FN_T(cudaGraphEventRecordNodeGetEvent, cudart_abi_cudaGraphEventRecordNodeGetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7538,6 +7790,7 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyOb
         result = cudart_unbound("cudaGraphEventRecordNodeSetEvent");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphEventRecordNodeSetEvent", values) < 0)
@@ -7545,6 +7798,7 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphEventRecordNodeSetEvent, cudart_abi_cudaGraphEventRecordNodeSetEvent) fn = (CUDART_FN_T(cudaGraphEventRecordNodeSetEvent, cudart_abi_cudaGraphEventRecordNodeSetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7587,6 +7841,7 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObje
         result = cudart_unbound("cudaGraphEventWaitNodeGetEvent");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphEventWaitNodeGetEvent", values) < 0)
@@ -7594,6 +7849,7 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphEventWaitNodeGetEvent, cudart_abi_cudaGraphEventWaitNodeGetEvent) fn = (CUDART_FN_T(cudaGraphEventWaitNodeGetEvent, cudart_abi_cudaGraphEventWaitNodeGetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7632,6 +7888,7 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObje
         result = cudart_unbound("cudaGraphEventWaitNodeSetEvent");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphEventWaitNodeSetEvent", values) < 0)
@@ -7639,6 +7896,7 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphEventWaitNodeSetEvent, cudart_abi_cudaGraphEventWaitNodeSetEvent) fn = (CUDART_FN_T(cudaGraphEventWaitNodeSetEvent, cudart_abi_cudaGraphEventWaitNodeSetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7679,6 +7937,7 @@ static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, 
         result = cudart_unbound("cudaGraphExecChildGraphNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecChildGraphNodeSetParams", values) < 0)
@@ -7686,6 +7945,7 @@ static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecChildGraphNodeSetParams, cudart_abi_cudaGraphExecChildGraphNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecChildGraphNodeSetParams, cudart_abi_cudaGraphExecChildGraphNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7719,6 +7979,7 @@ static PyObject *cudart_fn_cudaGraphExecDestroy(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaGraphExecDestroy");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaGraphExecDestroy", values) < 0)
@@ -7726,6 +7987,7 @@ static PyObject *cudart_fn_cudaGraphExecDestroy(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecDestroy, cudart_abi_cudaGraphExecDestroy) fn = (CUDART_FN_T(cudaGraphExecDestroy, cudart_abi_cudaGraphExecDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7765,6 +8027,7 @@ static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, 
         result = cudart_unbound("cudaGraphExecEventRecordNodeSetEvent");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecEventRecordNodeSetEvent", values) < 0)
@@ -7772,6 +8035,7 @@ static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecEventRecordNodeSetEvent, cudart_abi_cudaGraphExecEventRecordNodeSetEvent) fn = (CUDART_FN_T(cudaGraphExecEventRecordNodeSetEvent, cudart_abi_cudaGraphExecEventRecordNodeSetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7813,6 +8077,7 @@ static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, Py
         result = cudart_unbound("cudaGraphExecEventWaitNodeSetEvent");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecEventWaitNodeSetEvent", values) < 0)
@@ -7820,6 +8085,7 @@ static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, Py
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecEventWaitNodeSetEvent, cudart_abi_cudaGraphExecEventWaitNodeSetEvent) fn = (CUDART_FN_T(cudaGraphExecEventWaitNodeSetEvent, cudart_abi_cudaGraphExecEventWaitNodeSetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7861,6 +8127,7 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(Py
         result = cudart_unbound("cudaGraphExecExternalSemaphoresSignalNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecExternalSemaphoresSignalNodeSetParams", values) < 0)
@@ -7868,6 +8135,7 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(Py
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecExternalSemaphoresSignalNodeSetParams, cudart_abi_cudaGraphExecExternalSemaphoresSignalNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecExternalSemaphoresSignalNodeSetParams, cudart_abi_cudaGraphExecExternalSemaphoresSignalNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7909,6 +8177,7 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyOb
         result = cudart_unbound("cudaGraphExecExternalSemaphoresWaitNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecExternalSemaphoresWaitNodeSetParams", values) < 0)
@@ -7916,6 +8185,7 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecExternalSemaphoresWaitNodeSetParams, cudart_abi_cudaGraphExecExternalSemaphoresWaitNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecExternalSemaphoresWaitNodeSetParams, cudart_abi_cudaGraphExecExternalSemaphoresWaitNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7959,6 +8229,7 @@ static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const
         result = cudart_unbound("cudaGraphExecGetFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphExecGetFlags", values) < 0)
@@ -7966,6 +8237,7 @@ static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecGetFlags, cudart_abi_cudaGraphExecGetFlags) fn = (CUDART_FN_T(cudaGraphExecGetFlags, cudart_abi_cudaGraphExecGetFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8008,6 +8280,7 @@ static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObje
         result = cudart_unbound("cudaGraphExecHostNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecHostNodeSetParams", values) < 0)
@@ -8015,6 +8288,7 @@ static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecHostNodeSetParams, cudart_abi_cudaGraphExecHostNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecHostNodeSetParams, cudart_abi_cudaGraphExecHostNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8056,6 +8330,7 @@ static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyOb
         result = cudart_unbound("cudaGraphExecKernelNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecKernelNodeSetParams", values) < 0)
@@ -8063,6 +8338,7 @@ static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecKernelNodeSetParams, cudart_abi_cudaGraphExecKernelNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecKernelNodeSetParams, cudart_abi_cudaGraphExecKernelNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8104,6 +8380,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyOb
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecMemcpyNodeSetParams", values) < 0)
@@ -8111,6 +8388,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecMemcpyNodeSetParams, cudart_abi_cudaGraphExecMemcpyNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecMemcpyNodeSetParams, cudart_abi_cudaGraphExecMemcpyNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8162,6 +8440,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, Py
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParams1D");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4, u5);
         if (cudart_record_call("cudaGraphExecMemcpyNodeSetParams1D", values) < 0)
@@ -8169,6 +8448,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, Py
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecMemcpyNodeSetParams1D, cudart_abi_cudaGraphExecMemcpyNodeSetParams1D) fn = (CUDART_FN_T(cudaGraphExecMemcpyNodeSetParams1D, cudart_abi_cudaGraphExecMemcpyNodeSetParams1D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8224,6 +8504,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParamsFromSymbol");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4, u5, u6);
         if (cudart_record_call("cudaGraphExecMemcpyNodeSetParamsFromSymbol", values) < 0)
@@ -8231,6 +8512,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecMemcpyNodeSetParamsFromSymbol, cudart_abi_cudaGraphExecMemcpyNodeSetParamsFromSymbol) fn = (CUDART_FN_T(cudaGraphExecMemcpyNodeSetParamsFromSymbol, cudart_abi_cudaGraphExecMemcpyNodeSetParamsFromSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8286,6 +8568,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *se
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParamsToSymbol");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4, u5, u6);
         if (cudart_record_call("cudaGraphExecMemcpyNodeSetParamsToSymbol", values) < 0)
@@ -8293,6 +8576,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *se
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecMemcpyNodeSetParamsToSymbol, cudart_abi_cudaGraphExecMemcpyNodeSetParamsToSymbol) fn = (CUDART_FN_T(cudaGraphExecMemcpyNodeSetParamsToSymbol, cudart_abi_cudaGraphExecMemcpyNodeSetParamsToSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8335,6 +8619,7 @@ static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyOb
         result = cudart_unbound("cudaGraphExecMemsetNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecMemsetNodeSetParams", values) < 0)
@@ -8342,6 +8627,7 @@ static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecMemsetNodeSetParams, cudart_abi_cudaGraphExecMemsetNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecMemsetNodeSetParams, cudart_abi_cudaGraphExecMemsetNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8383,6 +8669,7 @@ static PyObject *cudart_fn_cudaGraphExecNodeSetParams(PyObject *self, PyObject *
         result = cudart_unbound("cudaGraphExecNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecNodeSetParams", values) < 0)
@@ -8390,6 +8677,7 @@ static PyObject *cudart_fn_cudaGraphExecNodeSetParams(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecNodeSetParams, cudart_abi_cudaGraphExecNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecNodeSetParams, cudart_abi_cudaGraphExecNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8431,6 +8719,7 @@ static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaGraphExecUpdate");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecUpdate", values) < 0)
@@ -8438,6 +8727,7 @@ static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecUpdate, cudart_abi_cudaGraphExecUpdate) fn = (CUDART_FN_T(cudaGraphExecUpdate, cudart_abi_cudaGraphExecUpdate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8475,6 +8765,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObje
         result = cudart_unbound("cudaGraphExternalSemaphoresSignalNodeGetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphExternalSemaphoresSignalNodeGetParams", values) < 0)
@@ -8482,6 +8773,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExternalSemaphoresSignalNodeGetParams, cudart_abi_cudaGraphExternalSemaphoresSignalNodeGetParams) fn = (CUDART_FN_T(cudaGraphExternalSemaphoresSignalNodeGetParams, cudart_abi_cudaGraphExternalSemaphoresSignalNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8518,6 +8810,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObje
         result = cudart_unbound("cudaGraphExternalSemaphoresSignalNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphExternalSemaphoresSignalNodeSetParams", values) < 0)
@@ -8525,6 +8818,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExternalSemaphoresSignalNodeSetParams, cudart_abi_cudaGraphExternalSemaphoresSignalNodeSetParams) fn = (CUDART_FN_T(cudaGraphExternalSemaphoresSignalNodeSetParams, cudart_abi_cudaGraphExternalSemaphoresSignalNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8561,6 +8855,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject
         result = cudart_unbound("cudaGraphExternalSemaphoresWaitNodeGetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphExternalSemaphoresWaitNodeGetParams", values) < 0)
@@ -8568,6 +8863,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExternalSemaphoresWaitNodeGetParams, cudart_abi_cudaGraphExternalSemaphoresWaitNodeGetParams) fn = (CUDART_FN_T(cudaGraphExternalSemaphoresWaitNodeGetParams, cudart_abi_cudaGraphExternalSemaphoresWaitNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8604,6 +8900,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject
         result = cudart_unbound("cudaGraphExternalSemaphoresWaitNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphExternalSemaphoresWaitNodeSetParams", values) < 0)
@@ -8611,6 +8908,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExternalSemaphoresWaitNodeSetParams, cudart_abi_cudaGraphExternalSemaphoresWaitNodeSetParams) fn = (CUDART_FN_T(cudaGraphExternalSemaphoresWaitNodeSetParams, cudart_abi_cudaGraphExternalSemaphoresWaitNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8665,6 +8963,7 @@ static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaGraphGetEdges");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaGraphGetEdges", values) < 0)
@@ -8672,6 +8971,7 @@ static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphGetEdges, cudart_abi_cudaGraphGetEdges) fn = (CUDART_FN_T(cudaGraphGetEdges, cudart_abi_cudaGraphGetEdges))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8724,6 +9024,7 @@ static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaGraphGetNodes");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphGetNodes", values) < 0)
@@ -8731,6 +9032,7 @@ static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphGetNodes, cudart_abi_cudaGraphGetNodes) fn = (CUDART_FN_T(cudaGraphGetNodes, cudart_abi_cudaGraphGetNodes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8782,6 +9084,7 @@ static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const
         result = cudart_unbound("cudaGraphGetRootNodes");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphGetRootNodes", values) < 0)
@@ -8789,6 +9092,7 @@ static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphGetRootNodes, cudart_abi_cudaGraphGetRootNodes) fn = (CUDART_FN_T(cudaGraphGetRootNodes, cudart_abi_cudaGraphGetRootNodes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8828,6 +9132,7 @@ static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *
         result = cudart_unbound("cudaGraphHostNodeGetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphHostNodeGetParams", values) < 0)
@@ -8835,6 +9140,7 @@ static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphHostNodeGetParams, cudart_abi_cudaGraphHostNodeGetParams) fn = (CUDART_FN_T(cudaGraphHostNodeGetParams, cudart_abi_cudaGraphHostNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8871,6 +9177,7 @@ static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *
         result = cudart_unbound("cudaGraphHostNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphHostNodeSetParams", values) < 0)
@@ -8878,6 +9185,7 @@ static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphHostNodeSetParams, cudart_abi_cudaGraphHostNodeSetParams) fn = (CUDART_FN_T(cudaGraphHostNodeSetParams, cudart_abi_cudaGraphHostNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8923,6 +9231,7 @@ static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaGraphInstantiate");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaGraphInstantiate", values) < 0)
@@ -8930,6 +9239,7 @@ static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphInstantiate, cudart_abi_cudaGraphInstantiate) fn = (CUDART_FN_T(cudaGraphInstantiate, cudart_abi_cudaGraphInstantiate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8977,6 +9287,7 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObjec
         result = cudart_unbound("cudaGraphInstantiateWithFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaGraphInstantiateWithFlags", values) < 0)
@@ -8984,6 +9295,7 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObjec
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphInstantiateWithFlags, cudart_abi_cudaGraphInstantiateWithFlags) fn = (CUDART_FN_T(cudaGraphInstantiateWithFlags, cudart_abi_cudaGraphInstantiateWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9032,6 +9344,7 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObje
         result = cudart_unbound("cudaGraphInstantiateWithParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphInstantiateWithParams", values) < 0)
@@ -9039,6 +9352,7 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphInstantiateWithParams, cudart_abi_cudaGraphInstantiateWithParams) fn = (CUDART_FN_T(cudaGraphInstantiateWithParams, cudart_abi_cudaGraphInstantiateWithParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9078,6 +9392,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyO
         result = cudart_unbound("cudaGraphKernelNodeCopyAttributes");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphKernelNodeCopyAttributes", values) < 0)
@@ -9085,6 +9400,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyO
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphKernelNodeCopyAttributes, cudart_abi_cudaGraphKernelNodeCopyAttributes) fn = (CUDART_FN_T(cudaGraphKernelNodeCopyAttributes, cudart_abi_cudaGraphKernelNodeCopyAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9124,6 +9440,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObj
         result = cudart_unbound("cudaGraphKernelNodeGetAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphKernelNodeGetAttribute", values) < 0)
@@ -9131,6 +9448,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObj
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphKernelNodeGetAttribute, cudart_abi_cudaGraphKernelNodeGetAttribute) fn = (CUDART_FN_T(cudaGraphKernelNodeGetAttribute, cudart_abi_cudaGraphKernelNodeGetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9167,6 +9485,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject
         result = cudart_unbound("cudaGraphKernelNodeGetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphKernelNodeGetParams", values) < 0)
@@ -9174,6 +9493,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphKernelNodeGetParams, cudart_abi_cudaGraphKernelNodeGetParams) fn = (CUDART_FN_T(cudaGraphKernelNodeGetParams, cudart_abi_cudaGraphKernelNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9213,6 +9533,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObj
         result = cudart_unbound("cudaGraphKernelNodeSetAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphKernelNodeSetAttribute", values) < 0)
@@ -9220,6 +9541,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObj
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphKernelNodeSetAttribute, cudart_abi_cudaGraphKernelNodeSetAttribute) fn = (CUDART_FN_T(cudaGraphKernelNodeSetAttribute, cudart_abi_cudaGraphKernelNodeSetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9256,6 +9578,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject
         result = cudart_unbound("cudaGraphKernelNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphKernelNodeSetParams", values) < 0)
@@ -9263,6 +9586,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphKernelNodeSetParams, cudart_abi_cudaGraphKernelNodeSetParams) fn = (CUDART_FN_T(cudaGraphKernelNodeSetParams, cudart_abi_cudaGraphKernelNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9299,6 +9623,7 @@ static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaGraphLaunch");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphLaunch", values) < 0)
@@ -9306,6 +9631,7 @@ static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphLaunch, cudart_abi_cudaGraphLaunch) fn = (CUDART_FN_T(cudaGraphLaunch, cudart_abi_cudaGraphLaunch))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9342,6 +9668,7 @@ static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObje
         result = cudart_unbound("cudaGraphMemAllocNodeGetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphMemAllocNodeGetParams", values) < 0)
@@ -9349,6 +9676,7 @@ static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphMemAllocNodeGetParams, cudart_abi_cudaGraphMemAllocNodeGetParams) fn = (CUDART_FN_T(cudaGraphMemAllocNodeGetParams, cudart_abi_cudaGraphMemAllocNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9385,6 +9713,7 @@ static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObjec
         result = cudart_unbound("cudaGraphMemFreeNodeGetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphMemFreeNodeGetParams", values) < 0)
@@ -9392,6 +9721,7 @@ static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObjec
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphMemFreeNodeGetParams, cudart_abi_cudaGraphMemFreeNodeGetParams) fn = (CUDART_FN_T(cudaGraphMemFreeNodeGetParams, cudart_abi_cudaGraphMemFreeNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9428,6 +9758,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject
         result = cudart_unbound("cudaGraphMemcpyNodeGetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphMemcpyNodeGetParams", values) < 0)
@@ -9435,6 +9766,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphMemcpyNodeGetParams, cudart_abi_cudaGraphMemcpyNodeGetParams) fn = (CUDART_FN_T(cudaGraphMemcpyNodeGetParams, cudart_abi_cudaGraphMemcpyNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9471,6 +9803,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject
         result = cudart_unbound("cudaGraphMemcpyNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphMemcpyNodeSetParams", values) < 0)
@@ -9478,6 +9811,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphMemcpyNodeSetParams, cudart_abi_cudaGraphMemcpyNodeSetParams) fn = (CUDART_FN_T(cudaGraphMemcpyNodeSetParams, cudart_abi_cudaGraphMemcpyNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9524,6 +9858,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObje
         result = cudart_unbound("cudaGraphMemcpyNodeSetParams1D");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, u4);
         if (cudart_record_call("cudaGraphMemcpyNodeSetParams1D", values) < 0)
@@ -9531,6 +9866,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphMemcpyNodeSetParams1D, cudart_abi_cudaGraphMemcpyNodeSetParams1D) fn = (CUDART_FN_T(cudaGraphMemcpyNodeSetParams1D, cudart_abi_cudaGraphMemcpyNodeSetParams1D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9581,6 +9917,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self
         result = cudart_unbound("cudaGraphMemcpyNodeSetParamsFromSymbol");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, u4, u5);
         if (cudart_record_call("cudaGraphMemcpyNodeSetParamsFromSymbol", values) < 0)
@@ -9588,6 +9925,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphMemcpyNodeSetParamsFromSymbol, cudart_abi_cudaGraphMemcpyNodeSetParamsFromSymbol) fn = (CUDART_FN_T(cudaGraphMemcpyNodeSetParamsFromSymbol, cudart_abi_cudaGraphMemcpyNodeSetParamsFromSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9638,6 +9976,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, 
         result = cudart_unbound("cudaGraphMemcpyNodeSetParamsToSymbol");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, u4, u5);
         if (cudart_record_call("cudaGraphMemcpyNodeSetParamsToSymbol", values) < 0)
@@ -9645,6 +9984,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphMemcpyNodeSetParamsToSymbol, cudart_abi_cudaGraphMemcpyNodeSetParamsToSymbol) fn = (CUDART_FN_T(cudaGraphMemcpyNodeSetParamsToSymbol, cudart_abi_cudaGraphMemcpyNodeSetParamsToSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9682,6 +10022,7 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject
         result = cudart_unbound("cudaGraphMemsetNodeGetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphMemsetNodeGetParams", values) < 0)
@@ -9689,6 +10030,7 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphMemsetNodeGetParams, cudart_abi_cudaGraphMemsetNodeGetParams) fn = (CUDART_FN_T(cudaGraphMemsetNodeGetParams, cudart_abi_cudaGraphMemsetNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9725,6 +10067,7 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject
         result = cudart_unbound("cudaGraphMemsetNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphMemsetNodeSetParams", values) < 0)
@@ -9732,6 +10075,7 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphMemsetNodeSetParams, cudart_abi_cudaGraphMemsetNodeSetParams) fn = (CUDART_FN_T(cudaGraphMemsetNodeSetParams, cudart_abi_cudaGraphMemsetNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9778,6 +10122,7 @@ static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *co
         result = cudart_unbound("cudaGraphNodeFindInClone");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphNodeFindInClone", values) < 0)
@@ -9785,6 +10130,7 @@ static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphNodeFindInClone, cudart_abi_cudaGraphNodeFindInClone) fn = (CUDART_FN_T(cudaGraphNodeFindInClone, cudart_abi_cudaGraphNodeFindInClone))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9836,6 +10182,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject
         result = cudart_unbound("cudaGraphNodeGetDependencies");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphNodeGetDependencies", values) < 0)
@@ -9843,6 +10190,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphNodeGetDependencies, cudart_abi_cudaGraphNodeGetDependencies) fn = (CUDART_FN_T(cudaGraphNodeGetDependencies, cudart_abi_cudaGraphNodeGetDependencies))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9894,6 +10242,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObje
         result = cudart_unbound("cudaGraphNodeGetDependentNodes");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphNodeGetDependentNodes", values) < 0)
@@ -9901,6 +10250,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphNodeGetDependentNodes, cudart_abi_cudaGraphNodeGetDependentNodes) fn = (CUDART_FN_T(cudaGraphNodeGetDependentNodes, cudart_abi_cudaGraphNodeGetDependentNodes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9950,6 +10300,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *con
         result = cudart_unbound("cudaGraphNodeGetEnabled");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphNodeGetEnabled", values) < 0)
@@ -9957,6 +10308,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphNodeGetEnabled, cudart_abi_cudaGraphNodeGetEnabled) fn = (CUDART_FN_T(cudaGraphNodeGetEnabled, cudart_abi_cudaGraphNodeGetEnabled))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10002,6 +10354,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaGraphNodeGetType");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphNodeGetType", values) < 0)
@@ -10009,6 +10362,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphNodeGetType, cudart_abi_cudaGraphNodeGetType) fn = (CUDART_FN_T(cudaGraphNodeGetType, cudart_abi_cudaGraphNodeGetType))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10050,6 +10404,7 @@ static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *con
         result = cudart_unbound("cudaGraphNodeSetEnabled");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaGraphNodeSetEnabled", values) < 0)
@@ -10057,6 +10412,7 @@ static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphNodeSetEnabled, cudart_abi_cudaGraphNodeSetEnabled) fn = (CUDART_FN_T(cudaGraphNodeSetEnabled, cudart_abi_cudaGraphNodeSetEnabled))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10093,6 +10449,7 @@ static PyObject *cudart_fn_cudaGraphNodeSetParams(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaGraphNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphNodeSetParams", values) < 0)
@@ -10100,6 +10457,7 @@ static PyObject *cudart_fn_cudaGraphNodeSetParams(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphNodeSetParams, cudart_abi_cudaGraphNodeSetParams) fn = (CUDART_FN_T(cudaGraphNodeSetParams, cudart_abi_cudaGraphNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10139,6 +10497,7 @@ static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *
         result = cudart_unbound("cudaGraphReleaseUserObject");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaGraphReleaseUserObject", values) < 0)
@@ -10146,6 +10505,7 @@ static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphReleaseUserObject, cudart_abi_cudaGraphReleaseUserObject) fn = (CUDART_FN_T(cudaGraphReleaseUserObject, cudart_abi_cudaGraphReleaseUserObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10197,6 +10557,7 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject 
         result = cudart_unbound("cudaGraphRemoveDependencies");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3);
         if (cudart_record_call("cudaGraphRemoveDependencies", values) < 0)
@@ -10204,6 +10565,7 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphRemoveDependencies, cudart_abi_cudaGraphRemoveDependencies) fn = (CUDART_FN_T(cudaGraphRemoveDependencies, cudart_abi_cudaGraphRemoveDependencies))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10249,6 +10611,7 @@ static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *c
         result = cudart_unbound("cudaGraphRetainUserObject");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaGraphRetainUserObject", values) < 0)
@@ -10256,6 +10619,7 @@ static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *c
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphRetainUserObject, cudart_abi_cudaGraphRetainUserObject) fn = (CUDART_FN_T(cudaGraphRetainUserObject, cudart_abi_cudaGraphRetainUserObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10292,6 +10656,7 @@ static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaGraphUpload");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphUpload", values) < 0)
@@ -10299,6 +10664,7 @@ static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphUpload, cudart_abi_cudaGraphUpload) fn = (CUDART_FN_T(cudaGraphUpload, cudart_abi_cudaGraphUpload))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10344,6 +10710,7 @@ static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject
         result = cudart_unbound("cudaGraphicsEGLRegisterImage");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaGraphicsEGLRegisterImage", values) < 0)
@@ -10351,6 +10718,7 @@ static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsEGLRegisterImage, cudart_abi_cudaGraphicsEGLRegisterImage) fn = (CUDART_FN_T(cudaGraphicsEGLRegisterImage, cudart_abi_cudaGraphicsEGLRegisterImage))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10397,6 +10765,7 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject
         result = cudart_unbound("cudaGraphicsGLRegisterBuffer");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, u2);
         if (cudart_record_call("cudaGraphicsGLRegisterBuffer", values) < 0)
@@ -10404,6 +10773,7 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsGLRegisterBuffer, cudart_abi_cudaGraphicsGLRegisterBuffer) fn = (CUDART_FN_T(cudaGraphicsGLRegisterBuffer, cudart_abi_cudaGraphicsGLRegisterBuffer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10452,6 +10822,7 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject 
         result = cudart_unbound("cudaGraphicsGLRegisterImage");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, u3);
         if (cudart_record_call("cudaGraphicsGLRegisterImage", values) < 0)
@@ -10459,6 +10830,7 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsGLRegisterImage, cudart_abi_cudaGraphicsGLRegisterImage) fn = (CUDART_FN_T(cudaGraphicsGLRegisterImage, cudart_abi_cudaGraphicsGLRegisterImage))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10505,6 +10877,7 @@ static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *co
         result = cudart_unbound("cudaGraphicsMapResources");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LKK)", i0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphicsMapResources", values) < 0)
@@ -10512,6 +10885,7 @@ static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsMapResources, cudart_abi_cudaGraphicsMapResources) fn = (CUDART_FN_T(cudaGraphicsMapResources, cudart_abi_cudaGraphicsMapResources))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10556,6 +10930,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self,
         result = cudart_unbound("cudaGraphicsResourceGetMappedEglFrame");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaGraphicsResourceGetMappedEglFrame", values) < 0)
@@ -10563,6 +10938,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsResourceGetMappedEglFrame, cudart_abi_cudaGraphicsResourceGetMappedEglFrame) fn = (CUDART_FN_T(cudaGraphicsResourceGetMappedEglFrame, cudart_abi_cudaGraphicsResourceGetMappedEglFrame))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10605,6 +10981,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject 
         result = cudart_unbound("cudaGraphicsResourceGetMappedMipmappedArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphicsResourceGetMappedMipmappedArray", values) < 0)
@@ -10612,6 +10989,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsResourceGetMappedMipmappedArray, cudart_abi_cudaGraphicsResourceGetMappedMipmappedArray) fn = (CUDART_FN_T(cudaGraphicsResourceGetMappedMipmappedArray, cudart_abi_cudaGraphicsResourceGetMappedMipmappedArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10662,6 +11040,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, 
         result = cudart_unbound("cudaGraphicsResourceGetMappedPointer");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphicsResourceGetMappedPointer", values) < 0)
@@ -10669,6 +11048,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsResourceGetMappedPointer, cudart_abi_cudaGraphicsResourceGetMappedPointer) fn = (CUDART_FN_T(cudaGraphicsResourceGetMappedPointer, cudart_abi_cudaGraphicsResourceGetMappedPointer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10707,6 +11087,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObj
         result = cudart_unbound("cudaGraphicsResourceSetMapFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaGraphicsResourceSetMapFlags", values) < 0)
@@ -10714,6 +11095,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObj
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsResourceSetMapFlags, cudart_abi_cudaGraphicsResourceSetMapFlags) fn = (CUDART_FN_T(cudaGraphicsResourceSetMapFlags, cudart_abi_cudaGraphicsResourceSetMapFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10761,6 +11143,7 @@ static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self,
         result = cudart_unbound("cudaGraphicsSubResourceGetMappedArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaGraphicsSubResourceGetMappedArray", values) < 0)
@@ -10768,6 +11151,7 @@ static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsSubResourceGetMappedArray, cudart_abi_cudaGraphicsSubResourceGetMappedArray) fn = (CUDART_FN_T(cudaGraphicsSubResourceGetMappedArray, cudart_abi_cudaGraphicsSubResourceGetMappedArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10815,6 +11199,7 @@ static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *
         result = cudart_unbound("cudaGraphicsUnmapResources");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LKK)", i0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphicsUnmapResources", values) < 0)
@@ -10822,6 +11207,7 @@ static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsUnmapResources, cudart_abi_cudaGraphicsUnmapResources) fn = (CUDART_FN_T(cudaGraphicsUnmapResources, cudart_abi_cudaGraphicsUnmapResources))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10856,6 +11242,7 @@ static PyObject *cudart_fn_cudaGraphicsUnregisterResource(PyObject *self, PyObje
         result = cudart_unbound("cudaGraphicsUnregisterResource");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaGraphicsUnregisterResource", values) < 0)
@@ -10863,6 +11250,7 @@ static PyObject *cudart_fn_cudaGraphicsUnregisterResource(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsUnregisterResource, cudart_abi_cudaGraphicsUnregisterResource) fn = (CUDART_FN_T(cudaGraphicsUnregisterResource, cudart_abi_cudaGraphicsUnregisterResource))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10906,6 +11294,7 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self
         result = cudart_unbound("cudaGraphicsVDPAURegisterOutputSurface");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, u2);
         if (cudart_record_call("cudaGraphicsVDPAURegisterOutputSurface", values) < 0)
@@ -10913,6 +11302,7 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsVDPAURegisterOutputSurface, cudart_abi_cudaGraphicsVDPAURegisterOutputSurface) fn = (CUDART_FN_T(cudaGraphicsVDPAURegisterOutputSurface, cudart_abi_cudaGraphicsVDPAURegisterOutputSurface))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10958,6 +11348,7 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self,
         result = cudart_unbound("cudaGraphicsVDPAURegisterVideoSurface");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, u2);
         if (cudart_record_call("cudaGraphicsVDPAURegisterVideoSurface", values) < 0)
@@ -10965,6 +11356,7 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsVDPAURegisterVideoSurface, cudart_abi_cudaGraphicsVDPAURegisterVideoSurface) fn = (CUDART_FN_T(cudaGraphicsVDPAURegisterVideoSurface, cudart_abi_cudaGraphicsVDPAURegisterVideoSurface))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11010,6 +11402,7 @@ static PyObject *cudart_fn_cudaHostAlloc(PyObject *self, PyObject *const *args, 
         result = cudart_unbound("cudaHostAlloc");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, u2);
         if (cudart_record_call("cudaHostAlloc", values) < 0)
@@ -11017,6 +11410,7 @@ static PyObject *cudart_fn_cudaHostAlloc(PyObject *self, PyObject *const *args, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaHostAlloc, cudart_abi_cudaHostAlloc) fn = (CUDART_FN_T(cudaHostAlloc, cudart_abi_cudaHostAlloc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11063,6 +11457,7 @@ static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *co
         result = cudart_unbound("cudaHostGetDevicePointer");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaHostGetDevicePointer", values) < 0)
@@ -11070,6 +11465,7 @@ static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaHostGetDevicePointer, cudart_abi_cudaHostGetDevicePointer) fn = (CUDART_FN_T(cudaHostGetDevicePointer, cudart_abi_cudaHostGetDevicePointer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11114,6 +11510,7 @@ static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaHostGetFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaHostGetFlags", values) < 0)
@@ -11121,6 +11518,7 @@ static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaHostGetFlags, cudart_abi_cudaHostGetFlags) fn = (CUDART_FN_T(cudaHostGetFlags, cudart_abi_cudaHostGetFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11161,6 +11559,7 @@ static PyObject *cudart_fn_cudaHostRegister(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaHostRegister");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, u2);
         if (cudart_record_call("cudaHostRegister", values) < 0)
@@ -11168,6 +11567,7 @@ static PyObject *cudart_fn_cudaHostRegister(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaHostRegister, cudart_abi_cudaHostRegister) fn = (CUDART_FN_T(cudaHostRegister, cudart_abi_cudaHostRegister))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11199,6 +11599,7 @@ static PyObject *cudart_fn_cudaHostUnregister(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaHostUnregister");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaHostUnregister", values) < 0)
@@ -11206,6 +11607,7 @@ static PyObject *cudart_fn_cudaHostUnregister(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaHostUnregister, cudart_abi_cudaHostUnregister) fn = (CUDART_FN_T(cudaHostUnregister, cudart_abi_cudaHostUnregister))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11247,6 +11649,7 @@ static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *co
         result = cudart_unbound("cudaImportExternalMemory");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaImportExternalMemory", values) < 0)
@@ -11254,6 +11657,7 @@ static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaImportExternalMemory, cudart_abi_cudaImportExternalMemory) fn = (CUDART_FN_T(cudaImportExternalMemory, cudart_abi_cudaImportExternalMemory))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11298,6 +11702,7 @@ static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject 
         result = cudart_unbound("cudaImportExternalSemaphore");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaImportExternalSemaphore", values) < 0)
@@ -11305,6 +11710,7 @@ static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaImportExternalSemaphore, cudart_abi_cudaImportExternalSemaphore) fn = (CUDART_FN_T(cudaImportExternalSemaphore, cudart_abi_cudaImportExternalSemaphore))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11341,6 +11747,7 @@ static PyObject *cudart_fn_cudaInitDevice(PyObject *self, PyObject *const *args,
         result = cudart_unbound("cudaInitDevice");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LKK)", i0, u1, u2);
         if (cudart_record_call("cudaInitDevice", values) < 0)
@@ -11348,6 +11755,7 @@ static PyObject *cudart_fn_cudaInitDevice(PyObject *self, PyObject *const *args,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaInitDevice, cudart_abi_cudaInitDevice) fn = (CUDART_FN_T(cudaInitDevice, cudart_abi_cudaInitDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11378,6 +11786,7 @@ static PyObject *cudart_fn_cudaIpcCloseMemHandle(PyObject *self, PyObject *const
         result = cudart_unbound("cudaIpcCloseMemHandle");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaIpcCloseMemHandle", values) < 0)
@@ -11385,6 +11794,7 @@ static PyObject *cudart_fn_cudaIpcCloseMemHandle(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaIpcCloseMemHandle, cudart_abi_cudaIpcCloseMemHandle) fn = (CUDART_FN_T(cudaIpcCloseMemHandle, cudart_abi_cudaIpcCloseMemHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11420,6 +11830,7 @@ static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const
         result = cudart_unbound("cudaIpcGetEventHandle");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaIpcGetEventHandle", values) < 0)
@@ -11427,6 +11838,7 @@ static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaIpcGetEventHandle, cudart_abi_cudaIpcGetEventHandle) fn = (CUDART_FN_T(cudaIpcGetEventHandle, cudart_abi_cudaIpcGetEventHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11463,6 +11875,7 @@ static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaIpcGetMemHandle");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaIpcGetMemHandle", values) < 0)
@@ -11470,6 +11883,7 @@ static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaIpcGetMemHandle, cudart_abi_cudaIpcGetMemHandle) fn = (CUDART_FN_T(cudaIpcGetMemHandle, cudart_abi_cudaIpcGetMemHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11511,6 +11925,7 @@ static PyObject *cudart_fn_cudaIpcOpenEventHandle(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaIpcOpenEventHandle");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(Ky#)", (unsigned long long)(uintptr_t)a0, (const char *)&a1, (Py_ssize_t)sizeof a1);
         if (cudart_record_call("cudaIpcOpenEventHandle", values) < 0)
@@ -11518,6 +11933,7 @@ static PyObject *cudart_fn_cudaIpcOpenEventHandle(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaIpcOpenEventHandle, cudart_abi_cudaIpcOpenEventHandle) fn = (CUDART_FN_T(cudaIpcOpenEventHandle, cudart_abi_cudaIpcOpenEventHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11563,6 +11979,7 @@ static PyObject *cudart_fn_cudaIpcOpenMemHandle(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaIpcOpenMemHandle");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(Ky#K)", (unsigned long long)(uintptr_t)a0, (const char *)&a1, (Py_ssize_t)sizeof a1, u2);
         if (cudart_record_call("cudaIpcOpenMemHandle", values) < 0)
@@ -11570,6 +11987,7 @@ static PyObject *cudart_fn_cudaIpcOpenMemHandle(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaIpcOpenMemHandle, cudart_abi_cudaIpcOpenMemHandle) fn = (CUDART_FN_T(cudaIpcOpenMemHandle, cudart_abi_cudaIpcOpenMemHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11626,6 +12044,7 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject 
         result = cudart_unbound("cudaLaunchCooperativeKernel");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(Ky#y#KKK)", (unsigned long long)(uintptr_t)a0, (const char *)&a1, (Py_ssize_t)sizeof a1, (const char *)&a2, (Py_ssize_t)sizeof a2, (unsigned long long)(uintptr_t)a3, u4, (unsigned long long)(uintptr_t)a5);
         if (cudart_record_call("cudaLaunchCooperativeKernel", values) < 0)
@@ -11633,6 +12052,7 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLaunchCooperativeKernel, cudart_abi_cudaLaunchCooperativeKernel) fn = (CUDART_FN_T(cudaLaunchCooperativeKernel, cudart_abi_cudaLaunchCooperativeKernel))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11674,6 +12094,7 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernelMultiDevice(PyObject *self
         result = cudart_unbound("cudaLaunchCooperativeKernelMultiDevice");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, u2);
         if (cudart_record_call("cudaLaunchCooperativeKernelMultiDevice", values) < 0)
@@ -11681,6 +12102,7 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernelMultiDevice(PyObject *self
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLaunchCooperativeKernelMultiDevice, cudart_abi_cudaLaunchCooperativeKernelMultiDevice) fn = (CUDART_FN_T(cudaLaunchCooperativeKernelMultiDevice, cudart_abi_cudaLaunchCooperativeKernelMultiDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11720,6 +12142,7 @@ static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaLaunchHostFunc");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaLaunchHostFunc", values) < 0)
@@ -11727,6 +12150,7 @@ static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLaunchHostFunc, cudart_abi_cudaLaunchHostFunc) fn = (CUDART_FN_T(cudaLaunchHostFunc, cudart_abi_cudaLaunchHostFunc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11783,6 +12207,7 @@ static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaLaunchKernel");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(Ky#y#KKK)", (unsigned long long)(uintptr_t)a0, (const char *)&a1, (Py_ssize_t)sizeof a1, (const char *)&a2, (Py_ssize_t)sizeof a2, (unsigned long long)(uintptr_t)a3, u4, (unsigned long long)(uintptr_t)a5);
         if (cudart_record_call("cudaLaunchKernel", values) < 0)
@@ -11790,6 +12215,7 @@ static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLaunchKernel, cudart_abi_cudaLaunchKernel) fn = (CUDART_FN_T(cudaLaunchKernel, cudart_abi_cudaLaunchKernel))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11839,6 +12265,7 @@ static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaLaunchKernelExC");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaLaunchKernelExC", values) < 0)
@@ -11846,6 +12273,7 @@ static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLaunchKernelExC, cudart_abi_cudaLaunchKernelExC) fn = (CUDART_FN_T(cudaLaunchKernelExC, cudart_abi_cudaLaunchKernelExC))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11890,6 +12318,7 @@ static PyObject *cudart_fn_cudaMalloc(PyObject *self, PyObject *const *args, Py_
         result = cudart_unbound("cudaMalloc");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaMalloc", values) < 0)
@@ -11897,6 +12326,7 @@ static PyObject *cudart_fn_cudaMalloc(PyObject *self, PyObject *const *args, Py_
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMalloc, cudart_abi_cudaMalloc) fn = (CUDART_FN_T(cudaMalloc, cudart_abi_cudaMalloc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11933,6 +12363,7 @@ static PyObject *cudart_fn_cudaMalloc3D(PyObject *self, PyObject *const *args, P
         result = cudart_unbound("cudaMalloc3D");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(Ky#)", (unsigned long long)(uintptr_t)a0, (const char *)&a1, (Py_ssize_t)sizeof a1);
         if (cudart_record_call("cudaMalloc3D", values) < 0)
@@ -11940,6 +12371,7 @@ static PyObject *cudart_fn_cudaMalloc3D(PyObject *self, PyObject *const *args, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMalloc3D, cudart_abi_cudaMalloc3D) fn = (CUDART_FN_T(cudaMalloc3D, cudart_abi_cudaMalloc3D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11987,6 +12419,7 @@ static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMalloc3DArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKy#K)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (const char *)&a2, (Py_ssize_t)sizeof a2, u3);
         if (cudart_record_call("cudaMalloc3DArray", values) < 0)
@@ -11994,6 +12427,7 @@ static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMalloc3DArray, cudart_abi_cudaMalloc3DArray) fn = (CUDART_FN_T(cudaMalloc3DArray, cudart_abi_cudaMalloc3DArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12047,6 +12481,7 @@ static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaMallocArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, u4);
         if (cudart_record_call("cudaMallocArray", values) < 0)
@@ -12054,6 +12489,7 @@ static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMallocArray, cudart_abi_cudaMallocArray) fn = (CUDART_FN_T(cudaMallocArray, cudart_abi_cudaMallocArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12101,6 +12537,7 @@ static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaMallocAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaMallocAsync", values) < 0)
@@ -12108,6 +12545,7 @@ static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMallocAsync, cudart_abi_cudaMallocAsync) fn = (CUDART_FN_T(cudaMallocAsync, cudart_abi_cudaMallocAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12159,6 +12597,7 @@ static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *con
         result = cudart_unbound("cudaMallocFromPoolAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaMallocFromPoolAsync", values) < 0)
@@ -12166,6 +12605,7 @@ static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMallocFromPoolAsync, cudart_abi_cudaMallocFromPoolAsync) fn = (CUDART_FN_T(cudaMallocFromPoolAsync, cudart_abi_cudaMallocFromPoolAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12210,6 +12650,7 @@ static PyObject *cudart_fn_cudaMallocHost(PyObject *self, PyObject *const *args,
         result = cudart_unbound("cudaMallocHost");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaMallocHost", values) < 0)
@@ -12217,6 +12658,7 @@ static PyObject *cudart_fn_cudaMallocHost(PyObject *self, PyObject *const *args,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMallocHost, cudart_abi_cudaMallocHost) fn = (CUDART_FN_T(cudaMallocHost, cudart_abi_cudaMallocHost))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12262,6 +12704,7 @@ static PyObject *cudart_fn_cudaMallocManaged(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMallocManaged");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, u2);
         if (cudart_record_call("cudaMallocManaged", values) < 0)
@@ -12269,6 +12712,7 @@ static PyObject *cudart_fn_cudaMallocManaged(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMallocManaged, cudart_abi_cudaMallocManaged) fn = (CUDART_FN_T(cudaMallocManaged, cudart_abi_cudaMallocManaged))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12321,6 +12765,7 @@ static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *co
         result = cudart_unbound("cudaMallocMipmappedArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKy#KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (const char *)&a2, (Py_ssize_t)sizeof a2, u3, u4);
         if (cudart_record_call("cudaMallocMipmappedArray", values) < 0)
@@ -12328,6 +12773,7 @@ static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMallocMipmappedArray, cudart_abi_cudaMallocMipmappedArray) fn = (CUDART_FN_T(cudaMallocMipmappedArray, cudart_abi_cudaMallocMipmappedArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12380,6 +12826,7 @@ static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaMallocPitch");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaMallocPitch", values) < 0)
@@ -12387,6 +12834,7 @@ static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMallocPitch, cudart_abi_cudaMallocPitch) fn = (CUDART_FN_T(cudaMallocPitch, cudart_abi_cudaMallocPitch))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12430,6 +12878,7 @@ static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, 
         result = cudart_unbound("cudaMemAdvise");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKL)", (unsigned long long)(uintptr_t)a0, u1, u2, i3);
         if (cudart_record_call("cudaMemAdvise", values) < 0)
@@ -12437,6 +12886,7 @@ static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemAdvise, cudart_abi_cudaMemAdvise) fn = (CUDART_FN_T(cudaMemAdvise, cudart_abi_cudaMemAdvise))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12477,6 +12927,7 @@ static PyObject *cudart_fn_cudaMemAdvise_v2(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaMemAdvise_v2");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKy#)", (unsigned long long)(uintptr_t)a0, u1, u2, (const char *)&a3, (Py_ssize_t)sizeof a3);
         if (cudart_record_call("cudaMemAdvise_v2", values) < 0)
@@ -12484,6 +12935,7 @@ static PyObject *cudart_fn_cudaMemAdvise_v2(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemAdvise_v2, cudart_abi_cudaMemAdvise_v2) fn = (CUDART_FN_T(cudaMemAdvise_v2, cudart_abi_cudaMemAdvise_v2))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12527,6 +12979,7 @@ static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args,
         result = cudart_unbound("cudaMemGetInfo");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaMemGetInfo", values) < 0)
@@ -12534,6 +12987,7 @@ static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemGetInfo, cudart_abi_cudaMemGetInfo) fn = (CUDART_FN_T(cudaMemGetInfo, cudart_abi_cudaMemGetInfo))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12578,6 +13032,7 @@ static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMemPoolCreate");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaMemPoolCreate", values) < 0)
@@ -12585,6 +13040,7 @@ static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolCreate, cudart_abi_cudaMemPoolCreate) fn = (CUDART_FN_T(cudaMemPoolCreate, cudart_abi_cudaMemPoolCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12619,6 +13075,7 @@ static PyObject *cudart_fn_cudaMemPoolDestroy(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaMemPoolDestroy");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaMemPoolDestroy", values) < 0)
@@ -12626,6 +13083,7 @@ static PyObject *cudart_fn_cudaMemPoolDestroy(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolDestroy, cudart_abi_cudaMemPoolDestroy) fn = (CUDART_FN_T(cudaMemPoolDestroy, cudart_abi_cudaMemPoolDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12661,6 +13119,7 @@ static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *co
         result = cudart_unbound("cudaMemPoolExportPointer");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaMemPoolExportPointer", values) < 0)
@@ -12668,6 +13127,7 @@ static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolExportPointer, cudart_abi_cudaMemPoolExportPointer) fn = (CUDART_FN_T(cudaMemPoolExportPointer, cudart_abi_cudaMemPoolExportPointer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12710,6 +13170,7 @@ static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, Py
         result = cudart_unbound("cudaMemPoolExportToShareableHandle");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaMemPoolExportToShareableHandle", values) < 0)
@@ -12717,6 +13178,7 @@ static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, Py
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolExportToShareableHandle, cudart_abi_cudaMemPoolExportToShareableHandle) fn = (CUDART_FN_T(cudaMemPoolExportToShareableHandle, cudart_abi_cudaMemPoolExportToShareableHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12763,6 +13225,7 @@ static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaMemPoolGetAccess");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaMemPoolGetAccess", values) < 0)
@@ -12770,6 +13233,7 @@ static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolGetAccess, cudart_abi_cudaMemPoolGetAccess) fn = (CUDART_FN_T(cudaMemPoolGetAccess, cudart_abi_cudaMemPoolGetAccess))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12812,6 +13276,7 @@ static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *con
         result = cudart_unbound("cudaMemPoolGetAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaMemPoolGetAttribute", values) < 0)
@@ -12819,6 +13284,7 @@ static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolGetAttribute, cudart_abi_cudaMemPoolGetAttribute) fn = (CUDART_FN_T(cudaMemPoolGetAttribute, cudart_abi_cudaMemPoolGetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12867,6 +13333,7 @@ static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, 
         result = cudart_unbound("cudaMemPoolImportFromShareableHandle");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaMemPoolImportFromShareableHandle", values) < 0)
@@ -12874,6 +13341,7 @@ static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolImportFromShareableHandle, cudart_abi_cudaMemPoolImportFromShareableHandle) fn = (CUDART_FN_T(cudaMemPoolImportFromShareableHandle, cudart_abi_cudaMemPoolImportFromShareableHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12922,6 +13390,7 @@ static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *co
         result = cudart_unbound("cudaMemPoolImportPointer");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaMemPoolImportPointer", values) < 0)
@@ -12929,6 +13398,7 @@ static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolImportPointer, cudart_abi_cudaMemPoolImportPointer) fn = (CUDART_FN_T(cudaMemPoolImportPointer, cudart_abi_cudaMemPoolImportPointer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12971,6 +13441,7 @@ static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaMemPoolSetAccess");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaMemPoolSetAccess", values) < 0)
@@ -12978,6 +13449,7 @@ static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolSetAccess, cudart_abi_cudaMemPoolSetAccess) fn = (CUDART_FN_T(cudaMemPoolSetAccess, cudart_abi_cudaMemPoolSetAccess))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13017,6 +13489,7 @@ static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *con
         result = cudart_unbound("cudaMemPoolSetAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaMemPoolSetAttribute", values) < 0)
@@ -13024,6 +13497,7 @@ static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolSetAttribute, cudart_abi_cudaMemPoolSetAttribute) fn = (CUDART_FN_T(cudaMemPoolSetAttribute, cudart_abi_cudaMemPoolSetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13059,6 +13533,7 @@ static PyObject *cudart_fn_cudaMemPoolTrimTo(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMemPoolTrimTo");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaMemPoolTrimTo", values) < 0)
@@ -13066,6 +13541,7 @@ static PyObject *cudart_fn_cudaMemPoolTrimTo(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolTrimTo, cudart_abi_cudaMemPoolTrimTo) fn = (CUDART_FN_T(cudaMemPoolTrimTo, cudart_abi_cudaMemPoolTrimTo))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13107,6 +13583,7 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaMemPrefetchAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKLK)", (unsigned long long)(uintptr_t)a0, u1, i2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaMemPrefetchAsync", values) < 0)
@@ -13114,6 +13591,7 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPrefetchAsync, cudart_abi_cudaMemPrefetchAsync) fn = (CUDART_FN_T(cudaMemPrefetchAsync, cudart_abi_cudaMemPrefetchAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13159,6 +13637,7 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync_v2(PyObject *self, PyObject *con
         result = cudart_unbound("cudaMemPrefetchAsync_v2");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKy#KK)", (unsigned long long)(uintptr_t)a0, u1, (const char *)&a2, (Py_ssize_t)sizeof a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaMemPrefetchAsync_v2", values) < 0)
@@ -13166,6 +13645,7 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync_v2(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPrefetchAsync_v2, cudart_abi_cudaMemPrefetchAsync_v2) fn = (CUDART_FN_T(cudaMemPrefetchAsync_v2, cudart_abi_cudaMemPrefetchAsync_v2))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13211,6 +13691,7 @@ static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *co
         result = cudart_unbound("cudaMemRangeGetAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, (unsigned long long)(uintptr_t)a3, u4);
         if (cudart_record_call("cudaMemRangeGetAttribute", values) < 0)
@@ -13218,6 +13699,7 @@ static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemRangeGetAttribute, cudart_abi_cudaMemRangeGetAttribute) fn = (CUDART_FN_T(cudaMemRangeGetAttribute, cudart_abi_cudaMemRangeGetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13278,6 +13760,7 @@ static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *c
         result = cudart_unbound("cudaMemRangeGetAttributes");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4, u5);
         if (cudart_record_call("cudaMemRangeGetAttributes", values) < 0)
@@ -13285,6 +13768,7 @@ static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *c
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemRangeGetAttributes, cudart_abi_cudaMemRangeGetAttributes) fn = (CUDART_FN_T(cudaMemRangeGetAttributes, cudart_abi_cudaMemRangeGetAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13331,6 +13815,7 @@ static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_
         result = cudart_unbound("cudaMemcpy");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaMemcpy", values) < 0)
@@ -13338,6 +13823,7 @@ static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy, cudart_abi_cudaMemcpy) fn = (CUDART_FN_T(cudaMemcpy, cudart_abi_cudaMemcpy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13389,6 +13875,7 @@ static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, P
         result = cudart_unbound("cudaMemcpy2D");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, u3, u4, u5, u6);
         if (cudart_record_call("cudaMemcpy2D", values) < 0)
@@ -13396,6 +13883,7 @@ static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy2D, cudart_abi_cudaMemcpy2D) fn = (CUDART_FN_T(cudaMemcpy2D, cudart_abi_cudaMemcpy2D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13453,6 +13941,7 @@ static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *co
         result = cudart_unbound("cudaMemcpy2DArrayToArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, (unsigned long long)(uintptr_t)a3, u4, u5, u6, u7, u8);
         if (cudart_record_call("cudaMemcpy2DArrayToArray", values) < 0)
@@ -13460,6 +13949,7 @@ static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy2DArrayToArray, cudart_abi_cudaMemcpy2DArrayToArray) fn = (CUDART_FN_T(cudaMemcpy2DArrayToArray, cudart_abi_cudaMemcpy2DArrayToArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13515,6 +14005,7 @@ static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMemcpy2DAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, u3, u4, u5, u6, (unsigned long long)(uintptr_t)a7);
         if (cudart_record_call("cudaMemcpy2DAsync", values) < 0)
@@ -13522,6 +14013,7 @@ static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy2DAsync, cudart_abi_cudaMemcpy2DAsync) fn = (CUDART_FN_T(cudaMemcpy2DAsync, cudart_abi_cudaMemcpy2DAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13577,6 +14069,7 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const
         result = cudart_unbound("cudaMemcpy2DFromArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, u3, u4, u5, u6, u7);
         if (cudart_record_call("cudaMemcpy2DFromArray", values) < 0)
@@ -13584,6 +14077,7 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy2DFromArray, cudart_abi_cudaMemcpy2DFromArray) fn = (CUDART_FN_T(cudaMemcpy2DFromArray, cudart_abi_cudaMemcpy2DFromArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13642,6 +14136,7 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *
         result = cudart_unbound("cudaMemcpy2DFromArrayAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, u3, u4, u5, u6, u7, (unsigned long long)(uintptr_t)a8);
         if (cudart_record_call("cudaMemcpy2DFromArrayAsync", values) < 0)
@@ -13649,6 +14144,7 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy2DFromArrayAsync, cudart_abi_cudaMemcpy2DFromArrayAsync) fn = (CUDART_FN_T(cudaMemcpy2DFromArrayAsync, cudart_abi_cudaMemcpy2DFromArrayAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13704,6 +14200,7 @@ static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaMemcpy2DToArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, (unsigned long long)(uintptr_t)a3, u4, u5, u6, u7);
         if (cudart_record_call("cudaMemcpy2DToArray", values) < 0)
@@ -13711,6 +14208,7 @@ static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy2DToArray, cudart_abi_cudaMemcpy2DToArray) fn = (CUDART_FN_T(cudaMemcpy2DToArray, cudart_abi_cudaMemcpy2DToArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13769,6 +14267,7 @@ static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *co
         result = cudart_unbound("cudaMemcpy2DToArrayAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, (unsigned long long)(uintptr_t)a3, u4, u5, u6, u7, (unsigned long long)(uintptr_t)a8);
         if (cudart_record_call("cudaMemcpy2DToArrayAsync", values) < 0)
@@ -13776,6 +14275,7 @@ static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy2DToArrayAsync, cudart_abi_cudaMemcpy2DToArrayAsync) fn = (CUDART_FN_T(cudaMemcpy2DToArrayAsync, cudart_abi_cudaMemcpy2DToArrayAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13809,6 +14309,7 @@ static PyObject *cudart_fn_cudaMemcpy3D(PyObject *self, PyObject *const *args, P
         result = cudart_unbound("cudaMemcpy3D");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaMemcpy3D", values) < 0)
@@ -13816,6 +14317,7 @@ static PyObject *cudart_fn_cudaMemcpy3D(PyObject *self, PyObject *const *args, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy3D, cudart_abi_cudaMemcpy3D) fn = (CUDART_FN_T(cudaMemcpy3D, cudart_abi_cudaMemcpy3D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13851,6 +14353,7 @@ static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMemcpy3DAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaMemcpy3DAsync", values) < 0)
@@ -13858,6 +14361,7 @@ static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy3DAsync, cudart_abi_cudaMemcpy3DAsync) fn = (CUDART_FN_T(cudaMemcpy3DAsync, cudart_abi_cudaMemcpy3DAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13890,6 +14394,7 @@ static PyObject *cudart_fn_cudaMemcpy3DPeer(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaMemcpy3DPeer");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaMemcpy3DPeer", values) < 0)
@@ -13897,6 +14402,7 @@ static PyObject *cudart_fn_cudaMemcpy3DPeer(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy3DPeer, cudart_abi_cudaMemcpy3DPeer) fn = (CUDART_FN_T(cudaMemcpy3DPeer, cudart_abi_cudaMemcpy3DPeer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13932,6 +14438,7 @@ static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const
         result = cudart_unbound("cudaMemcpy3DPeerAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaMemcpy3DPeerAsync", values) < 0)
@@ -13939,6 +14446,7 @@ static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy3DPeerAsync, cudart_abi_cudaMemcpy3DPeerAsync) fn = (CUDART_FN_T(cudaMemcpy3DPeerAsync, cudart_abi_cudaMemcpy3DPeerAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13993,6 +14501,7 @@ static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaMemcpyArrayToArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, (unsigned long long)(uintptr_t)a3, u4, u5, u6, u7);
         if (cudart_record_call("cudaMemcpyArrayToArray", values) < 0)
@@ -14000,6 +14509,7 @@ static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyArrayToArray, cudart_abi_cudaMemcpyArrayToArray) fn = (CUDART_FN_T(cudaMemcpyArrayToArray, cudart_abi_cudaMemcpyArrayToArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14046,6 +14556,7 @@ static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaMemcpyAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaMemcpyAsync", values) < 0)
@@ -14053,6 +14564,7 @@ static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyAsync, cudart_abi_cudaMemcpyAsync) fn = (CUDART_FN_T(cudaMemcpyAsync, cudart_abi_cudaMemcpyAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14102,6 +14614,7 @@ static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaMemcpyFromArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, u4, u5);
         if (cudart_record_call("cudaMemcpyFromArray", values) < 0)
@@ -14109,6 +14622,7 @@ static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyFromArray, cudart_abi_cudaMemcpyFromArray) fn = (CUDART_FN_T(cudaMemcpyFromArray, cudart_abi_cudaMemcpyFromArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14161,6 +14675,7 @@ static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *co
         result = cudart_unbound("cudaMemcpyFromArrayAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, u4, u5, (unsigned long long)(uintptr_t)a6);
         if (cudart_record_call("cudaMemcpyFromArrayAsync", values) < 0)
@@ -14168,6 +14683,7 @@ static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyFromArrayAsync, cudart_abi_cudaMemcpyFromArrayAsync) fn = (CUDART_FN_T(cudaMemcpyFromArrayAsync, cudart_abi_cudaMemcpyFromArrayAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14214,6 +14730,7 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaMemcpyFromSymbol");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, u4);
         if (cudart_record_call("cudaMemcpyFromSymbol", values) < 0)
@@ -14221,6 +14738,7 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyFromSymbol, cudart_abi_cudaMemcpyFromSymbol) fn = (CUDART_FN_T(cudaMemcpyFromSymbol, cudart_abi_cudaMemcpyFromSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14270,6 +14788,7 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *c
         result = cudart_unbound("cudaMemcpyFromSymbolAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, u4, (unsigned long long)(uintptr_t)a5);
         if (cudart_record_call("cudaMemcpyFromSymbolAsync", values) < 0)
@@ -14277,6 +14796,7 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *c
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyFromSymbolAsync, cudart_abi_cudaMemcpyFromSymbolAsync) fn = (CUDART_FN_T(cudaMemcpyFromSymbolAsync, cudart_abi_cudaMemcpyFromSymbolAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14323,6 +14843,7 @@ static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args,
         result = cudart_unbound("cudaMemcpyPeer");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KLKLK)", (unsigned long long)(uintptr_t)a0, i1, (unsigned long long)(uintptr_t)a2, i3, u4);
         if (cudart_record_call("cudaMemcpyPeer", values) < 0)
@@ -14330,6 +14851,7 @@ static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyPeer, cudart_abi_cudaMemcpyPeer) fn = (CUDART_FN_T(cudaMemcpyPeer, cudart_abi_cudaMemcpyPeer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14379,6 +14901,7 @@ static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaMemcpyPeerAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KLKLKK)", (unsigned long long)(uintptr_t)a0, i1, (unsigned long long)(uintptr_t)a2, i3, u4, (unsigned long long)(uintptr_t)a5);
         if (cudart_record_call("cudaMemcpyPeerAsync", values) < 0)
@@ -14386,6 +14909,7 @@ static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyPeerAsync, cudart_abi_cudaMemcpyPeerAsync) fn = (CUDART_FN_T(cudaMemcpyPeerAsync, cudart_abi_cudaMemcpyPeerAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14435,6 +14959,7 @@ static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMemcpyToArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, (unsigned long long)(uintptr_t)a3, u4, u5);
         if (cudart_record_call("cudaMemcpyToArray", values) < 0)
@@ -14442,6 +14967,7 @@ static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyToArray, cudart_abi_cudaMemcpyToArray) fn = (CUDART_FN_T(cudaMemcpyToArray, cudart_abi_cudaMemcpyToArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14494,6 +15020,7 @@ static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaMemcpyToArrayAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, (unsigned long long)(uintptr_t)a3, u4, u5, (unsigned long long)(uintptr_t)a6);
         if (cudart_record_call("cudaMemcpyToArrayAsync", values) < 0)
@@ -14501,6 +15028,7 @@ static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyToArrayAsync, cudart_abi_cudaMemcpyToArrayAsync) fn = (CUDART_FN_T(cudaMemcpyToArrayAsync, cudart_abi_cudaMemcpyToArrayAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14547,6 +15075,7 @@ static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaMemcpyToSymbol");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, u4);
         if (cudart_record_call("cudaMemcpyToSymbol", values) < 0)
@@ -14554,6 +15083,7 @@ static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyToSymbol, cudart_abi_cudaMemcpyToSymbol) fn = (CUDART_FN_T(cudaMemcpyToSymbol, cudart_abi_cudaMemcpyToSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14603,6 +15133,7 @@ static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *con
         result = cudart_unbound("cudaMemcpyToSymbolAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, u4, (unsigned long long)(uintptr_t)a5);
         if (cudart_record_call("cudaMemcpyToSymbolAsync", values) < 0)
@@ -14610,6 +15141,7 @@ static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyToSymbolAsync, cudart_abi_cudaMemcpyToSymbolAsync) fn = (CUDART_FN_T(cudaMemcpyToSymbolAsync, cudart_abi_cudaMemcpyToSymbolAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14649,6 +15181,7 @@ static PyObject *cudart_fn_cudaMemset(PyObject *self, PyObject *const *args, Py_
         result = cudart_unbound("cudaMemset");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KLK)", (unsigned long long)(uintptr_t)a0, i1, u2);
         if (cudart_record_call("cudaMemset", values) < 0)
@@ -14656,6 +15189,7 @@ static PyObject *cudart_fn_cudaMemset(PyObject *self, PyObject *const *args, Py_
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemset, cudart_abi_cudaMemset) fn = (CUDART_FN_T(cudaMemset, cudart_abi_cudaMemset))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14699,6 +15233,7 @@ static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, P
         result = cudart_unbound("cudaMemset2D");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKLKK)", (unsigned long long)(uintptr_t)a0, u1, i2, u3, u4);
         if (cudart_record_call("cudaMemset2D", values) < 0)
@@ -14706,6 +15241,7 @@ static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemset2D, cudart_abi_cudaMemset2D) fn = (CUDART_FN_T(cudaMemset2D, cudart_abi_cudaMemset2D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14753,6 +15289,7 @@ static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMemset2DAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKLKKK)", (unsigned long long)(uintptr_t)a0, u1, i2, u3, u4, (unsigned long long)(uintptr_t)a5);
         if (cudart_record_call("cudaMemset2DAsync", values) < 0)
@@ -14760,6 +15297,7 @@ static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemset2DAsync, cudart_abi_cudaMemset2DAsync) fn = (CUDART_FN_T(cudaMemset2DAsync, cudart_abi_cudaMemset2DAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14794,6 +15332,7 @@ static PyObject *cudart_fn_cudaMemset3D(PyObject *self, PyObject *const *args, P
         result = cudart_unbound("cudaMemset3D");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(y#Ly#)", (const char *)&a0, (Py_ssize_t)sizeof a0, i1, (const char *)&a2, (Py_ssize_t)sizeof a2);
         if (cudart_record_call("cudaMemset3D", values) < 0)
@@ -14801,6 +15340,7 @@ static PyObject *cudart_fn_cudaMemset3D(PyObject *self, PyObject *const *args, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemset3D, cudart_abi_cudaMemset3D) fn = (CUDART_FN_T(cudaMemset3D, cudart_abi_cudaMemset3D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14840,6 +15380,7 @@ static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMemset3DAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(y#Ly#K)", (const char *)&a0, (Py_ssize_t)sizeof a0, i1, (const char *)&a2, (Py_ssize_t)sizeof a2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaMemset3DAsync", values) < 0)
@@ -14847,6 +15388,7 @@ static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemset3DAsync, cudart_abi_cudaMemset3DAsync) fn = (CUDART_FN_T(cudaMemset3DAsync, cudart_abi_cudaMemset3DAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14888,6 +15430,7 @@ static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaMemsetAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KLKK)", (unsigned long long)(uintptr_t)a0, i1, u2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaMemsetAsync", values) < 0)
@@ -14895,6 +15438,7 @@ static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemsetAsync, cudart_abi_cudaMemsetAsync) fn = (CUDART_FN_T(cudaMemsetAsync, cudart_abi_cudaMemsetAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14934,6 +15478,7 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *sel
         result = cudart_unbound("cudaMipmappedArrayGetMemoryRequirements");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKL)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, i2);
         if (cudart_record_call("cudaMipmappedArrayGetMemoryRequirements", values) < 0)
@@ -14941,6 +15486,7 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *sel
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMipmappedArrayGetMemoryRequirements, cudart_abi_cudaMipmappedArrayGetMemoryRequirements) fn = (CUDART_FN_T(cudaMipmappedArrayGetMemoryRequirements, cudart_abi_cudaMipmappedArrayGetMemoryRequirements))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14977,6 +15523,7 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self,
         result = cudart_unbound("cudaMipmappedArrayGetSparseProperties");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaMipmappedArrayGetSparseProperties", values) < 0)
@@ -14984,6 +15531,7 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMipmappedArrayGetSparseProperties, cudart_abi_cudaMipmappedArrayGetSparseProperties) fn = (CUDART_FN_T(cudaMipmappedArrayGetSparseProperties, cudart_abi_cudaMipmappedArrayGetSparseProperties))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15032,6 +15580,7 @@ static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *s
         result = cudart_unbound("cudaOccupancyAvailableDynamicSMemPerBlock");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKLL)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, i2, i3);
         if (cudart_record_call("cudaOccupancyAvailableDynamicSMemPerBlock", values) < 0)
@@ -15039,6 +15588,7 @@ static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *s
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaOccupancyAvailableDynamicSMemPerBlock, cudart_abi_cudaOccupancyAvailableDynamicSMemPerBlock) fn = (CUDART_FN_T(cudaOccupancyAvailableDynamicSMemPerBlock, cudart_abi_cudaOccupancyAvailableDynamicSMemPerBlock))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15089,6 +15639,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObjec
         result = cudart_unbound("cudaOccupancyMaxActiveBlocksPerMultiprocessor");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKLK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, i2, u3);
         if (cudart_record_call("cudaOccupancyMaxActiveBlocksPerMultiprocessor", values) < 0)
@@ -15096,6 +15647,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObjec
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaOccupancyMaxActiveBlocksPerMultiprocessor, cudart_abi_cudaOccupancyMaxActiveBlocksPerMultiprocessor) fn = (CUDART_FN_T(cudaOccupancyMaxActiveBlocksPerMultiprocessor, cudart_abi_cudaOccupancyMaxActiveBlocksPerMultiprocessor))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15149,6 +15701,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlag
         result = cudart_unbound("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKLKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, i2, u3, u4);
         if (cudart_record_call("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", values) < 0)
@@ -15156,6 +15709,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlag
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, cudart_abi_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags) fn = (CUDART_FN_T(cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, cudart_abi_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15204,6 +15758,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObje
         result = cudart_unbound("cudaOccupancyMaxActiveClusters");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaOccupancyMaxActiveClusters", values) < 0)
@@ -15211,6 +15766,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaOccupancyMaxActiveClusters, cudart_abi_cudaOccupancyMaxActiveClusters) fn = (CUDART_FN_T(cudaOccupancyMaxActiveClusters, cudart_abi_cudaOccupancyMaxActiveClusters))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15260,6 +15816,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, 
         result = cudart_unbound("cudaOccupancyMaxPotentialClusterSize");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaOccupancyMaxPotentialClusterSize", values) < 0)
@@ -15267,6 +15824,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaOccupancyMaxPotentialClusterSize, cudart_abi_cudaOccupancyMaxPotentialClusterSize) fn = (CUDART_FN_T(cudaOccupancyMaxPotentialClusterSize, cudart_abi_cudaOccupancyMaxPotentialClusterSize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15296,6 +15854,7 @@ static PyObject *cudart_fn_cudaPeekAtLastError(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaPeekAtLastError");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("()");
         if (cudart_record_call("cudaPeekAtLastError", values) < 0)
@@ -15303,6 +15862,7 @@ static PyObject *cudart_fn_cudaPeekAtLastError(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError) fn = (CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError))slot;
     unsigned int r;
     r = fn();  /* with the GIL held: generator/gil.py */
@@ -15335,6 +15895,7 @@ static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *co
         result = cudart_unbound("cudaPointerGetAttributes");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaPointerGetAttributes", values) < 0)
@@ -15342,6 +15903,7 @@ static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaPointerGetAttributes, cudart_abi_cudaPointerGetAttributes) fn = (CUDART_FN_T(cudaPointerGetAttributes, cudart_abi_cudaPointerGetAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15368,6 +15930,7 @@ static PyObject *cudart_fn_cudaProfilerStart(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaProfilerStart");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("()");
         if (cudart_record_call("cudaProfilerStart", values) < 0)
@@ -15375,6 +15938,7 @@ static PyObject *cudart_fn_cudaProfilerStart(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaProfilerStart, cudart_abi_cudaProfilerStart) fn = (CUDART_FN_T(cudaProfilerStart, cudart_abi_cudaProfilerStart))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15399,6 +15963,7 @@ static PyObject *cudart_fn_cudaProfilerStop(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaProfilerStop");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("()");
         if (cudart_record_call("cudaProfilerStop", values) < 0)
@@ -15406,6 +15971,7 @@ static PyObject *cudart_fn_cudaProfilerStop(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaProfilerStop, cudart_abi_cudaProfilerStop) fn = (CUDART_FN_T(cudaProfilerStop, cudart_abi_cudaProfilerStop))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15442,6 +16008,7 @@ static PyObject *cudart_fn_cudaRuntimeGetVersion(PyObject *self, PyObject *const
         result = cudart_unbound("cudaRuntimeGetVersion");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaRuntimeGetVersion", values) < 0)
@@ -15449,6 +16016,7 @@ static PyObject *cudart_fn_cudaRuntimeGetVersion(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion) fn = (CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion))slot;
     unsigned int r;
     r = fn(a0);  /* with the GIL held: generator/gil.py */
@@ -15476,6 +16044,7 @@ static PyObject *cudart_fn_cudaSetDevice(PyObject *self, PyObject *const *args, 
         result = cudart_unbound("cudaSetDevice");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(L)", i0);
         if (cudart_record_call("cudaSetDevice", values) < 0)
@@ -15483,6 +16052,7 @@ static PyObject *cudart_fn_cudaSetDevice(PyObject *self, PyObject *const *args, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaSetDevice, cudart_abi_cudaSetDevice) fn = (CUDART_FN_T(cudaSetDevice, cudart_abi_cudaSetDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15509,6 +16079,7 @@ static PyObject *cudart_fn_cudaSetDeviceFlags(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaSetDeviceFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaSetDeviceFlags", values) < 0)
@@ -15516,6 +16087,7 @@ static PyObject *cudart_fn_cudaSetDeviceFlags(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaSetDeviceFlags, cudart_abi_cudaSetDeviceFlags) fn = (CUDART_FN_T(cudaSetDeviceFlags, cudart_abi_cudaSetDeviceFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15552,6 +16124,7 @@ static PyObject *cudart_fn_cudaSetDoubleForDevice(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaSetDoubleForDevice");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaSetDoubleForDevice", values) < 0)
@@ -15559,6 +16132,7 @@ static PyObject *cudart_fn_cudaSetDoubleForDevice(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaSetDoubleForDevice, cudart_abi_cudaSetDoubleForDevice) fn = (CUDART_FN_T(cudaSetDoubleForDevice, cudart_abi_cudaSetDoubleForDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15598,6 +16172,7 @@ static PyObject *cudart_fn_cudaSetDoubleForHost(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaSetDoubleForHost");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaSetDoubleForHost", values) < 0)
@@ -15605,6 +16180,7 @@ static PyObject *cudart_fn_cudaSetDoubleForHost(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaSetDoubleForHost, cudart_abi_cudaSetDoubleForHost) fn = (CUDART_FN_T(cudaSetDoubleForHost, cudart_abi_cudaSetDoubleForHost))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15647,6 +16223,7 @@ static PyObject *cudart_fn_cudaSetValidDevices(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaSetValidDevices");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KL)", (unsigned long long)(uintptr_t)a0, i1);
         if (cudart_record_call("cudaSetValidDevices", values) < 0)
@@ -15654,6 +16231,7 @@ static PyObject *cudart_fn_cudaSetValidDevices(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaSetValidDevices, cudart_abi_cudaSetValidDevices) fn = (CUDART_FN_T(cudaSetValidDevices, cudart_abi_cudaSetValidDevices))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15704,6 +16282,7 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyO
         result = cudart_unbound("cudaSignalExternalSemaphoresAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaSignalExternalSemaphoresAsync", values) < 0)
@@ -15711,6 +16290,7 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyO
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaSignalExternalSemaphoresAsync_v2, cudart_abi_cudaSignalExternalSemaphoresAsync) fn = (CUDART_FN_T(cudaSignalExternalSemaphoresAsync_v2, cudart_abi_cudaSignalExternalSemaphoresAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15763,6 +16343,7 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync_v2(PyObject *self, 
         result = cudart_unbound("cudaSignalExternalSemaphoresAsync_v2");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaSignalExternalSemaphoresAsync_v2", values) < 0)
@@ -15770,6 +16351,7 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync_v2(PyObject *self, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaSignalExternalSemaphoresAsync_v2, cudart_abi_cudaSignalExternalSemaphoresAsync_v2) fn = (CUDART_FN_T(cudaSignalExternalSemaphoresAsync_v2, cudart_abi_cudaSignalExternalSemaphoresAsync_v2))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15816,6 +16398,7 @@ static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const
         result = cudart_unbound("cudaStreamAddCallback");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3);
         if (cudart_record_call("cudaStreamAddCallback", values) < 0)
@@ -15823,6 +16406,7 @@ static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamAddCallback, cudart_abi_cudaStreamAddCallback) fn = (CUDART_FN_T(cudaStreamAddCallback, cudart_abi_cudaStreamAddCallback))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15866,6 +16450,7 @@ static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *co
         result = cudart_unbound("cudaStreamAttachMemAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaStreamAttachMemAsync", values) < 0)
@@ -15873,6 +16458,7 @@ static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamAttachMemAsync, cudart_abi_cudaStreamAttachMemAsync) fn = (CUDART_FN_T(cudaStreamAttachMemAsync, cudart_abi_cudaStreamAttachMemAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15908,6 +16494,7 @@ static PyObject *cudart_fn_cudaStreamBeginCapture(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaStreamBeginCapture");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaStreamBeginCapture", values) < 0)
@@ -15915,6 +16502,7 @@ static PyObject *cudart_fn_cudaStreamBeginCapture(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamBeginCapture, cudart_abi_cudaStreamBeginCapture) fn = (CUDART_FN_T(cudaStreamBeginCapture, cudart_abi_cudaStreamBeginCapture))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15950,6 +16538,7 @@ static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *co
         result = cudart_unbound("cudaStreamCopyAttributes");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaStreamCopyAttributes", values) < 0)
@@ -15957,6 +16546,7 @@ static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamCopyAttributes, cudart_abi_cudaStreamCopyAttributes) fn = (CUDART_FN_T(cudaStreamCopyAttributes, cudart_abi_cudaStreamCopyAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15995,6 +16585,7 @@ static PyObject *cudart_fn_cudaStreamCreate(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaStreamCreate");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaStreamCreate", values) < 0)
@@ -16002,6 +16593,7 @@ static PyObject *cudart_fn_cudaStreamCreate(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamCreate, cudart_abi_cudaStreamCreate) fn = (CUDART_FN_T(cudaStreamCreate, cudart_abi_cudaStreamCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16044,6 +16636,7 @@ static PyObject *cudart_fn_cudaStreamCreateWithFlags(PyObject *self, PyObject *c
         result = cudart_unbound("cudaStreamCreateWithFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaStreamCreateWithFlags", values) < 0)
@@ -16051,6 +16644,7 @@ static PyObject *cudart_fn_cudaStreamCreateWithFlags(PyObject *self, PyObject *c
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamCreateWithFlags, cudart_abi_cudaStreamCreateWithFlags) fn = (CUDART_FN_T(cudaStreamCreateWithFlags, cudart_abi_cudaStreamCreateWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16096,6 +16690,7 @@ static PyObject *cudart_fn_cudaStreamCreateWithPriority(PyObject *self, PyObject
         result = cudart_unbound("cudaStreamCreateWithPriority");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKL)", (unsigned long long)(uintptr_t)a0, u1, i2);
         if (cudart_record_call("cudaStreamCreateWithPriority", values) < 0)
@@ -16103,6 +16698,7 @@ static PyObject *cudart_fn_cudaStreamCreateWithPriority(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamCreateWithPriority, cudart_abi_cudaStreamCreateWithPriority) fn = (CUDART_FN_T(cudaStreamCreateWithPriority, cudart_abi_cudaStreamCreateWithPriority))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16136,6 +16732,7 @@ static PyObject *cudart_fn_cudaStreamDestroy(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaStreamDestroy");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaStreamDestroy", values) < 0)
@@ -16143,6 +16740,7 @@ static PyObject *cudart_fn_cudaStreamDestroy(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamDestroy, cudart_abi_cudaStreamDestroy) fn = (CUDART_FN_T(cudaStreamDestroy, cudart_abi_cudaStreamDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16184,6 +16782,7 @@ static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaStreamEndCapture");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaStreamEndCapture", values) < 0)
@@ -16191,6 +16790,7 @@ static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamEndCapture, cudart_abi_cudaStreamEndCapture) fn = (CUDART_FN_T(cudaStreamEndCapture, cudart_abi_cudaStreamEndCapture))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16232,6 +16832,7 @@ static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaStreamGetAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaStreamGetAttribute", values) < 0)
@@ -16239,6 +16840,7 @@ static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamGetAttribute, cudart_abi_cudaStreamGetAttribute) fn = (CUDART_FN_T(cudaStreamGetAttribute, cudart_abi_cudaStreamGetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16305,6 +16907,7 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *co
         result = cudart_unbound("cudaStreamGetCaptureInfo");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, (unsigned long long)(uintptr_t)a4, (unsigned long long)(uintptr_t)a5);
         if (cudart_record_call("cudaStreamGetCaptureInfo", values) < 0)
@@ -16312,6 +16915,7 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamGetCaptureInfo_v2, cudart_abi_cudaStreamGetCaptureInfo) fn = (CUDART_FN_T(cudaStreamGetCaptureInfo_v2, cudart_abi_cudaStreamGetCaptureInfo))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16384,6 +16988,7 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo_v2(PyObject *self, PyObject 
         result = cudart_unbound("cudaStreamGetCaptureInfo_v2");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, (unsigned long long)(uintptr_t)a4, (unsigned long long)(uintptr_t)a5);
         if (cudart_record_call("cudaStreamGetCaptureInfo_v2", values) < 0)
@@ -16391,6 +16996,7 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo_v2(PyObject *self, PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamGetCaptureInfo_v2, cudart_abi_cudaStreamGetCaptureInfo_v2) fn = (CUDART_FN_T(cudaStreamGetCaptureInfo_v2, cudart_abi_cudaStreamGetCaptureInfo_v2))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16439,6 +17045,7 @@ static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaStreamGetFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaStreamGetFlags", values) < 0)
@@ -16446,6 +17053,7 @@ static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamGetFlags, cudart_abi_cudaStreamGetFlags) fn = (CUDART_FN_T(cudaStreamGetFlags, cudart_abi_cudaStreamGetFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16490,6 +17098,7 @@ static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaStreamGetId");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaStreamGetId", values) < 0)
@@ -16497,6 +17106,7 @@ static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamGetId, cudart_abi_cudaStreamGetId) fn = (CUDART_FN_T(cudaStreamGetId, cudart_abi_cudaStreamGetId))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16541,6 +17151,7 @@ static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const
         result = cudart_unbound("cudaStreamGetPriority");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaStreamGetPriority", values) < 0)
@@ -16548,6 +17159,7 @@ static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamGetPriority, cudart_abi_cudaStreamGetPriority) fn = (CUDART_FN_T(cudaStreamGetPriority, cudart_abi_cudaStreamGetPriority))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16592,6 +17204,7 @@ static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const
         result = cudart_unbound("cudaStreamIsCapturing");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaStreamIsCapturing", values) < 0)
@@ -16599,6 +17212,7 @@ static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamIsCapturing, cudart_abi_cudaStreamIsCapturing) fn = (CUDART_FN_T(cudaStreamIsCapturing, cudart_abi_cudaStreamIsCapturing))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16633,6 +17247,7 @@ static PyObject *cudart_fn_cudaStreamQuery(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaStreamQuery");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaStreamQuery", values) < 0)
@@ -16640,6 +17255,7 @@ static PyObject *cudart_fn_cudaStreamQuery(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamQuery, cudart_abi_cudaStreamQuery) fn = (CUDART_FN_T(cudaStreamQuery, cudart_abi_cudaStreamQuery))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16678,6 +17294,7 @@ static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaStreamSetAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaStreamSetAttribute", values) < 0)
@@ -16685,6 +17302,7 @@ static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamSetAttribute, cudart_abi_cudaStreamSetAttribute) fn = (CUDART_FN_T(cudaStreamSetAttribute, cudart_abi_cudaStreamSetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16717,6 +17335,7 @@ static PyObject *cudart_fn_cudaStreamSynchronize(PyObject *self, PyObject *const
         result = cudart_unbound("cudaStreamSynchronize");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaStreamSynchronize", values) < 0)
@@ -16724,6 +17343,7 @@ static PyObject *cudart_fn_cudaStreamSynchronize(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamSynchronize, cudart_abi_cudaStreamSynchronize) fn = (CUDART_FN_T(cudaStreamSynchronize, cudart_abi_cudaStreamSynchronize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16771,6 +17391,7 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, P
         result = cudart_unbound("cudaStreamUpdateCaptureDependencies");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaStreamUpdateCaptureDependencies", values) < 0)
@@ -16778,6 +17399,7 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamUpdateCaptureDependencies, cudart_abi_cudaStreamUpdateCaptureDependencies) fn = (CUDART_FN_T(cudaStreamUpdateCaptureDependencies, cudart_abi_cudaStreamUpdateCaptureDependencies))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16819,6 +17441,7 @@ static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaStreamWaitEvent");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaStreamWaitEvent", values) < 0)
@@ -16826,6 +17449,7 @@ static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamWaitEvent, cudart_abi_cudaStreamWaitEvent) fn = (CUDART_FN_T(cudaStreamWaitEvent, cudart_abi_cudaStreamWaitEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16864,6 +17488,7 @@ static PyObject *cudart_fn_cudaThreadExchangeStreamCaptureMode(PyObject *self, P
         result = cudart_unbound("cudaThreadExchangeStreamCaptureMode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaThreadExchangeStreamCaptureMode", values) < 0)
@@ -16871,6 +17496,7 @@ static PyObject *cudart_fn_cudaThreadExchangeStreamCaptureMode(PyObject *self, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaThreadExchangeStreamCaptureMode, cudart_abi_cudaThreadExchangeStreamCaptureMode) fn = (CUDART_FN_T(cudaThreadExchangeStreamCaptureMode, cudart_abi_cudaThreadExchangeStreamCaptureMode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16898,6 +17524,7 @@ static PyObject *cudart_fn_cudaThreadExit(PyObject *self, PyObject *const *args,
         result = cudart_unbound("cudaThreadExit");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("()");
         if (cudart_record_call("cudaThreadExit", values) < 0)
@@ -16905,6 +17532,7 @@ static PyObject *cudart_fn_cudaThreadExit(PyObject *self, PyObject *const *args,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaThreadExit, cudart_abi_cudaThreadExit) fn = (CUDART_FN_T(cudaThreadExit, cudart_abi_cudaThreadExit))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16941,6 +17569,7 @@ static PyObject *cudart_fn_cudaThreadGetCacheConfig(PyObject *self, PyObject *co
         result = cudart_unbound("cudaThreadGetCacheConfig");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaThreadGetCacheConfig", values) < 0)
@@ -16948,6 +17577,7 @@ static PyObject *cudart_fn_cudaThreadGetCacheConfig(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaThreadGetCacheConfig, cudart_abi_cudaThreadGetCacheConfig) fn = (CUDART_FN_T(cudaThreadGetCacheConfig, cudart_abi_cudaThreadGetCacheConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16990,6 +17620,7 @@ static PyObject *cudart_fn_cudaThreadGetLimit(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaThreadGetLimit");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaThreadGetLimit", values) < 0)
@@ -16997,6 +17628,7 @@ static PyObject *cudart_fn_cudaThreadGetLimit(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaThreadGetLimit, cudart_abi_cudaThreadGetLimit) fn = (CUDART_FN_T(cudaThreadGetLimit, cudart_abi_cudaThreadGetLimit))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17026,6 +17658,7 @@ static PyObject *cudart_fn_cudaThreadSetCacheConfig(PyObject *self, PyObject *co
         result = cudart_unbound("cudaThreadSetCacheConfig");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaThreadSetCacheConfig", values) < 0)
@@ -17033,6 +17666,7 @@ static PyObject *cudart_fn_cudaThreadSetCacheConfig(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaThreadSetCacheConfig, cudart_abi_cudaThreadSetCacheConfig) fn = (CUDART_FN_T(cudaThreadSetCacheConfig, cudart_abi_cudaThreadSetCacheConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17062,6 +17696,7 @@ static PyObject *cudart_fn_cudaThreadSetLimit(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaThreadSetLimit");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", u0, u1);
         if (cudart_record_call("cudaThreadSetLimit", values) < 0)
@@ -17069,6 +17704,7 @@ static PyObject *cudart_fn_cudaThreadSetLimit(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaThreadSetLimit, cudart_abi_cudaThreadSetLimit) fn = (CUDART_FN_T(cudaThreadSetLimit, cudart_abi_cudaThreadSetLimit))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17093,6 +17729,7 @@ static PyObject *cudart_fn_cudaThreadSynchronize(PyObject *self, PyObject *const
         result = cudart_unbound("cudaThreadSynchronize");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("()");
         if (cudart_record_call("cudaThreadSynchronize", values) < 0)
@@ -17100,6 +17737,7 @@ static PyObject *cudart_fn_cudaThreadSynchronize(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaThreadSynchronize, cudart_abi_cudaThreadSynchronize) fn = (CUDART_FN_T(cudaThreadSynchronize, cudart_abi_cudaThreadSynchronize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17150,6 +17788,7 @@ static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaUserObjectCreate");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, u4);
         if (cudart_record_call("cudaUserObjectCreate", values) < 0)
@@ -17157,6 +17796,7 @@ static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaUserObjectCreate, cudart_abi_cudaUserObjectCreate) fn = (CUDART_FN_T(cudaUserObjectCreate, cudart_abi_cudaUserObjectCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17195,6 +17835,7 @@ static PyObject *cudart_fn_cudaUserObjectRelease(PyObject *self, PyObject *const
         result = cudart_unbound("cudaUserObjectRelease");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaUserObjectRelease", values) < 0)
@@ -17202,6 +17843,7 @@ static PyObject *cudart_fn_cudaUserObjectRelease(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaUserObjectRelease, cudart_abi_cudaUserObjectRelease) fn = (CUDART_FN_T(cudaUserObjectRelease, cudart_abi_cudaUserObjectRelease))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17236,6 +17878,7 @@ static PyObject *cudart_fn_cudaUserObjectRetain(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaUserObjectRetain");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaUserObjectRetain", values) < 0)
@@ -17243,6 +17886,7 @@ static PyObject *cudart_fn_cudaUserObjectRetain(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaUserObjectRetain, cudart_abi_cudaUserObjectRetain) fn = (CUDART_FN_T(cudaUserObjectRetain, cudart_abi_cudaUserObjectRetain))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17287,6 +17931,7 @@ static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaVDPAUGetDevice");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaVDPAUGetDevice", values) < 0)
@@ -17294,6 +17939,7 @@ static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaVDPAUGetDevice, cudart_abi_cudaVDPAUGetDevice) fn = (CUDART_FN_T(cudaVDPAUGetDevice, cudart_abi_cudaVDPAUGetDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17334,6 +17980,7 @@ static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *con
         result = cudart_unbound("cudaVDPAUSetVDPAUDevice");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LKK)", i0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaVDPAUSetVDPAUDevice", values) < 0)
@@ -17341,6 +17988,7 @@ static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaVDPAUSetVDPAUDevice, cudart_abi_cudaVDPAUSetVDPAUDevice) fn = (CUDART_FN_T(cudaVDPAUSetVDPAUDevice, cudart_abi_cudaVDPAUSetVDPAUDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17389,6 +18037,7 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObj
         result = cudart_unbound("cudaWaitExternalSemaphoresAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaWaitExternalSemaphoresAsync", values) < 0)
@@ -17396,6 +18045,7 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObj
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaWaitExternalSemaphoresAsync_v2, cudart_abi_cudaWaitExternalSemaphoresAsync) fn = (CUDART_FN_T(cudaWaitExternalSemaphoresAsync_v2, cudart_abi_cudaWaitExternalSemaphoresAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17448,6 +18098,7 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync_v2(PyObject *self, Py
         result = cudart_unbound("cudaWaitExternalSemaphoresAsync_v2");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaWaitExternalSemaphoresAsync_v2", values) < 0)
@@ -17455,6 +18106,7 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync_v2(PyObject *self, Py
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaWaitExternalSemaphoresAsync_v2, cudart_abi_cudaWaitExternalSemaphoresAsync_v2) fn = (CUDART_FN_T(cudaWaitExternalSemaphoresAsync_v2, cudart_abi_cudaWaitExternalSemaphoresAsync_v2))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS

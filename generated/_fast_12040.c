@@ -4,7 +4,7 @@
  * source: nvidia-cuda-nvcc-cu12==12.4.131 (crt wheel)
  * source: nvidia-cuda-profiler-api-cu12==12.4.127 (profiler wheel)
  *
- * cudart._fast_12040: the compiled backend of cudart.sys_12040 (generator/render_fast.py
+ * cudart._fast_12040: the compiled backend of cudart.sys_12040 (generator/render/fast.py
  * says how it is made, cudart/_fastcall.h what each conversion takes). 335 functions,
  * each bound by cudart._backend with dlsym in the libcudart the loader chose.
  */
@@ -17,8 +17,18 @@
 #pragma GCC diagnostic ignored "-Wsign-conversion"
 #include <Python.h>
 #pragma GCC diagnostic pop
+#include <stddef.h>
 
 #include "_fastcall.h"
+
+/* The protocol (cudart/_fastproto.py) this file was generated for: _fastcall.h's numbers. */
+_Static_assert(CUDART_SLOT_UNBOUND == 0, "_fastcall.h disagrees with cudart/_fastproto.py: SLOT_UNBOUND");
+_Static_assert(CUDART_SLOT_RECORD == 1, "_fastcall.h disagrees with cudart/_fastproto.py: SLOT_RECORD");
+_Static_assert(CUDART_MAX_PARAMS == 64, "_fastcall.h disagrees with cudart/_fastproto.py: MAX_PARAMS");
+_Static_assert(sizeof(cudart_spec) == 80, "_fastcall.h disagrees with cudart/_fastproto.py: SPEC_SIZE");
+_Static_assert(offsetof(cudart_spec, outs) == 8, "_fastcall.h disagrees with cudart/_fastproto.py: SPEC_OUTS_OFFSET");
+_Static_assert(offsetof(cudart_spec, codes) == 16, "_fastcall.h disagrees with cudart/_fastproto.py: SPEC_CODES_OFFSET");
+_Static_assert(sizeof(unsigned long long) == 8, "_fastcall.h disagrees with cudart/_fastproto.py: OUTPUT_SLOT_BYTES");
 
 /* ---------------------------------------------------------------- records by value */
 
@@ -1809,6 +1819,7 @@ static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaArrayGetInfo");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaArrayGetInfo", values) < 0)
@@ -1816,6 +1827,7 @@ static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaArrayGetInfo, cudart_abi_cudaArrayGetInfo) fn = (CUDART_FN_T(cudaArrayGetInfo, cudart_abi_cudaArrayGetInfo))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -1859,6 +1871,7 @@ static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObje
         result = cudart_unbound("cudaArrayGetMemoryRequirements");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKL)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, i2);
         if (cudart_record_call("cudaArrayGetMemoryRequirements", values) < 0)
@@ -1866,6 +1879,7 @@ static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaArrayGetMemoryRequirements, cudart_abi_cudaArrayGetMemoryRequirements) fn = (CUDART_FN_T(cudaArrayGetMemoryRequirements, cudart_abi_cudaArrayGetMemoryRequirements))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -1911,6 +1925,7 @@ static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaArrayGetPlane");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaArrayGetPlane", values) < 0)
@@ -1918,6 +1933,7 @@ static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaArrayGetPlane, cudart_abi_cudaArrayGetPlane) fn = (CUDART_FN_T(cudaArrayGetPlane, cudart_abi_cudaArrayGetPlane))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -1956,6 +1972,7 @@ static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject
         result = cudart_unbound("cudaArrayGetSparseProperties");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaArrayGetSparseProperties", values) < 0)
@@ -1963,6 +1980,7 @@ static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaArrayGetSparseProperties, cudart_abi_cudaArrayGetSparseProperties) fn = (CUDART_FN_T(cudaArrayGetSparseProperties, cudart_abi_cudaArrayGetSparseProperties))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2005,6 +2023,7 @@ static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaChooseDevice");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaChooseDevice", values) < 0)
@@ -2012,6 +2031,7 @@ static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaChooseDevice, cudart_abi_cudaChooseDevice) fn = (CUDART_FN_T(cudaChooseDevice, cudart_abi_cudaChooseDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2054,6 +2074,7 @@ static PyObject *cudart_fn_cudaCreateChannelDesc(PyObject *self, PyObject *const
         result = cudart_unbound("cudaCreateChannelDesc");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LLLLK)", i0, i1, i2, i3, u4);
         if (cudart_record_call("cudaCreateChannelDesc", values) < 0)
@@ -2063,6 +2084,7 @@ static PyObject *cudart_fn_cudaCreateChannelDesc(PyObject *self, PyObject *const
             memset(PyBytes_AsString(result), 0, sizeof(CUDART_RECORD_T(cudaChannelFormatDesc)));
         goto done;
     }
+#endif
     CUDART_FN_T(cudaCreateChannelDesc, cudart_abi_cudaCreateChannelDesc) fn = (CUDART_FN_T(cudaCreateChannelDesc, cudart_abi_cudaCreateChannelDesc))slot;
     CUDART_RECORD_T(cudaChannelFormatDesc) r;
     Py_BEGIN_ALLOW_THREADS
@@ -2103,6 +2125,7 @@ static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *con
         result = cudart_unbound("cudaCreateSurfaceObject");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaCreateSurfaceObject", values) < 0)
@@ -2110,6 +2133,7 @@ static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaCreateSurfaceObject, cudart_abi_cudaCreateSurfaceObject) fn = (CUDART_FN_T(cudaCreateSurfaceObject, cudart_abi_cudaCreateSurfaceObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2162,6 +2186,7 @@ static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *con
         result = cudart_unbound("cudaCreateTextureObject");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaCreateTextureObject", values) < 0)
@@ -2169,6 +2194,7 @@ static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaCreateTextureObject, cudart_abi_cudaCreateTextureObject) fn = (CUDART_FN_T(cudaCreateTextureObject, cudart_abi_cudaCreateTextureObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2199,6 +2225,7 @@ static PyObject *cudart_fn_cudaCtxResetPersistingL2Cache(PyObject *self, PyObjec
         result = cudart_unbound("cudaCtxResetPersistingL2Cache");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("()");
         if (cudart_record_call("cudaCtxResetPersistingL2Cache", values) < 0)
@@ -2206,6 +2233,7 @@ static PyObject *cudart_fn_cudaCtxResetPersistingL2Cache(PyObject *self, PyObjec
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaCtxResetPersistingL2Cache, cudart_abi_cudaCtxResetPersistingL2Cache) fn = (CUDART_FN_T(cudaCtxResetPersistingL2Cache, cudart_abi_cudaCtxResetPersistingL2Cache))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2236,6 +2264,7 @@ static PyObject *cudart_fn_cudaDestroyExternalMemory(PyObject *self, PyObject *c
         result = cudart_unbound("cudaDestroyExternalMemory");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaDestroyExternalMemory", values) < 0)
@@ -2243,6 +2272,7 @@ static PyObject *cudart_fn_cudaDestroyExternalMemory(PyObject *self, PyObject *c
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDestroyExternalMemory, cudart_abi_cudaDestroyExternalMemory) fn = (CUDART_FN_T(cudaDestroyExternalMemory, cudart_abi_cudaDestroyExternalMemory))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2274,6 +2304,7 @@ static PyObject *cudart_fn_cudaDestroyExternalSemaphore(PyObject *self, PyObject
         result = cudart_unbound("cudaDestroyExternalSemaphore");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaDestroyExternalSemaphore", values) < 0)
@@ -2281,6 +2312,7 @@ static PyObject *cudart_fn_cudaDestroyExternalSemaphore(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDestroyExternalSemaphore, cudart_abi_cudaDestroyExternalSemaphore) fn = (CUDART_FN_T(cudaDestroyExternalSemaphore, cudart_abi_cudaDestroyExternalSemaphore))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2308,6 +2340,7 @@ static PyObject *cudart_fn_cudaDestroySurfaceObject(PyObject *self, PyObject *co
         result = cudart_unbound("cudaDestroySurfaceObject");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaDestroySurfaceObject", values) < 0)
@@ -2315,6 +2348,7 @@ static PyObject *cudart_fn_cudaDestroySurfaceObject(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDestroySurfaceObject, cudart_abi_cudaDestroySurfaceObject) fn = (CUDART_FN_T(cudaDestroySurfaceObject, cudart_abi_cudaDestroySurfaceObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2341,6 +2375,7 @@ static PyObject *cudart_fn_cudaDestroyTextureObject(PyObject *self, PyObject *co
         result = cudart_unbound("cudaDestroyTextureObject");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaDestroyTextureObject", values) < 0)
@@ -2348,6 +2383,7 @@ static PyObject *cudart_fn_cudaDestroyTextureObject(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDestroyTextureObject, cudart_abi_cudaDestroyTextureObject) fn = (CUDART_FN_T(cudaDestroyTextureObject, cudart_abi_cudaDestroyTextureObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2390,6 +2426,7 @@ static PyObject *cudart_fn_cudaDeviceCanAccessPeer(PyObject *self, PyObject *con
         result = cudart_unbound("cudaDeviceCanAccessPeer");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KLL)", (unsigned long long)(uintptr_t)a0, i1, i2);
         if (cudart_record_call("cudaDeviceCanAccessPeer", values) < 0)
@@ -2397,6 +2434,7 @@ static PyObject *cudart_fn_cudaDeviceCanAccessPeer(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceCanAccessPeer, cudart_abi_cudaDeviceCanAccessPeer) fn = (CUDART_FN_T(cudaDeviceCanAccessPeer, cudart_abi_cudaDeviceCanAccessPeer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2426,6 +2464,7 @@ static PyObject *cudart_fn_cudaDeviceDisablePeerAccess(PyObject *self, PyObject 
         result = cudart_unbound("cudaDeviceDisablePeerAccess");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(L)", i0);
         if (cudart_record_call("cudaDeviceDisablePeerAccess", values) < 0)
@@ -2433,6 +2472,7 @@ static PyObject *cudart_fn_cudaDeviceDisablePeerAccess(PyObject *self, PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceDisablePeerAccess, cudart_abi_cudaDeviceDisablePeerAccess) fn = (CUDART_FN_T(cudaDeviceDisablePeerAccess, cudart_abi_cudaDeviceDisablePeerAccess))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2462,6 +2502,7 @@ static PyObject *cudart_fn_cudaDeviceEnablePeerAccess(PyObject *self, PyObject *
         result = cudart_unbound("cudaDeviceEnablePeerAccess");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LK)", i0, u1);
         if (cudart_record_call("cudaDeviceEnablePeerAccess", values) < 0)
@@ -2469,6 +2510,7 @@ static PyObject *cudart_fn_cudaDeviceEnablePeerAccess(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceEnablePeerAccess, cudart_abi_cudaDeviceEnablePeerAccess) fn = (CUDART_FN_T(cudaDeviceEnablePeerAccess, cudart_abi_cudaDeviceEnablePeerAccess))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2498,6 +2540,7 @@ static PyObject *cudart_fn_cudaDeviceFlushGPUDirectRDMAWrites(PyObject *self, Py
         result = cudart_unbound("cudaDeviceFlushGPUDirectRDMAWrites");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", u0, u1);
         if (cudart_record_call("cudaDeviceFlushGPUDirectRDMAWrites", values) < 0)
@@ -2505,6 +2548,7 @@ static PyObject *cudart_fn_cudaDeviceFlushGPUDirectRDMAWrites(PyObject *self, Py
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceFlushGPUDirectRDMAWrites, cudart_abi_cudaDeviceFlushGPUDirectRDMAWrites) fn = (CUDART_FN_T(cudaDeviceFlushGPUDirectRDMAWrites, cudart_abi_cudaDeviceFlushGPUDirectRDMAWrites))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2547,6 +2591,7 @@ static PyObject *cudart_fn_cudaDeviceGetAttribute(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaDeviceGetAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKL)", (unsigned long long)(uintptr_t)a0, u1, i2);
         if (cudart_record_call("cudaDeviceGetAttribute", values) < 0)
@@ -2554,6 +2599,7 @@ static PyObject *cudart_fn_cudaDeviceGetAttribute(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetAttribute, cudart_abi_cudaDeviceGetAttribute) fn = (CUDART_FN_T(cudaDeviceGetAttribute, cudart_abi_cudaDeviceGetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2597,6 +2643,7 @@ static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *con
         result = cudart_unbound("cudaDeviceGetByPCIBusId");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaDeviceGetByPCIBusId", values) < 0)
@@ -2604,6 +2651,7 @@ static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetByPCIBusId, cudart_abi_cudaDeviceGetByPCIBusId) fn = (CUDART_FN_T(cudaDeviceGetByPCIBusId, cudart_abi_cudaDeviceGetByPCIBusId))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2644,6 +2692,7 @@ static PyObject *cudart_fn_cudaDeviceGetCacheConfig(PyObject *self, PyObject *co
         result = cudart_unbound("cudaDeviceGetCacheConfig");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaDeviceGetCacheConfig", values) < 0)
@@ -2651,6 +2700,7 @@ static PyObject *cudart_fn_cudaDeviceGetCacheConfig(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetCacheConfig, cudart_abi_cudaDeviceGetCacheConfig) fn = (CUDART_FN_T(cudaDeviceGetCacheConfig, cudart_abi_cudaDeviceGetCacheConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2693,6 +2743,7 @@ static PyObject *cudart_fn_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject 
         result = cudart_unbound("cudaDeviceGetDefaultMemPool");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KL)", (unsigned long long)(uintptr_t)a0, i1);
         if (cudart_record_call("cudaDeviceGetDefaultMemPool", values) < 0)
@@ -2700,6 +2751,7 @@ static PyObject *cudart_fn_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetDefaultMemPool, cudart_abi_cudaDeviceGetDefaultMemPool) fn = (CUDART_FN_T(cudaDeviceGetDefaultMemPool, cudart_abi_cudaDeviceGetDefaultMemPool))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2739,6 +2791,7 @@ static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObje
         result = cudart_unbound("cudaDeviceGetGraphMemAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LKK)", i0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaDeviceGetGraphMemAttribute", values) < 0)
@@ -2746,6 +2799,7 @@ static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetGraphMemAttribute, cudart_abi_cudaDeviceGetGraphMemAttribute) fn = (CUDART_FN_T(cudaDeviceGetGraphMemAttribute, cudart_abi_cudaDeviceGetGraphMemAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2786,6 +2840,7 @@ static PyObject *cudart_fn_cudaDeviceGetLimit(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaDeviceGetLimit");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaDeviceGetLimit", values) < 0)
@@ -2793,6 +2848,7 @@ static PyObject *cudart_fn_cudaDeviceGetLimit(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetLimit, cudart_abi_cudaDeviceGetLimit) fn = (CUDART_FN_T(cudaDeviceGetLimit, cudart_abi_cudaDeviceGetLimit))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2835,6 +2891,7 @@ static PyObject *cudart_fn_cudaDeviceGetMemPool(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaDeviceGetMemPool");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KL)", (unsigned long long)(uintptr_t)a0, i1);
         if (cudart_record_call("cudaDeviceGetMemPool", values) < 0)
@@ -2842,6 +2899,7 @@ static PyObject *cudart_fn_cudaDeviceGetMemPool(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetMemPool, cudart_abi_cudaDeviceGetMemPool) fn = (CUDART_FN_T(cudaDeviceGetMemPool, cudart_abi_cudaDeviceGetMemPool))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2881,6 +2939,7 @@ static PyObject *cudart_fn_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyOb
         result = cudart_unbound("cudaDeviceGetNvSciSyncAttributes");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KLL)", (unsigned long long)(uintptr_t)a0, i1, i2);
         if (cudart_record_call("cudaDeviceGetNvSciSyncAttributes", values) < 0)
@@ -2888,6 +2947,7 @@ static PyObject *cudart_fn_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetNvSciSyncAttributes, cudart_abi_cudaDeviceGetNvSciSyncAttributes) fn = (CUDART_FN_T(cudaDeviceGetNvSciSyncAttributes, cudart_abi_cudaDeviceGetNvSciSyncAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2934,6 +2994,7 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *c
         result = cudart_unbound("cudaDeviceGetP2PAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKLL)", (unsigned long long)(uintptr_t)a0, u1, i2, i3);
         if (cudart_record_call("cudaDeviceGetP2PAttribute", values) < 0)
@@ -2941,6 +3002,7 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *c
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetP2PAttribute, cudart_abi_cudaDeviceGetP2PAttribute) fn = (CUDART_FN_T(cudaDeviceGetP2PAttribute, cudart_abi_cudaDeviceGetP2PAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2980,6 +3042,7 @@ static PyObject *cudart_fn_cudaDeviceGetPCIBusId(PyObject *self, PyObject *const
         result = cudart_unbound("cudaDeviceGetPCIBusId");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KLL)", (unsigned long long)(uintptr_t)a0, i1, i2);
         if (cudart_record_call("cudaDeviceGetPCIBusId", values) < 0)
@@ -2987,6 +3050,7 @@ static PyObject *cudart_fn_cudaDeviceGetPCIBusId(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetPCIBusId, cudart_abi_cudaDeviceGetPCIBusId) fn = (CUDART_FN_T(cudaDeviceGetPCIBusId, cudart_abi_cudaDeviceGetPCIBusId))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3024,6 +3088,7 @@ static PyObject *cudart_fn_cudaDeviceGetSharedMemConfig(PyObject *self, PyObject
         result = cudart_unbound("cudaDeviceGetSharedMemConfig");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaDeviceGetSharedMemConfig", values) < 0)
@@ -3031,6 +3096,7 @@ static PyObject *cudart_fn_cudaDeviceGetSharedMemConfig(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetSharedMemConfig, cudart_abi_cudaDeviceGetSharedMemConfig) fn = (CUDART_FN_T(cudaDeviceGetSharedMemConfig, cudart_abi_cudaDeviceGetSharedMemConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3076,6 +3142,7 @@ static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyOb
         result = cudart_unbound("cudaDeviceGetStreamPriorityRange");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaDeviceGetStreamPriorityRange", values) < 0)
@@ -3083,6 +3150,7 @@ static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetStreamPriorityRange, cudart_abi_cudaDeviceGetStreamPriorityRange) fn = (CUDART_FN_T(cudaDeviceGetStreamPriorityRange, cudart_abi_cudaDeviceGetStreamPriorityRange))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3130,6 +3198,7 @@ static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, 
         result = cudart_unbound("cudaDeviceGetTexture1DLinearMaxWidth");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKL)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, i2);
         if (cudart_record_call("cudaDeviceGetTexture1DLinearMaxWidth", values) < 0)
@@ -3137,6 +3206,7 @@ static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetTexture1DLinearMaxWidth, cudart_abi_cudaDeviceGetTexture1DLinearMaxWidth) fn = (CUDART_FN_T(cudaDeviceGetTexture1DLinearMaxWidth, cudart_abi_cudaDeviceGetTexture1DLinearMaxWidth))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3167,6 +3237,7 @@ static PyObject *cudart_fn_cudaDeviceGraphMemTrim(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaDeviceGraphMemTrim");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(L)", i0);
         if (cudart_record_call("cudaDeviceGraphMemTrim", values) < 0)
@@ -3174,6 +3245,7 @@ static PyObject *cudart_fn_cudaDeviceGraphMemTrim(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGraphMemTrim, cudart_abi_cudaDeviceGraphMemTrim) fn = (CUDART_FN_T(cudaDeviceGraphMemTrim, cudart_abi_cudaDeviceGraphMemTrim))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3221,6 +3293,7 @@ static PyObject *cudart_fn_cudaDeviceRegisterAsyncNotification(PyObject *self, P
         result = cudart_unbound("cudaDeviceRegisterAsyncNotification");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LKKK)", i0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaDeviceRegisterAsyncNotification", values) < 0)
@@ -3228,6 +3301,7 @@ static PyObject *cudart_fn_cudaDeviceRegisterAsyncNotification(PyObject *self, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceRegisterAsyncNotification, cudart_abi_cudaDeviceRegisterAsyncNotification) fn = (CUDART_FN_T(cudaDeviceRegisterAsyncNotification, cudart_abi_cudaDeviceRegisterAsyncNotification))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3257,6 +3331,7 @@ static PyObject *cudart_fn_cudaDeviceReset(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaDeviceReset");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("()");
         if (cudart_record_call("cudaDeviceReset", values) < 0)
@@ -3264,6 +3339,7 @@ static PyObject *cudart_fn_cudaDeviceReset(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceReset, cudart_abi_cudaDeviceReset) fn = (CUDART_FN_T(cudaDeviceReset, cudart_abi_cudaDeviceReset))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3290,6 +3366,7 @@ static PyObject *cudart_fn_cudaDeviceSetCacheConfig(PyObject *self, PyObject *co
         result = cudart_unbound("cudaDeviceSetCacheConfig");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaDeviceSetCacheConfig", values) < 0)
@@ -3297,6 +3374,7 @@ static PyObject *cudart_fn_cudaDeviceSetCacheConfig(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceSetCacheConfig, cudart_abi_cudaDeviceSetCacheConfig) fn = (CUDART_FN_T(cudaDeviceSetCacheConfig, cudart_abi_cudaDeviceSetCacheConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3333,6 +3411,7 @@ static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObje
         result = cudart_unbound("cudaDeviceSetGraphMemAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LKK)", i0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaDeviceSetGraphMemAttribute", values) < 0)
@@ -3340,6 +3419,7 @@ static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceSetGraphMemAttribute, cudart_abi_cudaDeviceSetGraphMemAttribute) fn = (CUDART_FN_T(cudaDeviceSetGraphMemAttribute, cudart_abi_cudaDeviceSetGraphMemAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3370,6 +3450,7 @@ static PyObject *cudart_fn_cudaDeviceSetLimit(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaDeviceSetLimit");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", u0, u1);
         if (cudart_record_call("cudaDeviceSetLimit", values) < 0)
@@ -3377,6 +3458,7 @@ static PyObject *cudart_fn_cudaDeviceSetLimit(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceSetLimit, cudart_abi_cudaDeviceSetLimit) fn = (CUDART_FN_T(cudaDeviceSetLimit, cudart_abi_cudaDeviceSetLimit))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3410,6 +3492,7 @@ static PyObject *cudart_fn_cudaDeviceSetMemPool(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaDeviceSetMemPool");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LK)", i0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaDeviceSetMemPool", values) < 0)
@@ -3417,6 +3500,7 @@ static PyObject *cudart_fn_cudaDeviceSetMemPool(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceSetMemPool, cudart_abi_cudaDeviceSetMemPool) fn = (CUDART_FN_T(cudaDeviceSetMemPool, cudart_abi_cudaDeviceSetMemPool))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3444,6 +3528,7 @@ static PyObject *cudart_fn_cudaDeviceSetSharedMemConfig(PyObject *self, PyObject
         result = cudart_unbound("cudaDeviceSetSharedMemConfig");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaDeviceSetSharedMemConfig", values) < 0)
@@ -3451,6 +3536,7 @@ static PyObject *cudart_fn_cudaDeviceSetSharedMemConfig(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceSetSharedMemConfig, cudart_abi_cudaDeviceSetSharedMemConfig) fn = (CUDART_FN_T(cudaDeviceSetSharedMemConfig, cudart_abi_cudaDeviceSetSharedMemConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3475,6 +3561,7 @@ static PyObject *cudart_fn_cudaDeviceSynchronize(PyObject *self, PyObject *const
         result = cudart_unbound("cudaDeviceSynchronize");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("()");
         if (cudart_record_call("cudaDeviceSynchronize", values) < 0)
@@ -3482,6 +3569,7 @@ static PyObject *cudart_fn_cudaDeviceSynchronize(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceSynchronize, cudart_abi_cudaDeviceSynchronize) fn = (CUDART_FN_T(cudaDeviceSynchronize, cudart_abi_cudaDeviceSynchronize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3515,6 +3603,7 @@ static PyObject *cudart_fn_cudaDeviceUnregisterAsyncNotification(PyObject *self,
         result = cudart_unbound("cudaDeviceUnregisterAsyncNotification");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LK)", i0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaDeviceUnregisterAsyncNotification", values) < 0)
@@ -3522,6 +3611,7 @@ static PyObject *cudart_fn_cudaDeviceUnregisterAsyncNotification(PyObject *self,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceUnregisterAsyncNotification, cudart_abi_cudaDeviceUnregisterAsyncNotification) fn = (CUDART_FN_T(cudaDeviceUnregisterAsyncNotification, cudart_abi_cudaDeviceUnregisterAsyncNotification))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3559,6 +3649,7 @@ static PyObject *cudart_fn_cudaDriverGetVersion(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaDriverGetVersion");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaDriverGetVersion", values) < 0)
@@ -3566,6 +3657,7 @@ static PyObject *cudart_fn_cudaDriverGetVersion(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDriverGetVersion, cudart_abi_cudaDriverGetVersion) fn = (CUDART_FN_T(cudaDriverGetVersion, cudart_abi_cudaDriverGetVersion))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3620,6 +3712,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyO
         result = cudart_unbound("cudaEGLStreamConsumerAcquireFrame");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3);
         if (cudart_record_call("cudaEGLStreamConsumerAcquireFrame", values) < 0)
@@ -3627,6 +3720,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyO
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEGLStreamConsumerAcquireFrame, cudart_abi_cudaEGLStreamConsumerAcquireFrame) fn = (CUDART_FN_T(cudaEGLStreamConsumerAcquireFrame, cudart_abi_cudaEGLStreamConsumerAcquireFrame))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3672,6 +3766,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject
         result = cudart_unbound("cudaEGLStreamConsumerConnect");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaEGLStreamConsumerConnect", values) < 0)
@@ -3679,6 +3774,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEGLStreamConsumerConnect, cudart_abi_cudaEGLStreamConsumerConnect) fn = (CUDART_FN_T(cudaEGLStreamConsumerConnect, cudart_abi_cudaEGLStreamConsumerConnect))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3726,6 +3822,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self,
         result = cudart_unbound("cudaEGLStreamConsumerConnectWithFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaEGLStreamConsumerConnectWithFlags", values) < 0)
@@ -3733,6 +3830,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEGLStreamConsumerConnectWithFlags, cudart_abi_cudaEGLStreamConsumerConnectWithFlags) fn = (CUDART_FN_T(cudaEGLStreamConsumerConnectWithFlags, cudart_abi_cudaEGLStreamConsumerConnectWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3773,6 +3871,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerDisconnect(PyObject *self, PyObj
         result = cudart_unbound("cudaEGLStreamConsumerDisconnect");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaEGLStreamConsumerDisconnect", values) < 0)
@@ -3780,6 +3879,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerDisconnect(PyObject *self, PyObj
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEGLStreamConsumerDisconnect, cudart_abi_cudaEGLStreamConsumerDisconnect) fn = (CUDART_FN_T(cudaEGLStreamConsumerDisconnect, cudart_abi_cudaEGLStreamConsumerDisconnect))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3829,6 +3929,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyO
         result = cudart_unbound("cudaEGLStreamConsumerReleaseFrame");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaEGLStreamConsumerReleaseFrame", values) < 0)
@@ -3836,6 +3937,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyO
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEGLStreamConsumerReleaseFrame, cudart_abi_cudaEGLStreamConsumerReleaseFrame) fn = (CUDART_FN_T(cudaEGLStreamConsumerReleaseFrame, cudart_abi_cudaEGLStreamConsumerReleaseFrame))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3887,6 +3989,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject
         result = cudart_unbound("cudaEGLStreamProducerConnect");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKLL)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, i2, i3);
         if (cudart_record_call("cudaEGLStreamProducerConnect", values) < 0)
@@ -3894,6 +3997,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEGLStreamProducerConnect, cudart_abi_cudaEGLStreamProducerConnect) fn = (CUDART_FN_T(cudaEGLStreamProducerConnect, cudart_abi_cudaEGLStreamProducerConnect))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3934,6 +4038,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerDisconnect(PyObject *self, PyObj
         result = cudart_unbound("cudaEGLStreamProducerDisconnect");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaEGLStreamProducerDisconnect", values) < 0)
@@ -3941,6 +4046,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerDisconnect(PyObject *self, PyObj
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEGLStreamProducerDisconnect, cudart_abi_cudaEGLStreamProducerDisconnect) fn = (CUDART_FN_T(cudaEGLStreamProducerDisconnect, cudart_abi_cudaEGLStreamProducerDisconnect))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3989,6 +4095,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyO
         result = cudart_unbound("cudaEGLStreamProducerPresentFrame");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(Ky#K)", (unsigned long long)(uintptr_t)a0, (const char *)&a1, (Py_ssize_t)sizeof a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaEGLStreamProducerPresentFrame", values) < 0)
@@ -3996,6 +4103,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyO
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEGLStreamProducerPresentFrame, cudart_abi_cudaEGLStreamProducerPresentFrame) fn = (CUDART_FN_T(cudaEGLStreamProducerPresentFrame, cudart_abi_cudaEGLStreamProducerPresentFrame))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4046,6 +4154,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyOb
         result = cudart_unbound("cudaEGLStreamProducerReturnFrame");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaEGLStreamProducerReturnFrame", values) < 0)
@@ -4053,6 +4162,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEGLStreamProducerReturnFrame, cudart_abi_cudaEGLStreamProducerReturnFrame) fn = (CUDART_FN_T(cudaEGLStreamProducerReturnFrame, cudart_abi_cudaEGLStreamProducerReturnFrame))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4094,6 +4204,7 @@ static PyObject *cudart_fn_cudaEventCreate(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaEventCreate");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaEventCreate", values) < 0)
@@ -4101,6 +4212,7 @@ static PyObject *cudart_fn_cudaEventCreate(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEventCreate, cudart_abi_cudaEventCreate) fn = (CUDART_FN_T(cudaEventCreate, cudart_abi_cudaEventCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4147,6 +4259,7 @@ static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *
         result = cudart_unbound("cudaEventCreateFromEGLSync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaEventCreateFromEGLSync", values) < 0)
@@ -4154,6 +4267,7 @@ static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEventCreateFromEGLSync, cudart_abi_cudaEventCreateFromEGLSync) fn = (CUDART_FN_T(cudaEventCreateFromEGLSync, cudart_abi_cudaEventCreateFromEGLSync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4197,6 +4311,7 @@ static PyObject *cudart_fn_cudaEventCreateWithFlags(PyObject *self, PyObject *co
         result = cudart_unbound("cudaEventCreateWithFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaEventCreateWithFlags", values) < 0)
@@ -4204,6 +4319,7 @@ static PyObject *cudart_fn_cudaEventCreateWithFlags(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEventCreateWithFlags, cudart_abi_cudaEventCreateWithFlags) fn = (CUDART_FN_T(cudaEventCreateWithFlags, cudart_abi_cudaEventCreateWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4237,6 +4353,7 @@ static PyObject *cudart_fn_cudaEventDestroy(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaEventDestroy");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaEventDestroy", values) < 0)
@@ -4244,6 +4361,7 @@ static PyObject *cudart_fn_cudaEventDestroy(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEventDestroy, cudart_abi_cudaEventDestroy) fn = (CUDART_FN_T(cudaEventDestroy, cudart_abi_cudaEventDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4289,6 +4407,7 @@ static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaEventElapsedTime");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaEventElapsedTime", values) < 0)
@@ -4296,6 +4415,7 @@ static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEventElapsedTime, cudart_abi_cudaEventElapsedTime) fn = (CUDART_FN_T(cudaEventElapsedTime, cudart_abi_cudaEventElapsedTime))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4331,6 +4451,7 @@ static PyObject *cudart_fn_cudaEventQuery(PyObject *self, PyObject *const *args,
         result = cudart_unbound("cudaEventQuery");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaEventQuery", values) < 0)
@@ -4338,6 +4459,7 @@ static PyObject *cudart_fn_cudaEventQuery(PyObject *self, PyObject *const *args,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEventQuery, cudart_abi_cudaEventQuery) fn = (CUDART_FN_T(cudaEventQuery, cudart_abi_cudaEventQuery))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4373,6 +4495,7 @@ static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaEventRecord");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaEventRecord", values) < 0)
@@ -4380,6 +4503,7 @@ static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEventRecord, cudart_abi_cudaEventRecord) fn = (CUDART_FN_T(cudaEventRecord, cudart_abi_cudaEventRecord))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4419,6 +4543,7 @@ static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *co
         result = cudart_unbound("cudaEventRecordWithFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaEventRecordWithFlags", values) < 0)
@@ -4426,6 +4551,7 @@ static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEventRecordWithFlags, cudart_abi_cudaEventRecordWithFlags) fn = (CUDART_FN_T(cudaEventRecordWithFlags, cudart_abi_cudaEventRecordWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4458,6 +4584,7 @@ static PyObject *cudart_fn_cudaEventSynchronize(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaEventSynchronize");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaEventSynchronize", values) < 0)
@@ -4465,6 +4592,7 @@ static PyObject *cudart_fn_cudaEventSynchronize(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEventSynchronize, cudart_abi_cudaEventSynchronize) fn = (CUDART_FN_T(cudaEventSynchronize, cudart_abi_cudaEventSynchronize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4510,6 +4638,7 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyO
         result = cudart_unbound("cudaExternalMemoryGetMappedBuffer");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaExternalMemoryGetMappedBuffer", values) < 0)
@@ -4517,6 +4646,7 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyO
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaExternalMemoryGetMappedBuffer, cudart_abi_cudaExternalMemoryGetMappedBuffer) fn = (CUDART_FN_T(cudaExternalMemoryGetMappedBuffer, cudart_abi_cudaExternalMemoryGetMappedBuffer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4566,6 +4696,7 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *s
         result = cudart_unbound("cudaExternalMemoryGetMappedMipmappedArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaExternalMemoryGetMappedMipmappedArray", values) < 0)
@@ -4573,6 +4704,7 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *s
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaExternalMemoryGetMappedMipmappedArray, cudart_abi_cudaExternalMemoryGetMappedMipmappedArray) fn = (CUDART_FN_T(cudaExternalMemoryGetMappedMipmappedArray, cudart_abi_cudaExternalMemoryGetMappedMipmappedArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4608,6 +4740,7 @@ static PyObject *cudart_fn_cudaFree(PyObject *self, PyObject *const *args, Py_ss
         result = cudart_unbound("cudaFree");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaFree", values) < 0)
@@ -4615,6 +4748,7 @@ static PyObject *cudart_fn_cudaFree(PyObject *self, PyObject *const *args, Py_ss
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFree, cudart_abi_cudaFree) fn = (CUDART_FN_T(cudaFree, cudart_abi_cudaFree))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4646,6 +4780,7 @@ static PyObject *cudart_fn_cudaFreeArray(PyObject *self, PyObject *const *args, 
         result = cudart_unbound("cudaFreeArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaFreeArray", values) < 0)
@@ -4653,6 +4788,7 @@ static PyObject *cudart_fn_cudaFreeArray(PyObject *self, PyObject *const *args, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFreeArray, cudart_abi_cudaFreeArray) fn = (CUDART_FN_T(cudaFreeArray, cudart_abi_cudaFreeArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4688,6 +4824,7 @@ static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, 
         result = cudart_unbound("cudaFreeAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaFreeAsync", values) < 0)
@@ -4695,6 +4832,7 @@ static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFreeAsync, cudart_abi_cudaFreeAsync) fn = (CUDART_FN_T(cudaFreeAsync, cudart_abi_cudaFreeAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4727,6 +4865,7 @@ static PyObject *cudart_fn_cudaFreeHost(PyObject *self, PyObject *const *args, P
         result = cudart_unbound("cudaFreeHost");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaFreeHost", values) < 0)
@@ -4734,6 +4873,7 @@ static PyObject *cudart_fn_cudaFreeHost(PyObject *self, PyObject *const *args, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFreeHost, cudart_abi_cudaFreeHost) fn = (CUDART_FN_T(cudaFreeHost, cudart_abi_cudaFreeHost))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4765,6 +4905,7 @@ static PyObject *cudart_fn_cudaFreeMipmappedArray(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaFreeMipmappedArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaFreeMipmappedArray", values) < 0)
@@ -4772,6 +4913,7 @@ static PyObject *cudart_fn_cudaFreeMipmappedArray(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFreeMipmappedArray, cudart_abi_cudaFreeMipmappedArray) fn = (CUDART_FN_T(cudaFreeMipmappedArray, cudart_abi_cudaFreeMipmappedArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4807,6 +4949,7 @@ static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const
         result = cudart_unbound("cudaFuncGetAttributes");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaFuncGetAttributes", values) < 0)
@@ -4814,6 +4957,7 @@ static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFuncGetAttributes, cudart_abi_cudaFuncGetAttributes) fn = (CUDART_FN_T(cudaFuncGetAttributes, cudart_abi_cudaFuncGetAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4856,6 +5000,7 @@ static PyObject *cudart_fn_cudaFuncGetName(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaFuncGetName");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaFuncGetName", values) < 0)
@@ -4863,6 +5008,7 @@ static PyObject *cudart_fn_cudaFuncGetName(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFuncGetName, cudart_abi_cudaFuncGetName) fn = (CUDART_FN_T(cudaFuncGetName, cudart_abi_cudaFuncGetName))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4916,6 +5062,7 @@ static PyObject *cudart_fn_cudaFuncGetParamInfo(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaFuncGetParamInfo");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaFuncGetParamInfo", values) < 0)
@@ -4923,6 +5070,7 @@ static PyObject *cudart_fn_cudaFuncGetParamInfo(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFuncGetParamInfo, cudart_abi_cudaFuncGetParamInfo) fn = (CUDART_FN_T(cudaFuncGetParamInfo, cudart_abi_cudaFuncGetParamInfo))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4964,6 +5112,7 @@ static PyObject *cudart_fn_cudaFuncSetAttribute(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaFuncSetAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKL)", (unsigned long long)(uintptr_t)a0, u1, i2);
         if (cudart_record_call("cudaFuncSetAttribute", values) < 0)
@@ -4971,6 +5120,7 @@ static PyObject *cudart_fn_cudaFuncSetAttribute(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFuncSetAttribute, cudart_abi_cudaFuncSetAttribute) fn = (CUDART_FN_T(cudaFuncSetAttribute, cudart_abi_cudaFuncSetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5005,6 +5155,7 @@ static PyObject *cudart_fn_cudaFuncSetCacheConfig(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaFuncSetCacheConfig");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaFuncSetCacheConfig", values) < 0)
@@ -5012,6 +5163,7 @@ static PyObject *cudart_fn_cudaFuncSetCacheConfig(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFuncSetCacheConfig, cudart_abi_cudaFuncSetCacheConfig) fn = (CUDART_FN_T(cudaFuncSetCacheConfig, cudart_abi_cudaFuncSetCacheConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5046,6 +5198,7 @@ static PyObject *cudart_fn_cudaFuncSetSharedMemConfig(PyObject *self, PyObject *
         result = cudart_unbound("cudaFuncSetSharedMemConfig");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaFuncSetSharedMemConfig", values) < 0)
@@ -5053,6 +5206,7 @@ static PyObject *cudart_fn_cudaFuncSetSharedMemConfig(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFuncSetSharedMemConfig, cudart_abi_cudaFuncSetSharedMemConfig) fn = (CUDART_FN_T(cudaFuncSetSharedMemConfig, cudart_abi_cudaFuncSetSharedMemConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5102,6 +5256,7 @@ static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaGLGetDevices");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaGLGetDevices", values) < 0)
@@ -5109,6 +5264,7 @@ static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGLGetDevices, cudart_abi_cudaGLGetDevices) fn = (CUDART_FN_T(cudaGLGetDevices, cudart_abi_cudaGLGetDevices))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5152,6 +5308,7 @@ static PyObject *cudart_fn_cudaGLMapBufferObject(PyObject *self, PyObject *const
         result = cudart_unbound("cudaGLMapBufferObject");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaGLMapBufferObject", values) < 0)
@@ -5159,6 +5316,7 @@ static PyObject *cudart_fn_cudaGLMapBufferObject(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGLMapBufferObject, cudart_abi_cudaGLMapBufferObject) fn = (CUDART_FN_T(cudaGLMapBufferObject, cudart_abi_cudaGLMapBufferObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5205,6 +5363,7 @@ static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *
         result = cudart_unbound("cudaGLMapBufferObjectAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGLMapBufferObjectAsync", values) < 0)
@@ -5212,6 +5371,7 @@ static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGLMapBufferObjectAsync, cudart_abi_cudaGLMapBufferObjectAsync) fn = (CUDART_FN_T(cudaGLMapBufferObjectAsync, cudart_abi_cudaGLMapBufferObjectAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5242,6 +5402,7 @@ static PyObject *cudart_fn_cudaGLRegisterBufferObject(PyObject *self, PyObject *
         result = cudart_unbound("cudaGLRegisterBufferObject");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaGLRegisterBufferObject", values) < 0)
@@ -5249,6 +5410,7 @@ static PyObject *cudart_fn_cudaGLRegisterBufferObject(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGLRegisterBufferObject, cudart_abi_cudaGLRegisterBufferObject) fn = (CUDART_FN_T(cudaGLRegisterBufferObject, cudart_abi_cudaGLRegisterBufferObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5278,6 +5440,7 @@ static PyObject *cudart_fn_cudaGLSetBufferObjectMapFlags(PyObject *self, PyObjec
         result = cudart_unbound("cudaGLSetBufferObjectMapFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", u0, u1);
         if (cudart_record_call("cudaGLSetBufferObjectMapFlags", values) < 0)
@@ -5285,6 +5448,7 @@ static PyObject *cudart_fn_cudaGLSetBufferObjectMapFlags(PyObject *self, PyObjec
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGLSetBufferObjectMapFlags, cudart_abi_cudaGLSetBufferObjectMapFlags) fn = (CUDART_FN_T(cudaGLSetBufferObjectMapFlags, cudart_abi_cudaGLSetBufferObjectMapFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5311,6 +5475,7 @@ static PyObject *cudart_fn_cudaGLSetGLDevice(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaGLSetGLDevice");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(L)", i0);
         if (cudart_record_call("cudaGLSetGLDevice", values) < 0)
@@ -5318,6 +5483,7 @@ static PyObject *cudart_fn_cudaGLSetGLDevice(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGLSetGLDevice, cudart_abi_cudaGLSetGLDevice) fn = (CUDART_FN_T(cudaGLSetGLDevice, cudart_abi_cudaGLSetGLDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5344,6 +5510,7 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObject(PyObject *self, PyObject *con
         result = cudart_unbound("cudaGLUnmapBufferObject");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaGLUnmapBufferObject", values) < 0)
@@ -5351,6 +5518,7 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObject(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGLUnmapBufferObject, cudart_abi_cudaGLUnmapBufferObject) fn = (CUDART_FN_T(cudaGLUnmapBufferObject, cudart_abi_cudaGLUnmapBufferObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5384,6 +5552,7 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObjectAsync(PyObject *self, PyObject
         result = cudart_unbound("cudaGLUnmapBufferObjectAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", u0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGLUnmapBufferObjectAsync", values) < 0)
@@ -5391,6 +5560,7 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObjectAsync(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGLUnmapBufferObjectAsync, cudart_abi_cudaGLUnmapBufferObjectAsync) fn = (CUDART_FN_T(cudaGLUnmapBufferObjectAsync, cudart_abi_cudaGLUnmapBufferObjectAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5418,6 +5588,7 @@ static PyObject *cudart_fn_cudaGLUnregisterBufferObject(PyObject *self, PyObject
         result = cudart_unbound("cudaGLUnregisterBufferObject");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaGLUnregisterBufferObject", values) < 0)
@@ -5425,6 +5596,7 @@ static PyObject *cudart_fn_cudaGLUnregisterBufferObject(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGLUnregisterBufferObject, cudart_abi_cudaGLUnregisterBufferObject) fn = (CUDART_FN_T(cudaGLUnregisterBufferObject, cudart_abi_cudaGLUnregisterBufferObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5459,6 +5631,7 @@ static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaGetChannelDesc");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGetChannelDesc", values) < 0)
@@ -5466,6 +5639,7 @@ static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetChannelDesc, cudart_abi_cudaGetChannelDesc) fn = (CUDART_FN_T(cudaGetChannelDesc, cudart_abi_cudaGetChannelDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5504,6 +5678,7 @@ static PyObject *cudart_fn_cudaGetDevice(PyObject *self, PyObject *const *args, 
         result = cudart_unbound("cudaGetDevice");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaGetDevice", values) < 0)
@@ -5511,6 +5686,7 @@ static PyObject *cudart_fn_cudaGetDevice(PyObject *self, PyObject *const *args, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetDevice, cudart_abi_cudaGetDevice) fn = (CUDART_FN_T(cudaGetDevice, cudart_abi_cudaGetDevice))slot;
     unsigned int r;
     r = fn(a0);  /* with the GIL held: generator/gil.py */
@@ -5548,6 +5724,7 @@ static PyObject *cudart_fn_cudaGetDeviceCount(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaGetDeviceCount");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaGetDeviceCount", values) < 0)
@@ -5555,6 +5732,7 @@ static PyObject *cudart_fn_cudaGetDeviceCount(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetDeviceCount, cudart_abi_cudaGetDeviceCount) fn = (CUDART_FN_T(cudaGetDeviceCount, cudart_abi_cudaGetDeviceCount))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5594,6 +5772,7 @@ static PyObject *cudart_fn_cudaGetDeviceFlags(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaGetDeviceFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaGetDeviceFlags", values) < 0)
@@ -5601,6 +5780,7 @@ static PyObject *cudart_fn_cudaGetDeviceFlags(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetDeviceFlags, cudart_abi_cudaGetDeviceFlags) fn = (CUDART_FN_T(cudaGetDeviceFlags, cudart_abi_cudaGetDeviceFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5637,6 +5817,7 @@ static PyObject *cudart_fn_cudaGetDeviceProperties(PyObject *self, PyObject *con
         result = cudart_unbound("cudaGetDeviceProperties");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KL)", (unsigned long long)(uintptr_t)a0, i1);
         if (cudart_record_call("cudaGetDeviceProperties", values) < 0)
@@ -5644,6 +5825,7 @@ static PyObject *cudart_fn_cudaGetDeviceProperties(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetDeviceProperties_v2, cudart_abi_cudaGetDeviceProperties) fn = (CUDART_FN_T(cudaGetDeviceProperties_v2, cudart_abi_cudaGetDeviceProperties))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5678,6 +5860,7 @@ static PyObject *cudart_fn_cudaGetDeviceProperties_v2(PyObject *self, PyObject *
         result = cudart_unbound("cudaGetDeviceProperties_v2");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KL)", (unsigned long long)(uintptr_t)a0, i1);
         if (cudart_record_call("cudaGetDeviceProperties_v2", values) < 0)
@@ -5685,6 +5868,7 @@ static PyObject *cudart_fn_cudaGetDeviceProperties_v2(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetDeviceProperties_v2, cudart_abi_cudaGetDeviceProperties_v2) fn = (CUDART_FN_T(cudaGetDeviceProperties_v2, cudart_abi_cudaGetDeviceProperties_v2))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5735,6 +5919,7 @@ static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *con
         result = cudart_unbound("cudaGetDriverEntryPoint");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaGetDriverEntryPoint", values) < 0)
@@ -5742,6 +5927,7 @@ static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetDriverEntryPoint, cudart_abi_cudaGetDriverEntryPoint) fn = (CUDART_FN_T(cudaGetDriverEntryPoint, cudart_abi_cudaGetDriverEntryPoint))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5773,6 +5959,7 @@ static PyObject *cudart_fn_cudaGetErrorName(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaGetErrorName");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaGetErrorName", values) < 0)
@@ -5780,6 +5967,7 @@ static PyObject *cudart_fn_cudaGetErrorName(PyObject *self, PyObject *const *arg
         result = PyBytes_FromStringAndSize("", 0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetErrorName, cudart_abi_cudaGetErrorName) fn = (CUDART_FN_T(cudaGetErrorName, cudart_abi_cudaGetErrorName))slot;
     const char * r;
     r = fn((unsigned int)u0);  /* with the GIL held: generator/gil.py */
@@ -5804,6 +5992,7 @@ static PyObject *cudart_fn_cudaGetErrorString(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaGetErrorString");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaGetErrorString", values) < 0)
@@ -5811,6 +6000,7 @@ static PyObject *cudart_fn_cudaGetErrorString(PyObject *self, PyObject *const *a
         result = PyBytes_FromStringAndSize("", 0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetErrorString, cudart_abi_cudaGetErrorString) fn = (CUDART_FN_T(cudaGetErrorString, cudart_abi_cudaGetErrorString))slot;
     const char * r;
     r = fn((unsigned int)u0);  /* with the GIL held: generator/gil.py */
@@ -5849,6 +6039,7 @@ static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaGetExportTable");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGetExportTable", values) < 0)
@@ -5856,6 +6047,7 @@ static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetExportTable, cudart_abi_cudaGetExportTable) fn = (CUDART_FN_T(cudaGetExportTable, cudart_abi_cudaGetExportTable))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5900,6 +6092,7 @@ static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaGetFuncBySymbol");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGetFuncBySymbol", values) < 0)
@@ -5907,6 +6100,7 @@ static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetFuncBySymbol, cudart_abi_cudaGetFuncBySymbol) fn = (CUDART_FN_T(cudaGetFuncBySymbol, cudart_abi_cudaGetFuncBySymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5951,6 +6145,7 @@ static PyObject *cudart_fn_cudaGetKernel(PyObject *self, PyObject *const *args, 
         result = cudart_unbound("cudaGetKernel");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGetKernel", values) < 0)
@@ -5958,6 +6153,7 @@ static PyObject *cudart_fn_cudaGetKernel(PyObject *self, PyObject *const *args, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetKernel, cudart_abi_cudaGetKernel) fn = (CUDART_FN_T(cudaGetKernel, cudart_abi_cudaGetKernel))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5986,6 +6182,7 @@ static PyObject *cudart_fn_cudaGetLastError(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaGetLastError");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("()");
         if (cudart_record_call("cudaGetLastError", values) < 0)
@@ -5993,6 +6190,7 @@ static PyObject *cudart_fn_cudaGetLastError(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetLastError, cudart_abi_cudaGetLastError) fn = (CUDART_FN_T(cudaGetLastError, cudart_abi_cudaGetLastError))slot;
     unsigned int r;
     r = fn();  /* with the GIL held: generator/gil.py */
@@ -6034,6 +6232,7 @@ static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *
         result = cudart_unbound("cudaGetMipmappedArrayLevel");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaGetMipmappedArrayLevel", values) < 0)
@@ -6041,6 +6240,7 @@ static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetMipmappedArrayLevel, cudart_abi_cudaGetMipmappedArrayLevel) fn = (CUDART_FN_T(cudaGetMipmappedArrayLevel, cudart_abi_cudaGetMipmappedArrayLevel))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6078,6 +6278,7 @@ static PyObject *cudart_fn_cudaGetSurfaceObjectResourceDesc(PyObject *self, PyOb
         result = cudart_unbound("cudaGetSurfaceObjectResourceDesc");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaGetSurfaceObjectResourceDesc", values) < 0)
@@ -6085,6 +6286,7 @@ static PyObject *cudart_fn_cudaGetSurfaceObjectResourceDesc(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetSurfaceObjectResourceDesc, cudart_abi_cudaGetSurfaceObjectResourceDesc) fn = (CUDART_FN_T(cudaGetSurfaceObjectResourceDesc, cudart_abi_cudaGetSurfaceObjectResourceDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6126,6 +6328,7 @@ static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaGetSymbolAddress");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGetSymbolAddress", values) < 0)
@@ -6133,6 +6336,7 @@ static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetSymbolAddress, cudart_abi_cudaGetSymbolAddress) fn = (CUDART_FN_T(cudaGetSymbolAddress, cudart_abi_cudaGetSymbolAddress))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6177,6 +6381,7 @@ static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaGetSymbolSize");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGetSymbolSize", values) < 0)
@@ -6184,6 +6389,7 @@ static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetSymbolSize, cudart_abi_cudaGetSymbolSize) fn = (CUDART_FN_T(cudaGetSymbolSize, cudart_abi_cudaGetSymbolSize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6221,6 +6427,7 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceDesc(PyObject *self, PyOb
         result = cudart_unbound("cudaGetTextureObjectResourceDesc");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaGetTextureObjectResourceDesc", values) < 0)
@@ -6228,6 +6435,7 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceDesc(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetTextureObjectResourceDesc, cudart_abi_cudaGetTextureObjectResourceDesc) fn = (CUDART_FN_T(cudaGetTextureObjectResourceDesc, cudart_abi_cudaGetTextureObjectResourceDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6262,6 +6470,7 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceViewDesc(PyObject *self, 
         result = cudart_unbound("cudaGetTextureObjectResourceViewDesc");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaGetTextureObjectResourceViewDesc", values) < 0)
@@ -6269,6 +6478,7 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceViewDesc(PyObject *self, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetTextureObjectResourceViewDesc, cudart_abi_cudaGetTextureObjectResourceViewDesc) fn = (CUDART_FN_T(cudaGetTextureObjectResourceViewDesc, cudart_abi_cudaGetTextureObjectResourceViewDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6303,6 +6513,7 @@ static PyObject *cudart_fn_cudaGetTextureObjectTextureDesc(PyObject *self, PyObj
         result = cudart_unbound("cudaGetTextureObjectTextureDesc");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaGetTextureObjectTextureDesc", values) < 0)
@@ -6310,6 +6521,7 @@ static PyObject *cudart_fn_cudaGetTextureObjectTextureDesc(PyObject *self, PyObj
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetTextureObjectTextureDesc, cudart_abi_cudaGetTextureObjectTextureDesc) fn = (CUDART_FN_T(cudaGetTextureObjectTextureDesc, cudart_abi_cudaGetTextureObjectTextureDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6364,6 +6576,7 @@ static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *
         result = cudart_unbound("cudaGraphAddChildGraphNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddChildGraphNode", values) < 0)
@@ -6371,6 +6584,7 @@ static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddChildGraphNode, cudart_abi_cudaGraphAddChildGraphNode) fn = (CUDART_FN_T(cudaGraphAddChildGraphNode, cudart_abi_cudaGraphAddChildGraphNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6426,6 +6640,7 @@ static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *co
         result = cudart_unbound("cudaGraphAddDependencies");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3);
         if (cudart_record_call("cudaGraphAddDependencies", values) < 0)
@@ -6433,6 +6648,7 @@ static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddDependencies, cudart_abi_cudaGraphAddDependencies) fn = (CUDART_FN_T(cudaGraphAddDependencies, cudart_abi_cudaGraphAddDependencies))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6491,6 +6707,7 @@ static PyObject *cudart_fn_cudaGraphAddDependencies_v2(PyObject *self, PyObject 
         result = cudart_unbound("cudaGraphAddDependencies_v2");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4);
         if (cudart_record_call("cudaGraphAddDependencies_v2", values) < 0)
@@ -6498,6 +6715,7 @@ static PyObject *cudart_fn_cudaGraphAddDependencies_v2(PyObject *self, PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddDependencies_v2, cudart_abi_cudaGraphAddDependencies_v2) fn = (CUDART_FN_T(cudaGraphAddDependencies_v2, cudart_abi_cudaGraphAddDependencies_v2))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6553,6 +6771,7 @@ static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const
         result = cudart_unbound("cudaGraphAddEmptyNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3);
         if (cudart_record_call("cudaGraphAddEmptyNode", values) < 0)
@@ -6560,6 +6779,7 @@ static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddEmptyNode, cudart_abi_cudaGraphAddEmptyNode) fn = (CUDART_FN_T(cudaGraphAddEmptyNode, cudart_abi_cudaGraphAddEmptyNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6618,6 +6838,7 @@ static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject 
         result = cudart_unbound("cudaGraphAddEventRecordNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddEventRecordNode", values) < 0)
@@ -6625,6 +6846,7 @@ static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddEventRecordNode, cudart_abi_cudaGraphAddEventRecordNode) fn = (CUDART_FN_T(cudaGraphAddEventRecordNode, cudart_abi_cudaGraphAddEventRecordNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6684,6 +6906,7 @@ static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *c
         result = cudart_unbound("cudaGraphAddEventWaitNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddEventWaitNode", values) < 0)
@@ -6691,6 +6914,7 @@ static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *c
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddEventWaitNode, cudart_abi_cudaGraphAddEventWaitNode) fn = (CUDART_FN_T(cudaGraphAddEventWaitNode, cudart_abi_cudaGraphAddEventWaitNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6750,6 +6974,7 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *se
         result = cudart_unbound("cudaGraphAddExternalSemaphoresSignalNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddExternalSemaphoresSignalNode", values) < 0)
@@ -6757,6 +6982,7 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *se
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddExternalSemaphoresSignalNode, cudart_abi_cudaGraphAddExternalSemaphoresSignalNode) fn = (CUDART_FN_T(cudaGraphAddExternalSemaphoresSignalNode, cudart_abi_cudaGraphAddExternalSemaphoresSignalNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6816,6 +7042,7 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self
         result = cudart_unbound("cudaGraphAddExternalSemaphoresWaitNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddExternalSemaphoresWaitNode", values) < 0)
@@ -6823,6 +7050,7 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddExternalSemaphoresWaitNode, cudart_abi_cudaGraphAddExternalSemaphoresWaitNode) fn = (CUDART_FN_T(cudaGraphAddExternalSemaphoresWaitNode, cudart_abi_cudaGraphAddExternalSemaphoresWaitNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6882,6 +7110,7 @@ static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaGraphAddHostNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddHostNode", values) < 0)
@@ -6889,6 +7118,7 @@ static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddHostNode, cudart_abi_cudaGraphAddHostNode) fn = (CUDART_FN_T(cudaGraphAddHostNode, cudart_abi_cudaGraphAddHostNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6948,6 +7178,7 @@ static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaGraphAddKernelNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddKernelNode", values) < 0)
@@ -6955,6 +7186,7 @@ static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddKernelNode, cudart_abi_cudaGraphAddKernelNode) fn = (CUDART_FN_T(cudaGraphAddKernelNode, cudart_abi_cudaGraphAddKernelNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7014,6 +7246,7 @@ static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *co
         result = cudart_unbound("cudaGraphAddMemAllocNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddMemAllocNode", values) < 0)
@@ -7021,6 +7254,7 @@ static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddMemAllocNode, cudart_abi_cudaGraphAddMemAllocNode) fn = (CUDART_FN_T(cudaGraphAddMemAllocNode, cudart_abi_cudaGraphAddMemAllocNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7080,6 +7314,7 @@ static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *con
         result = cudart_unbound("cudaGraphAddMemFreeNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddMemFreeNode", values) < 0)
@@ -7087,6 +7322,7 @@ static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddMemFreeNode, cudart_abi_cudaGraphAddMemFreeNode) fn = (CUDART_FN_T(cudaGraphAddMemFreeNode, cudart_abi_cudaGraphAddMemFreeNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7146,6 +7382,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaGraphAddMemcpyNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddMemcpyNode", values) < 0)
@@ -7153,6 +7390,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddMemcpyNode, cudart_abi_cudaGraphAddMemcpyNode) fn = (CUDART_FN_T(cudaGraphAddMemcpyNode, cudart_abi_cudaGraphAddMemcpyNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7222,6 +7460,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *co
         result = cudart_unbound("cudaGraphAddMemcpyNode1D");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4, (unsigned long long)(uintptr_t)a5, u6, u7);
         if (cudart_record_call("cudaGraphAddMemcpyNode1D", values) < 0)
@@ -7229,6 +7468,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddMemcpyNode1D, cudart_abi_cudaGraphAddMemcpyNode1D) fn = (CUDART_FN_T(cudaGraphAddMemcpyNode1D, cudart_abi_cudaGraphAddMemcpyNode1D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7302,6 +7542,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
         result = cudart_unbound("cudaGraphAddMemcpyNodeFromSymbol");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4, (unsigned long long)(uintptr_t)a5, u6, u7, u8);
         if (cudart_record_call("cudaGraphAddMemcpyNodeFromSymbol", values) < 0)
@@ -7309,6 +7550,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddMemcpyNodeFromSymbol, cudart_abi_cudaGraphAddMemcpyNodeFromSymbol) fn = (CUDART_FN_T(cudaGraphAddMemcpyNodeFromSymbol, cudart_abi_cudaGraphAddMemcpyNodeFromSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7382,6 +7624,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
         result = cudart_unbound("cudaGraphAddMemcpyNodeToSymbol");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4, (unsigned long long)(uintptr_t)a5, u6, u7, u8);
         if (cudart_record_call("cudaGraphAddMemcpyNodeToSymbol", values) < 0)
@@ -7389,6 +7632,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddMemcpyNodeToSymbol, cudart_abi_cudaGraphAddMemcpyNodeToSymbol) fn = (CUDART_FN_T(cudaGraphAddMemcpyNodeToSymbol, cudart_abi_cudaGraphAddMemcpyNodeToSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7449,6 +7693,7 @@ static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaGraphAddMemsetNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddMemsetNode", values) < 0)
@@ -7456,6 +7701,7 @@ static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddMemsetNode, cudart_abi_cudaGraphAddMemsetNode) fn = (CUDART_FN_T(cudaGraphAddMemsetNode, cudart_abi_cudaGraphAddMemsetNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7515,6 +7761,7 @@ static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaGraphAddNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddNode", values) < 0)
@@ -7522,6 +7769,7 @@ static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddNode, cudart_abi_cudaGraphAddNode) fn = (CUDART_FN_T(cudaGraphAddNode, cudart_abi_cudaGraphAddNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7585,6 +7833,7 @@ static PyObject *cudart_fn_cudaGraphAddNode_v2(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaGraphAddNode_v2");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4, (unsigned long long)(uintptr_t)a5);
         if (cudart_record_call("cudaGraphAddNode_v2", values) < 0)
@@ -7592,6 +7841,7 @@ static PyObject *cudart_fn_cudaGraphAddNode_v2(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddNode_v2, cudart_abi_cudaGraphAddNode_v2) fn = (CUDART_FN_T(cudaGraphAddNode_v2, cudart_abi_cudaGraphAddNode_v2))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7639,6 +7889,7 @@ static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObj
         result = cudart_unbound("cudaGraphChildGraphNodeGetGraph");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphChildGraphNodeGetGraph", values) < 0)
@@ -7646,6 +7897,7 @@ static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObj
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphChildGraphNodeGetGraph, cudart_abi_cudaGraphChildGraphNodeGetGraph) fn = (CUDART_FN_T(cudaGraphChildGraphNodeGetGraph, cudart_abi_cudaGraphChildGraphNodeGetGraph))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7690,6 +7942,7 @@ static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args,
         result = cudart_unbound("cudaGraphClone");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphClone", values) < 0)
@@ -7697,6 +7950,7 @@ static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphClone, cudart_abi_cudaGraphClone) fn = (CUDART_FN_T(cudaGraphClone, cudart_abi_cudaGraphClone))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7747,6 +8001,7 @@ static PyObject *cudart_fn_cudaGraphConditionalHandleCreate(PyObject *self, PyOb
         result = cudart_unbound("cudaGraphConditionalHandleCreate");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaGraphConditionalHandleCreate", values) < 0)
@@ -7754,6 +8009,7 @@ static PyObject *cudart_fn_cudaGraphConditionalHandleCreate(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphConditionalHandleCreate, cudart_abi_cudaGraphConditionalHandleCreate) fn = (CUDART_FN_T(cudaGraphConditionalHandleCreate, cudart_abi_cudaGraphConditionalHandleCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7797,6 +8053,7 @@ static PyObject *cudart_fn_cudaGraphCreate(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaGraphCreate");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaGraphCreate", values) < 0)
@@ -7804,6 +8061,7 @@ static PyObject *cudart_fn_cudaGraphCreate(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphCreate, cudart_abi_cudaGraphCreate) fn = (CUDART_FN_T(cudaGraphCreate, cudart_abi_cudaGraphCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7844,6 +8102,7 @@ static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaGraphDebugDotPrint");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaGraphDebugDotPrint", values) < 0)
@@ -7851,6 +8110,7 @@ static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphDebugDotPrint, cudart_abi_cudaGraphDebugDotPrint) fn = (CUDART_FN_T(cudaGraphDebugDotPrint, cudart_abi_cudaGraphDebugDotPrint))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7883,6 +8143,7 @@ static PyObject *cudart_fn_cudaGraphDestroy(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaGraphDestroy");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaGraphDestroy", values) < 0)
@@ -7890,6 +8151,7 @@ static PyObject *cudart_fn_cudaGraphDestroy(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphDestroy, cudart_abi_cudaGraphDestroy) fn = (CUDART_FN_T(cudaGraphDestroy, cudart_abi_cudaGraphDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7921,6 +8183,7 @@ static PyObject *cudart_fn_cudaGraphDestroyNode(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaGraphDestroyNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaGraphDestroyNode", values) < 0)
@@ -7928,6 +8191,7 @@ static PyObject *cudart_fn_cudaGraphDestroyNode(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphDestroyNode, cudart_abi_cudaGraphDestroyNode) fn = (CUDART_FN_T(cudaGraphDestroyNode, cudart_abi_cudaGraphDestroyNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7969,6 +8233,7 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyOb
         result = cudart_unbound("cudaGraphEventRecordNodeGetEvent");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphEventRecordNodeGetEvent", values) < 0)
@@ -7976,6 +8241,7 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphEventRecordNodeGetEvent, cudart_abi_cudaGraphEventRecordNodeGetEvent) fn = (CUDART_FN_T(cudaGraphEventRecordNodeGetEvent, cudart_abi_cudaGraphEventRecordNodeGetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8014,6 +8280,7 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyOb
         result = cudart_unbound("cudaGraphEventRecordNodeSetEvent");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphEventRecordNodeSetEvent", values) < 0)
@@ -8021,6 +8288,7 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphEventRecordNodeSetEvent, cudart_abi_cudaGraphEventRecordNodeSetEvent) fn = (CUDART_FN_T(cudaGraphEventRecordNodeSetEvent, cudart_abi_cudaGraphEventRecordNodeSetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8063,6 +8331,7 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObje
         result = cudart_unbound("cudaGraphEventWaitNodeGetEvent");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphEventWaitNodeGetEvent", values) < 0)
@@ -8070,6 +8339,7 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphEventWaitNodeGetEvent, cudart_abi_cudaGraphEventWaitNodeGetEvent) fn = (CUDART_FN_T(cudaGraphEventWaitNodeGetEvent, cudart_abi_cudaGraphEventWaitNodeGetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8108,6 +8378,7 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObje
         result = cudart_unbound("cudaGraphEventWaitNodeSetEvent");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphEventWaitNodeSetEvent", values) < 0)
@@ -8115,6 +8386,7 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphEventWaitNodeSetEvent, cudart_abi_cudaGraphEventWaitNodeSetEvent) fn = (CUDART_FN_T(cudaGraphEventWaitNodeSetEvent, cudart_abi_cudaGraphEventWaitNodeSetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8155,6 +8427,7 @@ static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, 
         result = cudart_unbound("cudaGraphExecChildGraphNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecChildGraphNodeSetParams", values) < 0)
@@ -8162,6 +8435,7 @@ static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecChildGraphNodeSetParams, cudart_abi_cudaGraphExecChildGraphNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecChildGraphNodeSetParams, cudart_abi_cudaGraphExecChildGraphNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8195,6 +8469,7 @@ static PyObject *cudart_fn_cudaGraphExecDestroy(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaGraphExecDestroy");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaGraphExecDestroy", values) < 0)
@@ -8202,6 +8477,7 @@ static PyObject *cudart_fn_cudaGraphExecDestroy(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecDestroy, cudart_abi_cudaGraphExecDestroy) fn = (CUDART_FN_T(cudaGraphExecDestroy, cudart_abi_cudaGraphExecDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8241,6 +8517,7 @@ static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, 
         result = cudart_unbound("cudaGraphExecEventRecordNodeSetEvent");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecEventRecordNodeSetEvent", values) < 0)
@@ -8248,6 +8525,7 @@ static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecEventRecordNodeSetEvent, cudart_abi_cudaGraphExecEventRecordNodeSetEvent) fn = (CUDART_FN_T(cudaGraphExecEventRecordNodeSetEvent, cudart_abi_cudaGraphExecEventRecordNodeSetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8289,6 +8567,7 @@ static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, Py
         result = cudart_unbound("cudaGraphExecEventWaitNodeSetEvent");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecEventWaitNodeSetEvent", values) < 0)
@@ -8296,6 +8575,7 @@ static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, Py
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecEventWaitNodeSetEvent, cudart_abi_cudaGraphExecEventWaitNodeSetEvent) fn = (CUDART_FN_T(cudaGraphExecEventWaitNodeSetEvent, cudart_abi_cudaGraphExecEventWaitNodeSetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8337,6 +8617,7 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(Py
         result = cudart_unbound("cudaGraphExecExternalSemaphoresSignalNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecExternalSemaphoresSignalNodeSetParams", values) < 0)
@@ -8344,6 +8625,7 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(Py
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecExternalSemaphoresSignalNodeSetParams, cudart_abi_cudaGraphExecExternalSemaphoresSignalNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecExternalSemaphoresSignalNodeSetParams, cudart_abi_cudaGraphExecExternalSemaphoresSignalNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8385,6 +8667,7 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyOb
         result = cudart_unbound("cudaGraphExecExternalSemaphoresWaitNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecExternalSemaphoresWaitNodeSetParams", values) < 0)
@@ -8392,6 +8675,7 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecExternalSemaphoresWaitNodeSetParams, cudart_abi_cudaGraphExecExternalSemaphoresWaitNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecExternalSemaphoresWaitNodeSetParams, cudart_abi_cudaGraphExecExternalSemaphoresWaitNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8435,6 +8719,7 @@ static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const
         result = cudart_unbound("cudaGraphExecGetFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphExecGetFlags", values) < 0)
@@ -8442,6 +8727,7 @@ static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecGetFlags, cudart_abi_cudaGraphExecGetFlags) fn = (CUDART_FN_T(cudaGraphExecGetFlags, cudart_abi_cudaGraphExecGetFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8484,6 +8770,7 @@ static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObje
         result = cudart_unbound("cudaGraphExecHostNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecHostNodeSetParams", values) < 0)
@@ -8491,6 +8778,7 @@ static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecHostNodeSetParams, cudart_abi_cudaGraphExecHostNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecHostNodeSetParams, cudart_abi_cudaGraphExecHostNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8532,6 +8820,7 @@ static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyOb
         result = cudart_unbound("cudaGraphExecKernelNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecKernelNodeSetParams", values) < 0)
@@ -8539,6 +8828,7 @@ static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecKernelNodeSetParams, cudart_abi_cudaGraphExecKernelNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecKernelNodeSetParams, cudart_abi_cudaGraphExecKernelNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8580,6 +8870,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyOb
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecMemcpyNodeSetParams", values) < 0)
@@ -8587,6 +8878,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecMemcpyNodeSetParams, cudart_abi_cudaGraphExecMemcpyNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecMemcpyNodeSetParams, cudart_abi_cudaGraphExecMemcpyNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8638,6 +8930,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, Py
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParams1D");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4, u5);
         if (cudart_record_call("cudaGraphExecMemcpyNodeSetParams1D", values) < 0)
@@ -8645,6 +8938,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, Py
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecMemcpyNodeSetParams1D, cudart_abi_cudaGraphExecMemcpyNodeSetParams1D) fn = (CUDART_FN_T(cudaGraphExecMemcpyNodeSetParams1D, cudart_abi_cudaGraphExecMemcpyNodeSetParams1D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8700,6 +8994,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParamsFromSymbol");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4, u5, u6);
         if (cudart_record_call("cudaGraphExecMemcpyNodeSetParamsFromSymbol", values) < 0)
@@ -8707,6 +9002,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecMemcpyNodeSetParamsFromSymbol, cudart_abi_cudaGraphExecMemcpyNodeSetParamsFromSymbol) fn = (CUDART_FN_T(cudaGraphExecMemcpyNodeSetParamsFromSymbol, cudart_abi_cudaGraphExecMemcpyNodeSetParamsFromSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8762,6 +9058,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *se
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParamsToSymbol");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4, u5, u6);
         if (cudart_record_call("cudaGraphExecMemcpyNodeSetParamsToSymbol", values) < 0)
@@ -8769,6 +9066,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *se
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecMemcpyNodeSetParamsToSymbol, cudart_abi_cudaGraphExecMemcpyNodeSetParamsToSymbol) fn = (CUDART_FN_T(cudaGraphExecMemcpyNodeSetParamsToSymbol, cudart_abi_cudaGraphExecMemcpyNodeSetParamsToSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8811,6 +9109,7 @@ static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyOb
         result = cudart_unbound("cudaGraphExecMemsetNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecMemsetNodeSetParams", values) < 0)
@@ -8818,6 +9117,7 @@ static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecMemsetNodeSetParams, cudart_abi_cudaGraphExecMemsetNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecMemsetNodeSetParams, cudart_abi_cudaGraphExecMemsetNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8859,6 +9159,7 @@ static PyObject *cudart_fn_cudaGraphExecNodeSetParams(PyObject *self, PyObject *
         result = cudart_unbound("cudaGraphExecNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecNodeSetParams", values) < 0)
@@ -8866,6 +9167,7 @@ static PyObject *cudart_fn_cudaGraphExecNodeSetParams(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecNodeSetParams, cudart_abi_cudaGraphExecNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecNodeSetParams, cudart_abi_cudaGraphExecNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8907,6 +9209,7 @@ static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaGraphExecUpdate");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecUpdate", values) < 0)
@@ -8914,6 +9217,7 @@ static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecUpdate, cudart_abi_cudaGraphExecUpdate) fn = (CUDART_FN_T(cudaGraphExecUpdate, cudart_abi_cudaGraphExecUpdate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8951,6 +9255,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObje
         result = cudart_unbound("cudaGraphExternalSemaphoresSignalNodeGetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphExternalSemaphoresSignalNodeGetParams", values) < 0)
@@ -8958,6 +9263,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExternalSemaphoresSignalNodeGetParams, cudart_abi_cudaGraphExternalSemaphoresSignalNodeGetParams) fn = (CUDART_FN_T(cudaGraphExternalSemaphoresSignalNodeGetParams, cudart_abi_cudaGraphExternalSemaphoresSignalNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8994,6 +9300,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObje
         result = cudart_unbound("cudaGraphExternalSemaphoresSignalNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphExternalSemaphoresSignalNodeSetParams", values) < 0)
@@ -9001,6 +9308,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExternalSemaphoresSignalNodeSetParams, cudart_abi_cudaGraphExternalSemaphoresSignalNodeSetParams) fn = (CUDART_FN_T(cudaGraphExternalSemaphoresSignalNodeSetParams, cudart_abi_cudaGraphExternalSemaphoresSignalNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9037,6 +9345,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject
         result = cudart_unbound("cudaGraphExternalSemaphoresWaitNodeGetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphExternalSemaphoresWaitNodeGetParams", values) < 0)
@@ -9044,6 +9353,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExternalSemaphoresWaitNodeGetParams, cudart_abi_cudaGraphExternalSemaphoresWaitNodeGetParams) fn = (CUDART_FN_T(cudaGraphExternalSemaphoresWaitNodeGetParams, cudart_abi_cudaGraphExternalSemaphoresWaitNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9080,6 +9390,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject
         result = cudart_unbound("cudaGraphExternalSemaphoresWaitNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphExternalSemaphoresWaitNodeSetParams", values) < 0)
@@ -9087,6 +9398,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExternalSemaphoresWaitNodeSetParams, cudart_abi_cudaGraphExternalSemaphoresWaitNodeSetParams) fn = (CUDART_FN_T(cudaGraphExternalSemaphoresWaitNodeSetParams, cudart_abi_cudaGraphExternalSemaphoresWaitNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9141,6 +9453,7 @@ static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaGraphGetEdges");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaGraphGetEdges", values) < 0)
@@ -9148,6 +9461,7 @@ static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphGetEdges, cudart_abi_cudaGraphGetEdges) fn = (CUDART_FN_T(cudaGraphGetEdges, cudart_abi_cudaGraphGetEdges))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9210,6 +9524,7 @@ static PyObject *cudart_fn_cudaGraphGetEdges_v2(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaGraphGetEdges_v2");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphGetEdges_v2", values) < 0)
@@ -9217,6 +9532,7 @@ static PyObject *cudart_fn_cudaGraphGetEdges_v2(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphGetEdges_v2, cudart_abi_cudaGraphGetEdges_v2) fn = (CUDART_FN_T(cudaGraphGetEdges_v2, cudart_abi_cudaGraphGetEdges_v2))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9270,6 +9586,7 @@ static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaGraphGetNodes");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphGetNodes", values) < 0)
@@ -9277,6 +9594,7 @@ static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphGetNodes, cudart_abi_cudaGraphGetNodes) fn = (CUDART_FN_T(cudaGraphGetNodes, cudart_abi_cudaGraphGetNodes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9328,6 +9646,7 @@ static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const
         result = cudart_unbound("cudaGraphGetRootNodes");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphGetRootNodes", values) < 0)
@@ -9335,6 +9654,7 @@ static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphGetRootNodes, cudart_abi_cudaGraphGetRootNodes) fn = (CUDART_FN_T(cudaGraphGetRootNodes, cudart_abi_cudaGraphGetRootNodes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9374,6 +9694,7 @@ static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *
         result = cudart_unbound("cudaGraphHostNodeGetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphHostNodeGetParams", values) < 0)
@@ -9381,6 +9702,7 @@ static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphHostNodeGetParams, cudart_abi_cudaGraphHostNodeGetParams) fn = (CUDART_FN_T(cudaGraphHostNodeGetParams, cudart_abi_cudaGraphHostNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9417,6 +9739,7 @@ static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *
         result = cudart_unbound("cudaGraphHostNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphHostNodeSetParams", values) < 0)
@@ -9424,6 +9747,7 @@ static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphHostNodeSetParams, cudart_abi_cudaGraphHostNodeSetParams) fn = (CUDART_FN_T(cudaGraphHostNodeSetParams, cudart_abi_cudaGraphHostNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9469,6 +9793,7 @@ static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaGraphInstantiate");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaGraphInstantiate", values) < 0)
@@ -9476,6 +9801,7 @@ static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphInstantiate, cudart_abi_cudaGraphInstantiate) fn = (CUDART_FN_T(cudaGraphInstantiate, cudart_abi_cudaGraphInstantiate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9523,6 +9849,7 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObjec
         result = cudart_unbound("cudaGraphInstantiateWithFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaGraphInstantiateWithFlags", values) < 0)
@@ -9530,6 +9857,7 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObjec
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphInstantiateWithFlags, cudart_abi_cudaGraphInstantiateWithFlags) fn = (CUDART_FN_T(cudaGraphInstantiateWithFlags, cudart_abi_cudaGraphInstantiateWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9578,6 +9906,7 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObje
         result = cudart_unbound("cudaGraphInstantiateWithParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphInstantiateWithParams", values) < 0)
@@ -9585,6 +9914,7 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphInstantiateWithParams, cudart_abi_cudaGraphInstantiateWithParams) fn = (CUDART_FN_T(cudaGraphInstantiateWithParams, cudart_abi_cudaGraphInstantiateWithParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9624,6 +9954,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyO
         result = cudart_unbound("cudaGraphKernelNodeCopyAttributes");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphKernelNodeCopyAttributes", values) < 0)
@@ -9631,6 +9962,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyO
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphKernelNodeCopyAttributes, cudart_abi_cudaGraphKernelNodeCopyAttributes) fn = (CUDART_FN_T(cudaGraphKernelNodeCopyAttributes, cudart_abi_cudaGraphKernelNodeCopyAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9670,6 +10002,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObj
         result = cudart_unbound("cudaGraphKernelNodeGetAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphKernelNodeGetAttribute", values) < 0)
@@ -9677,6 +10010,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObj
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphKernelNodeGetAttribute, cudart_abi_cudaGraphKernelNodeGetAttribute) fn = (CUDART_FN_T(cudaGraphKernelNodeGetAttribute, cudart_abi_cudaGraphKernelNodeGetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9713,6 +10047,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject
         result = cudart_unbound("cudaGraphKernelNodeGetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphKernelNodeGetParams", values) < 0)
@@ -9720,6 +10055,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphKernelNodeGetParams, cudart_abi_cudaGraphKernelNodeGetParams) fn = (CUDART_FN_T(cudaGraphKernelNodeGetParams, cudart_abi_cudaGraphKernelNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9759,6 +10095,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObj
         result = cudart_unbound("cudaGraphKernelNodeSetAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphKernelNodeSetAttribute", values) < 0)
@@ -9766,6 +10103,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObj
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphKernelNodeSetAttribute, cudart_abi_cudaGraphKernelNodeSetAttribute) fn = (CUDART_FN_T(cudaGraphKernelNodeSetAttribute, cudart_abi_cudaGraphKernelNodeSetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9802,6 +10140,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject
         result = cudart_unbound("cudaGraphKernelNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphKernelNodeSetParams", values) < 0)
@@ -9809,6 +10148,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphKernelNodeSetParams, cudart_abi_cudaGraphKernelNodeSetParams) fn = (CUDART_FN_T(cudaGraphKernelNodeSetParams, cudart_abi_cudaGraphKernelNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9845,6 +10185,7 @@ static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaGraphLaunch");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphLaunch", values) < 0)
@@ -9852,6 +10193,7 @@ static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphLaunch, cudart_abi_cudaGraphLaunch) fn = (CUDART_FN_T(cudaGraphLaunch, cudart_abi_cudaGraphLaunch))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9888,6 +10230,7 @@ static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObje
         result = cudart_unbound("cudaGraphMemAllocNodeGetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphMemAllocNodeGetParams", values) < 0)
@@ -9895,6 +10238,7 @@ static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphMemAllocNodeGetParams, cudart_abi_cudaGraphMemAllocNodeGetParams) fn = (CUDART_FN_T(cudaGraphMemAllocNodeGetParams, cudart_abi_cudaGraphMemAllocNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9931,6 +10275,7 @@ static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObjec
         result = cudart_unbound("cudaGraphMemFreeNodeGetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphMemFreeNodeGetParams", values) < 0)
@@ -9938,6 +10283,7 @@ static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObjec
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphMemFreeNodeGetParams, cudart_abi_cudaGraphMemFreeNodeGetParams) fn = (CUDART_FN_T(cudaGraphMemFreeNodeGetParams, cudart_abi_cudaGraphMemFreeNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9974,6 +10320,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject
         result = cudart_unbound("cudaGraphMemcpyNodeGetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphMemcpyNodeGetParams", values) < 0)
@@ -9981,6 +10328,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphMemcpyNodeGetParams, cudart_abi_cudaGraphMemcpyNodeGetParams) fn = (CUDART_FN_T(cudaGraphMemcpyNodeGetParams, cudart_abi_cudaGraphMemcpyNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10017,6 +10365,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject
         result = cudart_unbound("cudaGraphMemcpyNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphMemcpyNodeSetParams", values) < 0)
@@ -10024,6 +10373,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphMemcpyNodeSetParams, cudart_abi_cudaGraphMemcpyNodeSetParams) fn = (CUDART_FN_T(cudaGraphMemcpyNodeSetParams, cudart_abi_cudaGraphMemcpyNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10070,6 +10420,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObje
         result = cudart_unbound("cudaGraphMemcpyNodeSetParams1D");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, u4);
         if (cudart_record_call("cudaGraphMemcpyNodeSetParams1D", values) < 0)
@@ -10077,6 +10428,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphMemcpyNodeSetParams1D, cudart_abi_cudaGraphMemcpyNodeSetParams1D) fn = (CUDART_FN_T(cudaGraphMemcpyNodeSetParams1D, cudart_abi_cudaGraphMemcpyNodeSetParams1D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10127,6 +10479,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self
         result = cudart_unbound("cudaGraphMemcpyNodeSetParamsFromSymbol");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, u4, u5);
         if (cudart_record_call("cudaGraphMemcpyNodeSetParamsFromSymbol", values) < 0)
@@ -10134,6 +10487,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphMemcpyNodeSetParamsFromSymbol, cudart_abi_cudaGraphMemcpyNodeSetParamsFromSymbol) fn = (CUDART_FN_T(cudaGraphMemcpyNodeSetParamsFromSymbol, cudart_abi_cudaGraphMemcpyNodeSetParamsFromSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10184,6 +10538,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, 
         result = cudart_unbound("cudaGraphMemcpyNodeSetParamsToSymbol");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, u4, u5);
         if (cudart_record_call("cudaGraphMemcpyNodeSetParamsToSymbol", values) < 0)
@@ -10191,6 +10546,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphMemcpyNodeSetParamsToSymbol, cudart_abi_cudaGraphMemcpyNodeSetParamsToSymbol) fn = (CUDART_FN_T(cudaGraphMemcpyNodeSetParamsToSymbol, cudart_abi_cudaGraphMemcpyNodeSetParamsToSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10228,6 +10584,7 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject
         result = cudart_unbound("cudaGraphMemsetNodeGetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphMemsetNodeGetParams", values) < 0)
@@ -10235,6 +10592,7 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphMemsetNodeGetParams, cudart_abi_cudaGraphMemsetNodeGetParams) fn = (CUDART_FN_T(cudaGraphMemsetNodeGetParams, cudart_abi_cudaGraphMemsetNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10271,6 +10629,7 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject
         result = cudart_unbound("cudaGraphMemsetNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphMemsetNodeSetParams", values) < 0)
@@ -10278,6 +10637,7 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphMemsetNodeSetParams, cudart_abi_cudaGraphMemsetNodeSetParams) fn = (CUDART_FN_T(cudaGraphMemsetNodeSetParams, cudart_abi_cudaGraphMemsetNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10324,6 +10684,7 @@ static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *co
         result = cudart_unbound("cudaGraphNodeFindInClone");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphNodeFindInClone", values) < 0)
@@ -10331,6 +10692,7 @@ static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphNodeFindInClone, cudart_abi_cudaGraphNodeFindInClone) fn = (CUDART_FN_T(cudaGraphNodeFindInClone, cudart_abi_cudaGraphNodeFindInClone))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10382,6 +10744,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject
         result = cudart_unbound("cudaGraphNodeGetDependencies");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphNodeGetDependencies", values) < 0)
@@ -10389,6 +10752,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphNodeGetDependencies, cudart_abi_cudaGraphNodeGetDependencies) fn = (CUDART_FN_T(cudaGraphNodeGetDependencies, cudart_abi_cudaGraphNodeGetDependencies))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10444,6 +10808,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies_v2(PyObject *self, PyObj
         result = cudart_unbound("cudaGraphNodeGetDependencies_v2");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaGraphNodeGetDependencies_v2", values) < 0)
@@ -10451,6 +10816,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies_v2(PyObject *self, PyObj
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphNodeGetDependencies_v2, cudart_abi_cudaGraphNodeGetDependencies_v2) fn = (CUDART_FN_T(cudaGraphNodeGetDependencies_v2, cudart_abi_cudaGraphNodeGetDependencies_v2))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10503,6 +10869,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObje
         result = cudart_unbound("cudaGraphNodeGetDependentNodes");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphNodeGetDependentNodes", values) < 0)
@@ -10510,6 +10877,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphNodeGetDependentNodes, cudart_abi_cudaGraphNodeGetDependentNodes) fn = (CUDART_FN_T(cudaGraphNodeGetDependentNodes, cudart_abi_cudaGraphNodeGetDependentNodes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10565,6 +10933,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes_v2(PyObject *self, PyO
         result = cudart_unbound("cudaGraphNodeGetDependentNodes_v2");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaGraphNodeGetDependentNodes_v2", values) < 0)
@@ -10572,6 +10941,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes_v2(PyObject *self, PyO
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphNodeGetDependentNodes_v2, cudart_abi_cudaGraphNodeGetDependentNodes_v2) fn = (CUDART_FN_T(cudaGraphNodeGetDependentNodes_v2, cudart_abi_cudaGraphNodeGetDependentNodes_v2))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10622,6 +10992,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *con
         result = cudart_unbound("cudaGraphNodeGetEnabled");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphNodeGetEnabled", values) < 0)
@@ -10629,6 +11000,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphNodeGetEnabled, cudart_abi_cudaGraphNodeGetEnabled) fn = (CUDART_FN_T(cudaGraphNodeGetEnabled, cudart_abi_cudaGraphNodeGetEnabled))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10674,6 +11046,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaGraphNodeGetType");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphNodeGetType", values) < 0)
@@ -10681,6 +11054,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphNodeGetType, cudart_abi_cudaGraphNodeGetType) fn = (CUDART_FN_T(cudaGraphNodeGetType, cudart_abi_cudaGraphNodeGetType))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10722,6 +11096,7 @@ static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *con
         result = cudart_unbound("cudaGraphNodeSetEnabled");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaGraphNodeSetEnabled", values) < 0)
@@ -10729,6 +11104,7 @@ static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphNodeSetEnabled, cudart_abi_cudaGraphNodeSetEnabled) fn = (CUDART_FN_T(cudaGraphNodeSetEnabled, cudart_abi_cudaGraphNodeSetEnabled))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10765,6 +11141,7 @@ static PyObject *cudart_fn_cudaGraphNodeSetParams(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaGraphNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphNodeSetParams", values) < 0)
@@ -10772,6 +11149,7 @@ static PyObject *cudart_fn_cudaGraphNodeSetParams(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphNodeSetParams, cudart_abi_cudaGraphNodeSetParams) fn = (CUDART_FN_T(cudaGraphNodeSetParams, cudart_abi_cudaGraphNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10811,6 +11189,7 @@ static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *
         result = cudart_unbound("cudaGraphReleaseUserObject");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaGraphReleaseUserObject", values) < 0)
@@ -10818,6 +11197,7 @@ static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphReleaseUserObject, cudart_abi_cudaGraphReleaseUserObject) fn = (CUDART_FN_T(cudaGraphReleaseUserObject, cudart_abi_cudaGraphReleaseUserObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10869,6 +11249,7 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject 
         result = cudart_unbound("cudaGraphRemoveDependencies");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3);
         if (cudart_record_call("cudaGraphRemoveDependencies", values) < 0)
@@ -10876,6 +11257,7 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphRemoveDependencies, cudart_abi_cudaGraphRemoveDependencies) fn = (CUDART_FN_T(cudaGraphRemoveDependencies, cudart_abi_cudaGraphRemoveDependencies))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10934,6 +11316,7 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies_v2(PyObject *self, PyObje
         result = cudart_unbound("cudaGraphRemoveDependencies_v2");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4);
         if (cudart_record_call("cudaGraphRemoveDependencies_v2", values) < 0)
@@ -10941,6 +11324,7 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies_v2(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphRemoveDependencies_v2, cudart_abi_cudaGraphRemoveDependencies_v2) fn = (CUDART_FN_T(cudaGraphRemoveDependencies_v2, cudart_abi_cudaGraphRemoveDependencies_v2))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10987,6 +11371,7 @@ static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *c
         result = cudart_unbound("cudaGraphRetainUserObject");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaGraphRetainUserObject", values) < 0)
@@ -10994,6 +11379,7 @@ static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *c
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphRetainUserObject, cudart_abi_cudaGraphRetainUserObject) fn = (CUDART_FN_T(cudaGraphRetainUserObject, cudart_abi_cudaGraphRetainUserObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11030,6 +11416,7 @@ static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaGraphUpload");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphUpload", values) < 0)
@@ -11037,6 +11424,7 @@ static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphUpload, cudart_abi_cudaGraphUpload) fn = (CUDART_FN_T(cudaGraphUpload, cudart_abi_cudaGraphUpload))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11082,6 +11470,7 @@ static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject
         result = cudart_unbound("cudaGraphicsEGLRegisterImage");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaGraphicsEGLRegisterImage", values) < 0)
@@ -11089,6 +11478,7 @@ static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsEGLRegisterImage, cudart_abi_cudaGraphicsEGLRegisterImage) fn = (CUDART_FN_T(cudaGraphicsEGLRegisterImage, cudart_abi_cudaGraphicsEGLRegisterImage))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11135,6 +11525,7 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject
         result = cudart_unbound("cudaGraphicsGLRegisterBuffer");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, u2);
         if (cudart_record_call("cudaGraphicsGLRegisterBuffer", values) < 0)
@@ -11142,6 +11533,7 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsGLRegisterBuffer, cudart_abi_cudaGraphicsGLRegisterBuffer) fn = (CUDART_FN_T(cudaGraphicsGLRegisterBuffer, cudart_abi_cudaGraphicsGLRegisterBuffer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11190,6 +11582,7 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject 
         result = cudart_unbound("cudaGraphicsGLRegisterImage");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, u3);
         if (cudart_record_call("cudaGraphicsGLRegisterImage", values) < 0)
@@ -11197,6 +11590,7 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsGLRegisterImage, cudart_abi_cudaGraphicsGLRegisterImage) fn = (CUDART_FN_T(cudaGraphicsGLRegisterImage, cudart_abi_cudaGraphicsGLRegisterImage))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11243,6 +11637,7 @@ static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *co
         result = cudart_unbound("cudaGraphicsMapResources");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LKK)", i0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphicsMapResources", values) < 0)
@@ -11250,6 +11645,7 @@ static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsMapResources, cudart_abi_cudaGraphicsMapResources) fn = (CUDART_FN_T(cudaGraphicsMapResources, cudart_abi_cudaGraphicsMapResources))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11294,6 +11690,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self,
         result = cudart_unbound("cudaGraphicsResourceGetMappedEglFrame");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaGraphicsResourceGetMappedEglFrame", values) < 0)
@@ -11301,6 +11698,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsResourceGetMappedEglFrame, cudart_abi_cudaGraphicsResourceGetMappedEglFrame) fn = (CUDART_FN_T(cudaGraphicsResourceGetMappedEglFrame, cudart_abi_cudaGraphicsResourceGetMappedEglFrame))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11343,6 +11741,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject 
         result = cudart_unbound("cudaGraphicsResourceGetMappedMipmappedArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphicsResourceGetMappedMipmappedArray", values) < 0)
@@ -11350,6 +11749,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsResourceGetMappedMipmappedArray, cudart_abi_cudaGraphicsResourceGetMappedMipmappedArray) fn = (CUDART_FN_T(cudaGraphicsResourceGetMappedMipmappedArray, cudart_abi_cudaGraphicsResourceGetMappedMipmappedArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11400,6 +11800,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, 
         result = cudart_unbound("cudaGraphicsResourceGetMappedPointer");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphicsResourceGetMappedPointer", values) < 0)
@@ -11407,6 +11808,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsResourceGetMappedPointer, cudart_abi_cudaGraphicsResourceGetMappedPointer) fn = (CUDART_FN_T(cudaGraphicsResourceGetMappedPointer, cudart_abi_cudaGraphicsResourceGetMappedPointer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11445,6 +11847,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObj
         result = cudart_unbound("cudaGraphicsResourceSetMapFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaGraphicsResourceSetMapFlags", values) < 0)
@@ -11452,6 +11855,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObj
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsResourceSetMapFlags, cudart_abi_cudaGraphicsResourceSetMapFlags) fn = (CUDART_FN_T(cudaGraphicsResourceSetMapFlags, cudart_abi_cudaGraphicsResourceSetMapFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11499,6 +11903,7 @@ static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self,
         result = cudart_unbound("cudaGraphicsSubResourceGetMappedArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaGraphicsSubResourceGetMappedArray", values) < 0)
@@ -11506,6 +11911,7 @@ static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsSubResourceGetMappedArray, cudart_abi_cudaGraphicsSubResourceGetMappedArray) fn = (CUDART_FN_T(cudaGraphicsSubResourceGetMappedArray, cudart_abi_cudaGraphicsSubResourceGetMappedArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11553,6 +11959,7 @@ static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *
         result = cudart_unbound("cudaGraphicsUnmapResources");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LKK)", i0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphicsUnmapResources", values) < 0)
@@ -11560,6 +11967,7 @@ static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsUnmapResources, cudart_abi_cudaGraphicsUnmapResources) fn = (CUDART_FN_T(cudaGraphicsUnmapResources, cudart_abi_cudaGraphicsUnmapResources))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11594,6 +12002,7 @@ static PyObject *cudart_fn_cudaGraphicsUnregisterResource(PyObject *self, PyObje
         result = cudart_unbound("cudaGraphicsUnregisterResource");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaGraphicsUnregisterResource", values) < 0)
@@ -11601,6 +12010,7 @@ static PyObject *cudart_fn_cudaGraphicsUnregisterResource(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsUnregisterResource, cudart_abi_cudaGraphicsUnregisterResource) fn = (CUDART_FN_T(cudaGraphicsUnregisterResource, cudart_abi_cudaGraphicsUnregisterResource))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11644,6 +12054,7 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self
         result = cudart_unbound("cudaGraphicsVDPAURegisterOutputSurface");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, u2);
         if (cudart_record_call("cudaGraphicsVDPAURegisterOutputSurface", values) < 0)
@@ -11651,6 +12062,7 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsVDPAURegisterOutputSurface, cudart_abi_cudaGraphicsVDPAURegisterOutputSurface) fn = (CUDART_FN_T(cudaGraphicsVDPAURegisterOutputSurface, cudart_abi_cudaGraphicsVDPAURegisterOutputSurface))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11696,6 +12108,7 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self,
         result = cudart_unbound("cudaGraphicsVDPAURegisterVideoSurface");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, u2);
         if (cudart_record_call("cudaGraphicsVDPAURegisterVideoSurface", values) < 0)
@@ -11703,6 +12116,7 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsVDPAURegisterVideoSurface, cudart_abi_cudaGraphicsVDPAURegisterVideoSurface) fn = (CUDART_FN_T(cudaGraphicsVDPAURegisterVideoSurface, cudart_abi_cudaGraphicsVDPAURegisterVideoSurface))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11748,6 +12162,7 @@ static PyObject *cudart_fn_cudaHostAlloc(PyObject *self, PyObject *const *args, 
         result = cudart_unbound("cudaHostAlloc");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, u2);
         if (cudart_record_call("cudaHostAlloc", values) < 0)
@@ -11755,6 +12170,7 @@ static PyObject *cudart_fn_cudaHostAlloc(PyObject *self, PyObject *const *args, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaHostAlloc, cudart_abi_cudaHostAlloc) fn = (CUDART_FN_T(cudaHostAlloc, cudart_abi_cudaHostAlloc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11801,6 +12217,7 @@ static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *co
         result = cudart_unbound("cudaHostGetDevicePointer");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaHostGetDevicePointer", values) < 0)
@@ -11808,6 +12225,7 @@ static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaHostGetDevicePointer, cudart_abi_cudaHostGetDevicePointer) fn = (CUDART_FN_T(cudaHostGetDevicePointer, cudart_abi_cudaHostGetDevicePointer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11852,6 +12270,7 @@ static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaHostGetFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaHostGetFlags", values) < 0)
@@ -11859,6 +12278,7 @@ static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaHostGetFlags, cudart_abi_cudaHostGetFlags) fn = (CUDART_FN_T(cudaHostGetFlags, cudart_abi_cudaHostGetFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11899,6 +12319,7 @@ static PyObject *cudart_fn_cudaHostRegister(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaHostRegister");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, u2);
         if (cudart_record_call("cudaHostRegister", values) < 0)
@@ -11906,6 +12327,7 @@ static PyObject *cudart_fn_cudaHostRegister(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaHostRegister, cudart_abi_cudaHostRegister) fn = (CUDART_FN_T(cudaHostRegister, cudart_abi_cudaHostRegister))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11937,6 +12359,7 @@ static PyObject *cudart_fn_cudaHostUnregister(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaHostUnregister");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaHostUnregister", values) < 0)
@@ -11944,6 +12367,7 @@ static PyObject *cudart_fn_cudaHostUnregister(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaHostUnregister, cudart_abi_cudaHostUnregister) fn = (CUDART_FN_T(cudaHostUnregister, cudart_abi_cudaHostUnregister))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11985,6 +12409,7 @@ static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *co
         result = cudart_unbound("cudaImportExternalMemory");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaImportExternalMemory", values) < 0)
@@ -11992,6 +12417,7 @@ static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaImportExternalMemory, cudart_abi_cudaImportExternalMemory) fn = (CUDART_FN_T(cudaImportExternalMemory, cudart_abi_cudaImportExternalMemory))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12036,6 +12462,7 @@ static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject 
         result = cudart_unbound("cudaImportExternalSemaphore");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaImportExternalSemaphore", values) < 0)
@@ -12043,6 +12470,7 @@ static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaImportExternalSemaphore, cudart_abi_cudaImportExternalSemaphore) fn = (CUDART_FN_T(cudaImportExternalSemaphore, cudart_abi_cudaImportExternalSemaphore))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12079,6 +12507,7 @@ static PyObject *cudart_fn_cudaInitDevice(PyObject *self, PyObject *const *args,
         result = cudart_unbound("cudaInitDevice");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LKK)", i0, u1, u2);
         if (cudart_record_call("cudaInitDevice", values) < 0)
@@ -12086,6 +12515,7 @@ static PyObject *cudart_fn_cudaInitDevice(PyObject *self, PyObject *const *args,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaInitDevice, cudart_abi_cudaInitDevice) fn = (CUDART_FN_T(cudaInitDevice, cudart_abi_cudaInitDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12116,6 +12546,7 @@ static PyObject *cudart_fn_cudaIpcCloseMemHandle(PyObject *self, PyObject *const
         result = cudart_unbound("cudaIpcCloseMemHandle");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaIpcCloseMemHandle", values) < 0)
@@ -12123,6 +12554,7 @@ static PyObject *cudart_fn_cudaIpcCloseMemHandle(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaIpcCloseMemHandle, cudart_abi_cudaIpcCloseMemHandle) fn = (CUDART_FN_T(cudaIpcCloseMemHandle, cudart_abi_cudaIpcCloseMemHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12158,6 +12590,7 @@ static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const
         result = cudart_unbound("cudaIpcGetEventHandle");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaIpcGetEventHandle", values) < 0)
@@ -12165,6 +12598,7 @@ static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaIpcGetEventHandle, cudart_abi_cudaIpcGetEventHandle) fn = (CUDART_FN_T(cudaIpcGetEventHandle, cudart_abi_cudaIpcGetEventHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12201,6 +12635,7 @@ static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaIpcGetMemHandle");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaIpcGetMemHandle", values) < 0)
@@ -12208,6 +12643,7 @@ static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaIpcGetMemHandle, cudart_abi_cudaIpcGetMemHandle) fn = (CUDART_FN_T(cudaIpcGetMemHandle, cudart_abi_cudaIpcGetMemHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12249,6 +12685,7 @@ static PyObject *cudart_fn_cudaIpcOpenEventHandle(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaIpcOpenEventHandle");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(Ky#)", (unsigned long long)(uintptr_t)a0, (const char *)&a1, (Py_ssize_t)sizeof a1);
         if (cudart_record_call("cudaIpcOpenEventHandle", values) < 0)
@@ -12256,6 +12693,7 @@ static PyObject *cudart_fn_cudaIpcOpenEventHandle(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaIpcOpenEventHandle, cudart_abi_cudaIpcOpenEventHandle) fn = (CUDART_FN_T(cudaIpcOpenEventHandle, cudart_abi_cudaIpcOpenEventHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12301,6 +12739,7 @@ static PyObject *cudart_fn_cudaIpcOpenMemHandle(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaIpcOpenMemHandle");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(Ky#K)", (unsigned long long)(uintptr_t)a0, (const char *)&a1, (Py_ssize_t)sizeof a1, u2);
         if (cudart_record_call("cudaIpcOpenMemHandle", values) < 0)
@@ -12308,6 +12747,7 @@ static PyObject *cudart_fn_cudaIpcOpenMemHandle(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaIpcOpenMemHandle, cudart_abi_cudaIpcOpenMemHandle) fn = (CUDART_FN_T(cudaIpcOpenMemHandle, cudart_abi_cudaIpcOpenMemHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12364,6 +12804,7 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject 
         result = cudart_unbound("cudaLaunchCooperativeKernel");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(Ky#y#KKK)", (unsigned long long)(uintptr_t)a0, (const char *)&a1, (Py_ssize_t)sizeof a1, (const char *)&a2, (Py_ssize_t)sizeof a2, (unsigned long long)(uintptr_t)a3, u4, (unsigned long long)(uintptr_t)a5);
         if (cudart_record_call("cudaLaunchCooperativeKernel", values) < 0)
@@ -12371,6 +12812,7 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLaunchCooperativeKernel, cudart_abi_cudaLaunchCooperativeKernel) fn = (CUDART_FN_T(cudaLaunchCooperativeKernel, cudart_abi_cudaLaunchCooperativeKernel))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12412,6 +12854,7 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernelMultiDevice(PyObject *self
         result = cudart_unbound("cudaLaunchCooperativeKernelMultiDevice");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, u2);
         if (cudart_record_call("cudaLaunchCooperativeKernelMultiDevice", values) < 0)
@@ -12419,6 +12862,7 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernelMultiDevice(PyObject *self
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLaunchCooperativeKernelMultiDevice, cudart_abi_cudaLaunchCooperativeKernelMultiDevice) fn = (CUDART_FN_T(cudaLaunchCooperativeKernelMultiDevice, cudart_abi_cudaLaunchCooperativeKernelMultiDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12458,6 +12902,7 @@ static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaLaunchHostFunc");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaLaunchHostFunc", values) < 0)
@@ -12465,6 +12910,7 @@ static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLaunchHostFunc, cudart_abi_cudaLaunchHostFunc) fn = (CUDART_FN_T(cudaLaunchHostFunc, cudart_abi_cudaLaunchHostFunc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12521,6 +12967,7 @@ static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaLaunchKernel");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(Ky#y#KKK)", (unsigned long long)(uintptr_t)a0, (const char *)&a1, (Py_ssize_t)sizeof a1, (const char *)&a2, (Py_ssize_t)sizeof a2, (unsigned long long)(uintptr_t)a3, u4, (unsigned long long)(uintptr_t)a5);
         if (cudart_record_call("cudaLaunchKernel", values) < 0)
@@ -12528,6 +12975,7 @@ static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLaunchKernel, cudart_abi_cudaLaunchKernel) fn = (CUDART_FN_T(cudaLaunchKernel, cudart_abi_cudaLaunchKernel))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12577,6 +13025,7 @@ static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaLaunchKernelExC");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaLaunchKernelExC", values) < 0)
@@ -12584,6 +13033,7 @@ static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLaunchKernelExC, cudart_abi_cudaLaunchKernelExC) fn = (CUDART_FN_T(cudaLaunchKernelExC, cudart_abi_cudaLaunchKernelExC))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12628,6 +13078,7 @@ static PyObject *cudart_fn_cudaMalloc(PyObject *self, PyObject *const *args, Py_
         result = cudart_unbound("cudaMalloc");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaMalloc", values) < 0)
@@ -12635,6 +13086,7 @@ static PyObject *cudart_fn_cudaMalloc(PyObject *self, PyObject *const *args, Py_
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMalloc, cudart_abi_cudaMalloc) fn = (CUDART_FN_T(cudaMalloc, cudart_abi_cudaMalloc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12671,6 +13123,7 @@ static PyObject *cudart_fn_cudaMalloc3D(PyObject *self, PyObject *const *args, P
         result = cudart_unbound("cudaMalloc3D");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(Ky#)", (unsigned long long)(uintptr_t)a0, (const char *)&a1, (Py_ssize_t)sizeof a1);
         if (cudart_record_call("cudaMalloc3D", values) < 0)
@@ -12678,6 +13131,7 @@ static PyObject *cudart_fn_cudaMalloc3D(PyObject *self, PyObject *const *args, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMalloc3D, cudart_abi_cudaMalloc3D) fn = (CUDART_FN_T(cudaMalloc3D, cudart_abi_cudaMalloc3D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12725,6 +13179,7 @@ static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMalloc3DArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKy#K)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (const char *)&a2, (Py_ssize_t)sizeof a2, u3);
         if (cudart_record_call("cudaMalloc3DArray", values) < 0)
@@ -12732,6 +13187,7 @@ static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMalloc3DArray, cudart_abi_cudaMalloc3DArray) fn = (CUDART_FN_T(cudaMalloc3DArray, cudart_abi_cudaMalloc3DArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12785,6 +13241,7 @@ static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaMallocArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, u4);
         if (cudart_record_call("cudaMallocArray", values) < 0)
@@ -12792,6 +13249,7 @@ static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMallocArray, cudart_abi_cudaMallocArray) fn = (CUDART_FN_T(cudaMallocArray, cudart_abi_cudaMallocArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12839,6 +13297,7 @@ static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaMallocAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaMallocAsync", values) < 0)
@@ -12846,6 +13305,7 @@ static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMallocAsync, cudart_abi_cudaMallocAsync) fn = (CUDART_FN_T(cudaMallocAsync, cudart_abi_cudaMallocAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12897,6 +13357,7 @@ static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *con
         result = cudart_unbound("cudaMallocFromPoolAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaMallocFromPoolAsync", values) < 0)
@@ -12904,6 +13365,7 @@ static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMallocFromPoolAsync, cudart_abi_cudaMallocFromPoolAsync) fn = (CUDART_FN_T(cudaMallocFromPoolAsync, cudart_abi_cudaMallocFromPoolAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12948,6 +13410,7 @@ static PyObject *cudart_fn_cudaMallocHost(PyObject *self, PyObject *const *args,
         result = cudart_unbound("cudaMallocHost");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaMallocHost", values) < 0)
@@ -12955,6 +13418,7 @@ static PyObject *cudart_fn_cudaMallocHost(PyObject *self, PyObject *const *args,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMallocHost, cudart_abi_cudaMallocHost) fn = (CUDART_FN_T(cudaMallocHost, cudart_abi_cudaMallocHost))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13000,6 +13464,7 @@ static PyObject *cudart_fn_cudaMallocManaged(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMallocManaged");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, u2);
         if (cudart_record_call("cudaMallocManaged", values) < 0)
@@ -13007,6 +13472,7 @@ static PyObject *cudart_fn_cudaMallocManaged(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMallocManaged, cudart_abi_cudaMallocManaged) fn = (CUDART_FN_T(cudaMallocManaged, cudart_abi_cudaMallocManaged))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13059,6 +13525,7 @@ static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *co
         result = cudart_unbound("cudaMallocMipmappedArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKy#KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (const char *)&a2, (Py_ssize_t)sizeof a2, u3, u4);
         if (cudart_record_call("cudaMallocMipmappedArray", values) < 0)
@@ -13066,6 +13533,7 @@ static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMallocMipmappedArray, cudart_abi_cudaMallocMipmappedArray) fn = (CUDART_FN_T(cudaMallocMipmappedArray, cudart_abi_cudaMallocMipmappedArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13118,6 +13586,7 @@ static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaMallocPitch");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaMallocPitch", values) < 0)
@@ -13125,6 +13594,7 @@ static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMallocPitch, cudart_abi_cudaMallocPitch) fn = (CUDART_FN_T(cudaMallocPitch, cudart_abi_cudaMallocPitch))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13168,6 +13638,7 @@ static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, 
         result = cudart_unbound("cudaMemAdvise");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKL)", (unsigned long long)(uintptr_t)a0, u1, u2, i3);
         if (cudart_record_call("cudaMemAdvise", values) < 0)
@@ -13175,6 +13646,7 @@ static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemAdvise, cudart_abi_cudaMemAdvise) fn = (CUDART_FN_T(cudaMemAdvise, cudart_abi_cudaMemAdvise))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13215,6 +13687,7 @@ static PyObject *cudart_fn_cudaMemAdvise_v2(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaMemAdvise_v2");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKy#)", (unsigned long long)(uintptr_t)a0, u1, u2, (const char *)&a3, (Py_ssize_t)sizeof a3);
         if (cudart_record_call("cudaMemAdvise_v2", values) < 0)
@@ -13222,6 +13695,7 @@ static PyObject *cudart_fn_cudaMemAdvise_v2(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemAdvise_v2, cudart_abi_cudaMemAdvise_v2) fn = (CUDART_FN_T(cudaMemAdvise_v2, cudart_abi_cudaMemAdvise_v2))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13265,6 +13739,7 @@ static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args,
         result = cudart_unbound("cudaMemGetInfo");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaMemGetInfo", values) < 0)
@@ -13272,6 +13747,7 @@ static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemGetInfo, cudart_abi_cudaMemGetInfo) fn = (CUDART_FN_T(cudaMemGetInfo, cudart_abi_cudaMemGetInfo))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13316,6 +13792,7 @@ static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMemPoolCreate");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaMemPoolCreate", values) < 0)
@@ -13323,6 +13800,7 @@ static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolCreate, cudart_abi_cudaMemPoolCreate) fn = (CUDART_FN_T(cudaMemPoolCreate, cudart_abi_cudaMemPoolCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13357,6 +13835,7 @@ static PyObject *cudart_fn_cudaMemPoolDestroy(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaMemPoolDestroy");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaMemPoolDestroy", values) < 0)
@@ -13364,6 +13843,7 @@ static PyObject *cudart_fn_cudaMemPoolDestroy(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolDestroy, cudart_abi_cudaMemPoolDestroy) fn = (CUDART_FN_T(cudaMemPoolDestroy, cudart_abi_cudaMemPoolDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13399,6 +13879,7 @@ static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *co
         result = cudart_unbound("cudaMemPoolExportPointer");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaMemPoolExportPointer", values) < 0)
@@ -13406,6 +13887,7 @@ static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolExportPointer, cudart_abi_cudaMemPoolExportPointer) fn = (CUDART_FN_T(cudaMemPoolExportPointer, cudart_abi_cudaMemPoolExportPointer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13448,6 +13930,7 @@ static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, Py
         result = cudart_unbound("cudaMemPoolExportToShareableHandle");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaMemPoolExportToShareableHandle", values) < 0)
@@ -13455,6 +13938,7 @@ static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, Py
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolExportToShareableHandle, cudart_abi_cudaMemPoolExportToShareableHandle) fn = (CUDART_FN_T(cudaMemPoolExportToShareableHandle, cudart_abi_cudaMemPoolExportToShareableHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13501,6 +13985,7 @@ static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaMemPoolGetAccess");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaMemPoolGetAccess", values) < 0)
@@ -13508,6 +13993,7 @@ static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolGetAccess, cudart_abi_cudaMemPoolGetAccess) fn = (CUDART_FN_T(cudaMemPoolGetAccess, cudart_abi_cudaMemPoolGetAccess))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13550,6 +14036,7 @@ static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *con
         result = cudart_unbound("cudaMemPoolGetAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaMemPoolGetAttribute", values) < 0)
@@ -13557,6 +14044,7 @@ static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolGetAttribute, cudart_abi_cudaMemPoolGetAttribute) fn = (CUDART_FN_T(cudaMemPoolGetAttribute, cudart_abi_cudaMemPoolGetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13605,6 +14093,7 @@ static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, 
         result = cudart_unbound("cudaMemPoolImportFromShareableHandle");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaMemPoolImportFromShareableHandle", values) < 0)
@@ -13612,6 +14101,7 @@ static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolImportFromShareableHandle, cudart_abi_cudaMemPoolImportFromShareableHandle) fn = (CUDART_FN_T(cudaMemPoolImportFromShareableHandle, cudart_abi_cudaMemPoolImportFromShareableHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13660,6 +14150,7 @@ static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *co
         result = cudart_unbound("cudaMemPoolImportPointer");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaMemPoolImportPointer", values) < 0)
@@ -13667,6 +14158,7 @@ static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolImportPointer, cudart_abi_cudaMemPoolImportPointer) fn = (CUDART_FN_T(cudaMemPoolImportPointer, cudart_abi_cudaMemPoolImportPointer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13709,6 +14201,7 @@ static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaMemPoolSetAccess");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaMemPoolSetAccess", values) < 0)
@@ -13716,6 +14209,7 @@ static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolSetAccess, cudart_abi_cudaMemPoolSetAccess) fn = (CUDART_FN_T(cudaMemPoolSetAccess, cudart_abi_cudaMemPoolSetAccess))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13755,6 +14249,7 @@ static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *con
         result = cudart_unbound("cudaMemPoolSetAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaMemPoolSetAttribute", values) < 0)
@@ -13762,6 +14257,7 @@ static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolSetAttribute, cudart_abi_cudaMemPoolSetAttribute) fn = (CUDART_FN_T(cudaMemPoolSetAttribute, cudart_abi_cudaMemPoolSetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13797,6 +14293,7 @@ static PyObject *cudart_fn_cudaMemPoolTrimTo(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMemPoolTrimTo");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaMemPoolTrimTo", values) < 0)
@@ -13804,6 +14301,7 @@ static PyObject *cudart_fn_cudaMemPoolTrimTo(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolTrimTo, cudart_abi_cudaMemPoolTrimTo) fn = (CUDART_FN_T(cudaMemPoolTrimTo, cudart_abi_cudaMemPoolTrimTo))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13845,6 +14343,7 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaMemPrefetchAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKLK)", (unsigned long long)(uintptr_t)a0, u1, i2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaMemPrefetchAsync", values) < 0)
@@ -13852,6 +14351,7 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPrefetchAsync, cudart_abi_cudaMemPrefetchAsync) fn = (CUDART_FN_T(cudaMemPrefetchAsync, cudart_abi_cudaMemPrefetchAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13897,6 +14397,7 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync_v2(PyObject *self, PyObject *con
         result = cudart_unbound("cudaMemPrefetchAsync_v2");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKy#KK)", (unsigned long long)(uintptr_t)a0, u1, (const char *)&a2, (Py_ssize_t)sizeof a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaMemPrefetchAsync_v2", values) < 0)
@@ -13904,6 +14405,7 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync_v2(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPrefetchAsync_v2, cudart_abi_cudaMemPrefetchAsync_v2) fn = (CUDART_FN_T(cudaMemPrefetchAsync_v2, cudart_abi_cudaMemPrefetchAsync_v2))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13949,6 +14451,7 @@ static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *co
         result = cudart_unbound("cudaMemRangeGetAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, (unsigned long long)(uintptr_t)a3, u4);
         if (cudart_record_call("cudaMemRangeGetAttribute", values) < 0)
@@ -13956,6 +14459,7 @@ static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemRangeGetAttribute, cudart_abi_cudaMemRangeGetAttribute) fn = (CUDART_FN_T(cudaMemRangeGetAttribute, cudart_abi_cudaMemRangeGetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14016,6 +14520,7 @@ static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *c
         result = cudart_unbound("cudaMemRangeGetAttributes");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4, u5);
         if (cudart_record_call("cudaMemRangeGetAttributes", values) < 0)
@@ -14023,6 +14528,7 @@ static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *c
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemRangeGetAttributes, cudart_abi_cudaMemRangeGetAttributes) fn = (CUDART_FN_T(cudaMemRangeGetAttributes, cudart_abi_cudaMemRangeGetAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14069,6 +14575,7 @@ static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_
         result = cudart_unbound("cudaMemcpy");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaMemcpy", values) < 0)
@@ -14076,6 +14583,7 @@ static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy, cudart_abi_cudaMemcpy) fn = (CUDART_FN_T(cudaMemcpy, cudart_abi_cudaMemcpy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14127,6 +14635,7 @@ static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, P
         result = cudart_unbound("cudaMemcpy2D");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, u3, u4, u5, u6);
         if (cudart_record_call("cudaMemcpy2D", values) < 0)
@@ -14134,6 +14643,7 @@ static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy2D, cudart_abi_cudaMemcpy2D) fn = (CUDART_FN_T(cudaMemcpy2D, cudart_abi_cudaMemcpy2D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14191,6 +14701,7 @@ static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *co
         result = cudart_unbound("cudaMemcpy2DArrayToArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, (unsigned long long)(uintptr_t)a3, u4, u5, u6, u7, u8);
         if (cudart_record_call("cudaMemcpy2DArrayToArray", values) < 0)
@@ -14198,6 +14709,7 @@ static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy2DArrayToArray, cudart_abi_cudaMemcpy2DArrayToArray) fn = (CUDART_FN_T(cudaMemcpy2DArrayToArray, cudart_abi_cudaMemcpy2DArrayToArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14253,6 +14765,7 @@ static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMemcpy2DAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, u3, u4, u5, u6, (unsigned long long)(uintptr_t)a7);
         if (cudart_record_call("cudaMemcpy2DAsync", values) < 0)
@@ -14260,6 +14773,7 @@ static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy2DAsync, cudart_abi_cudaMemcpy2DAsync) fn = (CUDART_FN_T(cudaMemcpy2DAsync, cudart_abi_cudaMemcpy2DAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14315,6 +14829,7 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const
         result = cudart_unbound("cudaMemcpy2DFromArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, u3, u4, u5, u6, u7);
         if (cudart_record_call("cudaMemcpy2DFromArray", values) < 0)
@@ -14322,6 +14837,7 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy2DFromArray, cudart_abi_cudaMemcpy2DFromArray) fn = (CUDART_FN_T(cudaMemcpy2DFromArray, cudart_abi_cudaMemcpy2DFromArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14380,6 +14896,7 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *
         result = cudart_unbound("cudaMemcpy2DFromArrayAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, u3, u4, u5, u6, u7, (unsigned long long)(uintptr_t)a8);
         if (cudart_record_call("cudaMemcpy2DFromArrayAsync", values) < 0)
@@ -14387,6 +14904,7 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy2DFromArrayAsync, cudart_abi_cudaMemcpy2DFromArrayAsync) fn = (CUDART_FN_T(cudaMemcpy2DFromArrayAsync, cudart_abi_cudaMemcpy2DFromArrayAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14442,6 +14960,7 @@ static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaMemcpy2DToArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, (unsigned long long)(uintptr_t)a3, u4, u5, u6, u7);
         if (cudart_record_call("cudaMemcpy2DToArray", values) < 0)
@@ -14449,6 +14968,7 @@ static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy2DToArray, cudart_abi_cudaMemcpy2DToArray) fn = (CUDART_FN_T(cudaMemcpy2DToArray, cudart_abi_cudaMemcpy2DToArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14507,6 +15027,7 @@ static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *co
         result = cudart_unbound("cudaMemcpy2DToArrayAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, (unsigned long long)(uintptr_t)a3, u4, u5, u6, u7, (unsigned long long)(uintptr_t)a8);
         if (cudart_record_call("cudaMemcpy2DToArrayAsync", values) < 0)
@@ -14514,6 +15035,7 @@ static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy2DToArrayAsync, cudart_abi_cudaMemcpy2DToArrayAsync) fn = (CUDART_FN_T(cudaMemcpy2DToArrayAsync, cudart_abi_cudaMemcpy2DToArrayAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14547,6 +15069,7 @@ static PyObject *cudart_fn_cudaMemcpy3D(PyObject *self, PyObject *const *args, P
         result = cudart_unbound("cudaMemcpy3D");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaMemcpy3D", values) < 0)
@@ -14554,6 +15077,7 @@ static PyObject *cudart_fn_cudaMemcpy3D(PyObject *self, PyObject *const *args, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy3D, cudart_abi_cudaMemcpy3D) fn = (CUDART_FN_T(cudaMemcpy3D, cudart_abi_cudaMemcpy3D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14589,6 +15113,7 @@ static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMemcpy3DAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaMemcpy3DAsync", values) < 0)
@@ -14596,6 +15121,7 @@ static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy3DAsync, cudart_abi_cudaMemcpy3DAsync) fn = (CUDART_FN_T(cudaMemcpy3DAsync, cudart_abi_cudaMemcpy3DAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14628,6 +15154,7 @@ static PyObject *cudart_fn_cudaMemcpy3DPeer(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaMemcpy3DPeer");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaMemcpy3DPeer", values) < 0)
@@ -14635,6 +15162,7 @@ static PyObject *cudart_fn_cudaMemcpy3DPeer(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy3DPeer, cudart_abi_cudaMemcpy3DPeer) fn = (CUDART_FN_T(cudaMemcpy3DPeer, cudart_abi_cudaMemcpy3DPeer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14670,6 +15198,7 @@ static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const
         result = cudart_unbound("cudaMemcpy3DPeerAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaMemcpy3DPeerAsync", values) < 0)
@@ -14677,6 +15206,7 @@ static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy3DPeerAsync, cudart_abi_cudaMemcpy3DPeerAsync) fn = (CUDART_FN_T(cudaMemcpy3DPeerAsync, cudart_abi_cudaMemcpy3DPeerAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14731,6 +15261,7 @@ static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaMemcpyArrayToArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, (unsigned long long)(uintptr_t)a3, u4, u5, u6, u7);
         if (cudart_record_call("cudaMemcpyArrayToArray", values) < 0)
@@ -14738,6 +15269,7 @@ static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyArrayToArray, cudart_abi_cudaMemcpyArrayToArray) fn = (CUDART_FN_T(cudaMemcpyArrayToArray, cudart_abi_cudaMemcpyArrayToArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14784,6 +15316,7 @@ static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaMemcpyAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaMemcpyAsync", values) < 0)
@@ -14791,6 +15324,7 @@ static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyAsync, cudart_abi_cudaMemcpyAsync) fn = (CUDART_FN_T(cudaMemcpyAsync, cudart_abi_cudaMemcpyAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14840,6 +15374,7 @@ static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaMemcpyFromArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, u4, u5);
         if (cudart_record_call("cudaMemcpyFromArray", values) < 0)
@@ -14847,6 +15382,7 @@ static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyFromArray, cudart_abi_cudaMemcpyFromArray) fn = (CUDART_FN_T(cudaMemcpyFromArray, cudart_abi_cudaMemcpyFromArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14899,6 +15435,7 @@ static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *co
         result = cudart_unbound("cudaMemcpyFromArrayAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, u4, u5, (unsigned long long)(uintptr_t)a6);
         if (cudart_record_call("cudaMemcpyFromArrayAsync", values) < 0)
@@ -14906,6 +15443,7 @@ static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyFromArrayAsync, cudart_abi_cudaMemcpyFromArrayAsync) fn = (CUDART_FN_T(cudaMemcpyFromArrayAsync, cudart_abi_cudaMemcpyFromArrayAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14952,6 +15490,7 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaMemcpyFromSymbol");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, u4);
         if (cudart_record_call("cudaMemcpyFromSymbol", values) < 0)
@@ -14959,6 +15498,7 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyFromSymbol, cudart_abi_cudaMemcpyFromSymbol) fn = (CUDART_FN_T(cudaMemcpyFromSymbol, cudart_abi_cudaMemcpyFromSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15008,6 +15548,7 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *c
         result = cudart_unbound("cudaMemcpyFromSymbolAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, u4, (unsigned long long)(uintptr_t)a5);
         if (cudart_record_call("cudaMemcpyFromSymbolAsync", values) < 0)
@@ -15015,6 +15556,7 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *c
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyFromSymbolAsync, cudart_abi_cudaMemcpyFromSymbolAsync) fn = (CUDART_FN_T(cudaMemcpyFromSymbolAsync, cudart_abi_cudaMemcpyFromSymbolAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15061,6 +15603,7 @@ static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args,
         result = cudart_unbound("cudaMemcpyPeer");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KLKLK)", (unsigned long long)(uintptr_t)a0, i1, (unsigned long long)(uintptr_t)a2, i3, u4);
         if (cudart_record_call("cudaMemcpyPeer", values) < 0)
@@ -15068,6 +15611,7 @@ static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyPeer, cudart_abi_cudaMemcpyPeer) fn = (CUDART_FN_T(cudaMemcpyPeer, cudart_abi_cudaMemcpyPeer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15117,6 +15661,7 @@ static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaMemcpyPeerAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KLKLKK)", (unsigned long long)(uintptr_t)a0, i1, (unsigned long long)(uintptr_t)a2, i3, u4, (unsigned long long)(uintptr_t)a5);
         if (cudart_record_call("cudaMemcpyPeerAsync", values) < 0)
@@ -15124,6 +15669,7 @@ static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyPeerAsync, cudart_abi_cudaMemcpyPeerAsync) fn = (CUDART_FN_T(cudaMemcpyPeerAsync, cudart_abi_cudaMemcpyPeerAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15173,6 +15719,7 @@ static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMemcpyToArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, (unsigned long long)(uintptr_t)a3, u4, u5);
         if (cudart_record_call("cudaMemcpyToArray", values) < 0)
@@ -15180,6 +15727,7 @@ static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyToArray, cudart_abi_cudaMemcpyToArray) fn = (CUDART_FN_T(cudaMemcpyToArray, cudart_abi_cudaMemcpyToArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15232,6 +15780,7 @@ static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaMemcpyToArrayAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, (unsigned long long)(uintptr_t)a3, u4, u5, (unsigned long long)(uintptr_t)a6);
         if (cudart_record_call("cudaMemcpyToArrayAsync", values) < 0)
@@ -15239,6 +15788,7 @@ static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyToArrayAsync, cudart_abi_cudaMemcpyToArrayAsync) fn = (CUDART_FN_T(cudaMemcpyToArrayAsync, cudart_abi_cudaMemcpyToArrayAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15285,6 +15835,7 @@ static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaMemcpyToSymbol");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, u4);
         if (cudart_record_call("cudaMemcpyToSymbol", values) < 0)
@@ -15292,6 +15843,7 @@ static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyToSymbol, cudart_abi_cudaMemcpyToSymbol) fn = (CUDART_FN_T(cudaMemcpyToSymbol, cudart_abi_cudaMemcpyToSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15341,6 +15893,7 @@ static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *con
         result = cudart_unbound("cudaMemcpyToSymbolAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, u4, (unsigned long long)(uintptr_t)a5);
         if (cudart_record_call("cudaMemcpyToSymbolAsync", values) < 0)
@@ -15348,6 +15901,7 @@ static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyToSymbolAsync, cudart_abi_cudaMemcpyToSymbolAsync) fn = (CUDART_FN_T(cudaMemcpyToSymbolAsync, cudart_abi_cudaMemcpyToSymbolAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15387,6 +15941,7 @@ static PyObject *cudart_fn_cudaMemset(PyObject *self, PyObject *const *args, Py_
         result = cudart_unbound("cudaMemset");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KLK)", (unsigned long long)(uintptr_t)a0, i1, u2);
         if (cudart_record_call("cudaMemset", values) < 0)
@@ -15394,6 +15949,7 @@ static PyObject *cudart_fn_cudaMemset(PyObject *self, PyObject *const *args, Py_
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemset, cudart_abi_cudaMemset) fn = (CUDART_FN_T(cudaMemset, cudart_abi_cudaMemset))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15437,6 +15993,7 @@ static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, P
         result = cudart_unbound("cudaMemset2D");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKLKK)", (unsigned long long)(uintptr_t)a0, u1, i2, u3, u4);
         if (cudart_record_call("cudaMemset2D", values) < 0)
@@ -15444,6 +16001,7 @@ static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemset2D, cudart_abi_cudaMemset2D) fn = (CUDART_FN_T(cudaMemset2D, cudart_abi_cudaMemset2D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15491,6 +16049,7 @@ static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMemset2DAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKLKKK)", (unsigned long long)(uintptr_t)a0, u1, i2, u3, u4, (unsigned long long)(uintptr_t)a5);
         if (cudart_record_call("cudaMemset2DAsync", values) < 0)
@@ -15498,6 +16057,7 @@ static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemset2DAsync, cudart_abi_cudaMemset2DAsync) fn = (CUDART_FN_T(cudaMemset2DAsync, cudart_abi_cudaMemset2DAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15532,6 +16092,7 @@ static PyObject *cudart_fn_cudaMemset3D(PyObject *self, PyObject *const *args, P
         result = cudart_unbound("cudaMemset3D");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(y#Ly#)", (const char *)&a0, (Py_ssize_t)sizeof a0, i1, (const char *)&a2, (Py_ssize_t)sizeof a2);
         if (cudart_record_call("cudaMemset3D", values) < 0)
@@ -15539,6 +16100,7 @@ static PyObject *cudart_fn_cudaMemset3D(PyObject *self, PyObject *const *args, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemset3D, cudart_abi_cudaMemset3D) fn = (CUDART_FN_T(cudaMemset3D, cudart_abi_cudaMemset3D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15578,6 +16140,7 @@ static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMemset3DAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(y#Ly#K)", (const char *)&a0, (Py_ssize_t)sizeof a0, i1, (const char *)&a2, (Py_ssize_t)sizeof a2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaMemset3DAsync", values) < 0)
@@ -15585,6 +16148,7 @@ static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemset3DAsync, cudart_abi_cudaMemset3DAsync) fn = (CUDART_FN_T(cudaMemset3DAsync, cudart_abi_cudaMemset3DAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15626,6 +16190,7 @@ static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaMemsetAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KLKK)", (unsigned long long)(uintptr_t)a0, i1, u2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaMemsetAsync", values) < 0)
@@ -15633,6 +16198,7 @@ static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemsetAsync, cudart_abi_cudaMemsetAsync) fn = (CUDART_FN_T(cudaMemsetAsync, cudart_abi_cudaMemsetAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15672,6 +16238,7 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *sel
         result = cudart_unbound("cudaMipmappedArrayGetMemoryRequirements");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKL)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, i2);
         if (cudart_record_call("cudaMipmappedArrayGetMemoryRequirements", values) < 0)
@@ -15679,6 +16246,7 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *sel
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMipmappedArrayGetMemoryRequirements, cudart_abi_cudaMipmappedArrayGetMemoryRequirements) fn = (CUDART_FN_T(cudaMipmappedArrayGetMemoryRequirements, cudart_abi_cudaMipmappedArrayGetMemoryRequirements))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15715,6 +16283,7 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self,
         result = cudart_unbound("cudaMipmappedArrayGetSparseProperties");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaMipmappedArrayGetSparseProperties", values) < 0)
@@ -15722,6 +16291,7 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMipmappedArrayGetSparseProperties, cudart_abi_cudaMipmappedArrayGetSparseProperties) fn = (CUDART_FN_T(cudaMipmappedArrayGetSparseProperties, cudart_abi_cudaMipmappedArrayGetSparseProperties))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15770,6 +16340,7 @@ static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *s
         result = cudart_unbound("cudaOccupancyAvailableDynamicSMemPerBlock");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKLL)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, i2, i3);
         if (cudart_record_call("cudaOccupancyAvailableDynamicSMemPerBlock", values) < 0)
@@ -15777,6 +16348,7 @@ static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *s
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaOccupancyAvailableDynamicSMemPerBlock, cudart_abi_cudaOccupancyAvailableDynamicSMemPerBlock) fn = (CUDART_FN_T(cudaOccupancyAvailableDynamicSMemPerBlock, cudart_abi_cudaOccupancyAvailableDynamicSMemPerBlock))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15827,6 +16399,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObjec
         result = cudart_unbound("cudaOccupancyMaxActiveBlocksPerMultiprocessor");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKLK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, i2, u3);
         if (cudart_record_call("cudaOccupancyMaxActiveBlocksPerMultiprocessor", values) < 0)
@@ -15834,6 +16407,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObjec
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaOccupancyMaxActiveBlocksPerMultiprocessor, cudart_abi_cudaOccupancyMaxActiveBlocksPerMultiprocessor) fn = (CUDART_FN_T(cudaOccupancyMaxActiveBlocksPerMultiprocessor, cudart_abi_cudaOccupancyMaxActiveBlocksPerMultiprocessor))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15887,6 +16461,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlag
         result = cudart_unbound("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKLKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, i2, u3, u4);
         if (cudart_record_call("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", values) < 0)
@@ -15894,6 +16469,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlag
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, cudart_abi_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags) fn = (CUDART_FN_T(cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, cudart_abi_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15942,6 +16518,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObje
         result = cudart_unbound("cudaOccupancyMaxActiveClusters");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaOccupancyMaxActiveClusters", values) < 0)
@@ -15949,6 +16526,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaOccupancyMaxActiveClusters, cudart_abi_cudaOccupancyMaxActiveClusters) fn = (CUDART_FN_T(cudaOccupancyMaxActiveClusters, cudart_abi_cudaOccupancyMaxActiveClusters))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15998,6 +16576,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, 
         result = cudart_unbound("cudaOccupancyMaxPotentialClusterSize");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaOccupancyMaxPotentialClusterSize", values) < 0)
@@ -16005,6 +16584,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaOccupancyMaxPotentialClusterSize, cudart_abi_cudaOccupancyMaxPotentialClusterSize) fn = (CUDART_FN_T(cudaOccupancyMaxPotentialClusterSize, cudart_abi_cudaOccupancyMaxPotentialClusterSize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16034,6 +16614,7 @@ static PyObject *cudart_fn_cudaPeekAtLastError(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaPeekAtLastError");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("()");
         if (cudart_record_call("cudaPeekAtLastError", values) < 0)
@@ -16041,6 +16622,7 @@ static PyObject *cudart_fn_cudaPeekAtLastError(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError) fn = (CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError))slot;
     unsigned int r;
     r = fn();  /* with the GIL held: generator/gil.py */
@@ -16073,6 +16655,7 @@ static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *co
         result = cudart_unbound("cudaPointerGetAttributes");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaPointerGetAttributes", values) < 0)
@@ -16080,6 +16663,7 @@ static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaPointerGetAttributes, cudart_abi_cudaPointerGetAttributes) fn = (CUDART_FN_T(cudaPointerGetAttributes, cudart_abi_cudaPointerGetAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16106,6 +16690,7 @@ static PyObject *cudart_fn_cudaProfilerStart(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaProfilerStart");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("()");
         if (cudart_record_call("cudaProfilerStart", values) < 0)
@@ -16113,6 +16698,7 @@ static PyObject *cudart_fn_cudaProfilerStart(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaProfilerStart, cudart_abi_cudaProfilerStart) fn = (CUDART_FN_T(cudaProfilerStart, cudart_abi_cudaProfilerStart))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16137,6 +16723,7 @@ static PyObject *cudart_fn_cudaProfilerStop(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaProfilerStop");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("()");
         if (cudart_record_call("cudaProfilerStop", values) < 0)
@@ -16144,6 +16731,7 @@ static PyObject *cudart_fn_cudaProfilerStop(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaProfilerStop, cudart_abi_cudaProfilerStop) fn = (CUDART_FN_T(cudaProfilerStop, cudart_abi_cudaProfilerStop))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16180,6 +16768,7 @@ static PyObject *cudart_fn_cudaRuntimeGetVersion(PyObject *self, PyObject *const
         result = cudart_unbound("cudaRuntimeGetVersion");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaRuntimeGetVersion", values) < 0)
@@ -16187,6 +16776,7 @@ static PyObject *cudart_fn_cudaRuntimeGetVersion(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion) fn = (CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion))slot;
     unsigned int r;
     r = fn(a0);  /* with the GIL held: generator/gil.py */
@@ -16214,6 +16804,7 @@ static PyObject *cudart_fn_cudaSetDevice(PyObject *self, PyObject *const *args, 
         result = cudart_unbound("cudaSetDevice");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(L)", i0);
         if (cudart_record_call("cudaSetDevice", values) < 0)
@@ -16221,6 +16812,7 @@ static PyObject *cudart_fn_cudaSetDevice(PyObject *self, PyObject *const *args, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaSetDevice, cudart_abi_cudaSetDevice) fn = (CUDART_FN_T(cudaSetDevice, cudart_abi_cudaSetDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16247,6 +16839,7 @@ static PyObject *cudart_fn_cudaSetDeviceFlags(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaSetDeviceFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaSetDeviceFlags", values) < 0)
@@ -16254,6 +16847,7 @@ static PyObject *cudart_fn_cudaSetDeviceFlags(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaSetDeviceFlags, cudart_abi_cudaSetDeviceFlags) fn = (CUDART_FN_T(cudaSetDeviceFlags, cudart_abi_cudaSetDeviceFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16290,6 +16884,7 @@ static PyObject *cudart_fn_cudaSetDoubleForDevice(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaSetDoubleForDevice");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaSetDoubleForDevice", values) < 0)
@@ -16297,6 +16892,7 @@ static PyObject *cudart_fn_cudaSetDoubleForDevice(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaSetDoubleForDevice, cudart_abi_cudaSetDoubleForDevice) fn = (CUDART_FN_T(cudaSetDoubleForDevice, cudart_abi_cudaSetDoubleForDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16336,6 +16932,7 @@ static PyObject *cudart_fn_cudaSetDoubleForHost(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaSetDoubleForHost");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaSetDoubleForHost", values) < 0)
@@ -16343,6 +16940,7 @@ static PyObject *cudart_fn_cudaSetDoubleForHost(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaSetDoubleForHost, cudart_abi_cudaSetDoubleForHost) fn = (CUDART_FN_T(cudaSetDoubleForHost, cudart_abi_cudaSetDoubleForHost))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16385,6 +16983,7 @@ static PyObject *cudart_fn_cudaSetValidDevices(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaSetValidDevices");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KL)", (unsigned long long)(uintptr_t)a0, i1);
         if (cudart_record_call("cudaSetValidDevices", values) < 0)
@@ -16392,6 +16991,7 @@ static PyObject *cudart_fn_cudaSetValidDevices(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaSetValidDevices, cudart_abi_cudaSetValidDevices) fn = (CUDART_FN_T(cudaSetValidDevices, cudart_abi_cudaSetValidDevices))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16442,6 +17042,7 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyO
         result = cudart_unbound("cudaSignalExternalSemaphoresAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaSignalExternalSemaphoresAsync", values) < 0)
@@ -16449,6 +17050,7 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyO
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaSignalExternalSemaphoresAsync_v2, cudart_abi_cudaSignalExternalSemaphoresAsync) fn = (CUDART_FN_T(cudaSignalExternalSemaphoresAsync_v2, cudart_abi_cudaSignalExternalSemaphoresAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16501,6 +17103,7 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync_v2(PyObject *self, 
         result = cudart_unbound("cudaSignalExternalSemaphoresAsync_v2");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaSignalExternalSemaphoresAsync_v2", values) < 0)
@@ -16508,6 +17111,7 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync_v2(PyObject *self, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaSignalExternalSemaphoresAsync_v2, cudart_abi_cudaSignalExternalSemaphoresAsync_v2) fn = (CUDART_FN_T(cudaSignalExternalSemaphoresAsync_v2, cudart_abi_cudaSignalExternalSemaphoresAsync_v2))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16554,6 +17158,7 @@ static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const
         result = cudart_unbound("cudaStreamAddCallback");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3);
         if (cudart_record_call("cudaStreamAddCallback", values) < 0)
@@ -16561,6 +17166,7 @@ static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamAddCallback, cudart_abi_cudaStreamAddCallback) fn = (CUDART_FN_T(cudaStreamAddCallback, cudart_abi_cudaStreamAddCallback))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16604,6 +17210,7 @@ static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *co
         result = cudart_unbound("cudaStreamAttachMemAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaStreamAttachMemAsync", values) < 0)
@@ -16611,6 +17218,7 @@ static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamAttachMemAsync, cudart_abi_cudaStreamAttachMemAsync) fn = (CUDART_FN_T(cudaStreamAttachMemAsync, cudart_abi_cudaStreamAttachMemAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16646,6 +17254,7 @@ static PyObject *cudart_fn_cudaStreamBeginCapture(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaStreamBeginCapture");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaStreamBeginCapture", values) < 0)
@@ -16653,6 +17262,7 @@ static PyObject *cudart_fn_cudaStreamBeginCapture(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamBeginCapture, cudart_abi_cudaStreamBeginCapture) fn = (CUDART_FN_T(cudaStreamBeginCapture, cudart_abi_cudaStreamBeginCapture))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16708,6 +17318,7 @@ static PyObject *cudart_fn_cudaStreamBeginCaptureToGraph(PyObject *self, PyObjec
         result = cudart_unbound("cudaStreamBeginCaptureToGraph");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4, u5);
         if (cudart_record_call("cudaStreamBeginCaptureToGraph", values) < 0)
@@ -16715,6 +17326,7 @@ static PyObject *cudart_fn_cudaStreamBeginCaptureToGraph(PyObject *self, PyObjec
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamBeginCaptureToGraph, cudart_abi_cudaStreamBeginCaptureToGraph) fn = (CUDART_FN_T(cudaStreamBeginCaptureToGraph, cudart_abi_cudaStreamBeginCaptureToGraph))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16755,6 +17367,7 @@ static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *co
         result = cudart_unbound("cudaStreamCopyAttributes");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaStreamCopyAttributes", values) < 0)
@@ -16762,6 +17375,7 @@ static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamCopyAttributes, cudart_abi_cudaStreamCopyAttributes) fn = (CUDART_FN_T(cudaStreamCopyAttributes, cudart_abi_cudaStreamCopyAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16800,6 +17414,7 @@ static PyObject *cudart_fn_cudaStreamCreate(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaStreamCreate");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaStreamCreate", values) < 0)
@@ -16807,6 +17422,7 @@ static PyObject *cudart_fn_cudaStreamCreate(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamCreate, cudart_abi_cudaStreamCreate) fn = (CUDART_FN_T(cudaStreamCreate, cudart_abi_cudaStreamCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16849,6 +17465,7 @@ static PyObject *cudart_fn_cudaStreamCreateWithFlags(PyObject *self, PyObject *c
         result = cudart_unbound("cudaStreamCreateWithFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaStreamCreateWithFlags", values) < 0)
@@ -16856,6 +17473,7 @@ static PyObject *cudart_fn_cudaStreamCreateWithFlags(PyObject *self, PyObject *c
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamCreateWithFlags, cudart_abi_cudaStreamCreateWithFlags) fn = (CUDART_FN_T(cudaStreamCreateWithFlags, cudart_abi_cudaStreamCreateWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16901,6 +17519,7 @@ static PyObject *cudart_fn_cudaStreamCreateWithPriority(PyObject *self, PyObject
         result = cudart_unbound("cudaStreamCreateWithPriority");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKL)", (unsigned long long)(uintptr_t)a0, u1, i2);
         if (cudart_record_call("cudaStreamCreateWithPriority", values) < 0)
@@ -16908,6 +17527,7 @@ static PyObject *cudart_fn_cudaStreamCreateWithPriority(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamCreateWithPriority, cudart_abi_cudaStreamCreateWithPriority) fn = (CUDART_FN_T(cudaStreamCreateWithPriority, cudart_abi_cudaStreamCreateWithPriority))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16941,6 +17561,7 @@ static PyObject *cudart_fn_cudaStreamDestroy(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaStreamDestroy");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaStreamDestroy", values) < 0)
@@ -16948,6 +17569,7 @@ static PyObject *cudart_fn_cudaStreamDestroy(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamDestroy, cudart_abi_cudaStreamDestroy) fn = (CUDART_FN_T(cudaStreamDestroy, cudart_abi_cudaStreamDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16989,6 +17611,7 @@ static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaStreamEndCapture");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaStreamEndCapture", values) < 0)
@@ -16996,6 +17619,7 @@ static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamEndCapture, cudart_abi_cudaStreamEndCapture) fn = (CUDART_FN_T(cudaStreamEndCapture, cudart_abi_cudaStreamEndCapture))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17037,6 +17661,7 @@ static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaStreamGetAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaStreamGetAttribute", values) < 0)
@@ -17044,6 +17669,7 @@ static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamGetAttribute, cudart_abi_cudaStreamGetAttribute) fn = (CUDART_FN_T(cudaStreamGetAttribute, cudart_abi_cudaStreamGetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17110,6 +17736,7 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *co
         result = cudart_unbound("cudaStreamGetCaptureInfo");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, (unsigned long long)(uintptr_t)a4, (unsigned long long)(uintptr_t)a5);
         if (cudart_record_call("cudaStreamGetCaptureInfo", values) < 0)
@@ -17117,6 +17744,7 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamGetCaptureInfo_v2, cudart_abi_cudaStreamGetCaptureInfo) fn = (CUDART_FN_T(cudaStreamGetCaptureInfo_v2, cudart_abi_cudaStreamGetCaptureInfo))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17189,6 +17817,7 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo_v2(PyObject *self, PyObject 
         result = cudart_unbound("cudaStreamGetCaptureInfo_v2");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, (unsigned long long)(uintptr_t)a4, (unsigned long long)(uintptr_t)a5);
         if (cudart_record_call("cudaStreamGetCaptureInfo_v2", values) < 0)
@@ -17196,6 +17825,7 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo_v2(PyObject *self, PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamGetCaptureInfo_v2, cudart_abi_cudaStreamGetCaptureInfo_v2) fn = (CUDART_FN_T(cudaStreamGetCaptureInfo_v2, cudart_abi_cudaStreamGetCaptureInfo_v2))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17274,6 +17904,7 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo_v3(PyObject *self, PyObject 
         result = cudart_unbound("cudaStreamGetCaptureInfo_v3");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, (unsigned long long)(uintptr_t)a4, (unsigned long long)(uintptr_t)a5, (unsigned long long)(uintptr_t)a6);
         if (cudart_record_call("cudaStreamGetCaptureInfo_v3", values) < 0)
@@ -17281,6 +17912,7 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo_v3(PyObject *self, PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamGetCaptureInfo_v3, cudart_abi_cudaStreamGetCaptureInfo_v3) fn = (CUDART_FN_T(cudaStreamGetCaptureInfo_v3, cudart_abi_cudaStreamGetCaptureInfo_v3))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17330,6 +17962,7 @@ static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaStreamGetFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaStreamGetFlags", values) < 0)
@@ -17337,6 +17970,7 @@ static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamGetFlags, cudart_abi_cudaStreamGetFlags) fn = (CUDART_FN_T(cudaStreamGetFlags, cudart_abi_cudaStreamGetFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17381,6 +18015,7 @@ static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaStreamGetId");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaStreamGetId", values) < 0)
@@ -17388,6 +18023,7 @@ static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamGetId, cudart_abi_cudaStreamGetId) fn = (CUDART_FN_T(cudaStreamGetId, cudart_abi_cudaStreamGetId))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17432,6 +18068,7 @@ static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const
         result = cudart_unbound("cudaStreamGetPriority");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaStreamGetPriority", values) < 0)
@@ -17439,6 +18076,7 @@ static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamGetPriority, cudart_abi_cudaStreamGetPriority) fn = (CUDART_FN_T(cudaStreamGetPriority, cudart_abi_cudaStreamGetPriority))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17483,6 +18121,7 @@ static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const
         result = cudart_unbound("cudaStreamIsCapturing");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaStreamIsCapturing", values) < 0)
@@ -17490,6 +18129,7 @@ static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamIsCapturing, cudart_abi_cudaStreamIsCapturing) fn = (CUDART_FN_T(cudaStreamIsCapturing, cudart_abi_cudaStreamIsCapturing))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17524,6 +18164,7 @@ static PyObject *cudart_fn_cudaStreamQuery(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaStreamQuery");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaStreamQuery", values) < 0)
@@ -17531,6 +18172,7 @@ static PyObject *cudart_fn_cudaStreamQuery(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamQuery, cudart_abi_cudaStreamQuery) fn = (CUDART_FN_T(cudaStreamQuery, cudart_abi_cudaStreamQuery))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17569,6 +18211,7 @@ static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaStreamSetAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaStreamSetAttribute", values) < 0)
@@ -17576,6 +18219,7 @@ static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamSetAttribute, cudart_abi_cudaStreamSetAttribute) fn = (CUDART_FN_T(cudaStreamSetAttribute, cudart_abi_cudaStreamSetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17608,6 +18252,7 @@ static PyObject *cudart_fn_cudaStreamSynchronize(PyObject *self, PyObject *const
         result = cudart_unbound("cudaStreamSynchronize");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaStreamSynchronize", values) < 0)
@@ -17615,6 +18260,7 @@ static PyObject *cudart_fn_cudaStreamSynchronize(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamSynchronize, cudart_abi_cudaStreamSynchronize) fn = (CUDART_FN_T(cudaStreamSynchronize, cudart_abi_cudaStreamSynchronize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17662,6 +18308,7 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, P
         result = cudart_unbound("cudaStreamUpdateCaptureDependencies");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaStreamUpdateCaptureDependencies", values) < 0)
@@ -17669,6 +18316,7 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamUpdateCaptureDependencies, cudart_abi_cudaStreamUpdateCaptureDependencies) fn = (CUDART_FN_T(cudaStreamUpdateCaptureDependencies, cudart_abi_cudaStreamUpdateCaptureDependencies))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17723,6 +18371,7 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies_v2(PyObject *self
         result = cudart_unbound("cudaStreamUpdateCaptureDependencies_v2");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, u4);
         if (cudart_record_call("cudaStreamUpdateCaptureDependencies_v2", values) < 0)
@@ -17730,6 +18379,7 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies_v2(PyObject *self
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamUpdateCaptureDependencies_v2, cudart_abi_cudaStreamUpdateCaptureDependencies_v2) fn = (CUDART_FN_T(cudaStreamUpdateCaptureDependencies_v2, cudart_abi_cudaStreamUpdateCaptureDependencies_v2))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17772,6 +18422,7 @@ static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaStreamWaitEvent");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaStreamWaitEvent", values) < 0)
@@ -17779,6 +18430,7 @@ static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamWaitEvent, cudart_abi_cudaStreamWaitEvent) fn = (CUDART_FN_T(cudaStreamWaitEvent, cudart_abi_cudaStreamWaitEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17817,6 +18469,7 @@ static PyObject *cudart_fn_cudaThreadExchangeStreamCaptureMode(PyObject *self, P
         result = cudart_unbound("cudaThreadExchangeStreamCaptureMode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaThreadExchangeStreamCaptureMode", values) < 0)
@@ -17824,6 +18477,7 @@ static PyObject *cudart_fn_cudaThreadExchangeStreamCaptureMode(PyObject *self, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaThreadExchangeStreamCaptureMode, cudart_abi_cudaThreadExchangeStreamCaptureMode) fn = (CUDART_FN_T(cudaThreadExchangeStreamCaptureMode, cudart_abi_cudaThreadExchangeStreamCaptureMode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17851,6 +18505,7 @@ static PyObject *cudart_fn_cudaThreadExit(PyObject *self, PyObject *const *args,
         result = cudart_unbound("cudaThreadExit");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("()");
         if (cudart_record_call("cudaThreadExit", values) < 0)
@@ -17858,6 +18513,7 @@ static PyObject *cudart_fn_cudaThreadExit(PyObject *self, PyObject *const *args,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaThreadExit, cudart_abi_cudaThreadExit) fn = (CUDART_FN_T(cudaThreadExit, cudart_abi_cudaThreadExit))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17894,6 +18550,7 @@ static PyObject *cudart_fn_cudaThreadGetCacheConfig(PyObject *self, PyObject *co
         result = cudart_unbound("cudaThreadGetCacheConfig");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaThreadGetCacheConfig", values) < 0)
@@ -17901,6 +18558,7 @@ static PyObject *cudart_fn_cudaThreadGetCacheConfig(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaThreadGetCacheConfig, cudart_abi_cudaThreadGetCacheConfig) fn = (CUDART_FN_T(cudaThreadGetCacheConfig, cudart_abi_cudaThreadGetCacheConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17943,6 +18601,7 @@ static PyObject *cudart_fn_cudaThreadGetLimit(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaThreadGetLimit");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaThreadGetLimit", values) < 0)
@@ -17950,6 +18609,7 @@ static PyObject *cudart_fn_cudaThreadGetLimit(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaThreadGetLimit, cudart_abi_cudaThreadGetLimit) fn = (CUDART_FN_T(cudaThreadGetLimit, cudart_abi_cudaThreadGetLimit))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17979,6 +18639,7 @@ static PyObject *cudart_fn_cudaThreadSetCacheConfig(PyObject *self, PyObject *co
         result = cudart_unbound("cudaThreadSetCacheConfig");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaThreadSetCacheConfig", values) < 0)
@@ -17986,6 +18647,7 @@ static PyObject *cudart_fn_cudaThreadSetCacheConfig(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaThreadSetCacheConfig, cudart_abi_cudaThreadSetCacheConfig) fn = (CUDART_FN_T(cudaThreadSetCacheConfig, cudart_abi_cudaThreadSetCacheConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18015,6 +18677,7 @@ static PyObject *cudart_fn_cudaThreadSetLimit(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaThreadSetLimit");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", u0, u1);
         if (cudart_record_call("cudaThreadSetLimit", values) < 0)
@@ -18022,6 +18685,7 @@ static PyObject *cudart_fn_cudaThreadSetLimit(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaThreadSetLimit, cudart_abi_cudaThreadSetLimit) fn = (CUDART_FN_T(cudaThreadSetLimit, cudart_abi_cudaThreadSetLimit))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18046,6 +18710,7 @@ static PyObject *cudart_fn_cudaThreadSynchronize(PyObject *self, PyObject *const
         result = cudart_unbound("cudaThreadSynchronize");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("()");
         if (cudart_record_call("cudaThreadSynchronize", values) < 0)
@@ -18053,6 +18718,7 @@ static PyObject *cudart_fn_cudaThreadSynchronize(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaThreadSynchronize, cudart_abi_cudaThreadSynchronize) fn = (CUDART_FN_T(cudaThreadSynchronize, cudart_abi_cudaThreadSynchronize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18103,6 +18769,7 @@ static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaUserObjectCreate");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, u4);
         if (cudart_record_call("cudaUserObjectCreate", values) < 0)
@@ -18110,6 +18777,7 @@ static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaUserObjectCreate, cudart_abi_cudaUserObjectCreate) fn = (CUDART_FN_T(cudaUserObjectCreate, cudart_abi_cudaUserObjectCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18148,6 +18816,7 @@ static PyObject *cudart_fn_cudaUserObjectRelease(PyObject *self, PyObject *const
         result = cudart_unbound("cudaUserObjectRelease");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaUserObjectRelease", values) < 0)
@@ -18155,6 +18824,7 @@ static PyObject *cudart_fn_cudaUserObjectRelease(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaUserObjectRelease, cudart_abi_cudaUserObjectRelease) fn = (CUDART_FN_T(cudaUserObjectRelease, cudart_abi_cudaUserObjectRelease))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18189,6 +18859,7 @@ static PyObject *cudart_fn_cudaUserObjectRetain(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaUserObjectRetain");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaUserObjectRetain", values) < 0)
@@ -18196,6 +18867,7 @@ static PyObject *cudart_fn_cudaUserObjectRetain(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaUserObjectRetain, cudart_abi_cudaUserObjectRetain) fn = (CUDART_FN_T(cudaUserObjectRetain, cudart_abi_cudaUserObjectRetain))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18240,6 +18912,7 @@ static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaVDPAUGetDevice");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaVDPAUGetDevice", values) < 0)
@@ -18247,6 +18920,7 @@ static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaVDPAUGetDevice, cudart_abi_cudaVDPAUGetDevice) fn = (CUDART_FN_T(cudaVDPAUGetDevice, cudart_abi_cudaVDPAUGetDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18287,6 +18961,7 @@ static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *con
         result = cudart_unbound("cudaVDPAUSetVDPAUDevice");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LKK)", i0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaVDPAUSetVDPAUDevice", values) < 0)
@@ -18294,6 +18969,7 @@ static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaVDPAUSetVDPAUDevice, cudart_abi_cudaVDPAUSetVDPAUDevice) fn = (CUDART_FN_T(cudaVDPAUSetVDPAUDevice, cudart_abi_cudaVDPAUSetVDPAUDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18342,6 +19018,7 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObj
         result = cudart_unbound("cudaWaitExternalSemaphoresAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaWaitExternalSemaphoresAsync", values) < 0)
@@ -18349,6 +19026,7 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObj
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaWaitExternalSemaphoresAsync_v2, cudart_abi_cudaWaitExternalSemaphoresAsync) fn = (CUDART_FN_T(cudaWaitExternalSemaphoresAsync_v2, cudart_abi_cudaWaitExternalSemaphoresAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18401,6 +19079,7 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync_v2(PyObject *self, Py
         result = cudart_unbound("cudaWaitExternalSemaphoresAsync_v2");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaWaitExternalSemaphoresAsync_v2", values) < 0)
@@ -18408,6 +19087,7 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync_v2(PyObject *self, Py
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaWaitExternalSemaphoresAsync_v2, cudart_abi_cudaWaitExternalSemaphoresAsync_v2) fn = (CUDART_FN_T(cudaWaitExternalSemaphoresAsync_v2, cudart_abi_cudaWaitExternalSemaphoresAsync_v2))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS

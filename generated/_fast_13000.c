@@ -4,7 +4,7 @@
  * source: nvidia-cuda-crt==13.0.88 (crt wheel)
  * source: nvidia-cuda-profiler-api==13.0.85 (profiler wheel)
  *
- * cudart._fast_13000: the compiled backend of cudart.sys_13000 (generator/render_fast.py
+ * cudart._fast_13000: the compiled backend of cudart.sys_13000 (generator/render/fast.py
  * says how it is made, cudart/_fastcall.h what each conversion takes). 339 functions,
  * each bound by cudart._backend with dlsym in the libcudart the loader chose.
  */
@@ -17,8 +17,18 @@
 #pragma GCC diagnostic ignored "-Wsign-conversion"
 #include <Python.h>
 #pragma GCC diagnostic pop
+#include <stddef.h>
 
 #include "_fastcall.h"
+
+/* The protocol (cudart/_fastproto.py) this file was generated for: _fastcall.h's numbers. */
+_Static_assert(CUDART_SLOT_UNBOUND == 0, "_fastcall.h disagrees with cudart/_fastproto.py: SLOT_UNBOUND");
+_Static_assert(CUDART_SLOT_RECORD == 1, "_fastcall.h disagrees with cudart/_fastproto.py: SLOT_RECORD");
+_Static_assert(CUDART_MAX_PARAMS == 64, "_fastcall.h disagrees with cudart/_fastproto.py: MAX_PARAMS");
+_Static_assert(sizeof(cudart_spec) == 80, "_fastcall.h disagrees with cudart/_fastproto.py: SPEC_SIZE");
+_Static_assert(offsetof(cudart_spec, outs) == 8, "_fastcall.h disagrees with cudart/_fastproto.py: SPEC_OUTS_OFFSET");
+_Static_assert(offsetof(cudart_spec, codes) == 16, "_fastcall.h disagrees with cudart/_fastproto.py: SPEC_CODES_OFFSET");
+_Static_assert(sizeof(unsigned long long) == 8, "_fastcall.h disagrees with cudart/_fastproto.py: OUTPUT_SLOT_BYTES");
 
 /* ---------------------------------------------------------------- records by value */
 
@@ -1829,6 +1839,7 @@ static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaArrayGetInfo");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaArrayGetInfo", values) < 0)
@@ -1836,6 +1847,7 @@ static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaArrayGetInfo, cudart_abi_cudaArrayGetInfo) fn = (CUDART_FN_T(cudaArrayGetInfo, cudart_abi_cudaArrayGetInfo))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -1879,6 +1891,7 @@ static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObje
         result = cudart_unbound("cudaArrayGetMemoryRequirements");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKL)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, i2);
         if (cudart_record_call("cudaArrayGetMemoryRequirements", values) < 0)
@@ -1886,6 +1899,7 @@ static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaArrayGetMemoryRequirements, cudart_abi_cudaArrayGetMemoryRequirements) fn = (CUDART_FN_T(cudaArrayGetMemoryRequirements, cudart_abi_cudaArrayGetMemoryRequirements))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -1931,6 +1945,7 @@ static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaArrayGetPlane");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaArrayGetPlane", values) < 0)
@@ -1938,6 +1953,7 @@ static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaArrayGetPlane, cudart_abi_cudaArrayGetPlane) fn = (CUDART_FN_T(cudaArrayGetPlane, cudart_abi_cudaArrayGetPlane))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -1976,6 +1992,7 @@ static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject
         result = cudart_unbound("cudaArrayGetSparseProperties");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaArrayGetSparseProperties", values) < 0)
@@ -1983,6 +2000,7 @@ static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaArrayGetSparseProperties, cudart_abi_cudaArrayGetSparseProperties) fn = (CUDART_FN_T(cudaArrayGetSparseProperties, cudart_abi_cudaArrayGetSparseProperties))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2025,6 +2043,7 @@ static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaChooseDevice");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaChooseDevice", values) < 0)
@@ -2032,6 +2051,7 @@ static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaChooseDevice, cudart_abi_cudaChooseDevice) fn = (CUDART_FN_T(cudaChooseDevice, cudart_abi_cudaChooseDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2074,6 +2094,7 @@ static PyObject *cudart_fn_cudaCreateChannelDesc(PyObject *self, PyObject *const
         result = cudart_unbound("cudaCreateChannelDesc");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LLLLK)", i0, i1, i2, i3, u4);
         if (cudart_record_call("cudaCreateChannelDesc", values) < 0)
@@ -2083,6 +2104,7 @@ static PyObject *cudart_fn_cudaCreateChannelDesc(PyObject *self, PyObject *const
             memset(PyBytes_AsString(result), 0, sizeof(CUDART_RECORD_T(cudaChannelFormatDesc)));
         goto done;
     }
+#endif
     CUDART_FN_T(cudaCreateChannelDesc, cudart_abi_cudaCreateChannelDesc) fn = (CUDART_FN_T(cudaCreateChannelDesc, cudart_abi_cudaCreateChannelDesc))slot;
     CUDART_RECORD_T(cudaChannelFormatDesc) r;
     Py_BEGIN_ALLOW_THREADS
@@ -2123,6 +2145,7 @@ static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *con
         result = cudart_unbound("cudaCreateSurfaceObject");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaCreateSurfaceObject", values) < 0)
@@ -2130,6 +2153,7 @@ static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaCreateSurfaceObject, cudart_abi_cudaCreateSurfaceObject) fn = (CUDART_FN_T(cudaCreateSurfaceObject, cudart_abi_cudaCreateSurfaceObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2182,6 +2206,7 @@ static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *con
         result = cudart_unbound("cudaCreateTextureObject");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaCreateTextureObject", values) < 0)
@@ -2189,6 +2214,7 @@ static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaCreateTextureObject, cudart_abi_cudaCreateTextureObject) fn = (CUDART_FN_T(cudaCreateTextureObject, cudart_abi_cudaCreateTextureObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2219,6 +2245,7 @@ static PyObject *cudart_fn_cudaCtxResetPersistingL2Cache(PyObject *self, PyObjec
         result = cudart_unbound("cudaCtxResetPersistingL2Cache");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("()");
         if (cudart_record_call("cudaCtxResetPersistingL2Cache", values) < 0)
@@ -2226,6 +2253,7 @@ static PyObject *cudart_fn_cudaCtxResetPersistingL2Cache(PyObject *self, PyObjec
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaCtxResetPersistingL2Cache, cudart_abi_cudaCtxResetPersistingL2Cache) fn = (CUDART_FN_T(cudaCtxResetPersistingL2Cache, cudart_abi_cudaCtxResetPersistingL2Cache))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2256,6 +2284,7 @@ static PyObject *cudart_fn_cudaDestroyExternalMemory(PyObject *self, PyObject *c
         result = cudart_unbound("cudaDestroyExternalMemory");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaDestroyExternalMemory", values) < 0)
@@ -2263,6 +2292,7 @@ static PyObject *cudart_fn_cudaDestroyExternalMemory(PyObject *self, PyObject *c
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDestroyExternalMemory, cudart_abi_cudaDestroyExternalMemory) fn = (CUDART_FN_T(cudaDestroyExternalMemory, cudart_abi_cudaDestroyExternalMemory))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2294,6 +2324,7 @@ static PyObject *cudart_fn_cudaDestroyExternalSemaphore(PyObject *self, PyObject
         result = cudart_unbound("cudaDestroyExternalSemaphore");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaDestroyExternalSemaphore", values) < 0)
@@ -2301,6 +2332,7 @@ static PyObject *cudart_fn_cudaDestroyExternalSemaphore(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDestroyExternalSemaphore, cudart_abi_cudaDestroyExternalSemaphore) fn = (CUDART_FN_T(cudaDestroyExternalSemaphore, cudart_abi_cudaDestroyExternalSemaphore))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2328,6 +2360,7 @@ static PyObject *cudart_fn_cudaDestroySurfaceObject(PyObject *self, PyObject *co
         result = cudart_unbound("cudaDestroySurfaceObject");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaDestroySurfaceObject", values) < 0)
@@ -2335,6 +2368,7 @@ static PyObject *cudart_fn_cudaDestroySurfaceObject(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDestroySurfaceObject, cudart_abi_cudaDestroySurfaceObject) fn = (CUDART_FN_T(cudaDestroySurfaceObject, cudart_abi_cudaDestroySurfaceObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2361,6 +2395,7 @@ static PyObject *cudart_fn_cudaDestroyTextureObject(PyObject *self, PyObject *co
         result = cudart_unbound("cudaDestroyTextureObject");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaDestroyTextureObject", values) < 0)
@@ -2368,6 +2403,7 @@ static PyObject *cudart_fn_cudaDestroyTextureObject(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDestroyTextureObject, cudart_abi_cudaDestroyTextureObject) fn = (CUDART_FN_T(cudaDestroyTextureObject, cudart_abi_cudaDestroyTextureObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2410,6 +2446,7 @@ static PyObject *cudart_fn_cudaDeviceCanAccessPeer(PyObject *self, PyObject *con
         result = cudart_unbound("cudaDeviceCanAccessPeer");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KLL)", (unsigned long long)(uintptr_t)a0, i1, i2);
         if (cudart_record_call("cudaDeviceCanAccessPeer", values) < 0)
@@ -2417,6 +2454,7 @@ static PyObject *cudart_fn_cudaDeviceCanAccessPeer(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceCanAccessPeer, cudart_abi_cudaDeviceCanAccessPeer) fn = (CUDART_FN_T(cudaDeviceCanAccessPeer, cudart_abi_cudaDeviceCanAccessPeer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2446,6 +2484,7 @@ static PyObject *cudart_fn_cudaDeviceDisablePeerAccess(PyObject *self, PyObject 
         result = cudart_unbound("cudaDeviceDisablePeerAccess");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(L)", i0);
         if (cudart_record_call("cudaDeviceDisablePeerAccess", values) < 0)
@@ -2453,6 +2492,7 @@ static PyObject *cudart_fn_cudaDeviceDisablePeerAccess(PyObject *self, PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceDisablePeerAccess, cudart_abi_cudaDeviceDisablePeerAccess) fn = (CUDART_FN_T(cudaDeviceDisablePeerAccess, cudart_abi_cudaDeviceDisablePeerAccess))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2482,6 +2522,7 @@ static PyObject *cudart_fn_cudaDeviceEnablePeerAccess(PyObject *self, PyObject *
         result = cudart_unbound("cudaDeviceEnablePeerAccess");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LK)", i0, u1);
         if (cudart_record_call("cudaDeviceEnablePeerAccess", values) < 0)
@@ -2489,6 +2530,7 @@ static PyObject *cudart_fn_cudaDeviceEnablePeerAccess(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceEnablePeerAccess, cudart_abi_cudaDeviceEnablePeerAccess) fn = (CUDART_FN_T(cudaDeviceEnablePeerAccess, cudart_abi_cudaDeviceEnablePeerAccess))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2518,6 +2560,7 @@ static PyObject *cudart_fn_cudaDeviceFlushGPUDirectRDMAWrites(PyObject *self, Py
         result = cudart_unbound("cudaDeviceFlushGPUDirectRDMAWrites");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", u0, u1);
         if (cudart_record_call("cudaDeviceFlushGPUDirectRDMAWrites", values) < 0)
@@ -2525,6 +2568,7 @@ static PyObject *cudart_fn_cudaDeviceFlushGPUDirectRDMAWrites(PyObject *self, Py
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceFlushGPUDirectRDMAWrites, cudart_abi_cudaDeviceFlushGPUDirectRDMAWrites) fn = (CUDART_FN_T(cudaDeviceFlushGPUDirectRDMAWrites, cudart_abi_cudaDeviceFlushGPUDirectRDMAWrites))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2567,6 +2611,7 @@ static PyObject *cudart_fn_cudaDeviceGetAttribute(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaDeviceGetAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKL)", (unsigned long long)(uintptr_t)a0, u1, i2);
         if (cudart_record_call("cudaDeviceGetAttribute", values) < 0)
@@ -2574,6 +2619,7 @@ static PyObject *cudart_fn_cudaDeviceGetAttribute(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetAttribute, cudart_abi_cudaDeviceGetAttribute) fn = (CUDART_FN_T(cudaDeviceGetAttribute, cudart_abi_cudaDeviceGetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2617,6 +2663,7 @@ static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *con
         result = cudart_unbound("cudaDeviceGetByPCIBusId");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaDeviceGetByPCIBusId", values) < 0)
@@ -2624,6 +2671,7 @@ static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetByPCIBusId, cudart_abi_cudaDeviceGetByPCIBusId) fn = (CUDART_FN_T(cudaDeviceGetByPCIBusId, cudart_abi_cudaDeviceGetByPCIBusId))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2664,6 +2712,7 @@ static PyObject *cudart_fn_cudaDeviceGetCacheConfig(PyObject *self, PyObject *co
         result = cudart_unbound("cudaDeviceGetCacheConfig");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaDeviceGetCacheConfig", values) < 0)
@@ -2671,6 +2720,7 @@ static PyObject *cudart_fn_cudaDeviceGetCacheConfig(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetCacheConfig, cudart_abi_cudaDeviceGetCacheConfig) fn = (CUDART_FN_T(cudaDeviceGetCacheConfig, cudart_abi_cudaDeviceGetCacheConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2713,6 +2763,7 @@ static PyObject *cudart_fn_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject 
         result = cudart_unbound("cudaDeviceGetDefaultMemPool");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KL)", (unsigned long long)(uintptr_t)a0, i1);
         if (cudart_record_call("cudaDeviceGetDefaultMemPool", values) < 0)
@@ -2720,6 +2771,7 @@ static PyObject *cudart_fn_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetDefaultMemPool, cudart_abi_cudaDeviceGetDefaultMemPool) fn = (CUDART_FN_T(cudaDeviceGetDefaultMemPool, cudart_abi_cudaDeviceGetDefaultMemPool))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2759,6 +2811,7 @@ static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObje
         result = cudart_unbound("cudaDeviceGetGraphMemAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LKK)", i0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaDeviceGetGraphMemAttribute", values) < 0)
@@ -2766,6 +2819,7 @@ static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetGraphMemAttribute, cudart_abi_cudaDeviceGetGraphMemAttribute) fn = (CUDART_FN_T(cudaDeviceGetGraphMemAttribute, cudart_abi_cudaDeviceGetGraphMemAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2815,6 +2869,7 @@ static PyObject *cudart_fn_cudaDeviceGetHostAtomicCapabilities(PyObject *self, P
         result = cudart_unbound("cudaDeviceGetHostAtomicCapabilities");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKL)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, i3);
         if (cudart_record_call("cudaDeviceGetHostAtomicCapabilities", values) < 0)
@@ -2822,6 +2877,7 @@ static PyObject *cudart_fn_cudaDeviceGetHostAtomicCapabilities(PyObject *self, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetHostAtomicCapabilities, cudart_abi_cudaDeviceGetHostAtomicCapabilities) fn = (CUDART_FN_T(cudaDeviceGetHostAtomicCapabilities, cudart_abi_cudaDeviceGetHostAtomicCapabilities))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2865,6 +2921,7 @@ static PyObject *cudart_fn_cudaDeviceGetLimit(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaDeviceGetLimit");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaDeviceGetLimit", values) < 0)
@@ -2872,6 +2929,7 @@ static PyObject *cudart_fn_cudaDeviceGetLimit(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetLimit, cudart_abi_cudaDeviceGetLimit) fn = (CUDART_FN_T(cudaDeviceGetLimit, cudart_abi_cudaDeviceGetLimit))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2914,6 +2972,7 @@ static PyObject *cudart_fn_cudaDeviceGetMemPool(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaDeviceGetMemPool");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KL)", (unsigned long long)(uintptr_t)a0, i1);
         if (cudart_record_call("cudaDeviceGetMemPool", values) < 0)
@@ -2921,6 +2980,7 @@ static PyObject *cudart_fn_cudaDeviceGetMemPool(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetMemPool, cudart_abi_cudaDeviceGetMemPool) fn = (CUDART_FN_T(cudaDeviceGetMemPool, cudart_abi_cudaDeviceGetMemPool))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2960,6 +3020,7 @@ static PyObject *cudart_fn_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyOb
         result = cudart_unbound("cudaDeviceGetNvSciSyncAttributes");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KLL)", (unsigned long long)(uintptr_t)a0, i1, i2);
         if (cudart_record_call("cudaDeviceGetNvSciSyncAttributes", values) < 0)
@@ -2967,6 +3028,7 @@ static PyObject *cudart_fn_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetNvSciSyncAttributes, cudart_abi_cudaDeviceGetNvSciSyncAttributes) fn = (CUDART_FN_T(cudaDeviceGetNvSciSyncAttributes, cudart_abi_cudaDeviceGetNvSciSyncAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3019,6 +3081,7 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAtomicCapabilities(PyObject *self, Py
         result = cudart_unbound("cudaDeviceGetP2PAtomicCapabilities");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKLL)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, i3, i4);
         if (cudart_record_call("cudaDeviceGetP2PAtomicCapabilities", values) < 0)
@@ -3026,6 +3089,7 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAtomicCapabilities(PyObject *self, Py
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetP2PAtomicCapabilities, cudart_abi_cudaDeviceGetP2PAtomicCapabilities) fn = (CUDART_FN_T(cudaDeviceGetP2PAtomicCapabilities, cudart_abi_cudaDeviceGetP2PAtomicCapabilities))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3075,6 +3139,7 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *c
         result = cudart_unbound("cudaDeviceGetP2PAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKLL)", (unsigned long long)(uintptr_t)a0, u1, i2, i3);
         if (cudart_record_call("cudaDeviceGetP2PAttribute", values) < 0)
@@ -3082,6 +3147,7 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *c
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetP2PAttribute, cudart_abi_cudaDeviceGetP2PAttribute) fn = (CUDART_FN_T(cudaDeviceGetP2PAttribute, cudart_abi_cudaDeviceGetP2PAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3121,6 +3187,7 @@ static PyObject *cudart_fn_cudaDeviceGetPCIBusId(PyObject *self, PyObject *const
         result = cudart_unbound("cudaDeviceGetPCIBusId");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KLL)", (unsigned long long)(uintptr_t)a0, i1, i2);
         if (cudart_record_call("cudaDeviceGetPCIBusId", values) < 0)
@@ -3128,6 +3195,7 @@ static PyObject *cudart_fn_cudaDeviceGetPCIBusId(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetPCIBusId, cudart_abi_cudaDeviceGetPCIBusId) fn = (CUDART_FN_T(cudaDeviceGetPCIBusId, cudart_abi_cudaDeviceGetPCIBusId))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3165,6 +3233,7 @@ static PyObject *cudart_fn_cudaDeviceGetSharedMemConfig(PyObject *self, PyObject
         result = cudart_unbound("cudaDeviceGetSharedMemConfig");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaDeviceGetSharedMemConfig", values) < 0)
@@ -3172,6 +3241,7 @@ static PyObject *cudart_fn_cudaDeviceGetSharedMemConfig(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetSharedMemConfig, cudart_abi_cudaDeviceGetSharedMemConfig) fn = (CUDART_FN_T(cudaDeviceGetSharedMemConfig, cudart_abi_cudaDeviceGetSharedMemConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3217,6 +3287,7 @@ static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyOb
         result = cudart_unbound("cudaDeviceGetStreamPriorityRange");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaDeviceGetStreamPriorityRange", values) < 0)
@@ -3224,6 +3295,7 @@ static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetStreamPriorityRange, cudart_abi_cudaDeviceGetStreamPriorityRange) fn = (CUDART_FN_T(cudaDeviceGetStreamPriorityRange, cudart_abi_cudaDeviceGetStreamPriorityRange))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3271,6 +3343,7 @@ static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, 
         result = cudart_unbound("cudaDeviceGetTexture1DLinearMaxWidth");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKL)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, i2);
         if (cudart_record_call("cudaDeviceGetTexture1DLinearMaxWidth", values) < 0)
@@ -3278,6 +3351,7 @@ static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetTexture1DLinearMaxWidth, cudart_abi_cudaDeviceGetTexture1DLinearMaxWidth) fn = (CUDART_FN_T(cudaDeviceGetTexture1DLinearMaxWidth, cudart_abi_cudaDeviceGetTexture1DLinearMaxWidth))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3308,6 +3382,7 @@ static PyObject *cudart_fn_cudaDeviceGraphMemTrim(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaDeviceGraphMemTrim");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(L)", i0);
         if (cudart_record_call("cudaDeviceGraphMemTrim", values) < 0)
@@ -3315,6 +3390,7 @@ static PyObject *cudart_fn_cudaDeviceGraphMemTrim(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGraphMemTrim, cudart_abi_cudaDeviceGraphMemTrim) fn = (CUDART_FN_T(cudaDeviceGraphMemTrim, cudart_abi_cudaDeviceGraphMemTrim))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3362,6 +3438,7 @@ static PyObject *cudart_fn_cudaDeviceRegisterAsyncNotification(PyObject *self, P
         result = cudart_unbound("cudaDeviceRegisterAsyncNotification");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LKKK)", i0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaDeviceRegisterAsyncNotification", values) < 0)
@@ -3369,6 +3446,7 @@ static PyObject *cudart_fn_cudaDeviceRegisterAsyncNotification(PyObject *self, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceRegisterAsyncNotification, cudart_abi_cudaDeviceRegisterAsyncNotification) fn = (CUDART_FN_T(cudaDeviceRegisterAsyncNotification, cudart_abi_cudaDeviceRegisterAsyncNotification))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3398,6 +3476,7 @@ static PyObject *cudart_fn_cudaDeviceReset(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaDeviceReset");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("()");
         if (cudart_record_call("cudaDeviceReset", values) < 0)
@@ -3405,6 +3484,7 @@ static PyObject *cudart_fn_cudaDeviceReset(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceReset, cudart_abi_cudaDeviceReset) fn = (CUDART_FN_T(cudaDeviceReset, cudart_abi_cudaDeviceReset))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3431,6 +3511,7 @@ static PyObject *cudart_fn_cudaDeviceSetCacheConfig(PyObject *self, PyObject *co
         result = cudart_unbound("cudaDeviceSetCacheConfig");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaDeviceSetCacheConfig", values) < 0)
@@ -3438,6 +3519,7 @@ static PyObject *cudart_fn_cudaDeviceSetCacheConfig(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceSetCacheConfig, cudart_abi_cudaDeviceSetCacheConfig) fn = (CUDART_FN_T(cudaDeviceSetCacheConfig, cudart_abi_cudaDeviceSetCacheConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3474,6 +3556,7 @@ static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObje
         result = cudart_unbound("cudaDeviceSetGraphMemAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LKK)", i0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaDeviceSetGraphMemAttribute", values) < 0)
@@ -3481,6 +3564,7 @@ static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceSetGraphMemAttribute, cudart_abi_cudaDeviceSetGraphMemAttribute) fn = (CUDART_FN_T(cudaDeviceSetGraphMemAttribute, cudart_abi_cudaDeviceSetGraphMemAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3511,6 +3595,7 @@ static PyObject *cudart_fn_cudaDeviceSetLimit(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaDeviceSetLimit");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", u0, u1);
         if (cudart_record_call("cudaDeviceSetLimit", values) < 0)
@@ -3518,6 +3603,7 @@ static PyObject *cudart_fn_cudaDeviceSetLimit(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceSetLimit, cudart_abi_cudaDeviceSetLimit) fn = (CUDART_FN_T(cudaDeviceSetLimit, cudart_abi_cudaDeviceSetLimit))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3551,6 +3637,7 @@ static PyObject *cudart_fn_cudaDeviceSetMemPool(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaDeviceSetMemPool");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LK)", i0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaDeviceSetMemPool", values) < 0)
@@ -3558,6 +3645,7 @@ static PyObject *cudart_fn_cudaDeviceSetMemPool(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceSetMemPool, cudart_abi_cudaDeviceSetMemPool) fn = (CUDART_FN_T(cudaDeviceSetMemPool, cudart_abi_cudaDeviceSetMemPool))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3585,6 +3673,7 @@ static PyObject *cudart_fn_cudaDeviceSetSharedMemConfig(PyObject *self, PyObject
         result = cudart_unbound("cudaDeviceSetSharedMemConfig");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaDeviceSetSharedMemConfig", values) < 0)
@@ -3592,6 +3681,7 @@ static PyObject *cudart_fn_cudaDeviceSetSharedMemConfig(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceSetSharedMemConfig, cudart_abi_cudaDeviceSetSharedMemConfig) fn = (CUDART_FN_T(cudaDeviceSetSharedMemConfig, cudart_abi_cudaDeviceSetSharedMemConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3616,6 +3706,7 @@ static PyObject *cudart_fn_cudaDeviceSynchronize(PyObject *self, PyObject *const
         result = cudart_unbound("cudaDeviceSynchronize");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("()");
         if (cudart_record_call("cudaDeviceSynchronize", values) < 0)
@@ -3623,6 +3714,7 @@ static PyObject *cudart_fn_cudaDeviceSynchronize(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceSynchronize, cudart_abi_cudaDeviceSynchronize) fn = (CUDART_FN_T(cudaDeviceSynchronize, cudart_abi_cudaDeviceSynchronize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3656,6 +3748,7 @@ static PyObject *cudart_fn_cudaDeviceUnregisterAsyncNotification(PyObject *self,
         result = cudart_unbound("cudaDeviceUnregisterAsyncNotification");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LK)", i0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaDeviceUnregisterAsyncNotification", values) < 0)
@@ -3663,6 +3756,7 @@ static PyObject *cudart_fn_cudaDeviceUnregisterAsyncNotification(PyObject *self,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceUnregisterAsyncNotification, cudart_abi_cudaDeviceUnregisterAsyncNotification) fn = (CUDART_FN_T(cudaDeviceUnregisterAsyncNotification, cudart_abi_cudaDeviceUnregisterAsyncNotification))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3700,6 +3794,7 @@ static PyObject *cudart_fn_cudaDriverGetVersion(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaDriverGetVersion");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaDriverGetVersion", values) < 0)
@@ -3707,6 +3802,7 @@ static PyObject *cudart_fn_cudaDriverGetVersion(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDriverGetVersion, cudart_abi_cudaDriverGetVersion) fn = (CUDART_FN_T(cudaDriverGetVersion, cudart_abi_cudaDriverGetVersion))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3761,6 +3857,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyO
         result = cudart_unbound("cudaEGLStreamConsumerAcquireFrame");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3);
         if (cudart_record_call("cudaEGLStreamConsumerAcquireFrame", values) < 0)
@@ -3768,6 +3865,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyO
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEGLStreamConsumerAcquireFrame, cudart_abi_cudaEGLStreamConsumerAcquireFrame) fn = (CUDART_FN_T(cudaEGLStreamConsumerAcquireFrame, cudart_abi_cudaEGLStreamConsumerAcquireFrame))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3813,6 +3911,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject
         result = cudart_unbound("cudaEGLStreamConsumerConnect");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaEGLStreamConsumerConnect", values) < 0)
@@ -3820,6 +3919,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEGLStreamConsumerConnect, cudart_abi_cudaEGLStreamConsumerConnect) fn = (CUDART_FN_T(cudaEGLStreamConsumerConnect, cudart_abi_cudaEGLStreamConsumerConnect))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3867,6 +3967,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self,
         result = cudart_unbound("cudaEGLStreamConsumerConnectWithFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaEGLStreamConsumerConnectWithFlags", values) < 0)
@@ -3874,6 +3975,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEGLStreamConsumerConnectWithFlags, cudart_abi_cudaEGLStreamConsumerConnectWithFlags) fn = (CUDART_FN_T(cudaEGLStreamConsumerConnectWithFlags, cudart_abi_cudaEGLStreamConsumerConnectWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3914,6 +4016,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerDisconnect(PyObject *self, PyObj
         result = cudart_unbound("cudaEGLStreamConsumerDisconnect");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaEGLStreamConsumerDisconnect", values) < 0)
@@ -3921,6 +4024,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerDisconnect(PyObject *self, PyObj
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEGLStreamConsumerDisconnect, cudart_abi_cudaEGLStreamConsumerDisconnect) fn = (CUDART_FN_T(cudaEGLStreamConsumerDisconnect, cudart_abi_cudaEGLStreamConsumerDisconnect))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3970,6 +4074,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyO
         result = cudart_unbound("cudaEGLStreamConsumerReleaseFrame");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaEGLStreamConsumerReleaseFrame", values) < 0)
@@ -3977,6 +4082,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyO
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEGLStreamConsumerReleaseFrame, cudart_abi_cudaEGLStreamConsumerReleaseFrame) fn = (CUDART_FN_T(cudaEGLStreamConsumerReleaseFrame, cudart_abi_cudaEGLStreamConsumerReleaseFrame))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4028,6 +4134,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject
         result = cudart_unbound("cudaEGLStreamProducerConnect");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKLL)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, i2, i3);
         if (cudart_record_call("cudaEGLStreamProducerConnect", values) < 0)
@@ -4035,6 +4142,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEGLStreamProducerConnect, cudart_abi_cudaEGLStreamProducerConnect) fn = (CUDART_FN_T(cudaEGLStreamProducerConnect, cudart_abi_cudaEGLStreamProducerConnect))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4075,6 +4183,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerDisconnect(PyObject *self, PyObj
         result = cudart_unbound("cudaEGLStreamProducerDisconnect");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaEGLStreamProducerDisconnect", values) < 0)
@@ -4082,6 +4191,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerDisconnect(PyObject *self, PyObj
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEGLStreamProducerDisconnect, cudart_abi_cudaEGLStreamProducerDisconnect) fn = (CUDART_FN_T(cudaEGLStreamProducerDisconnect, cudart_abi_cudaEGLStreamProducerDisconnect))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4130,6 +4240,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyO
         result = cudart_unbound("cudaEGLStreamProducerPresentFrame");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(Ky#K)", (unsigned long long)(uintptr_t)a0, (const char *)&a1, (Py_ssize_t)sizeof a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaEGLStreamProducerPresentFrame", values) < 0)
@@ -4137,6 +4248,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyO
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEGLStreamProducerPresentFrame, cudart_abi_cudaEGLStreamProducerPresentFrame) fn = (CUDART_FN_T(cudaEGLStreamProducerPresentFrame, cudart_abi_cudaEGLStreamProducerPresentFrame))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4187,6 +4299,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyOb
         result = cudart_unbound("cudaEGLStreamProducerReturnFrame");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaEGLStreamProducerReturnFrame", values) < 0)
@@ -4194,6 +4307,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEGLStreamProducerReturnFrame, cudart_abi_cudaEGLStreamProducerReturnFrame) fn = (CUDART_FN_T(cudaEGLStreamProducerReturnFrame, cudart_abi_cudaEGLStreamProducerReturnFrame))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4235,6 +4349,7 @@ static PyObject *cudart_fn_cudaEventCreate(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaEventCreate");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaEventCreate", values) < 0)
@@ -4242,6 +4357,7 @@ static PyObject *cudart_fn_cudaEventCreate(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEventCreate, cudart_abi_cudaEventCreate) fn = (CUDART_FN_T(cudaEventCreate, cudart_abi_cudaEventCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4288,6 +4404,7 @@ static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *
         result = cudart_unbound("cudaEventCreateFromEGLSync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaEventCreateFromEGLSync", values) < 0)
@@ -4295,6 +4412,7 @@ static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEventCreateFromEGLSync, cudart_abi_cudaEventCreateFromEGLSync) fn = (CUDART_FN_T(cudaEventCreateFromEGLSync, cudart_abi_cudaEventCreateFromEGLSync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4338,6 +4456,7 @@ static PyObject *cudart_fn_cudaEventCreateWithFlags(PyObject *self, PyObject *co
         result = cudart_unbound("cudaEventCreateWithFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaEventCreateWithFlags", values) < 0)
@@ -4345,6 +4464,7 @@ static PyObject *cudart_fn_cudaEventCreateWithFlags(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEventCreateWithFlags, cudart_abi_cudaEventCreateWithFlags) fn = (CUDART_FN_T(cudaEventCreateWithFlags, cudart_abi_cudaEventCreateWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4378,6 +4498,7 @@ static PyObject *cudart_fn_cudaEventDestroy(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaEventDestroy");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaEventDestroy", values) < 0)
@@ -4385,6 +4506,7 @@ static PyObject *cudart_fn_cudaEventDestroy(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEventDestroy, cudart_abi_cudaEventDestroy) fn = (CUDART_FN_T(cudaEventDestroy, cudart_abi_cudaEventDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4430,6 +4552,7 @@ static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaEventElapsedTime");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaEventElapsedTime", values) < 0)
@@ -4437,6 +4560,7 @@ static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEventElapsedTime, cudart_abi_cudaEventElapsedTime) fn = (CUDART_FN_T(cudaEventElapsedTime, cudart_abi_cudaEventElapsedTime))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4472,6 +4596,7 @@ static PyObject *cudart_fn_cudaEventQuery(PyObject *self, PyObject *const *args,
         result = cudart_unbound("cudaEventQuery");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaEventQuery", values) < 0)
@@ -4479,6 +4604,7 @@ static PyObject *cudart_fn_cudaEventQuery(PyObject *self, PyObject *const *args,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEventQuery, cudart_abi_cudaEventQuery) fn = (CUDART_FN_T(cudaEventQuery, cudart_abi_cudaEventQuery))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4514,6 +4640,7 @@ static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaEventRecord");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaEventRecord", values) < 0)
@@ -4521,6 +4648,7 @@ static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEventRecord, cudart_abi_cudaEventRecord) fn = (CUDART_FN_T(cudaEventRecord, cudart_abi_cudaEventRecord))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4560,6 +4688,7 @@ static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *co
         result = cudart_unbound("cudaEventRecordWithFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaEventRecordWithFlags", values) < 0)
@@ -4567,6 +4696,7 @@ static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEventRecordWithFlags, cudart_abi_cudaEventRecordWithFlags) fn = (CUDART_FN_T(cudaEventRecordWithFlags, cudart_abi_cudaEventRecordWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4599,6 +4729,7 @@ static PyObject *cudart_fn_cudaEventSynchronize(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaEventSynchronize");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaEventSynchronize", values) < 0)
@@ -4606,6 +4737,7 @@ static PyObject *cudart_fn_cudaEventSynchronize(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEventSynchronize, cudart_abi_cudaEventSynchronize) fn = (CUDART_FN_T(cudaEventSynchronize, cudart_abi_cudaEventSynchronize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4651,6 +4783,7 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyO
         result = cudart_unbound("cudaExternalMemoryGetMappedBuffer");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaExternalMemoryGetMappedBuffer", values) < 0)
@@ -4658,6 +4791,7 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyO
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaExternalMemoryGetMappedBuffer, cudart_abi_cudaExternalMemoryGetMappedBuffer) fn = (CUDART_FN_T(cudaExternalMemoryGetMappedBuffer, cudart_abi_cudaExternalMemoryGetMappedBuffer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4707,6 +4841,7 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *s
         result = cudart_unbound("cudaExternalMemoryGetMappedMipmappedArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaExternalMemoryGetMappedMipmappedArray", values) < 0)
@@ -4714,6 +4849,7 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *s
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaExternalMemoryGetMappedMipmappedArray, cudart_abi_cudaExternalMemoryGetMappedMipmappedArray) fn = (CUDART_FN_T(cudaExternalMemoryGetMappedMipmappedArray, cudart_abi_cudaExternalMemoryGetMappedMipmappedArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4749,6 +4885,7 @@ static PyObject *cudart_fn_cudaFree(PyObject *self, PyObject *const *args, Py_ss
         result = cudart_unbound("cudaFree");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaFree", values) < 0)
@@ -4756,6 +4893,7 @@ static PyObject *cudart_fn_cudaFree(PyObject *self, PyObject *const *args, Py_ss
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFree, cudart_abi_cudaFree) fn = (CUDART_FN_T(cudaFree, cudart_abi_cudaFree))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4787,6 +4925,7 @@ static PyObject *cudart_fn_cudaFreeArray(PyObject *self, PyObject *const *args, 
         result = cudart_unbound("cudaFreeArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaFreeArray", values) < 0)
@@ -4794,6 +4933,7 @@ static PyObject *cudart_fn_cudaFreeArray(PyObject *self, PyObject *const *args, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFreeArray, cudart_abi_cudaFreeArray) fn = (CUDART_FN_T(cudaFreeArray, cudart_abi_cudaFreeArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4829,6 +4969,7 @@ static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, 
         result = cudart_unbound("cudaFreeAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaFreeAsync", values) < 0)
@@ -4836,6 +4977,7 @@ static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFreeAsync, cudart_abi_cudaFreeAsync) fn = (CUDART_FN_T(cudaFreeAsync, cudart_abi_cudaFreeAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4868,6 +5010,7 @@ static PyObject *cudart_fn_cudaFreeHost(PyObject *self, PyObject *const *args, P
         result = cudart_unbound("cudaFreeHost");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaFreeHost", values) < 0)
@@ -4875,6 +5018,7 @@ static PyObject *cudart_fn_cudaFreeHost(PyObject *self, PyObject *const *args, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFreeHost, cudart_abi_cudaFreeHost) fn = (CUDART_FN_T(cudaFreeHost, cudart_abi_cudaFreeHost))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4906,6 +5050,7 @@ static PyObject *cudart_fn_cudaFreeMipmappedArray(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaFreeMipmappedArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaFreeMipmappedArray", values) < 0)
@@ -4913,6 +5058,7 @@ static PyObject *cudart_fn_cudaFreeMipmappedArray(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFreeMipmappedArray, cudart_abi_cudaFreeMipmappedArray) fn = (CUDART_FN_T(cudaFreeMipmappedArray, cudart_abi_cudaFreeMipmappedArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4948,6 +5094,7 @@ static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const
         result = cudart_unbound("cudaFuncGetAttributes");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaFuncGetAttributes", values) < 0)
@@ -4955,6 +5102,7 @@ static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFuncGetAttributes, cudart_abi_cudaFuncGetAttributes) fn = (CUDART_FN_T(cudaFuncGetAttributes, cudart_abi_cudaFuncGetAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4997,6 +5145,7 @@ static PyObject *cudart_fn_cudaFuncGetName(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaFuncGetName");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaFuncGetName", values) < 0)
@@ -5004,6 +5153,7 @@ static PyObject *cudart_fn_cudaFuncGetName(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFuncGetName, cudart_abi_cudaFuncGetName) fn = (CUDART_FN_T(cudaFuncGetName, cudart_abi_cudaFuncGetName))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5057,6 +5207,7 @@ static PyObject *cudart_fn_cudaFuncGetParamInfo(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaFuncGetParamInfo");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaFuncGetParamInfo", values) < 0)
@@ -5064,6 +5215,7 @@ static PyObject *cudart_fn_cudaFuncGetParamInfo(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFuncGetParamInfo, cudart_abi_cudaFuncGetParamInfo) fn = (CUDART_FN_T(cudaFuncGetParamInfo, cudart_abi_cudaFuncGetParamInfo))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5105,6 +5257,7 @@ static PyObject *cudart_fn_cudaFuncSetAttribute(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaFuncSetAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKL)", (unsigned long long)(uintptr_t)a0, u1, i2);
         if (cudart_record_call("cudaFuncSetAttribute", values) < 0)
@@ -5112,6 +5265,7 @@ static PyObject *cudart_fn_cudaFuncSetAttribute(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFuncSetAttribute, cudart_abi_cudaFuncSetAttribute) fn = (CUDART_FN_T(cudaFuncSetAttribute, cudart_abi_cudaFuncSetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5146,6 +5300,7 @@ static PyObject *cudart_fn_cudaFuncSetCacheConfig(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaFuncSetCacheConfig");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaFuncSetCacheConfig", values) < 0)
@@ -5153,6 +5308,7 @@ static PyObject *cudart_fn_cudaFuncSetCacheConfig(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFuncSetCacheConfig, cudart_abi_cudaFuncSetCacheConfig) fn = (CUDART_FN_T(cudaFuncSetCacheConfig, cudart_abi_cudaFuncSetCacheConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5187,6 +5343,7 @@ static PyObject *cudart_fn_cudaFuncSetSharedMemConfig(PyObject *self, PyObject *
         result = cudart_unbound("cudaFuncSetSharedMemConfig");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaFuncSetSharedMemConfig", values) < 0)
@@ -5194,6 +5351,7 @@ static PyObject *cudart_fn_cudaFuncSetSharedMemConfig(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFuncSetSharedMemConfig, cudart_abi_cudaFuncSetSharedMemConfig) fn = (CUDART_FN_T(cudaFuncSetSharedMemConfig, cudart_abi_cudaFuncSetSharedMemConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5243,6 +5401,7 @@ static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaGLGetDevices");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaGLGetDevices", values) < 0)
@@ -5250,6 +5409,7 @@ static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGLGetDevices, cudart_abi_cudaGLGetDevices) fn = (CUDART_FN_T(cudaGLGetDevices, cudart_abi_cudaGLGetDevices))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5293,6 +5453,7 @@ static PyObject *cudart_fn_cudaGLMapBufferObject(PyObject *self, PyObject *const
         result = cudart_unbound("cudaGLMapBufferObject");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaGLMapBufferObject", values) < 0)
@@ -5300,6 +5461,7 @@ static PyObject *cudart_fn_cudaGLMapBufferObject(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGLMapBufferObject, cudart_abi_cudaGLMapBufferObject) fn = (CUDART_FN_T(cudaGLMapBufferObject, cudart_abi_cudaGLMapBufferObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5346,6 +5508,7 @@ static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *
         result = cudart_unbound("cudaGLMapBufferObjectAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGLMapBufferObjectAsync", values) < 0)
@@ -5353,6 +5516,7 @@ static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGLMapBufferObjectAsync, cudart_abi_cudaGLMapBufferObjectAsync) fn = (CUDART_FN_T(cudaGLMapBufferObjectAsync, cudart_abi_cudaGLMapBufferObjectAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5383,6 +5547,7 @@ static PyObject *cudart_fn_cudaGLRegisterBufferObject(PyObject *self, PyObject *
         result = cudart_unbound("cudaGLRegisterBufferObject");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaGLRegisterBufferObject", values) < 0)
@@ -5390,6 +5555,7 @@ static PyObject *cudart_fn_cudaGLRegisterBufferObject(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGLRegisterBufferObject, cudart_abi_cudaGLRegisterBufferObject) fn = (CUDART_FN_T(cudaGLRegisterBufferObject, cudart_abi_cudaGLRegisterBufferObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5419,6 +5585,7 @@ static PyObject *cudart_fn_cudaGLSetBufferObjectMapFlags(PyObject *self, PyObjec
         result = cudart_unbound("cudaGLSetBufferObjectMapFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", u0, u1);
         if (cudart_record_call("cudaGLSetBufferObjectMapFlags", values) < 0)
@@ -5426,6 +5593,7 @@ static PyObject *cudart_fn_cudaGLSetBufferObjectMapFlags(PyObject *self, PyObjec
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGLSetBufferObjectMapFlags, cudart_abi_cudaGLSetBufferObjectMapFlags) fn = (CUDART_FN_T(cudaGLSetBufferObjectMapFlags, cudart_abi_cudaGLSetBufferObjectMapFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5452,6 +5620,7 @@ static PyObject *cudart_fn_cudaGLSetGLDevice(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaGLSetGLDevice");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(L)", i0);
         if (cudart_record_call("cudaGLSetGLDevice", values) < 0)
@@ -5459,6 +5628,7 @@ static PyObject *cudart_fn_cudaGLSetGLDevice(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGLSetGLDevice, cudart_abi_cudaGLSetGLDevice) fn = (CUDART_FN_T(cudaGLSetGLDevice, cudart_abi_cudaGLSetGLDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5485,6 +5655,7 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObject(PyObject *self, PyObject *con
         result = cudart_unbound("cudaGLUnmapBufferObject");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaGLUnmapBufferObject", values) < 0)
@@ -5492,6 +5663,7 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObject(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGLUnmapBufferObject, cudart_abi_cudaGLUnmapBufferObject) fn = (CUDART_FN_T(cudaGLUnmapBufferObject, cudart_abi_cudaGLUnmapBufferObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5525,6 +5697,7 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObjectAsync(PyObject *self, PyObject
         result = cudart_unbound("cudaGLUnmapBufferObjectAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", u0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGLUnmapBufferObjectAsync", values) < 0)
@@ -5532,6 +5705,7 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObjectAsync(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGLUnmapBufferObjectAsync, cudart_abi_cudaGLUnmapBufferObjectAsync) fn = (CUDART_FN_T(cudaGLUnmapBufferObjectAsync, cudart_abi_cudaGLUnmapBufferObjectAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5559,6 +5733,7 @@ static PyObject *cudart_fn_cudaGLUnregisterBufferObject(PyObject *self, PyObject
         result = cudart_unbound("cudaGLUnregisterBufferObject");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaGLUnregisterBufferObject", values) < 0)
@@ -5566,6 +5741,7 @@ static PyObject *cudart_fn_cudaGLUnregisterBufferObject(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGLUnregisterBufferObject, cudart_abi_cudaGLUnregisterBufferObject) fn = (CUDART_FN_T(cudaGLUnregisterBufferObject, cudart_abi_cudaGLUnregisterBufferObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5600,6 +5776,7 @@ static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaGetChannelDesc");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGetChannelDesc", values) < 0)
@@ -5607,6 +5784,7 @@ static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetChannelDesc, cudart_abi_cudaGetChannelDesc) fn = (CUDART_FN_T(cudaGetChannelDesc, cudart_abi_cudaGetChannelDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5645,6 +5823,7 @@ static PyObject *cudart_fn_cudaGetDevice(PyObject *self, PyObject *const *args, 
         result = cudart_unbound("cudaGetDevice");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaGetDevice", values) < 0)
@@ -5652,6 +5831,7 @@ static PyObject *cudart_fn_cudaGetDevice(PyObject *self, PyObject *const *args, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetDevice, cudart_abi_cudaGetDevice) fn = (CUDART_FN_T(cudaGetDevice, cudart_abi_cudaGetDevice))slot;
     unsigned int r;
     r = fn(a0);  /* with the GIL held: generator/gil.py */
@@ -5689,6 +5869,7 @@ static PyObject *cudart_fn_cudaGetDeviceCount(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaGetDeviceCount");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaGetDeviceCount", values) < 0)
@@ -5696,6 +5877,7 @@ static PyObject *cudart_fn_cudaGetDeviceCount(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetDeviceCount, cudart_abi_cudaGetDeviceCount) fn = (CUDART_FN_T(cudaGetDeviceCount, cudart_abi_cudaGetDeviceCount))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5735,6 +5917,7 @@ static PyObject *cudart_fn_cudaGetDeviceFlags(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaGetDeviceFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaGetDeviceFlags", values) < 0)
@@ -5742,6 +5925,7 @@ static PyObject *cudart_fn_cudaGetDeviceFlags(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetDeviceFlags, cudart_abi_cudaGetDeviceFlags) fn = (CUDART_FN_T(cudaGetDeviceFlags, cudart_abi_cudaGetDeviceFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5778,6 +5962,7 @@ static PyObject *cudart_fn_cudaGetDeviceProperties(PyObject *self, PyObject *con
         result = cudart_unbound("cudaGetDeviceProperties");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KL)", (unsigned long long)(uintptr_t)a0, i1);
         if (cudart_record_call("cudaGetDeviceProperties", values) < 0)
@@ -5785,6 +5970,7 @@ static PyObject *cudart_fn_cudaGetDeviceProperties(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetDeviceProperties, cudart_abi_cudaGetDeviceProperties) fn = (CUDART_FN_T(cudaGetDeviceProperties, cudart_abi_cudaGetDeviceProperties))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5835,6 +6021,7 @@ static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *con
         result = cudart_unbound("cudaGetDriverEntryPoint");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaGetDriverEntryPoint", values) < 0)
@@ -5842,6 +6029,7 @@ static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetDriverEntryPoint, cudart_abi_cudaGetDriverEntryPoint) fn = (CUDART_FN_T(cudaGetDriverEntryPoint, cudart_abi_cudaGetDriverEntryPoint))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5899,6 +6087,7 @@ static PyObject *cudart_fn_cudaGetDriverEntryPointByVersion(PyObject *self, PyOb
         result = cudart_unbound("cudaGetDriverEntryPointByVersion");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGetDriverEntryPointByVersion", values) < 0)
@@ -5906,6 +6095,7 @@ static PyObject *cudart_fn_cudaGetDriverEntryPointByVersion(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetDriverEntryPointByVersion, cudart_abi_cudaGetDriverEntryPointByVersion) fn = (CUDART_FN_T(cudaGetDriverEntryPointByVersion, cudart_abi_cudaGetDriverEntryPointByVersion))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5937,6 +6127,7 @@ static PyObject *cudart_fn_cudaGetErrorName(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaGetErrorName");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaGetErrorName", values) < 0)
@@ -5944,6 +6135,7 @@ static PyObject *cudart_fn_cudaGetErrorName(PyObject *self, PyObject *const *arg
         result = PyBytes_FromStringAndSize("", 0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetErrorName, cudart_abi_cudaGetErrorName) fn = (CUDART_FN_T(cudaGetErrorName, cudart_abi_cudaGetErrorName))slot;
     const char * r;
     r = fn((unsigned int)u0);  /* with the GIL held: generator/gil.py */
@@ -5968,6 +6160,7 @@ static PyObject *cudart_fn_cudaGetErrorString(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaGetErrorString");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaGetErrorString", values) < 0)
@@ -5975,6 +6168,7 @@ static PyObject *cudart_fn_cudaGetErrorString(PyObject *self, PyObject *const *a
         result = PyBytes_FromStringAndSize("", 0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetErrorString, cudart_abi_cudaGetErrorString) fn = (CUDART_FN_T(cudaGetErrorString, cudart_abi_cudaGetErrorString))slot;
     const char * r;
     r = fn((unsigned int)u0);  /* with the GIL held: generator/gil.py */
@@ -6013,6 +6207,7 @@ static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaGetExportTable");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGetExportTable", values) < 0)
@@ -6020,6 +6215,7 @@ static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetExportTable, cudart_abi_cudaGetExportTable) fn = (CUDART_FN_T(cudaGetExportTable, cudart_abi_cudaGetExportTable))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6064,6 +6260,7 @@ static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaGetFuncBySymbol");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGetFuncBySymbol", values) < 0)
@@ -6071,6 +6268,7 @@ static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetFuncBySymbol, cudart_abi_cudaGetFuncBySymbol) fn = (CUDART_FN_T(cudaGetFuncBySymbol, cudart_abi_cudaGetFuncBySymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6115,6 +6313,7 @@ static PyObject *cudart_fn_cudaGetKernel(PyObject *self, PyObject *const *args, 
         result = cudart_unbound("cudaGetKernel");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGetKernel", values) < 0)
@@ -6122,6 +6321,7 @@ static PyObject *cudart_fn_cudaGetKernel(PyObject *self, PyObject *const *args, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetKernel, cudart_abi_cudaGetKernel) fn = (CUDART_FN_T(cudaGetKernel, cudart_abi_cudaGetKernel))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6150,6 +6350,7 @@ static PyObject *cudart_fn_cudaGetLastError(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaGetLastError");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("()");
         if (cudart_record_call("cudaGetLastError", values) < 0)
@@ -6157,6 +6358,7 @@ static PyObject *cudart_fn_cudaGetLastError(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetLastError, cudart_abi_cudaGetLastError) fn = (CUDART_FN_T(cudaGetLastError, cudart_abi_cudaGetLastError))slot;
     unsigned int r;
     r = fn();  /* with the GIL held: generator/gil.py */
@@ -6198,6 +6400,7 @@ static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *
         result = cudart_unbound("cudaGetMipmappedArrayLevel");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaGetMipmappedArrayLevel", values) < 0)
@@ -6205,6 +6408,7 @@ static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetMipmappedArrayLevel, cudart_abi_cudaGetMipmappedArrayLevel) fn = (CUDART_FN_T(cudaGetMipmappedArrayLevel, cudart_abi_cudaGetMipmappedArrayLevel))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6242,6 +6446,7 @@ static PyObject *cudart_fn_cudaGetSurfaceObjectResourceDesc(PyObject *self, PyOb
         result = cudart_unbound("cudaGetSurfaceObjectResourceDesc");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaGetSurfaceObjectResourceDesc", values) < 0)
@@ -6249,6 +6454,7 @@ static PyObject *cudart_fn_cudaGetSurfaceObjectResourceDesc(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetSurfaceObjectResourceDesc, cudart_abi_cudaGetSurfaceObjectResourceDesc) fn = (CUDART_FN_T(cudaGetSurfaceObjectResourceDesc, cudart_abi_cudaGetSurfaceObjectResourceDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6290,6 +6496,7 @@ static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaGetSymbolAddress");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGetSymbolAddress", values) < 0)
@@ -6297,6 +6504,7 @@ static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetSymbolAddress, cudart_abi_cudaGetSymbolAddress) fn = (CUDART_FN_T(cudaGetSymbolAddress, cudart_abi_cudaGetSymbolAddress))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6341,6 +6549,7 @@ static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaGetSymbolSize");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGetSymbolSize", values) < 0)
@@ -6348,6 +6557,7 @@ static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetSymbolSize, cudart_abi_cudaGetSymbolSize) fn = (CUDART_FN_T(cudaGetSymbolSize, cudart_abi_cudaGetSymbolSize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6385,6 +6595,7 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceDesc(PyObject *self, PyOb
         result = cudart_unbound("cudaGetTextureObjectResourceDesc");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaGetTextureObjectResourceDesc", values) < 0)
@@ -6392,6 +6603,7 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceDesc(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetTextureObjectResourceDesc, cudart_abi_cudaGetTextureObjectResourceDesc) fn = (CUDART_FN_T(cudaGetTextureObjectResourceDesc, cudart_abi_cudaGetTextureObjectResourceDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6426,6 +6638,7 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceViewDesc(PyObject *self, 
         result = cudart_unbound("cudaGetTextureObjectResourceViewDesc");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaGetTextureObjectResourceViewDesc", values) < 0)
@@ -6433,6 +6646,7 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceViewDesc(PyObject *self, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetTextureObjectResourceViewDesc, cudart_abi_cudaGetTextureObjectResourceViewDesc) fn = (CUDART_FN_T(cudaGetTextureObjectResourceViewDesc, cudart_abi_cudaGetTextureObjectResourceViewDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6467,6 +6681,7 @@ static PyObject *cudart_fn_cudaGetTextureObjectTextureDesc(PyObject *self, PyObj
         result = cudart_unbound("cudaGetTextureObjectTextureDesc");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaGetTextureObjectTextureDesc", values) < 0)
@@ -6474,6 +6689,7 @@ static PyObject *cudart_fn_cudaGetTextureObjectTextureDesc(PyObject *self, PyObj
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetTextureObjectTextureDesc, cudart_abi_cudaGetTextureObjectTextureDesc) fn = (CUDART_FN_T(cudaGetTextureObjectTextureDesc, cudart_abi_cudaGetTextureObjectTextureDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6528,6 +6744,7 @@ static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *
         result = cudart_unbound("cudaGraphAddChildGraphNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddChildGraphNode", values) < 0)
@@ -6535,6 +6752,7 @@ static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddChildGraphNode, cudart_abi_cudaGraphAddChildGraphNode) fn = (CUDART_FN_T(cudaGraphAddChildGraphNode, cudart_abi_cudaGraphAddChildGraphNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6594,6 +6812,7 @@ static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *co
         result = cudart_unbound("cudaGraphAddDependencies");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4);
         if (cudart_record_call("cudaGraphAddDependencies", values) < 0)
@@ -6601,6 +6820,7 @@ static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddDependencies, cudart_abi_cudaGraphAddDependencies) fn = (CUDART_FN_T(cudaGraphAddDependencies, cudart_abi_cudaGraphAddDependencies))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6656,6 +6876,7 @@ static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const
         result = cudart_unbound("cudaGraphAddEmptyNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3);
         if (cudart_record_call("cudaGraphAddEmptyNode", values) < 0)
@@ -6663,6 +6884,7 @@ static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddEmptyNode, cudart_abi_cudaGraphAddEmptyNode) fn = (CUDART_FN_T(cudaGraphAddEmptyNode, cudart_abi_cudaGraphAddEmptyNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6721,6 +6943,7 @@ static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject 
         result = cudart_unbound("cudaGraphAddEventRecordNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddEventRecordNode", values) < 0)
@@ -6728,6 +6951,7 @@ static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddEventRecordNode, cudart_abi_cudaGraphAddEventRecordNode) fn = (CUDART_FN_T(cudaGraphAddEventRecordNode, cudart_abi_cudaGraphAddEventRecordNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6787,6 +7011,7 @@ static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *c
         result = cudart_unbound("cudaGraphAddEventWaitNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddEventWaitNode", values) < 0)
@@ -6794,6 +7019,7 @@ static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *c
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddEventWaitNode, cudart_abi_cudaGraphAddEventWaitNode) fn = (CUDART_FN_T(cudaGraphAddEventWaitNode, cudart_abi_cudaGraphAddEventWaitNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6853,6 +7079,7 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *se
         result = cudart_unbound("cudaGraphAddExternalSemaphoresSignalNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddExternalSemaphoresSignalNode", values) < 0)
@@ -6860,6 +7087,7 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *se
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddExternalSemaphoresSignalNode, cudart_abi_cudaGraphAddExternalSemaphoresSignalNode) fn = (CUDART_FN_T(cudaGraphAddExternalSemaphoresSignalNode, cudart_abi_cudaGraphAddExternalSemaphoresSignalNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6919,6 +7147,7 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self
         result = cudart_unbound("cudaGraphAddExternalSemaphoresWaitNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddExternalSemaphoresWaitNode", values) < 0)
@@ -6926,6 +7155,7 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddExternalSemaphoresWaitNode, cudart_abi_cudaGraphAddExternalSemaphoresWaitNode) fn = (CUDART_FN_T(cudaGraphAddExternalSemaphoresWaitNode, cudart_abi_cudaGraphAddExternalSemaphoresWaitNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6985,6 +7215,7 @@ static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaGraphAddHostNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddHostNode", values) < 0)
@@ -6992,6 +7223,7 @@ static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddHostNode, cudart_abi_cudaGraphAddHostNode) fn = (CUDART_FN_T(cudaGraphAddHostNode, cudart_abi_cudaGraphAddHostNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7051,6 +7283,7 @@ static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaGraphAddKernelNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddKernelNode", values) < 0)
@@ -7058,6 +7291,7 @@ static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddKernelNode, cudart_abi_cudaGraphAddKernelNode) fn = (CUDART_FN_T(cudaGraphAddKernelNode, cudart_abi_cudaGraphAddKernelNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7117,6 +7351,7 @@ static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *co
         result = cudart_unbound("cudaGraphAddMemAllocNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddMemAllocNode", values) < 0)
@@ -7124,6 +7359,7 @@ static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddMemAllocNode, cudart_abi_cudaGraphAddMemAllocNode) fn = (CUDART_FN_T(cudaGraphAddMemAllocNode, cudart_abi_cudaGraphAddMemAllocNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7183,6 +7419,7 @@ static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *con
         result = cudart_unbound("cudaGraphAddMemFreeNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddMemFreeNode", values) < 0)
@@ -7190,6 +7427,7 @@ static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddMemFreeNode, cudart_abi_cudaGraphAddMemFreeNode) fn = (CUDART_FN_T(cudaGraphAddMemFreeNode, cudart_abi_cudaGraphAddMemFreeNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7249,6 +7487,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaGraphAddMemcpyNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddMemcpyNode", values) < 0)
@@ -7256,6 +7495,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddMemcpyNode, cudart_abi_cudaGraphAddMemcpyNode) fn = (CUDART_FN_T(cudaGraphAddMemcpyNode, cudart_abi_cudaGraphAddMemcpyNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7325,6 +7565,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *co
         result = cudart_unbound("cudaGraphAddMemcpyNode1D");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4, (unsigned long long)(uintptr_t)a5, u6, u7);
         if (cudart_record_call("cudaGraphAddMemcpyNode1D", values) < 0)
@@ -7332,6 +7573,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddMemcpyNode1D, cudart_abi_cudaGraphAddMemcpyNode1D) fn = (CUDART_FN_T(cudaGraphAddMemcpyNode1D, cudart_abi_cudaGraphAddMemcpyNode1D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7405,6 +7647,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
         result = cudart_unbound("cudaGraphAddMemcpyNodeFromSymbol");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4, (unsigned long long)(uintptr_t)a5, u6, u7, u8);
         if (cudart_record_call("cudaGraphAddMemcpyNodeFromSymbol", values) < 0)
@@ -7412,6 +7655,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddMemcpyNodeFromSymbol, cudart_abi_cudaGraphAddMemcpyNodeFromSymbol) fn = (CUDART_FN_T(cudaGraphAddMemcpyNodeFromSymbol, cudart_abi_cudaGraphAddMemcpyNodeFromSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7485,6 +7729,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
         result = cudart_unbound("cudaGraphAddMemcpyNodeToSymbol");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4, (unsigned long long)(uintptr_t)a5, u6, u7, u8);
         if (cudart_record_call("cudaGraphAddMemcpyNodeToSymbol", values) < 0)
@@ -7492,6 +7737,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddMemcpyNodeToSymbol, cudart_abi_cudaGraphAddMemcpyNodeToSymbol) fn = (CUDART_FN_T(cudaGraphAddMemcpyNodeToSymbol, cudart_abi_cudaGraphAddMemcpyNodeToSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7552,6 +7798,7 @@ static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaGraphAddMemsetNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddMemsetNode", values) < 0)
@@ -7559,6 +7806,7 @@ static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddMemsetNode, cudart_abi_cudaGraphAddMemsetNode) fn = (CUDART_FN_T(cudaGraphAddMemsetNode, cudart_abi_cudaGraphAddMemsetNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7622,6 +7870,7 @@ static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaGraphAddNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4, (unsigned long long)(uintptr_t)a5);
         if (cudart_record_call("cudaGraphAddNode", values) < 0)
@@ -7629,6 +7878,7 @@ static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddNode, cudart_abi_cudaGraphAddNode) fn = (CUDART_FN_T(cudaGraphAddNode, cudart_abi_cudaGraphAddNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7676,6 +7926,7 @@ static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObj
         result = cudart_unbound("cudaGraphChildGraphNodeGetGraph");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphChildGraphNodeGetGraph", values) < 0)
@@ -7683,6 +7934,7 @@ static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObj
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphChildGraphNodeGetGraph, cudart_abi_cudaGraphChildGraphNodeGetGraph) fn = (CUDART_FN_T(cudaGraphChildGraphNodeGetGraph, cudart_abi_cudaGraphChildGraphNodeGetGraph))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7727,6 +7979,7 @@ static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args,
         result = cudart_unbound("cudaGraphClone");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphClone", values) < 0)
@@ -7734,6 +7987,7 @@ static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphClone, cudart_abi_cudaGraphClone) fn = (CUDART_FN_T(cudaGraphClone, cudart_abi_cudaGraphClone))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7784,6 +8038,7 @@ static PyObject *cudart_fn_cudaGraphConditionalHandleCreate(PyObject *self, PyOb
         result = cudart_unbound("cudaGraphConditionalHandleCreate");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaGraphConditionalHandleCreate", values) < 0)
@@ -7791,6 +8046,7 @@ static PyObject *cudart_fn_cudaGraphConditionalHandleCreate(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphConditionalHandleCreate, cudart_abi_cudaGraphConditionalHandleCreate) fn = (CUDART_FN_T(cudaGraphConditionalHandleCreate, cudart_abi_cudaGraphConditionalHandleCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7834,6 +8090,7 @@ static PyObject *cudart_fn_cudaGraphCreate(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaGraphCreate");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaGraphCreate", values) < 0)
@@ -7841,6 +8098,7 @@ static PyObject *cudart_fn_cudaGraphCreate(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphCreate, cudart_abi_cudaGraphCreate) fn = (CUDART_FN_T(cudaGraphCreate, cudart_abi_cudaGraphCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7881,6 +8139,7 @@ static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaGraphDebugDotPrint");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaGraphDebugDotPrint", values) < 0)
@@ -7888,6 +8147,7 @@ static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphDebugDotPrint, cudart_abi_cudaGraphDebugDotPrint) fn = (CUDART_FN_T(cudaGraphDebugDotPrint, cudart_abi_cudaGraphDebugDotPrint))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7920,6 +8180,7 @@ static PyObject *cudart_fn_cudaGraphDestroy(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaGraphDestroy");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaGraphDestroy", values) < 0)
@@ -7927,6 +8188,7 @@ static PyObject *cudart_fn_cudaGraphDestroy(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphDestroy, cudart_abi_cudaGraphDestroy) fn = (CUDART_FN_T(cudaGraphDestroy, cudart_abi_cudaGraphDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7958,6 +8220,7 @@ static PyObject *cudart_fn_cudaGraphDestroyNode(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaGraphDestroyNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaGraphDestroyNode", values) < 0)
@@ -7965,6 +8228,7 @@ static PyObject *cudart_fn_cudaGraphDestroyNode(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphDestroyNode, cudart_abi_cudaGraphDestroyNode) fn = (CUDART_FN_T(cudaGraphDestroyNode, cudart_abi_cudaGraphDestroyNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8006,6 +8270,7 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyOb
         result = cudart_unbound("cudaGraphEventRecordNodeGetEvent");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphEventRecordNodeGetEvent", values) < 0)
@@ -8013,6 +8278,7 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphEventRecordNodeGetEvent, cudart_abi_cudaGraphEventRecordNodeGetEvent) fn = (CUDART_FN_T(cudaGraphEventRecordNodeGetEvent, cudart_abi_cudaGraphEventRecordNodeGetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8051,6 +8317,7 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyOb
         result = cudart_unbound("cudaGraphEventRecordNodeSetEvent");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphEventRecordNodeSetEvent", values) < 0)
@@ -8058,6 +8325,7 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphEventRecordNodeSetEvent, cudart_abi_cudaGraphEventRecordNodeSetEvent) fn = (CUDART_FN_T(cudaGraphEventRecordNodeSetEvent, cudart_abi_cudaGraphEventRecordNodeSetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8100,6 +8368,7 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObje
         result = cudart_unbound("cudaGraphEventWaitNodeGetEvent");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphEventWaitNodeGetEvent", values) < 0)
@@ -8107,6 +8376,7 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphEventWaitNodeGetEvent, cudart_abi_cudaGraphEventWaitNodeGetEvent) fn = (CUDART_FN_T(cudaGraphEventWaitNodeGetEvent, cudart_abi_cudaGraphEventWaitNodeGetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8145,6 +8415,7 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObje
         result = cudart_unbound("cudaGraphEventWaitNodeSetEvent");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphEventWaitNodeSetEvent", values) < 0)
@@ -8152,6 +8423,7 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphEventWaitNodeSetEvent, cudart_abi_cudaGraphEventWaitNodeSetEvent) fn = (CUDART_FN_T(cudaGraphEventWaitNodeSetEvent, cudart_abi_cudaGraphEventWaitNodeSetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8192,6 +8464,7 @@ static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, 
         result = cudart_unbound("cudaGraphExecChildGraphNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecChildGraphNodeSetParams", values) < 0)
@@ -8199,6 +8472,7 @@ static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecChildGraphNodeSetParams, cudart_abi_cudaGraphExecChildGraphNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecChildGraphNodeSetParams, cudart_abi_cudaGraphExecChildGraphNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8232,6 +8506,7 @@ static PyObject *cudart_fn_cudaGraphExecDestroy(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaGraphExecDestroy");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaGraphExecDestroy", values) < 0)
@@ -8239,6 +8514,7 @@ static PyObject *cudart_fn_cudaGraphExecDestroy(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecDestroy, cudart_abi_cudaGraphExecDestroy) fn = (CUDART_FN_T(cudaGraphExecDestroy, cudart_abi_cudaGraphExecDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8278,6 +8554,7 @@ static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, 
         result = cudart_unbound("cudaGraphExecEventRecordNodeSetEvent");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecEventRecordNodeSetEvent", values) < 0)
@@ -8285,6 +8562,7 @@ static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecEventRecordNodeSetEvent, cudart_abi_cudaGraphExecEventRecordNodeSetEvent) fn = (CUDART_FN_T(cudaGraphExecEventRecordNodeSetEvent, cudart_abi_cudaGraphExecEventRecordNodeSetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8326,6 +8604,7 @@ static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, Py
         result = cudart_unbound("cudaGraphExecEventWaitNodeSetEvent");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecEventWaitNodeSetEvent", values) < 0)
@@ -8333,6 +8612,7 @@ static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, Py
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecEventWaitNodeSetEvent, cudart_abi_cudaGraphExecEventWaitNodeSetEvent) fn = (CUDART_FN_T(cudaGraphExecEventWaitNodeSetEvent, cudart_abi_cudaGraphExecEventWaitNodeSetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8374,6 +8654,7 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(Py
         result = cudart_unbound("cudaGraphExecExternalSemaphoresSignalNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecExternalSemaphoresSignalNodeSetParams", values) < 0)
@@ -8381,6 +8662,7 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(Py
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecExternalSemaphoresSignalNodeSetParams, cudart_abi_cudaGraphExecExternalSemaphoresSignalNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecExternalSemaphoresSignalNodeSetParams, cudart_abi_cudaGraphExecExternalSemaphoresSignalNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8422,6 +8704,7 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyOb
         result = cudart_unbound("cudaGraphExecExternalSemaphoresWaitNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecExternalSemaphoresWaitNodeSetParams", values) < 0)
@@ -8429,6 +8712,7 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecExternalSemaphoresWaitNodeSetParams, cudart_abi_cudaGraphExecExternalSemaphoresWaitNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecExternalSemaphoresWaitNodeSetParams, cudart_abi_cudaGraphExecExternalSemaphoresWaitNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8472,6 +8756,7 @@ static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const
         result = cudart_unbound("cudaGraphExecGetFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphExecGetFlags", values) < 0)
@@ -8479,6 +8764,7 @@ static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecGetFlags, cudart_abi_cudaGraphExecGetFlags) fn = (CUDART_FN_T(cudaGraphExecGetFlags, cudart_abi_cudaGraphExecGetFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8521,6 +8807,7 @@ static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObje
         result = cudart_unbound("cudaGraphExecHostNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecHostNodeSetParams", values) < 0)
@@ -8528,6 +8815,7 @@ static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecHostNodeSetParams, cudart_abi_cudaGraphExecHostNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecHostNodeSetParams, cudart_abi_cudaGraphExecHostNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8569,6 +8857,7 @@ static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyOb
         result = cudart_unbound("cudaGraphExecKernelNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecKernelNodeSetParams", values) < 0)
@@ -8576,6 +8865,7 @@ static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecKernelNodeSetParams, cudart_abi_cudaGraphExecKernelNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecKernelNodeSetParams, cudart_abi_cudaGraphExecKernelNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8617,6 +8907,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyOb
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecMemcpyNodeSetParams", values) < 0)
@@ -8624,6 +8915,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecMemcpyNodeSetParams, cudart_abi_cudaGraphExecMemcpyNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecMemcpyNodeSetParams, cudart_abi_cudaGraphExecMemcpyNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8675,6 +8967,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, Py
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParams1D");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4, u5);
         if (cudart_record_call("cudaGraphExecMemcpyNodeSetParams1D", values) < 0)
@@ -8682,6 +8975,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, Py
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecMemcpyNodeSetParams1D, cudart_abi_cudaGraphExecMemcpyNodeSetParams1D) fn = (CUDART_FN_T(cudaGraphExecMemcpyNodeSetParams1D, cudart_abi_cudaGraphExecMemcpyNodeSetParams1D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8737,6 +9031,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParamsFromSymbol");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4, u5, u6);
         if (cudart_record_call("cudaGraphExecMemcpyNodeSetParamsFromSymbol", values) < 0)
@@ -8744,6 +9039,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecMemcpyNodeSetParamsFromSymbol, cudart_abi_cudaGraphExecMemcpyNodeSetParamsFromSymbol) fn = (CUDART_FN_T(cudaGraphExecMemcpyNodeSetParamsFromSymbol, cudart_abi_cudaGraphExecMemcpyNodeSetParamsFromSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8799,6 +9095,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *se
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParamsToSymbol");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4, u5, u6);
         if (cudart_record_call("cudaGraphExecMemcpyNodeSetParamsToSymbol", values) < 0)
@@ -8806,6 +9103,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *se
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecMemcpyNodeSetParamsToSymbol, cudart_abi_cudaGraphExecMemcpyNodeSetParamsToSymbol) fn = (CUDART_FN_T(cudaGraphExecMemcpyNodeSetParamsToSymbol, cudart_abi_cudaGraphExecMemcpyNodeSetParamsToSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8848,6 +9146,7 @@ static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyOb
         result = cudart_unbound("cudaGraphExecMemsetNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecMemsetNodeSetParams", values) < 0)
@@ -8855,6 +9154,7 @@ static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecMemsetNodeSetParams, cudart_abi_cudaGraphExecMemsetNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecMemsetNodeSetParams, cudart_abi_cudaGraphExecMemsetNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8896,6 +9196,7 @@ static PyObject *cudart_fn_cudaGraphExecNodeSetParams(PyObject *self, PyObject *
         result = cudart_unbound("cudaGraphExecNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecNodeSetParams", values) < 0)
@@ -8903,6 +9204,7 @@ static PyObject *cudart_fn_cudaGraphExecNodeSetParams(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecNodeSetParams, cudart_abi_cudaGraphExecNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecNodeSetParams, cudart_abi_cudaGraphExecNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8944,6 +9246,7 @@ static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaGraphExecUpdate");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecUpdate", values) < 0)
@@ -8951,6 +9254,7 @@ static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecUpdate, cudart_abi_cudaGraphExecUpdate) fn = (CUDART_FN_T(cudaGraphExecUpdate, cudart_abi_cudaGraphExecUpdate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8988,6 +9292,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObje
         result = cudart_unbound("cudaGraphExternalSemaphoresSignalNodeGetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphExternalSemaphoresSignalNodeGetParams", values) < 0)
@@ -8995,6 +9300,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExternalSemaphoresSignalNodeGetParams, cudart_abi_cudaGraphExternalSemaphoresSignalNodeGetParams) fn = (CUDART_FN_T(cudaGraphExternalSemaphoresSignalNodeGetParams, cudart_abi_cudaGraphExternalSemaphoresSignalNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9031,6 +9337,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObje
         result = cudart_unbound("cudaGraphExternalSemaphoresSignalNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphExternalSemaphoresSignalNodeSetParams", values) < 0)
@@ -9038,6 +9345,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExternalSemaphoresSignalNodeSetParams, cudart_abi_cudaGraphExternalSemaphoresSignalNodeSetParams) fn = (CUDART_FN_T(cudaGraphExternalSemaphoresSignalNodeSetParams, cudart_abi_cudaGraphExternalSemaphoresSignalNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9074,6 +9382,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject
         result = cudart_unbound("cudaGraphExternalSemaphoresWaitNodeGetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphExternalSemaphoresWaitNodeGetParams", values) < 0)
@@ -9081,6 +9390,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExternalSemaphoresWaitNodeGetParams, cudart_abi_cudaGraphExternalSemaphoresWaitNodeGetParams) fn = (CUDART_FN_T(cudaGraphExternalSemaphoresWaitNodeGetParams, cudart_abi_cudaGraphExternalSemaphoresWaitNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9117,6 +9427,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject
         result = cudart_unbound("cudaGraphExternalSemaphoresWaitNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphExternalSemaphoresWaitNodeSetParams", values) < 0)
@@ -9124,6 +9435,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExternalSemaphoresWaitNodeSetParams, cudart_abi_cudaGraphExternalSemaphoresWaitNodeSetParams) fn = (CUDART_FN_T(cudaGraphExternalSemaphoresWaitNodeSetParams, cudart_abi_cudaGraphExternalSemaphoresWaitNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9182,6 +9494,7 @@ static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaGraphGetEdges");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphGetEdges", values) < 0)
@@ -9189,6 +9502,7 @@ static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphGetEdges, cudart_abi_cudaGraphGetEdges) fn = (CUDART_FN_T(cudaGraphGetEdges, cudart_abi_cudaGraphGetEdges))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9242,6 +9556,7 @@ static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaGraphGetNodes");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphGetNodes", values) < 0)
@@ -9249,6 +9564,7 @@ static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphGetNodes, cudart_abi_cudaGraphGetNodes) fn = (CUDART_FN_T(cudaGraphGetNodes, cudart_abi_cudaGraphGetNodes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9300,6 +9616,7 @@ static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const
         result = cudart_unbound("cudaGraphGetRootNodes");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphGetRootNodes", values) < 0)
@@ -9307,6 +9624,7 @@ static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphGetRootNodes, cudart_abi_cudaGraphGetRootNodes) fn = (CUDART_FN_T(cudaGraphGetRootNodes, cudart_abi_cudaGraphGetRootNodes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9346,6 +9664,7 @@ static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *
         result = cudart_unbound("cudaGraphHostNodeGetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphHostNodeGetParams", values) < 0)
@@ -9353,6 +9672,7 @@ static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphHostNodeGetParams, cudart_abi_cudaGraphHostNodeGetParams) fn = (CUDART_FN_T(cudaGraphHostNodeGetParams, cudart_abi_cudaGraphHostNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9389,6 +9709,7 @@ static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *
         result = cudart_unbound("cudaGraphHostNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphHostNodeSetParams", values) < 0)
@@ -9396,6 +9717,7 @@ static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphHostNodeSetParams, cudart_abi_cudaGraphHostNodeSetParams) fn = (CUDART_FN_T(cudaGraphHostNodeSetParams, cudart_abi_cudaGraphHostNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9441,6 +9763,7 @@ static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaGraphInstantiate");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaGraphInstantiate", values) < 0)
@@ -9448,6 +9771,7 @@ static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphInstantiate, cudart_abi_cudaGraphInstantiate) fn = (CUDART_FN_T(cudaGraphInstantiate, cudart_abi_cudaGraphInstantiate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9495,6 +9819,7 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObjec
         result = cudart_unbound("cudaGraphInstantiateWithFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaGraphInstantiateWithFlags", values) < 0)
@@ -9502,6 +9827,7 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObjec
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphInstantiateWithFlags, cudart_abi_cudaGraphInstantiateWithFlags) fn = (CUDART_FN_T(cudaGraphInstantiateWithFlags, cudart_abi_cudaGraphInstantiateWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9550,6 +9876,7 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObje
         result = cudart_unbound("cudaGraphInstantiateWithParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphInstantiateWithParams", values) < 0)
@@ -9557,6 +9884,7 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphInstantiateWithParams, cudart_abi_cudaGraphInstantiateWithParams) fn = (CUDART_FN_T(cudaGraphInstantiateWithParams, cudart_abi_cudaGraphInstantiateWithParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9596,6 +9924,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyO
         result = cudart_unbound("cudaGraphKernelNodeCopyAttributes");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphKernelNodeCopyAttributes", values) < 0)
@@ -9603,6 +9932,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyO
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphKernelNodeCopyAttributes, cudart_abi_cudaGraphKernelNodeCopyAttributes) fn = (CUDART_FN_T(cudaGraphKernelNodeCopyAttributes, cudart_abi_cudaGraphKernelNodeCopyAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9642,6 +9972,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObj
         result = cudart_unbound("cudaGraphKernelNodeGetAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphKernelNodeGetAttribute", values) < 0)
@@ -9649,6 +9980,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObj
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphKernelNodeGetAttribute, cudart_abi_cudaGraphKernelNodeGetAttribute) fn = (CUDART_FN_T(cudaGraphKernelNodeGetAttribute, cudart_abi_cudaGraphKernelNodeGetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9685,6 +10017,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject
         result = cudart_unbound("cudaGraphKernelNodeGetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphKernelNodeGetParams", values) < 0)
@@ -9692,6 +10025,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphKernelNodeGetParams, cudart_abi_cudaGraphKernelNodeGetParams) fn = (CUDART_FN_T(cudaGraphKernelNodeGetParams, cudart_abi_cudaGraphKernelNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9731,6 +10065,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObj
         result = cudart_unbound("cudaGraphKernelNodeSetAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphKernelNodeSetAttribute", values) < 0)
@@ -9738,6 +10073,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObj
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphKernelNodeSetAttribute, cudart_abi_cudaGraphKernelNodeSetAttribute) fn = (CUDART_FN_T(cudaGraphKernelNodeSetAttribute, cudart_abi_cudaGraphKernelNodeSetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9774,6 +10110,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject
         result = cudart_unbound("cudaGraphKernelNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphKernelNodeSetParams", values) < 0)
@@ -9781,6 +10118,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphKernelNodeSetParams, cudart_abi_cudaGraphKernelNodeSetParams) fn = (CUDART_FN_T(cudaGraphKernelNodeSetParams, cudart_abi_cudaGraphKernelNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9817,6 +10155,7 @@ static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaGraphLaunch");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphLaunch", values) < 0)
@@ -9824,6 +10163,7 @@ static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphLaunch, cudart_abi_cudaGraphLaunch) fn = (CUDART_FN_T(cudaGraphLaunch, cudart_abi_cudaGraphLaunch))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9860,6 +10200,7 @@ static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObje
         result = cudart_unbound("cudaGraphMemAllocNodeGetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphMemAllocNodeGetParams", values) < 0)
@@ -9867,6 +10208,7 @@ static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphMemAllocNodeGetParams, cudart_abi_cudaGraphMemAllocNodeGetParams) fn = (CUDART_FN_T(cudaGraphMemAllocNodeGetParams, cudart_abi_cudaGraphMemAllocNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9903,6 +10245,7 @@ static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObjec
         result = cudart_unbound("cudaGraphMemFreeNodeGetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphMemFreeNodeGetParams", values) < 0)
@@ -9910,6 +10253,7 @@ static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObjec
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphMemFreeNodeGetParams, cudart_abi_cudaGraphMemFreeNodeGetParams) fn = (CUDART_FN_T(cudaGraphMemFreeNodeGetParams, cudart_abi_cudaGraphMemFreeNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9946,6 +10290,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject
         result = cudart_unbound("cudaGraphMemcpyNodeGetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphMemcpyNodeGetParams", values) < 0)
@@ -9953,6 +10298,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphMemcpyNodeGetParams, cudart_abi_cudaGraphMemcpyNodeGetParams) fn = (CUDART_FN_T(cudaGraphMemcpyNodeGetParams, cudart_abi_cudaGraphMemcpyNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9989,6 +10335,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject
         result = cudart_unbound("cudaGraphMemcpyNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphMemcpyNodeSetParams", values) < 0)
@@ -9996,6 +10343,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphMemcpyNodeSetParams, cudart_abi_cudaGraphMemcpyNodeSetParams) fn = (CUDART_FN_T(cudaGraphMemcpyNodeSetParams, cudart_abi_cudaGraphMemcpyNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10042,6 +10390,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObje
         result = cudart_unbound("cudaGraphMemcpyNodeSetParams1D");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, u4);
         if (cudart_record_call("cudaGraphMemcpyNodeSetParams1D", values) < 0)
@@ -10049,6 +10398,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphMemcpyNodeSetParams1D, cudart_abi_cudaGraphMemcpyNodeSetParams1D) fn = (CUDART_FN_T(cudaGraphMemcpyNodeSetParams1D, cudart_abi_cudaGraphMemcpyNodeSetParams1D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10099,6 +10449,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self
         result = cudart_unbound("cudaGraphMemcpyNodeSetParamsFromSymbol");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, u4, u5);
         if (cudart_record_call("cudaGraphMemcpyNodeSetParamsFromSymbol", values) < 0)
@@ -10106,6 +10457,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphMemcpyNodeSetParamsFromSymbol, cudart_abi_cudaGraphMemcpyNodeSetParamsFromSymbol) fn = (CUDART_FN_T(cudaGraphMemcpyNodeSetParamsFromSymbol, cudart_abi_cudaGraphMemcpyNodeSetParamsFromSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10156,6 +10508,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, 
         result = cudart_unbound("cudaGraphMemcpyNodeSetParamsToSymbol");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, u4, u5);
         if (cudart_record_call("cudaGraphMemcpyNodeSetParamsToSymbol", values) < 0)
@@ -10163,6 +10516,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphMemcpyNodeSetParamsToSymbol, cudart_abi_cudaGraphMemcpyNodeSetParamsToSymbol) fn = (CUDART_FN_T(cudaGraphMemcpyNodeSetParamsToSymbol, cudart_abi_cudaGraphMemcpyNodeSetParamsToSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10200,6 +10554,7 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject
         result = cudart_unbound("cudaGraphMemsetNodeGetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphMemsetNodeGetParams", values) < 0)
@@ -10207,6 +10562,7 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphMemsetNodeGetParams, cudart_abi_cudaGraphMemsetNodeGetParams) fn = (CUDART_FN_T(cudaGraphMemsetNodeGetParams, cudart_abi_cudaGraphMemsetNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10243,6 +10599,7 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject
         result = cudart_unbound("cudaGraphMemsetNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphMemsetNodeSetParams", values) < 0)
@@ -10250,6 +10607,7 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphMemsetNodeSetParams, cudart_abi_cudaGraphMemsetNodeSetParams) fn = (CUDART_FN_T(cudaGraphMemsetNodeSetParams, cudart_abi_cudaGraphMemsetNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10296,6 +10654,7 @@ static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *co
         result = cudart_unbound("cudaGraphNodeFindInClone");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphNodeFindInClone", values) < 0)
@@ -10303,6 +10662,7 @@ static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphNodeFindInClone, cudart_abi_cudaGraphNodeFindInClone) fn = (CUDART_FN_T(cudaGraphNodeFindInClone, cudart_abi_cudaGraphNodeFindInClone))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10358,6 +10718,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject
         result = cudart_unbound("cudaGraphNodeGetDependencies");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaGraphNodeGetDependencies", values) < 0)
@@ -10365,6 +10726,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphNodeGetDependencies, cudart_abi_cudaGraphNodeGetDependencies) fn = (CUDART_FN_T(cudaGraphNodeGetDependencies, cudart_abi_cudaGraphNodeGetDependencies))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10421,6 +10783,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObje
         result = cudart_unbound("cudaGraphNodeGetDependentNodes");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaGraphNodeGetDependentNodes", values) < 0)
@@ -10428,6 +10791,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphNodeGetDependentNodes, cudart_abi_cudaGraphNodeGetDependentNodes) fn = (CUDART_FN_T(cudaGraphNodeGetDependentNodes, cudart_abi_cudaGraphNodeGetDependentNodes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10478,6 +10842,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *con
         result = cudart_unbound("cudaGraphNodeGetEnabled");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphNodeGetEnabled", values) < 0)
@@ -10485,6 +10850,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphNodeGetEnabled, cudart_abi_cudaGraphNodeGetEnabled) fn = (CUDART_FN_T(cudaGraphNodeGetEnabled, cudart_abi_cudaGraphNodeGetEnabled))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10530,6 +10896,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaGraphNodeGetType");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphNodeGetType", values) < 0)
@@ -10537,6 +10904,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphNodeGetType, cudart_abi_cudaGraphNodeGetType) fn = (CUDART_FN_T(cudaGraphNodeGetType, cudart_abi_cudaGraphNodeGetType))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10578,6 +10946,7 @@ static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *con
         result = cudart_unbound("cudaGraphNodeSetEnabled");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaGraphNodeSetEnabled", values) < 0)
@@ -10585,6 +10954,7 @@ static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphNodeSetEnabled, cudart_abi_cudaGraphNodeSetEnabled) fn = (CUDART_FN_T(cudaGraphNodeSetEnabled, cudart_abi_cudaGraphNodeSetEnabled))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10621,6 +10991,7 @@ static PyObject *cudart_fn_cudaGraphNodeSetParams(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaGraphNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphNodeSetParams", values) < 0)
@@ -10628,6 +10999,7 @@ static PyObject *cudart_fn_cudaGraphNodeSetParams(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphNodeSetParams, cudart_abi_cudaGraphNodeSetParams) fn = (CUDART_FN_T(cudaGraphNodeSetParams, cudart_abi_cudaGraphNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10667,6 +11039,7 @@ static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *
         result = cudart_unbound("cudaGraphReleaseUserObject");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaGraphReleaseUserObject", values) < 0)
@@ -10674,6 +11047,7 @@ static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphReleaseUserObject, cudart_abi_cudaGraphReleaseUserObject) fn = (CUDART_FN_T(cudaGraphReleaseUserObject, cudart_abi_cudaGraphReleaseUserObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10729,6 +11103,7 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject 
         result = cudart_unbound("cudaGraphRemoveDependencies");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4);
         if (cudart_record_call("cudaGraphRemoveDependencies", values) < 0)
@@ -10736,6 +11111,7 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphRemoveDependencies, cudart_abi_cudaGraphRemoveDependencies) fn = (CUDART_FN_T(cudaGraphRemoveDependencies, cudart_abi_cudaGraphRemoveDependencies))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10782,6 +11158,7 @@ static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *c
         result = cudart_unbound("cudaGraphRetainUserObject");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaGraphRetainUserObject", values) < 0)
@@ -10789,6 +11166,7 @@ static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *c
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphRetainUserObject, cudart_abi_cudaGraphRetainUserObject) fn = (CUDART_FN_T(cudaGraphRetainUserObject, cudart_abi_cudaGraphRetainUserObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10825,6 +11203,7 @@ static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaGraphUpload");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphUpload", values) < 0)
@@ -10832,6 +11211,7 @@ static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphUpload, cudart_abi_cudaGraphUpload) fn = (CUDART_FN_T(cudaGraphUpload, cudart_abi_cudaGraphUpload))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10877,6 +11257,7 @@ static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject
         result = cudart_unbound("cudaGraphicsEGLRegisterImage");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaGraphicsEGLRegisterImage", values) < 0)
@@ -10884,6 +11265,7 @@ static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsEGLRegisterImage, cudart_abi_cudaGraphicsEGLRegisterImage) fn = (CUDART_FN_T(cudaGraphicsEGLRegisterImage, cudart_abi_cudaGraphicsEGLRegisterImage))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10930,6 +11312,7 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject
         result = cudart_unbound("cudaGraphicsGLRegisterBuffer");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, u2);
         if (cudart_record_call("cudaGraphicsGLRegisterBuffer", values) < 0)
@@ -10937,6 +11320,7 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsGLRegisterBuffer, cudart_abi_cudaGraphicsGLRegisterBuffer) fn = (CUDART_FN_T(cudaGraphicsGLRegisterBuffer, cudart_abi_cudaGraphicsGLRegisterBuffer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10985,6 +11369,7 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject 
         result = cudart_unbound("cudaGraphicsGLRegisterImage");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, u3);
         if (cudart_record_call("cudaGraphicsGLRegisterImage", values) < 0)
@@ -10992,6 +11377,7 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsGLRegisterImage, cudart_abi_cudaGraphicsGLRegisterImage) fn = (CUDART_FN_T(cudaGraphicsGLRegisterImage, cudart_abi_cudaGraphicsGLRegisterImage))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11038,6 +11424,7 @@ static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *co
         result = cudart_unbound("cudaGraphicsMapResources");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LKK)", i0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphicsMapResources", values) < 0)
@@ -11045,6 +11432,7 @@ static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsMapResources, cudart_abi_cudaGraphicsMapResources) fn = (CUDART_FN_T(cudaGraphicsMapResources, cudart_abi_cudaGraphicsMapResources))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11089,6 +11477,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self,
         result = cudart_unbound("cudaGraphicsResourceGetMappedEglFrame");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaGraphicsResourceGetMappedEglFrame", values) < 0)
@@ -11096,6 +11485,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsResourceGetMappedEglFrame, cudart_abi_cudaGraphicsResourceGetMappedEglFrame) fn = (CUDART_FN_T(cudaGraphicsResourceGetMappedEglFrame, cudart_abi_cudaGraphicsResourceGetMappedEglFrame))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11138,6 +11528,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject 
         result = cudart_unbound("cudaGraphicsResourceGetMappedMipmappedArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphicsResourceGetMappedMipmappedArray", values) < 0)
@@ -11145,6 +11536,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsResourceGetMappedMipmappedArray, cudart_abi_cudaGraphicsResourceGetMappedMipmappedArray) fn = (CUDART_FN_T(cudaGraphicsResourceGetMappedMipmappedArray, cudart_abi_cudaGraphicsResourceGetMappedMipmappedArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11195,6 +11587,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, 
         result = cudart_unbound("cudaGraphicsResourceGetMappedPointer");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphicsResourceGetMappedPointer", values) < 0)
@@ -11202,6 +11595,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsResourceGetMappedPointer, cudart_abi_cudaGraphicsResourceGetMappedPointer) fn = (CUDART_FN_T(cudaGraphicsResourceGetMappedPointer, cudart_abi_cudaGraphicsResourceGetMappedPointer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11240,6 +11634,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObj
         result = cudart_unbound("cudaGraphicsResourceSetMapFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaGraphicsResourceSetMapFlags", values) < 0)
@@ -11247,6 +11642,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObj
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsResourceSetMapFlags, cudart_abi_cudaGraphicsResourceSetMapFlags) fn = (CUDART_FN_T(cudaGraphicsResourceSetMapFlags, cudart_abi_cudaGraphicsResourceSetMapFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11294,6 +11690,7 @@ static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self,
         result = cudart_unbound("cudaGraphicsSubResourceGetMappedArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaGraphicsSubResourceGetMappedArray", values) < 0)
@@ -11301,6 +11698,7 @@ static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsSubResourceGetMappedArray, cudart_abi_cudaGraphicsSubResourceGetMappedArray) fn = (CUDART_FN_T(cudaGraphicsSubResourceGetMappedArray, cudart_abi_cudaGraphicsSubResourceGetMappedArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11348,6 +11746,7 @@ static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *
         result = cudart_unbound("cudaGraphicsUnmapResources");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LKK)", i0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphicsUnmapResources", values) < 0)
@@ -11355,6 +11754,7 @@ static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsUnmapResources, cudart_abi_cudaGraphicsUnmapResources) fn = (CUDART_FN_T(cudaGraphicsUnmapResources, cudart_abi_cudaGraphicsUnmapResources))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11389,6 +11789,7 @@ static PyObject *cudart_fn_cudaGraphicsUnregisterResource(PyObject *self, PyObje
         result = cudart_unbound("cudaGraphicsUnregisterResource");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaGraphicsUnregisterResource", values) < 0)
@@ -11396,6 +11797,7 @@ static PyObject *cudart_fn_cudaGraphicsUnregisterResource(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsUnregisterResource, cudart_abi_cudaGraphicsUnregisterResource) fn = (CUDART_FN_T(cudaGraphicsUnregisterResource, cudart_abi_cudaGraphicsUnregisterResource))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11439,6 +11841,7 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self
         result = cudart_unbound("cudaGraphicsVDPAURegisterOutputSurface");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, u2);
         if (cudart_record_call("cudaGraphicsVDPAURegisterOutputSurface", values) < 0)
@@ -11446,6 +11849,7 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsVDPAURegisterOutputSurface, cudart_abi_cudaGraphicsVDPAURegisterOutputSurface) fn = (CUDART_FN_T(cudaGraphicsVDPAURegisterOutputSurface, cudart_abi_cudaGraphicsVDPAURegisterOutputSurface))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11491,6 +11895,7 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self,
         result = cudart_unbound("cudaGraphicsVDPAURegisterVideoSurface");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, u2);
         if (cudart_record_call("cudaGraphicsVDPAURegisterVideoSurface", values) < 0)
@@ -11498,6 +11903,7 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsVDPAURegisterVideoSurface, cudart_abi_cudaGraphicsVDPAURegisterVideoSurface) fn = (CUDART_FN_T(cudaGraphicsVDPAURegisterVideoSurface, cudart_abi_cudaGraphicsVDPAURegisterVideoSurface))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11543,6 +11949,7 @@ static PyObject *cudart_fn_cudaHostAlloc(PyObject *self, PyObject *const *args, 
         result = cudart_unbound("cudaHostAlloc");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, u2);
         if (cudart_record_call("cudaHostAlloc", values) < 0)
@@ -11550,6 +11957,7 @@ static PyObject *cudart_fn_cudaHostAlloc(PyObject *self, PyObject *const *args, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaHostAlloc, cudart_abi_cudaHostAlloc) fn = (CUDART_FN_T(cudaHostAlloc, cudart_abi_cudaHostAlloc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11596,6 +12004,7 @@ static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *co
         result = cudart_unbound("cudaHostGetDevicePointer");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaHostGetDevicePointer", values) < 0)
@@ -11603,6 +12012,7 @@ static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaHostGetDevicePointer, cudart_abi_cudaHostGetDevicePointer) fn = (CUDART_FN_T(cudaHostGetDevicePointer, cudart_abi_cudaHostGetDevicePointer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11647,6 +12057,7 @@ static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaHostGetFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaHostGetFlags", values) < 0)
@@ -11654,6 +12065,7 @@ static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaHostGetFlags, cudart_abi_cudaHostGetFlags) fn = (CUDART_FN_T(cudaHostGetFlags, cudart_abi_cudaHostGetFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11694,6 +12106,7 @@ static PyObject *cudart_fn_cudaHostRegister(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaHostRegister");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, u2);
         if (cudart_record_call("cudaHostRegister", values) < 0)
@@ -11701,6 +12114,7 @@ static PyObject *cudart_fn_cudaHostRegister(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaHostRegister, cudart_abi_cudaHostRegister) fn = (CUDART_FN_T(cudaHostRegister, cudart_abi_cudaHostRegister))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11732,6 +12146,7 @@ static PyObject *cudart_fn_cudaHostUnregister(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaHostUnregister");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaHostUnregister", values) < 0)
@@ -11739,6 +12154,7 @@ static PyObject *cudart_fn_cudaHostUnregister(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaHostUnregister, cudart_abi_cudaHostUnregister) fn = (CUDART_FN_T(cudaHostUnregister, cudart_abi_cudaHostUnregister))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11780,6 +12196,7 @@ static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *co
         result = cudart_unbound("cudaImportExternalMemory");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaImportExternalMemory", values) < 0)
@@ -11787,6 +12204,7 @@ static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaImportExternalMemory, cudart_abi_cudaImportExternalMemory) fn = (CUDART_FN_T(cudaImportExternalMemory, cudart_abi_cudaImportExternalMemory))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11831,6 +12249,7 @@ static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject 
         result = cudart_unbound("cudaImportExternalSemaphore");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaImportExternalSemaphore", values) < 0)
@@ -11838,6 +12257,7 @@ static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaImportExternalSemaphore, cudart_abi_cudaImportExternalSemaphore) fn = (CUDART_FN_T(cudaImportExternalSemaphore, cudart_abi_cudaImportExternalSemaphore))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11874,6 +12294,7 @@ static PyObject *cudart_fn_cudaInitDevice(PyObject *self, PyObject *const *args,
         result = cudart_unbound("cudaInitDevice");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LKK)", i0, u1, u2);
         if (cudart_record_call("cudaInitDevice", values) < 0)
@@ -11881,6 +12302,7 @@ static PyObject *cudart_fn_cudaInitDevice(PyObject *self, PyObject *const *args,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaInitDevice, cudart_abi_cudaInitDevice) fn = (CUDART_FN_T(cudaInitDevice, cudart_abi_cudaInitDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11911,6 +12333,7 @@ static PyObject *cudart_fn_cudaIpcCloseMemHandle(PyObject *self, PyObject *const
         result = cudart_unbound("cudaIpcCloseMemHandle");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaIpcCloseMemHandle", values) < 0)
@@ -11918,6 +12341,7 @@ static PyObject *cudart_fn_cudaIpcCloseMemHandle(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaIpcCloseMemHandle, cudart_abi_cudaIpcCloseMemHandle) fn = (CUDART_FN_T(cudaIpcCloseMemHandle, cudart_abi_cudaIpcCloseMemHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11953,6 +12377,7 @@ static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const
         result = cudart_unbound("cudaIpcGetEventHandle");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaIpcGetEventHandle", values) < 0)
@@ -11960,6 +12385,7 @@ static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaIpcGetEventHandle, cudart_abi_cudaIpcGetEventHandle) fn = (CUDART_FN_T(cudaIpcGetEventHandle, cudart_abi_cudaIpcGetEventHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11996,6 +12422,7 @@ static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaIpcGetMemHandle");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaIpcGetMemHandle", values) < 0)
@@ -12003,6 +12430,7 @@ static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaIpcGetMemHandle, cudart_abi_cudaIpcGetMemHandle) fn = (CUDART_FN_T(cudaIpcGetMemHandle, cudart_abi_cudaIpcGetMemHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12044,6 +12472,7 @@ static PyObject *cudart_fn_cudaIpcOpenEventHandle(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaIpcOpenEventHandle");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(Ky#)", (unsigned long long)(uintptr_t)a0, (const char *)&a1, (Py_ssize_t)sizeof a1);
         if (cudart_record_call("cudaIpcOpenEventHandle", values) < 0)
@@ -12051,6 +12480,7 @@ static PyObject *cudart_fn_cudaIpcOpenEventHandle(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaIpcOpenEventHandle, cudart_abi_cudaIpcOpenEventHandle) fn = (CUDART_FN_T(cudaIpcOpenEventHandle, cudart_abi_cudaIpcOpenEventHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12096,6 +12526,7 @@ static PyObject *cudart_fn_cudaIpcOpenMemHandle(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaIpcOpenMemHandle");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(Ky#K)", (unsigned long long)(uintptr_t)a0, (const char *)&a1, (Py_ssize_t)sizeof a1, u2);
         if (cudart_record_call("cudaIpcOpenMemHandle", values) < 0)
@@ -12103,6 +12534,7 @@ static PyObject *cudart_fn_cudaIpcOpenMemHandle(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaIpcOpenMemHandle, cudart_abi_cudaIpcOpenMemHandle) fn = (CUDART_FN_T(cudaIpcOpenMemHandle, cudart_abi_cudaIpcOpenMemHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12145,6 +12577,7 @@ static PyObject *cudart_fn_cudaKernelSetAttributeForDevice(PyObject *self, PyObj
         result = cudart_unbound("cudaKernelSetAttributeForDevice");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKLL)", (unsigned long long)(uintptr_t)a0, u1, i2, i3);
         if (cudart_record_call("cudaKernelSetAttributeForDevice", values) < 0)
@@ -12152,6 +12585,7 @@ static PyObject *cudart_fn_cudaKernelSetAttributeForDevice(PyObject *self, PyObj
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaKernelSetAttributeForDevice, cudart_abi_cudaKernelSetAttributeForDevice) fn = (CUDART_FN_T(cudaKernelSetAttributeForDevice, cudart_abi_cudaKernelSetAttributeForDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12206,6 +12640,7 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject 
         result = cudart_unbound("cudaLaunchCooperativeKernel");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(Ky#y#KKK)", (unsigned long long)(uintptr_t)a0, (const char *)&a1, (Py_ssize_t)sizeof a1, (const char *)&a2, (Py_ssize_t)sizeof a2, (unsigned long long)(uintptr_t)a3, u4, (unsigned long long)(uintptr_t)a5);
         if (cudart_record_call("cudaLaunchCooperativeKernel", values) < 0)
@@ -12213,6 +12648,7 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLaunchCooperativeKernel, cudart_abi_cudaLaunchCooperativeKernel) fn = (CUDART_FN_T(cudaLaunchCooperativeKernel, cudart_abi_cudaLaunchCooperativeKernel))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12256,6 +12692,7 @@ static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaLaunchHostFunc");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaLaunchHostFunc", values) < 0)
@@ -12263,6 +12700,7 @@ static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLaunchHostFunc, cudart_abi_cudaLaunchHostFunc) fn = (CUDART_FN_T(cudaLaunchHostFunc, cudart_abi_cudaLaunchHostFunc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12319,6 +12757,7 @@ static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaLaunchKernel");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(Ky#y#KKK)", (unsigned long long)(uintptr_t)a0, (const char *)&a1, (Py_ssize_t)sizeof a1, (const char *)&a2, (Py_ssize_t)sizeof a2, (unsigned long long)(uintptr_t)a3, u4, (unsigned long long)(uintptr_t)a5);
         if (cudart_record_call("cudaLaunchKernel", values) < 0)
@@ -12326,6 +12765,7 @@ static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLaunchKernel, cudart_abi_cudaLaunchKernel) fn = (CUDART_FN_T(cudaLaunchKernel, cudart_abi_cudaLaunchKernel))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12375,6 +12815,7 @@ static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaLaunchKernelExC");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaLaunchKernelExC", values) < 0)
@@ -12382,6 +12823,7 @@ static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLaunchKernelExC, cudart_abi_cudaLaunchKernelExC) fn = (CUDART_FN_T(cudaLaunchKernelExC, cudart_abi_cudaLaunchKernelExC))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12430,6 +12872,7 @@ static PyObject *cudart_fn_cudaLibraryEnumerateKernels(PyObject *self, PyObject 
         result = cudart_unbound("cudaLibraryEnumerateKernels");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaLibraryEnumerateKernels", values) < 0)
@@ -12437,6 +12880,7 @@ static PyObject *cudart_fn_cudaLibraryEnumerateKernels(PyObject *self, PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLibraryEnumerateKernels, cudart_abi_cudaLibraryEnumerateKernels) fn = (CUDART_FN_T(cudaLibraryEnumerateKernels, cudart_abi_cudaLibraryEnumerateKernels))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12491,6 +12935,7 @@ static PyObject *cudart_fn_cudaLibraryGetGlobal(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaLibraryGetGlobal");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaLibraryGetGlobal", values) < 0)
@@ -12498,6 +12943,7 @@ static PyObject *cudart_fn_cudaLibraryGetGlobal(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLibraryGetGlobal, cudart_abi_cudaLibraryGetGlobal) fn = (CUDART_FN_T(cudaLibraryGetGlobal, cudart_abi_cudaLibraryGetGlobal))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12548,6 +12994,7 @@ static PyObject *cudart_fn_cudaLibraryGetKernel(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaLibraryGetKernel");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaLibraryGetKernel", values) < 0)
@@ -12555,6 +13002,7 @@ static PyObject *cudart_fn_cudaLibraryGetKernel(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLibraryGetKernel, cudart_abi_cudaLibraryGetKernel) fn = (CUDART_FN_T(cudaLibraryGetKernel, cudart_abi_cudaLibraryGetKernel))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12600,6 +13048,7 @@ static PyObject *cudart_fn_cudaLibraryGetKernelCount(PyObject *self, PyObject *c
         result = cudart_unbound("cudaLibraryGetKernelCount");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaLibraryGetKernelCount", values) < 0)
@@ -12607,6 +13056,7 @@ static PyObject *cudart_fn_cudaLibraryGetKernelCount(PyObject *self, PyObject *c
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLibraryGetKernelCount, cudart_abi_cudaLibraryGetKernelCount) fn = (CUDART_FN_T(cudaLibraryGetKernelCount, cudart_abi_cudaLibraryGetKernelCount))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12661,6 +13111,7 @@ static PyObject *cudart_fn_cudaLibraryGetManaged(PyObject *self, PyObject *const
         result = cudart_unbound("cudaLibraryGetManaged");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaLibraryGetManaged", values) < 0)
@@ -12668,6 +13119,7 @@ static PyObject *cudart_fn_cudaLibraryGetManaged(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLibraryGetManaged, cudart_abi_cudaLibraryGetManaged) fn = (CUDART_FN_T(cudaLibraryGetManaged, cudart_abi_cudaLibraryGetManaged))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12718,6 +13170,7 @@ static PyObject *cudart_fn_cudaLibraryGetUnifiedFunction(PyObject *self, PyObjec
         result = cudart_unbound("cudaLibraryGetUnifiedFunction");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaLibraryGetUnifiedFunction", values) < 0)
@@ -12725,6 +13178,7 @@ static PyObject *cudart_fn_cudaLibraryGetUnifiedFunction(PyObject *self, PyObjec
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLibraryGetUnifiedFunction, cudart_abi_cudaLibraryGetUnifiedFunction) fn = (CUDART_FN_T(cudaLibraryGetUnifiedFunction, cudart_abi_cudaLibraryGetUnifiedFunction))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12800,6 +13254,7 @@ static PyObject *cudart_fn_cudaLibraryLoadData(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaLibraryLoadData");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4, (unsigned long long)(uintptr_t)a5, (unsigned long long)(uintptr_t)a6, u7);
         if (cudart_record_call("cudaLibraryLoadData", values) < 0)
@@ -12807,6 +13262,7 @@ static PyObject *cudart_fn_cudaLibraryLoadData(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLibraryLoadData, cudart_abi_cudaLibraryLoadData) fn = (CUDART_FN_T(cudaLibraryLoadData, cudart_abi_cudaLibraryLoadData))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12885,6 +13341,7 @@ static PyObject *cudart_fn_cudaLibraryLoadFromFile(PyObject *self, PyObject *con
         result = cudart_unbound("cudaLibraryLoadFromFile");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4, (unsigned long long)(uintptr_t)a5, (unsigned long long)(uintptr_t)a6, u7);
         if (cudart_record_call("cudaLibraryLoadFromFile", values) < 0)
@@ -12892,6 +13349,7 @@ static PyObject *cudart_fn_cudaLibraryLoadFromFile(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLibraryLoadFromFile, cudart_abi_cudaLibraryLoadFromFile) fn = (CUDART_FN_T(cudaLibraryLoadFromFile, cudart_abi_cudaLibraryLoadFromFile))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12930,6 +13388,7 @@ static PyObject *cudart_fn_cudaLibraryUnload(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaLibraryUnload");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaLibraryUnload", values) < 0)
@@ -12937,6 +13396,7 @@ static PyObject *cudart_fn_cudaLibraryUnload(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLibraryUnload, cudart_abi_cudaLibraryUnload) fn = (CUDART_FN_T(cudaLibraryUnload, cudart_abi_cudaLibraryUnload))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12977,6 +13437,7 @@ static PyObject *cudart_fn_cudaLogsCurrent(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaLogsCurrent");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaLogsCurrent", values) < 0)
@@ -12984,6 +13445,7 @@ static PyObject *cudart_fn_cudaLogsCurrent(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLogsCurrent, cudart_abi_cudaLogsCurrent) fn = (CUDART_FN_T(cudaLogsCurrent, cudart_abi_cudaLogsCurrent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13030,6 +13492,7 @@ static PyObject *cudart_fn_cudaLogsDumpToFile(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaLogsDumpToFile");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaLogsDumpToFile", values) < 0)
@@ -13037,6 +13500,7 @@ static PyObject *cudart_fn_cudaLogsDumpToFile(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLogsDumpToFile, cudart_abi_cudaLogsDumpToFile) fn = (CUDART_FN_T(cudaLogsDumpToFile, cudart_abi_cudaLogsDumpToFile))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13090,6 +13554,7 @@ static PyObject *cudart_fn_cudaLogsDumpToMemory(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaLogsDumpToMemory");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3);
         if (cudart_record_call("cudaLogsDumpToMemory", values) < 0)
@@ -13097,6 +13562,7 @@ static PyObject *cudart_fn_cudaLogsDumpToMemory(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLogsDumpToMemory, cudart_abi_cudaLogsDumpToMemory) fn = (CUDART_FN_T(cudaLogsDumpToMemory, cudart_abi_cudaLogsDumpToMemory))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13146,6 +13612,7 @@ static PyObject *cudart_fn_cudaLogsRegisterCallback(PyObject *self, PyObject *co
         result = cudart_unbound("cudaLogsRegisterCallback");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaLogsRegisterCallback", values) < 0)
@@ -13153,6 +13620,7 @@ static PyObject *cudart_fn_cudaLogsRegisterCallback(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLogsRegisterCallback, cudart_abi_cudaLogsRegisterCallback) fn = (CUDART_FN_T(cudaLogsRegisterCallback, cudart_abi_cudaLogsRegisterCallback))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13188,6 +13656,7 @@ static PyObject *cudart_fn_cudaLogsUnregisterCallback(PyObject *self, PyObject *
         result = cudart_unbound("cudaLogsUnregisterCallback");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaLogsUnregisterCallback", values) < 0)
@@ -13195,6 +13664,7 @@ static PyObject *cudart_fn_cudaLogsUnregisterCallback(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLogsUnregisterCallback, cudart_abi_cudaLogsUnregisterCallback) fn = (CUDART_FN_T(cudaLogsUnregisterCallback, cudart_abi_cudaLogsUnregisterCallback))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13235,6 +13705,7 @@ static PyObject *cudart_fn_cudaMalloc(PyObject *self, PyObject *const *args, Py_
         result = cudart_unbound("cudaMalloc");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaMalloc", values) < 0)
@@ -13242,6 +13713,7 @@ static PyObject *cudart_fn_cudaMalloc(PyObject *self, PyObject *const *args, Py_
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMalloc, cudart_abi_cudaMalloc) fn = (CUDART_FN_T(cudaMalloc, cudart_abi_cudaMalloc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13278,6 +13750,7 @@ static PyObject *cudart_fn_cudaMalloc3D(PyObject *self, PyObject *const *args, P
         result = cudart_unbound("cudaMalloc3D");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(Ky#)", (unsigned long long)(uintptr_t)a0, (const char *)&a1, (Py_ssize_t)sizeof a1);
         if (cudart_record_call("cudaMalloc3D", values) < 0)
@@ -13285,6 +13758,7 @@ static PyObject *cudart_fn_cudaMalloc3D(PyObject *self, PyObject *const *args, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMalloc3D, cudart_abi_cudaMalloc3D) fn = (CUDART_FN_T(cudaMalloc3D, cudart_abi_cudaMalloc3D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13332,6 +13806,7 @@ static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMalloc3DArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKy#K)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (const char *)&a2, (Py_ssize_t)sizeof a2, u3);
         if (cudart_record_call("cudaMalloc3DArray", values) < 0)
@@ -13339,6 +13814,7 @@ static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMalloc3DArray, cudart_abi_cudaMalloc3DArray) fn = (CUDART_FN_T(cudaMalloc3DArray, cudart_abi_cudaMalloc3DArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13392,6 +13868,7 @@ static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaMallocArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, u4);
         if (cudart_record_call("cudaMallocArray", values) < 0)
@@ -13399,6 +13876,7 @@ static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMallocArray, cudart_abi_cudaMallocArray) fn = (CUDART_FN_T(cudaMallocArray, cudart_abi_cudaMallocArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13446,6 +13924,7 @@ static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaMallocAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaMallocAsync", values) < 0)
@@ -13453,6 +13932,7 @@ static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMallocAsync, cudart_abi_cudaMallocAsync) fn = (CUDART_FN_T(cudaMallocAsync, cudart_abi_cudaMallocAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13504,6 +13984,7 @@ static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *con
         result = cudart_unbound("cudaMallocFromPoolAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaMallocFromPoolAsync", values) < 0)
@@ -13511,6 +13992,7 @@ static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMallocFromPoolAsync, cudart_abi_cudaMallocFromPoolAsync) fn = (CUDART_FN_T(cudaMallocFromPoolAsync, cudart_abi_cudaMallocFromPoolAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13555,6 +14037,7 @@ static PyObject *cudart_fn_cudaMallocHost(PyObject *self, PyObject *const *args,
         result = cudart_unbound("cudaMallocHost");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaMallocHost", values) < 0)
@@ -13562,6 +14045,7 @@ static PyObject *cudart_fn_cudaMallocHost(PyObject *self, PyObject *const *args,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMallocHost, cudart_abi_cudaMallocHost) fn = (CUDART_FN_T(cudaMallocHost, cudart_abi_cudaMallocHost))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13607,6 +14091,7 @@ static PyObject *cudart_fn_cudaMallocManaged(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMallocManaged");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, u2);
         if (cudart_record_call("cudaMallocManaged", values) < 0)
@@ -13614,6 +14099,7 @@ static PyObject *cudart_fn_cudaMallocManaged(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMallocManaged, cudart_abi_cudaMallocManaged) fn = (CUDART_FN_T(cudaMallocManaged, cudart_abi_cudaMallocManaged))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13666,6 +14152,7 @@ static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *co
         result = cudart_unbound("cudaMallocMipmappedArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKy#KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (const char *)&a2, (Py_ssize_t)sizeof a2, u3, u4);
         if (cudart_record_call("cudaMallocMipmappedArray", values) < 0)
@@ -13673,6 +14160,7 @@ static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMallocMipmappedArray, cudart_abi_cudaMallocMipmappedArray) fn = (CUDART_FN_T(cudaMallocMipmappedArray, cudart_abi_cudaMallocMipmappedArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13725,6 +14213,7 @@ static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaMallocPitch");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaMallocPitch", values) < 0)
@@ -13732,6 +14221,7 @@ static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMallocPitch, cudart_abi_cudaMallocPitch) fn = (CUDART_FN_T(cudaMallocPitch, cudart_abi_cudaMallocPitch))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13775,6 +14265,7 @@ static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, 
         result = cudart_unbound("cudaMemAdvise");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKy#)", (unsigned long long)(uintptr_t)a0, u1, u2, (const char *)&a3, (Py_ssize_t)sizeof a3);
         if (cudart_record_call("cudaMemAdvise", values) < 0)
@@ -13782,6 +14273,7 @@ static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemAdvise, cudart_abi_cudaMemAdvise) fn = (CUDART_FN_T(cudaMemAdvise, cudart_abi_cudaMemAdvise))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13848,6 +14340,7 @@ static PyObject *cudart_fn_cudaMemDiscardAndPrefetchBatchAsync(PyObject *self, P
         result = cudart_unbound("cudaMemDiscardAndPrefetchBatchAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3, (unsigned long long)(uintptr_t)a4, u5, u6, (unsigned long long)(uintptr_t)a7);
         if (cudart_record_call("cudaMemDiscardAndPrefetchBatchAsync", values) < 0)
@@ -13855,6 +14348,7 @@ static PyObject *cudart_fn_cudaMemDiscardAndPrefetchBatchAsync(PyObject *self, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemDiscardAndPrefetchBatchAsync, cudart_abi_cudaMemDiscardAndPrefetchBatchAsync) fn = (CUDART_FN_T(cudaMemDiscardAndPrefetchBatchAsync, cudart_abi_cudaMemDiscardAndPrefetchBatchAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13914,6 +14408,7 @@ static PyObject *cudart_fn_cudaMemDiscardBatchAsync(PyObject *self, PyObject *co
         result = cudart_unbound("cudaMemDiscardBatchAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaMemDiscardBatchAsync", values) < 0)
@@ -13921,6 +14416,7 @@ static PyObject *cudart_fn_cudaMemDiscardBatchAsync(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemDiscardBatchAsync, cudart_abi_cudaMemDiscardBatchAsync) fn = (CUDART_FN_T(cudaMemDiscardBatchAsync, cudart_abi_cudaMemDiscardBatchAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13969,6 +14465,7 @@ static PyObject *cudart_fn_cudaMemGetDefaultMemPool(PyObject *self, PyObject *co
         result = cudart_unbound("cudaMemGetDefaultMemPool");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaMemGetDefaultMemPool", values) < 0)
@@ -13976,6 +14473,7 @@ static PyObject *cudart_fn_cudaMemGetDefaultMemPool(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemGetDefaultMemPool, cudart_abi_cudaMemGetDefaultMemPool) fn = (CUDART_FN_T(cudaMemGetDefaultMemPool, cudart_abi_cudaMemGetDefaultMemPool))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14022,6 +14520,7 @@ static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args,
         result = cudart_unbound("cudaMemGetInfo");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaMemGetInfo", values) < 0)
@@ -14029,6 +14528,7 @@ static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemGetInfo, cudart_abi_cudaMemGetInfo) fn = (CUDART_FN_T(cudaMemGetInfo, cudart_abi_cudaMemGetInfo))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14076,6 +14576,7 @@ static PyObject *cudart_fn_cudaMemGetMemPool(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMemGetMemPool");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaMemGetMemPool", values) < 0)
@@ -14083,6 +14584,7 @@ static PyObject *cudart_fn_cudaMemGetMemPool(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemGetMemPool, cudart_abi_cudaMemGetMemPool) fn = (CUDART_FN_T(cudaMemGetMemPool, cudart_abi_cudaMemGetMemPool))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14127,6 +14629,7 @@ static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMemPoolCreate");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaMemPoolCreate", values) < 0)
@@ -14134,6 +14637,7 @@ static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolCreate, cudart_abi_cudaMemPoolCreate) fn = (CUDART_FN_T(cudaMemPoolCreate, cudart_abi_cudaMemPoolCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14168,6 +14672,7 @@ static PyObject *cudart_fn_cudaMemPoolDestroy(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaMemPoolDestroy");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaMemPoolDestroy", values) < 0)
@@ -14175,6 +14680,7 @@ static PyObject *cudart_fn_cudaMemPoolDestroy(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolDestroy, cudart_abi_cudaMemPoolDestroy) fn = (CUDART_FN_T(cudaMemPoolDestroy, cudart_abi_cudaMemPoolDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14210,6 +14716,7 @@ static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *co
         result = cudart_unbound("cudaMemPoolExportPointer");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaMemPoolExportPointer", values) < 0)
@@ -14217,6 +14724,7 @@ static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolExportPointer, cudart_abi_cudaMemPoolExportPointer) fn = (CUDART_FN_T(cudaMemPoolExportPointer, cudart_abi_cudaMemPoolExportPointer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14259,6 +14767,7 @@ static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, Py
         result = cudart_unbound("cudaMemPoolExportToShareableHandle");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaMemPoolExportToShareableHandle", values) < 0)
@@ -14266,6 +14775,7 @@ static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, Py
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolExportToShareableHandle, cudart_abi_cudaMemPoolExportToShareableHandle) fn = (CUDART_FN_T(cudaMemPoolExportToShareableHandle, cudart_abi_cudaMemPoolExportToShareableHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14312,6 +14822,7 @@ static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaMemPoolGetAccess");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaMemPoolGetAccess", values) < 0)
@@ -14319,6 +14830,7 @@ static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolGetAccess, cudart_abi_cudaMemPoolGetAccess) fn = (CUDART_FN_T(cudaMemPoolGetAccess, cudart_abi_cudaMemPoolGetAccess))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14361,6 +14873,7 @@ static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *con
         result = cudart_unbound("cudaMemPoolGetAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaMemPoolGetAttribute", values) < 0)
@@ -14368,6 +14881,7 @@ static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolGetAttribute, cudart_abi_cudaMemPoolGetAttribute) fn = (CUDART_FN_T(cudaMemPoolGetAttribute, cudart_abi_cudaMemPoolGetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14416,6 +14930,7 @@ static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, 
         result = cudart_unbound("cudaMemPoolImportFromShareableHandle");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaMemPoolImportFromShareableHandle", values) < 0)
@@ -14423,6 +14938,7 @@ static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolImportFromShareableHandle, cudart_abi_cudaMemPoolImportFromShareableHandle) fn = (CUDART_FN_T(cudaMemPoolImportFromShareableHandle, cudart_abi_cudaMemPoolImportFromShareableHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14471,6 +14987,7 @@ static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *co
         result = cudart_unbound("cudaMemPoolImportPointer");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaMemPoolImportPointer", values) < 0)
@@ -14478,6 +14995,7 @@ static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolImportPointer, cudart_abi_cudaMemPoolImportPointer) fn = (CUDART_FN_T(cudaMemPoolImportPointer, cudart_abi_cudaMemPoolImportPointer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14520,6 +15038,7 @@ static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaMemPoolSetAccess");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaMemPoolSetAccess", values) < 0)
@@ -14527,6 +15046,7 @@ static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolSetAccess, cudart_abi_cudaMemPoolSetAccess) fn = (CUDART_FN_T(cudaMemPoolSetAccess, cudart_abi_cudaMemPoolSetAccess))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14566,6 +15086,7 @@ static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *con
         result = cudart_unbound("cudaMemPoolSetAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaMemPoolSetAttribute", values) < 0)
@@ -14573,6 +15094,7 @@ static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolSetAttribute, cudart_abi_cudaMemPoolSetAttribute) fn = (CUDART_FN_T(cudaMemPoolSetAttribute, cudart_abi_cudaMemPoolSetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14608,6 +15130,7 @@ static PyObject *cudart_fn_cudaMemPoolTrimTo(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMemPoolTrimTo");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaMemPoolTrimTo", values) < 0)
@@ -14615,6 +15138,7 @@ static PyObject *cudart_fn_cudaMemPoolTrimTo(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolTrimTo, cudart_abi_cudaMemPoolTrimTo) fn = (CUDART_FN_T(cudaMemPoolTrimTo, cudart_abi_cudaMemPoolTrimTo))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14659,6 +15183,7 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaMemPrefetchAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKy#KK)", (unsigned long long)(uintptr_t)a0, u1, (const char *)&a2, (Py_ssize_t)sizeof a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaMemPrefetchAsync", values) < 0)
@@ -14666,6 +15191,7 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPrefetchAsync, cudart_abi_cudaMemPrefetchAsync) fn = (CUDART_FN_T(cudaMemPrefetchAsync, cudart_abi_cudaMemPrefetchAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14733,6 +15259,7 @@ static PyObject *cudart_fn_cudaMemPrefetchBatchAsync(PyObject *self, PyObject *c
         result = cudart_unbound("cudaMemPrefetchBatchAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3, (unsigned long long)(uintptr_t)a4, u5, u6, (unsigned long long)(uintptr_t)a7);
         if (cudart_record_call("cudaMemPrefetchBatchAsync", values) < 0)
@@ -14740,6 +15267,7 @@ static PyObject *cudart_fn_cudaMemPrefetchBatchAsync(PyObject *self, PyObject *c
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPrefetchBatchAsync, cudart_abi_cudaMemPrefetchBatchAsync) fn = (CUDART_FN_T(cudaMemPrefetchBatchAsync, cudart_abi_cudaMemPrefetchBatchAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14790,6 +15318,7 @@ static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *co
         result = cudart_unbound("cudaMemRangeGetAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, (unsigned long long)(uintptr_t)a3, u4);
         if (cudart_record_call("cudaMemRangeGetAttribute", values) < 0)
@@ -14797,6 +15326,7 @@ static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemRangeGetAttribute, cudart_abi_cudaMemRangeGetAttribute) fn = (CUDART_FN_T(cudaMemRangeGetAttribute, cudart_abi_cudaMemRangeGetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14857,6 +15387,7 @@ static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *c
         result = cudart_unbound("cudaMemRangeGetAttributes");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4, u5);
         if (cudart_record_call("cudaMemRangeGetAttributes", values) < 0)
@@ -14864,6 +15395,7 @@ static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *c
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemRangeGetAttributes, cudart_abi_cudaMemRangeGetAttributes) fn = (CUDART_FN_T(cudaMemRangeGetAttributes, cudart_abi_cudaMemRangeGetAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14907,6 +15439,7 @@ static PyObject *cudart_fn_cudaMemSetMemPool(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMemSetMemPool");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaMemSetMemPool", values) < 0)
@@ -14914,6 +15447,7 @@ static PyObject *cudart_fn_cudaMemSetMemPool(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemSetMemPool, cudart_abi_cudaMemSetMemPool) fn = (CUDART_FN_T(cudaMemSetMemPool, cudart_abi_cudaMemSetMemPool))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14956,6 +15490,7 @@ static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_
         result = cudart_unbound("cudaMemcpy");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaMemcpy", values) < 0)
@@ -14963,6 +15498,7 @@ static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy, cudart_abi_cudaMemcpy) fn = (CUDART_FN_T(cudaMemcpy, cudart_abi_cudaMemcpy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15014,6 +15550,7 @@ static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, P
         result = cudart_unbound("cudaMemcpy2D");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, u3, u4, u5, u6);
         if (cudart_record_call("cudaMemcpy2D", values) < 0)
@@ -15021,6 +15558,7 @@ static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy2D, cudart_abi_cudaMemcpy2D) fn = (CUDART_FN_T(cudaMemcpy2D, cudart_abi_cudaMemcpy2D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15078,6 +15616,7 @@ static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *co
         result = cudart_unbound("cudaMemcpy2DArrayToArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, (unsigned long long)(uintptr_t)a3, u4, u5, u6, u7, u8);
         if (cudart_record_call("cudaMemcpy2DArrayToArray", values) < 0)
@@ -15085,6 +15624,7 @@ static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy2DArrayToArray, cudart_abi_cudaMemcpy2DArrayToArray) fn = (CUDART_FN_T(cudaMemcpy2DArrayToArray, cudart_abi_cudaMemcpy2DArrayToArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15140,6 +15680,7 @@ static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMemcpy2DAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, u3, u4, u5, u6, (unsigned long long)(uintptr_t)a7);
         if (cudart_record_call("cudaMemcpy2DAsync", values) < 0)
@@ -15147,6 +15688,7 @@ static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy2DAsync, cudart_abi_cudaMemcpy2DAsync) fn = (CUDART_FN_T(cudaMemcpy2DAsync, cudart_abi_cudaMemcpy2DAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15202,6 +15744,7 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const
         result = cudart_unbound("cudaMemcpy2DFromArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, u3, u4, u5, u6, u7);
         if (cudart_record_call("cudaMemcpy2DFromArray", values) < 0)
@@ -15209,6 +15752,7 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy2DFromArray, cudart_abi_cudaMemcpy2DFromArray) fn = (CUDART_FN_T(cudaMemcpy2DFromArray, cudart_abi_cudaMemcpy2DFromArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15267,6 +15811,7 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *
         result = cudart_unbound("cudaMemcpy2DFromArrayAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, u3, u4, u5, u6, u7, (unsigned long long)(uintptr_t)a8);
         if (cudart_record_call("cudaMemcpy2DFromArrayAsync", values) < 0)
@@ -15274,6 +15819,7 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy2DFromArrayAsync, cudart_abi_cudaMemcpy2DFromArrayAsync) fn = (CUDART_FN_T(cudaMemcpy2DFromArrayAsync, cudart_abi_cudaMemcpy2DFromArrayAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15329,6 +15875,7 @@ static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaMemcpy2DToArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, (unsigned long long)(uintptr_t)a3, u4, u5, u6, u7);
         if (cudart_record_call("cudaMemcpy2DToArray", values) < 0)
@@ -15336,6 +15883,7 @@ static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy2DToArray, cudart_abi_cudaMemcpy2DToArray) fn = (CUDART_FN_T(cudaMemcpy2DToArray, cudart_abi_cudaMemcpy2DToArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15394,6 +15942,7 @@ static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *co
         result = cudart_unbound("cudaMemcpy2DToArrayAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, (unsigned long long)(uintptr_t)a3, u4, u5, u6, u7, (unsigned long long)(uintptr_t)a8);
         if (cudart_record_call("cudaMemcpy2DToArrayAsync", values) < 0)
@@ -15401,6 +15950,7 @@ static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy2DToArrayAsync, cudart_abi_cudaMemcpy2DToArrayAsync) fn = (CUDART_FN_T(cudaMemcpy2DToArrayAsync, cudart_abi_cudaMemcpy2DToArrayAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15434,6 +15984,7 @@ static PyObject *cudart_fn_cudaMemcpy3D(PyObject *self, PyObject *const *args, P
         result = cudart_unbound("cudaMemcpy3D");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaMemcpy3D", values) < 0)
@@ -15441,6 +15992,7 @@ static PyObject *cudart_fn_cudaMemcpy3D(PyObject *self, PyObject *const *args, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy3D, cudart_abi_cudaMemcpy3D) fn = (CUDART_FN_T(cudaMemcpy3D, cudart_abi_cudaMemcpy3D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15476,6 +16028,7 @@ static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMemcpy3DAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaMemcpy3DAsync", values) < 0)
@@ -15483,6 +16036,7 @@ static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy3DAsync, cudart_abi_cudaMemcpy3DAsync) fn = (CUDART_FN_T(cudaMemcpy3DAsync, cudart_abi_cudaMemcpy3DAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15525,6 +16079,7 @@ static PyObject *cudart_fn_cudaMemcpy3DBatchAsync(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaMemcpy3DBatchAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", u0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaMemcpy3DBatchAsync", values) < 0)
@@ -15532,6 +16087,7 @@ static PyObject *cudart_fn_cudaMemcpy3DBatchAsync(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy3DBatchAsync, cudart_abi_cudaMemcpy3DBatchAsync) fn = (CUDART_FN_T(cudaMemcpy3DBatchAsync, cudart_abi_cudaMemcpy3DBatchAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15564,6 +16120,7 @@ static PyObject *cudart_fn_cudaMemcpy3DPeer(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaMemcpy3DPeer");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaMemcpy3DPeer", values) < 0)
@@ -15571,6 +16128,7 @@ static PyObject *cudart_fn_cudaMemcpy3DPeer(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy3DPeer, cudart_abi_cudaMemcpy3DPeer) fn = (CUDART_FN_T(cudaMemcpy3DPeer, cudart_abi_cudaMemcpy3DPeer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15606,6 +16164,7 @@ static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const
         result = cudart_unbound("cudaMemcpy3DPeerAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaMemcpy3DPeerAsync", values) < 0)
@@ -15613,6 +16172,7 @@ static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy3DPeerAsync, cudart_abi_cudaMemcpy3DPeerAsync) fn = (CUDART_FN_T(cudaMemcpy3DPeerAsync, cudart_abi_cudaMemcpy3DPeerAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15667,6 +16227,7 @@ static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaMemcpyArrayToArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, (unsigned long long)(uintptr_t)a3, u4, u5, u6, u7);
         if (cudart_record_call("cudaMemcpyArrayToArray", values) < 0)
@@ -15674,6 +16235,7 @@ static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyArrayToArray, cudart_abi_cudaMemcpyArrayToArray) fn = (CUDART_FN_T(cudaMemcpyArrayToArray, cudart_abi_cudaMemcpyArrayToArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15720,6 +16282,7 @@ static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaMemcpyAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaMemcpyAsync", values) < 0)
@@ -15727,6 +16290,7 @@ static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyAsync, cudart_abi_cudaMemcpyAsync) fn = (CUDART_FN_T(cudaMemcpyAsync, cudart_abi_cudaMemcpyAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15798,6 +16362,7 @@ static PyObject *cudart_fn_cudaMemcpyBatchAsync(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaMemcpyBatchAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4, (unsigned long long)(uintptr_t)a5, u6, (unsigned long long)(uintptr_t)a7);
         if (cudart_record_call("cudaMemcpyBatchAsync", values) < 0)
@@ -15805,6 +16370,7 @@ static PyObject *cudart_fn_cudaMemcpyBatchAsync(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyBatchAsync, cudart_abi_cudaMemcpyBatchAsync) fn = (CUDART_FN_T(cudaMemcpyBatchAsync, cudart_abi_cudaMemcpyBatchAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15859,6 +16425,7 @@ static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaMemcpyFromArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, u4, u5);
         if (cudart_record_call("cudaMemcpyFromArray", values) < 0)
@@ -15866,6 +16433,7 @@ static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyFromArray, cudart_abi_cudaMemcpyFromArray) fn = (CUDART_FN_T(cudaMemcpyFromArray, cudart_abi_cudaMemcpyFromArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15918,6 +16486,7 @@ static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *co
         result = cudart_unbound("cudaMemcpyFromArrayAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, u4, u5, (unsigned long long)(uintptr_t)a6);
         if (cudart_record_call("cudaMemcpyFromArrayAsync", values) < 0)
@@ -15925,6 +16494,7 @@ static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyFromArrayAsync, cudart_abi_cudaMemcpyFromArrayAsync) fn = (CUDART_FN_T(cudaMemcpyFromArrayAsync, cudart_abi_cudaMemcpyFromArrayAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15971,6 +16541,7 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaMemcpyFromSymbol");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, u4);
         if (cudart_record_call("cudaMemcpyFromSymbol", values) < 0)
@@ -15978,6 +16549,7 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyFromSymbol, cudart_abi_cudaMemcpyFromSymbol) fn = (CUDART_FN_T(cudaMemcpyFromSymbol, cudart_abi_cudaMemcpyFromSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16027,6 +16599,7 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *c
         result = cudart_unbound("cudaMemcpyFromSymbolAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, u4, (unsigned long long)(uintptr_t)a5);
         if (cudart_record_call("cudaMemcpyFromSymbolAsync", values) < 0)
@@ -16034,6 +16607,7 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *c
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyFromSymbolAsync, cudart_abi_cudaMemcpyFromSymbolAsync) fn = (CUDART_FN_T(cudaMemcpyFromSymbolAsync, cudart_abi_cudaMemcpyFromSymbolAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16080,6 +16654,7 @@ static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args,
         result = cudart_unbound("cudaMemcpyPeer");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KLKLK)", (unsigned long long)(uintptr_t)a0, i1, (unsigned long long)(uintptr_t)a2, i3, u4);
         if (cudart_record_call("cudaMemcpyPeer", values) < 0)
@@ -16087,6 +16662,7 @@ static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyPeer, cudart_abi_cudaMemcpyPeer) fn = (CUDART_FN_T(cudaMemcpyPeer, cudart_abi_cudaMemcpyPeer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16136,6 +16712,7 @@ static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaMemcpyPeerAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KLKLKK)", (unsigned long long)(uintptr_t)a0, i1, (unsigned long long)(uintptr_t)a2, i3, u4, (unsigned long long)(uintptr_t)a5);
         if (cudart_record_call("cudaMemcpyPeerAsync", values) < 0)
@@ -16143,6 +16720,7 @@ static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyPeerAsync, cudart_abi_cudaMemcpyPeerAsync) fn = (CUDART_FN_T(cudaMemcpyPeerAsync, cudart_abi_cudaMemcpyPeerAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16192,6 +16770,7 @@ static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMemcpyToArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, (unsigned long long)(uintptr_t)a3, u4, u5);
         if (cudart_record_call("cudaMemcpyToArray", values) < 0)
@@ -16199,6 +16778,7 @@ static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyToArray, cudart_abi_cudaMemcpyToArray) fn = (CUDART_FN_T(cudaMemcpyToArray, cudart_abi_cudaMemcpyToArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16251,6 +16831,7 @@ static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaMemcpyToArrayAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, (unsigned long long)(uintptr_t)a3, u4, u5, (unsigned long long)(uintptr_t)a6);
         if (cudart_record_call("cudaMemcpyToArrayAsync", values) < 0)
@@ -16258,6 +16839,7 @@ static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyToArrayAsync, cudart_abi_cudaMemcpyToArrayAsync) fn = (CUDART_FN_T(cudaMemcpyToArrayAsync, cudart_abi_cudaMemcpyToArrayAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16304,6 +16886,7 @@ static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaMemcpyToSymbol");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, u4);
         if (cudart_record_call("cudaMemcpyToSymbol", values) < 0)
@@ -16311,6 +16894,7 @@ static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyToSymbol, cudart_abi_cudaMemcpyToSymbol) fn = (CUDART_FN_T(cudaMemcpyToSymbol, cudart_abi_cudaMemcpyToSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16360,6 +16944,7 @@ static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *con
         result = cudart_unbound("cudaMemcpyToSymbolAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, u4, (unsigned long long)(uintptr_t)a5);
         if (cudart_record_call("cudaMemcpyToSymbolAsync", values) < 0)
@@ -16367,6 +16952,7 @@ static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyToSymbolAsync, cudart_abi_cudaMemcpyToSymbolAsync) fn = (CUDART_FN_T(cudaMemcpyToSymbolAsync, cudart_abi_cudaMemcpyToSymbolAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16406,6 +16992,7 @@ static PyObject *cudart_fn_cudaMemset(PyObject *self, PyObject *const *args, Py_
         result = cudart_unbound("cudaMemset");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KLK)", (unsigned long long)(uintptr_t)a0, i1, u2);
         if (cudart_record_call("cudaMemset", values) < 0)
@@ -16413,6 +17000,7 @@ static PyObject *cudart_fn_cudaMemset(PyObject *self, PyObject *const *args, Py_
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemset, cudart_abi_cudaMemset) fn = (CUDART_FN_T(cudaMemset, cudart_abi_cudaMemset))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16456,6 +17044,7 @@ static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, P
         result = cudart_unbound("cudaMemset2D");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKLKK)", (unsigned long long)(uintptr_t)a0, u1, i2, u3, u4);
         if (cudart_record_call("cudaMemset2D", values) < 0)
@@ -16463,6 +17052,7 @@ static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemset2D, cudart_abi_cudaMemset2D) fn = (CUDART_FN_T(cudaMemset2D, cudart_abi_cudaMemset2D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16510,6 +17100,7 @@ static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMemset2DAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKLKKK)", (unsigned long long)(uintptr_t)a0, u1, i2, u3, u4, (unsigned long long)(uintptr_t)a5);
         if (cudart_record_call("cudaMemset2DAsync", values) < 0)
@@ -16517,6 +17108,7 @@ static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemset2DAsync, cudart_abi_cudaMemset2DAsync) fn = (CUDART_FN_T(cudaMemset2DAsync, cudart_abi_cudaMemset2DAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16551,6 +17143,7 @@ static PyObject *cudart_fn_cudaMemset3D(PyObject *self, PyObject *const *args, P
         result = cudart_unbound("cudaMemset3D");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(y#Ly#)", (const char *)&a0, (Py_ssize_t)sizeof a0, i1, (const char *)&a2, (Py_ssize_t)sizeof a2);
         if (cudart_record_call("cudaMemset3D", values) < 0)
@@ -16558,6 +17151,7 @@ static PyObject *cudart_fn_cudaMemset3D(PyObject *self, PyObject *const *args, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemset3D, cudart_abi_cudaMemset3D) fn = (CUDART_FN_T(cudaMemset3D, cudart_abi_cudaMemset3D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16597,6 +17191,7 @@ static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMemset3DAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(y#Ly#K)", (const char *)&a0, (Py_ssize_t)sizeof a0, i1, (const char *)&a2, (Py_ssize_t)sizeof a2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaMemset3DAsync", values) < 0)
@@ -16604,6 +17199,7 @@ static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemset3DAsync, cudart_abi_cudaMemset3DAsync) fn = (CUDART_FN_T(cudaMemset3DAsync, cudart_abi_cudaMemset3DAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16645,6 +17241,7 @@ static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaMemsetAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KLKK)", (unsigned long long)(uintptr_t)a0, i1, u2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaMemsetAsync", values) < 0)
@@ -16652,6 +17249,7 @@ static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemsetAsync, cudart_abi_cudaMemsetAsync) fn = (CUDART_FN_T(cudaMemsetAsync, cudart_abi_cudaMemsetAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16691,6 +17289,7 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *sel
         result = cudart_unbound("cudaMipmappedArrayGetMemoryRequirements");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKL)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, i2);
         if (cudart_record_call("cudaMipmappedArrayGetMemoryRequirements", values) < 0)
@@ -16698,6 +17297,7 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *sel
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMipmappedArrayGetMemoryRequirements, cudart_abi_cudaMipmappedArrayGetMemoryRequirements) fn = (CUDART_FN_T(cudaMipmappedArrayGetMemoryRequirements, cudart_abi_cudaMipmappedArrayGetMemoryRequirements))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16734,6 +17334,7 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self,
         result = cudart_unbound("cudaMipmappedArrayGetSparseProperties");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaMipmappedArrayGetSparseProperties", values) < 0)
@@ -16741,6 +17342,7 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMipmappedArrayGetSparseProperties, cudart_abi_cudaMipmappedArrayGetSparseProperties) fn = (CUDART_FN_T(cudaMipmappedArrayGetSparseProperties, cudart_abi_cudaMipmappedArrayGetSparseProperties))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16789,6 +17391,7 @@ static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *s
         result = cudart_unbound("cudaOccupancyAvailableDynamicSMemPerBlock");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKLL)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, i2, i3);
         if (cudart_record_call("cudaOccupancyAvailableDynamicSMemPerBlock", values) < 0)
@@ -16796,6 +17399,7 @@ static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *s
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaOccupancyAvailableDynamicSMemPerBlock, cudart_abi_cudaOccupancyAvailableDynamicSMemPerBlock) fn = (CUDART_FN_T(cudaOccupancyAvailableDynamicSMemPerBlock, cudart_abi_cudaOccupancyAvailableDynamicSMemPerBlock))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16846,6 +17450,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObjec
         result = cudart_unbound("cudaOccupancyMaxActiveBlocksPerMultiprocessor");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKLK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, i2, u3);
         if (cudart_record_call("cudaOccupancyMaxActiveBlocksPerMultiprocessor", values) < 0)
@@ -16853,6 +17458,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObjec
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaOccupancyMaxActiveBlocksPerMultiprocessor, cudart_abi_cudaOccupancyMaxActiveBlocksPerMultiprocessor) fn = (CUDART_FN_T(cudaOccupancyMaxActiveBlocksPerMultiprocessor, cudart_abi_cudaOccupancyMaxActiveBlocksPerMultiprocessor))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16906,6 +17512,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlag
         result = cudart_unbound("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKLKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, i2, u3, u4);
         if (cudart_record_call("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", values) < 0)
@@ -16913,6 +17520,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlag
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, cudart_abi_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags) fn = (CUDART_FN_T(cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, cudart_abi_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16961,6 +17569,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObje
         result = cudart_unbound("cudaOccupancyMaxActiveClusters");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaOccupancyMaxActiveClusters", values) < 0)
@@ -16968,6 +17577,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaOccupancyMaxActiveClusters, cudart_abi_cudaOccupancyMaxActiveClusters) fn = (CUDART_FN_T(cudaOccupancyMaxActiveClusters, cudart_abi_cudaOccupancyMaxActiveClusters))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17017,6 +17627,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, 
         result = cudart_unbound("cudaOccupancyMaxPotentialClusterSize");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaOccupancyMaxPotentialClusterSize", values) < 0)
@@ -17024,6 +17635,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaOccupancyMaxPotentialClusterSize, cudart_abi_cudaOccupancyMaxPotentialClusterSize) fn = (CUDART_FN_T(cudaOccupancyMaxPotentialClusterSize, cudart_abi_cudaOccupancyMaxPotentialClusterSize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17053,6 +17665,7 @@ static PyObject *cudart_fn_cudaPeekAtLastError(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaPeekAtLastError");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("()");
         if (cudart_record_call("cudaPeekAtLastError", values) < 0)
@@ -17060,6 +17673,7 @@ static PyObject *cudart_fn_cudaPeekAtLastError(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError) fn = (CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError))slot;
     unsigned int r;
     r = fn();  /* with the GIL held: generator/gil.py */
@@ -17092,6 +17706,7 @@ static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *co
         result = cudart_unbound("cudaPointerGetAttributes");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaPointerGetAttributes", values) < 0)
@@ -17099,6 +17714,7 @@ static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaPointerGetAttributes, cudart_abi_cudaPointerGetAttributes) fn = (CUDART_FN_T(cudaPointerGetAttributes, cudart_abi_cudaPointerGetAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17125,6 +17741,7 @@ static PyObject *cudart_fn_cudaProfilerStart(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaProfilerStart");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("()");
         if (cudart_record_call("cudaProfilerStart", values) < 0)
@@ -17132,6 +17749,7 @@ static PyObject *cudart_fn_cudaProfilerStart(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaProfilerStart, cudart_abi_cudaProfilerStart) fn = (CUDART_FN_T(cudaProfilerStart, cudart_abi_cudaProfilerStart))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17156,6 +17774,7 @@ static PyObject *cudart_fn_cudaProfilerStop(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaProfilerStop");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("()");
         if (cudart_record_call("cudaProfilerStop", values) < 0)
@@ -17163,6 +17782,7 @@ static PyObject *cudart_fn_cudaProfilerStop(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaProfilerStop, cudart_abi_cudaProfilerStop) fn = (CUDART_FN_T(cudaProfilerStop, cudart_abi_cudaProfilerStop))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17199,6 +17819,7 @@ static PyObject *cudart_fn_cudaRuntimeGetVersion(PyObject *self, PyObject *const
         result = cudart_unbound("cudaRuntimeGetVersion");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaRuntimeGetVersion", values) < 0)
@@ -17206,6 +17827,7 @@ static PyObject *cudart_fn_cudaRuntimeGetVersion(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion) fn = (CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion))slot;
     unsigned int r;
     r = fn(a0);  /* with the GIL held: generator/gil.py */
@@ -17233,6 +17855,7 @@ static PyObject *cudart_fn_cudaSetDevice(PyObject *self, PyObject *const *args, 
         result = cudart_unbound("cudaSetDevice");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(L)", i0);
         if (cudart_record_call("cudaSetDevice", values) < 0)
@@ -17240,6 +17863,7 @@ static PyObject *cudart_fn_cudaSetDevice(PyObject *self, PyObject *const *args, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaSetDevice, cudart_abi_cudaSetDevice) fn = (CUDART_FN_T(cudaSetDevice, cudart_abi_cudaSetDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17266,6 +17890,7 @@ static PyObject *cudart_fn_cudaSetDeviceFlags(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaSetDeviceFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaSetDeviceFlags", values) < 0)
@@ -17273,6 +17898,7 @@ static PyObject *cudart_fn_cudaSetDeviceFlags(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaSetDeviceFlags, cudart_abi_cudaSetDeviceFlags) fn = (CUDART_FN_T(cudaSetDeviceFlags, cudart_abi_cudaSetDeviceFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17312,6 +17938,7 @@ static PyObject *cudart_fn_cudaSetValidDevices(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaSetValidDevices");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KL)", (unsigned long long)(uintptr_t)a0, i1);
         if (cudart_record_call("cudaSetValidDevices", values) < 0)
@@ -17319,6 +17946,7 @@ static PyObject *cudart_fn_cudaSetValidDevices(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaSetValidDevices, cudart_abi_cudaSetValidDevices) fn = (CUDART_FN_T(cudaSetValidDevices, cudart_abi_cudaSetValidDevices))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17369,6 +17997,7 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyO
         result = cudart_unbound("cudaSignalExternalSemaphoresAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaSignalExternalSemaphoresAsync", values) < 0)
@@ -17376,6 +18005,7 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyO
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaSignalExternalSemaphoresAsync, cudart_abi_cudaSignalExternalSemaphoresAsync) fn = (CUDART_FN_T(cudaSignalExternalSemaphoresAsync, cudart_abi_cudaSignalExternalSemaphoresAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17422,6 +18052,7 @@ static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const
         result = cudart_unbound("cudaStreamAddCallback");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3);
         if (cudart_record_call("cudaStreamAddCallback", values) < 0)
@@ -17429,6 +18060,7 @@ static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamAddCallback, cudart_abi_cudaStreamAddCallback) fn = (CUDART_FN_T(cudaStreamAddCallback, cudart_abi_cudaStreamAddCallback))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17472,6 +18104,7 @@ static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *co
         result = cudart_unbound("cudaStreamAttachMemAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaStreamAttachMemAsync", values) < 0)
@@ -17479,6 +18112,7 @@ static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamAttachMemAsync, cudart_abi_cudaStreamAttachMemAsync) fn = (CUDART_FN_T(cudaStreamAttachMemAsync, cudart_abi_cudaStreamAttachMemAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17514,6 +18148,7 @@ static PyObject *cudart_fn_cudaStreamBeginCapture(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaStreamBeginCapture");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaStreamBeginCapture", values) < 0)
@@ -17521,6 +18156,7 @@ static PyObject *cudart_fn_cudaStreamBeginCapture(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamBeginCapture, cudart_abi_cudaStreamBeginCapture) fn = (CUDART_FN_T(cudaStreamBeginCapture, cudart_abi_cudaStreamBeginCapture))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17576,6 +18212,7 @@ static PyObject *cudart_fn_cudaStreamBeginCaptureToGraph(PyObject *self, PyObjec
         result = cudart_unbound("cudaStreamBeginCaptureToGraph");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4, u5);
         if (cudart_record_call("cudaStreamBeginCaptureToGraph", values) < 0)
@@ -17583,6 +18220,7 @@ static PyObject *cudart_fn_cudaStreamBeginCaptureToGraph(PyObject *self, PyObjec
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamBeginCaptureToGraph, cudart_abi_cudaStreamBeginCaptureToGraph) fn = (CUDART_FN_T(cudaStreamBeginCaptureToGraph, cudart_abi_cudaStreamBeginCaptureToGraph))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17623,6 +18261,7 @@ static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *co
         result = cudart_unbound("cudaStreamCopyAttributes");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaStreamCopyAttributes", values) < 0)
@@ -17630,6 +18269,7 @@ static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamCopyAttributes, cudart_abi_cudaStreamCopyAttributes) fn = (CUDART_FN_T(cudaStreamCopyAttributes, cudart_abi_cudaStreamCopyAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17668,6 +18308,7 @@ static PyObject *cudart_fn_cudaStreamCreate(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaStreamCreate");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaStreamCreate", values) < 0)
@@ -17675,6 +18316,7 @@ static PyObject *cudart_fn_cudaStreamCreate(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamCreate, cudart_abi_cudaStreamCreate) fn = (CUDART_FN_T(cudaStreamCreate, cudart_abi_cudaStreamCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17717,6 +18359,7 @@ static PyObject *cudart_fn_cudaStreamCreateWithFlags(PyObject *self, PyObject *c
         result = cudart_unbound("cudaStreamCreateWithFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaStreamCreateWithFlags", values) < 0)
@@ -17724,6 +18367,7 @@ static PyObject *cudart_fn_cudaStreamCreateWithFlags(PyObject *self, PyObject *c
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamCreateWithFlags, cudart_abi_cudaStreamCreateWithFlags) fn = (CUDART_FN_T(cudaStreamCreateWithFlags, cudart_abi_cudaStreamCreateWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17769,6 +18413,7 @@ static PyObject *cudart_fn_cudaStreamCreateWithPriority(PyObject *self, PyObject
         result = cudart_unbound("cudaStreamCreateWithPriority");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKL)", (unsigned long long)(uintptr_t)a0, u1, i2);
         if (cudart_record_call("cudaStreamCreateWithPriority", values) < 0)
@@ -17776,6 +18421,7 @@ static PyObject *cudart_fn_cudaStreamCreateWithPriority(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamCreateWithPriority, cudart_abi_cudaStreamCreateWithPriority) fn = (CUDART_FN_T(cudaStreamCreateWithPriority, cudart_abi_cudaStreamCreateWithPriority))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17809,6 +18455,7 @@ static PyObject *cudart_fn_cudaStreamDestroy(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaStreamDestroy");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaStreamDestroy", values) < 0)
@@ -17816,6 +18463,7 @@ static PyObject *cudart_fn_cudaStreamDestroy(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamDestroy, cudart_abi_cudaStreamDestroy) fn = (CUDART_FN_T(cudaStreamDestroy, cudart_abi_cudaStreamDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17857,6 +18505,7 @@ static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaStreamEndCapture");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaStreamEndCapture", values) < 0)
@@ -17864,6 +18513,7 @@ static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamEndCapture, cudart_abi_cudaStreamEndCapture) fn = (CUDART_FN_T(cudaStreamEndCapture, cudart_abi_cudaStreamEndCapture))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17905,6 +18555,7 @@ static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaStreamGetAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaStreamGetAttribute", values) < 0)
@@ -17912,6 +18563,7 @@ static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamGetAttribute, cudart_abi_cudaStreamGetAttribute) fn = (CUDART_FN_T(cudaStreamGetAttribute, cudart_abi_cudaStreamGetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17984,6 +18636,7 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *co
         result = cudart_unbound("cudaStreamGetCaptureInfo");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, (unsigned long long)(uintptr_t)a4, (unsigned long long)(uintptr_t)a5, (unsigned long long)(uintptr_t)a6);
         if (cudart_record_call("cudaStreamGetCaptureInfo", values) < 0)
@@ -17991,6 +18644,7 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamGetCaptureInfo, cudart_abi_cudaStreamGetCaptureInfo) fn = (CUDART_FN_T(cudaStreamGetCaptureInfo, cudart_abi_cudaStreamGetCaptureInfo))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18040,6 +18694,7 @@ static PyObject *cudart_fn_cudaStreamGetDevice(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaStreamGetDevice");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaStreamGetDevice", values) < 0)
@@ -18047,6 +18702,7 @@ static PyObject *cudart_fn_cudaStreamGetDevice(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamGetDevice, cudart_abi_cudaStreamGetDevice) fn = (CUDART_FN_T(cudaStreamGetDevice, cudart_abi_cudaStreamGetDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18091,6 +18747,7 @@ static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaStreamGetFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaStreamGetFlags", values) < 0)
@@ -18098,6 +18755,7 @@ static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamGetFlags, cudart_abi_cudaStreamGetFlags) fn = (CUDART_FN_T(cudaStreamGetFlags, cudart_abi_cudaStreamGetFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18142,6 +18800,7 @@ static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaStreamGetId");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaStreamGetId", values) < 0)
@@ -18149,6 +18808,7 @@ static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamGetId, cudart_abi_cudaStreamGetId) fn = (CUDART_FN_T(cudaStreamGetId, cudart_abi_cudaStreamGetId))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18193,6 +18853,7 @@ static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const
         result = cudart_unbound("cudaStreamGetPriority");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaStreamGetPriority", values) < 0)
@@ -18200,6 +18861,7 @@ static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamGetPriority, cudart_abi_cudaStreamGetPriority) fn = (CUDART_FN_T(cudaStreamGetPriority, cudart_abi_cudaStreamGetPriority))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18244,6 +18906,7 @@ static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const
         result = cudart_unbound("cudaStreamIsCapturing");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaStreamIsCapturing", values) < 0)
@@ -18251,6 +18914,7 @@ static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamIsCapturing, cudart_abi_cudaStreamIsCapturing) fn = (CUDART_FN_T(cudaStreamIsCapturing, cudart_abi_cudaStreamIsCapturing))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18285,6 +18949,7 @@ static PyObject *cudart_fn_cudaStreamQuery(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaStreamQuery");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaStreamQuery", values) < 0)
@@ -18292,6 +18957,7 @@ static PyObject *cudart_fn_cudaStreamQuery(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamQuery, cudart_abi_cudaStreamQuery) fn = (CUDART_FN_T(cudaStreamQuery, cudart_abi_cudaStreamQuery))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18330,6 +18996,7 @@ static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaStreamSetAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaStreamSetAttribute", values) < 0)
@@ -18337,6 +19004,7 @@ static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamSetAttribute, cudart_abi_cudaStreamSetAttribute) fn = (CUDART_FN_T(cudaStreamSetAttribute, cudart_abi_cudaStreamSetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18369,6 +19037,7 @@ static PyObject *cudart_fn_cudaStreamSynchronize(PyObject *self, PyObject *const
         result = cudart_unbound("cudaStreamSynchronize");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaStreamSynchronize", values) < 0)
@@ -18376,6 +19045,7 @@ static PyObject *cudart_fn_cudaStreamSynchronize(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamSynchronize, cudart_abi_cudaStreamSynchronize) fn = (CUDART_FN_T(cudaStreamSynchronize, cudart_abi_cudaStreamSynchronize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18427,6 +19097,7 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, P
         result = cudart_unbound("cudaStreamUpdateCaptureDependencies");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, u4);
         if (cudart_record_call("cudaStreamUpdateCaptureDependencies", values) < 0)
@@ -18434,6 +19105,7 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamUpdateCaptureDependencies, cudart_abi_cudaStreamUpdateCaptureDependencies) fn = (CUDART_FN_T(cudaStreamUpdateCaptureDependencies, cudart_abi_cudaStreamUpdateCaptureDependencies))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18476,6 +19148,7 @@ static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaStreamWaitEvent");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaStreamWaitEvent", values) < 0)
@@ -18483,6 +19156,7 @@ static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamWaitEvent, cudart_abi_cudaStreamWaitEvent) fn = (CUDART_FN_T(cudaStreamWaitEvent, cudart_abi_cudaStreamWaitEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18521,6 +19195,7 @@ static PyObject *cudart_fn_cudaThreadExchangeStreamCaptureMode(PyObject *self, P
         result = cudart_unbound("cudaThreadExchangeStreamCaptureMode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaThreadExchangeStreamCaptureMode", values) < 0)
@@ -18528,6 +19203,7 @@ static PyObject *cudart_fn_cudaThreadExchangeStreamCaptureMode(PyObject *self, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaThreadExchangeStreamCaptureMode, cudart_abi_cudaThreadExchangeStreamCaptureMode) fn = (CUDART_FN_T(cudaThreadExchangeStreamCaptureMode, cudart_abi_cudaThreadExchangeStreamCaptureMode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18581,6 +19257,7 @@ static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaUserObjectCreate");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, u4);
         if (cudart_record_call("cudaUserObjectCreate", values) < 0)
@@ -18588,6 +19265,7 @@ static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaUserObjectCreate, cudart_abi_cudaUserObjectCreate) fn = (CUDART_FN_T(cudaUserObjectCreate, cudart_abi_cudaUserObjectCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18626,6 +19304,7 @@ static PyObject *cudart_fn_cudaUserObjectRelease(PyObject *self, PyObject *const
         result = cudart_unbound("cudaUserObjectRelease");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaUserObjectRelease", values) < 0)
@@ -18633,6 +19312,7 @@ static PyObject *cudart_fn_cudaUserObjectRelease(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaUserObjectRelease, cudart_abi_cudaUserObjectRelease) fn = (CUDART_FN_T(cudaUserObjectRelease, cudart_abi_cudaUserObjectRelease))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18667,6 +19347,7 @@ static PyObject *cudart_fn_cudaUserObjectRetain(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaUserObjectRetain");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaUserObjectRetain", values) < 0)
@@ -18674,6 +19355,7 @@ static PyObject *cudart_fn_cudaUserObjectRetain(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaUserObjectRetain, cudart_abi_cudaUserObjectRetain) fn = (CUDART_FN_T(cudaUserObjectRetain, cudart_abi_cudaUserObjectRetain))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18718,6 +19400,7 @@ static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaVDPAUGetDevice");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaVDPAUGetDevice", values) < 0)
@@ -18725,6 +19408,7 @@ static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaVDPAUGetDevice, cudart_abi_cudaVDPAUGetDevice) fn = (CUDART_FN_T(cudaVDPAUGetDevice, cudart_abi_cudaVDPAUGetDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18765,6 +19449,7 @@ static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *con
         result = cudart_unbound("cudaVDPAUSetVDPAUDevice");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LKK)", i0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaVDPAUSetVDPAUDevice", values) < 0)
@@ -18772,6 +19457,7 @@ static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaVDPAUSetVDPAUDevice, cudart_abi_cudaVDPAUSetVDPAUDevice) fn = (CUDART_FN_T(cudaVDPAUSetVDPAUDevice, cudart_abi_cudaVDPAUSetVDPAUDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18820,6 +19506,7 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObj
         result = cudart_unbound("cudaWaitExternalSemaphoresAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaWaitExternalSemaphoresAsync", values) < 0)
@@ -18827,6 +19514,7 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObj
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaWaitExternalSemaphoresAsync, cudart_abi_cudaWaitExternalSemaphoresAsync) fn = (CUDART_FN_T(cudaWaitExternalSemaphoresAsync, cudart_abi_cudaWaitExternalSemaphoresAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS

@@ -4,7 +4,7 @@
  * source: nvidia-cuda-crt==13.1.115 (crt wheel)
  * source: nvidia-cuda-profiler-api==13.1.115 (profiler wheel)
  *
- * cudart._fast_13010: the compiled backend of cudart.sys_13010 (generator/render_fast.py
+ * cudart._fast_13010: the compiled backend of cudart.sys_13010 (generator/render/fast.py
  * says how it is made, cudart/_fastcall.h what each conversion takes). 360 functions,
  * each bound by cudart._backend with dlsym in the libcudart the loader chose.
  */
@@ -17,8 +17,18 @@
 #pragma GCC diagnostic ignored "-Wsign-conversion"
 #include <Python.h>
 #pragma GCC diagnostic pop
+#include <stddef.h>
 
 #include "_fastcall.h"
+
+/* The protocol (cudart/_fastproto.py) this file was generated for: _fastcall.h's numbers. */
+_Static_assert(CUDART_SLOT_UNBOUND == 0, "_fastcall.h disagrees with cudart/_fastproto.py: SLOT_UNBOUND");
+_Static_assert(CUDART_SLOT_RECORD == 1, "_fastcall.h disagrees with cudart/_fastproto.py: SLOT_RECORD");
+_Static_assert(CUDART_MAX_PARAMS == 64, "_fastcall.h disagrees with cudart/_fastproto.py: MAX_PARAMS");
+_Static_assert(sizeof(cudart_spec) == 80, "_fastcall.h disagrees with cudart/_fastproto.py: SPEC_SIZE");
+_Static_assert(offsetof(cudart_spec, outs) == 8, "_fastcall.h disagrees with cudart/_fastproto.py: SPEC_OUTS_OFFSET");
+_Static_assert(offsetof(cudart_spec, codes) == 16, "_fastcall.h disagrees with cudart/_fastproto.py: SPEC_CODES_OFFSET");
+_Static_assert(sizeof(unsigned long long) == 8, "_fastcall.h disagrees with cudart/_fastproto.py: OUTPUT_SLOT_BYTES");
 
 /* ---------------------------------------------------------------- records by value */
 
@@ -1934,6 +1944,7 @@ static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaArrayGetInfo");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaArrayGetInfo", values) < 0)
@@ -1941,6 +1952,7 @@ static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaArrayGetInfo, cudart_abi_cudaArrayGetInfo) fn = (CUDART_FN_T(cudaArrayGetInfo, cudart_abi_cudaArrayGetInfo))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -1984,6 +1996,7 @@ static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObje
         result = cudart_unbound("cudaArrayGetMemoryRequirements");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKL)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, i2);
         if (cudart_record_call("cudaArrayGetMemoryRequirements", values) < 0)
@@ -1991,6 +2004,7 @@ static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaArrayGetMemoryRequirements, cudart_abi_cudaArrayGetMemoryRequirements) fn = (CUDART_FN_T(cudaArrayGetMemoryRequirements, cudart_abi_cudaArrayGetMemoryRequirements))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2036,6 +2050,7 @@ static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaArrayGetPlane");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaArrayGetPlane", values) < 0)
@@ -2043,6 +2058,7 @@ static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaArrayGetPlane, cudart_abi_cudaArrayGetPlane) fn = (CUDART_FN_T(cudaArrayGetPlane, cudart_abi_cudaArrayGetPlane))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2081,6 +2097,7 @@ static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject
         result = cudart_unbound("cudaArrayGetSparseProperties");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaArrayGetSparseProperties", values) < 0)
@@ -2088,6 +2105,7 @@ static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaArrayGetSparseProperties, cudart_abi_cudaArrayGetSparseProperties) fn = (CUDART_FN_T(cudaArrayGetSparseProperties, cudart_abi_cudaArrayGetSparseProperties))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2130,6 +2148,7 @@ static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaChooseDevice");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaChooseDevice", values) < 0)
@@ -2137,6 +2156,7 @@ static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaChooseDevice, cudart_abi_cudaChooseDevice) fn = (CUDART_FN_T(cudaChooseDevice, cudart_abi_cudaChooseDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2179,6 +2199,7 @@ static PyObject *cudart_fn_cudaCreateChannelDesc(PyObject *self, PyObject *const
         result = cudart_unbound("cudaCreateChannelDesc");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LLLLK)", i0, i1, i2, i3, u4);
         if (cudart_record_call("cudaCreateChannelDesc", values) < 0)
@@ -2188,6 +2209,7 @@ static PyObject *cudart_fn_cudaCreateChannelDesc(PyObject *self, PyObject *const
             memset(PyBytes_AsString(result), 0, sizeof(CUDART_RECORD_T(cudaChannelFormatDesc)));
         goto done;
     }
+#endif
     CUDART_FN_T(cudaCreateChannelDesc, cudart_abi_cudaCreateChannelDesc) fn = (CUDART_FN_T(cudaCreateChannelDesc, cudart_abi_cudaCreateChannelDesc))slot;
     CUDART_RECORD_T(cudaChannelFormatDesc) r;
     Py_BEGIN_ALLOW_THREADS
@@ -2228,6 +2250,7 @@ static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *con
         result = cudart_unbound("cudaCreateSurfaceObject");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaCreateSurfaceObject", values) < 0)
@@ -2235,6 +2258,7 @@ static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaCreateSurfaceObject, cudart_abi_cudaCreateSurfaceObject) fn = (CUDART_FN_T(cudaCreateSurfaceObject, cudart_abi_cudaCreateSurfaceObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2287,6 +2311,7 @@ static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *con
         result = cudart_unbound("cudaCreateTextureObject");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaCreateTextureObject", values) < 0)
@@ -2294,6 +2319,7 @@ static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaCreateTextureObject, cudart_abi_cudaCreateTextureObject) fn = (CUDART_FN_T(cudaCreateTextureObject, cudart_abi_cudaCreateTextureObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2324,6 +2350,7 @@ static PyObject *cudart_fn_cudaCtxResetPersistingL2Cache(PyObject *self, PyObjec
         result = cudart_unbound("cudaCtxResetPersistingL2Cache");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("()");
         if (cudart_record_call("cudaCtxResetPersistingL2Cache", values) < 0)
@@ -2331,6 +2358,7 @@ static PyObject *cudart_fn_cudaCtxResetPersistingL2Cache(PyObject *self, PyObjec
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaCtxResetPersistingL2Cache, cudart_abi_cudaCtxResetPersistingL2Cache) fn = (CUDART_FN_T(cudaCtxResetPersistingL2Cache, cudart_abi_cudaCtxResetPersistingL2Cache))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2361,6 +2389,7 @@ static PyObject *cudart_fn_cudaDestroyExternalMemory(PyObject *self, PyObject *c
         result = cudart_unbound("cudaDestroyExternalMemory");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaDestroyExternalMemory", values) < 0)
@@ -2368,6 +2397,7 @@ static PyObject *cudart_fn_cudaDestroyExternalMemory(PyObject *self, PyObject *c
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDestroyExternalMemory, cudart_abi_cudaDestroyExternalMemory) fn = (CUDART_FN_T(cudaDestroyExternalMemory, cudart_abi_cudaDestroyExternalMemory))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2399,6 +2429,7 @@ static PyObject *cudart_fn_cudaDestroyExternalSemaphore(PyObject *self, PyObject
         result = cudart_unbound("cudaDestroyExternalSemaphore");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaDestroyExternalSemaphore", values) < 0)
@@ -2406,6 +2437,7 @@ static PyObject *cudart_fn_cudaDestroyExternalSemaphore(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDestroyExternalSemaphore, cudart_abi_cudaDestroyExternalSemaphore) fn = (CUDART_FN_T(cudaDestroyExternalSemaphore, cudart_abi_cudaDestroyExternalSemaphore))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2433,6 +2465,7 @@ static PyObject *cudart_fn_cudaDestroySurfaceObject(PyObject *self, PyObject *co
         result = cudart_unbound("cudaDestroySurfaceObject");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaDestroySurfaceObject", values) < 0)
@@ -2440,6 +2473,7 @@ static PyObject *cudart_fn_cudaDestroySurfaceObject(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDestroySurfaceObject, cudart_abi_cudaDestroySurfaceObject) fn = (CUDART_FN_T(cudaDestroySurfaceObject, cudart_abi_cudaDestroySurfaceObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2466,6 +2500,7 @@ static PyObject *cudart_fn_cudaDestroyTextureObject(PyObject *self, PyObject *co
         result = cudart_unbound("cudaDestroyTextureObject");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaDestroyTextureObject", values) < 0)
@@ -2473,6 +2508,7 @@ static PyObject *cudart_fn_cudaDestroyTextureObject(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDestroyTextureObject, cudart_abi_cudaDestroyTextureObject) fn = (CUDART_FN_T(cudaDestroyTextureObject, cudart_abi_cudaDestroyTextureObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2516,6 +2552,7 @@ static PyObject *cudart_fn_cudaDevResourceGenerateDesc(PyObject *self, PyObject 
         result = cudart_unbound("cudaDevResourceGenerateDesc");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaDevResourceGenerateDesc", values) < 0)
@@ -2523,6 +2560,7 @@ static PyObject *cudart_fn_cudaDevResourceGenerateDesc(PyObject *self, PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDevResourceGenerateDesc, cudart_abi_cudaDevResourceGenerateDesc) fn = (CUDART_FN_T(cudaDevResourceGenerateDesc, cudart_abi_cudaDevResourceGenerateDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2575,6 +2613,7 @@ static PyObject *cudart_fn_cudaDevSmResourceSplit(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaDevSmResourceSplit");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4, (unsigned long long)(uintptr_t)a5);
         if (cudart_record_call("cudaDevSmResourceSplit", values) < 0)
@@ -2582,6 +2621,7 @@ static PyObject *cudart_fn_cudaDevSmResourceSplit(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDevSmResourceSplit, cudart_abi_cudaDevSmResourceSplit) fn = (CUDART_FN_T(cudaDevSmResourceSplit, cudart_abi_cudaDevSmResourceSplit))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2620,7 +2660,7 @@ static PyObject *cudart_fn_cudaDevSmResourceSplitByCount(PyObject *self, PyObjec
     Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -2640,6 +2680,7 @@ static PyObject *cudart_fn_cudaDevSmResourceSplitByCount(PyObject *self, PyObjec
         result = cudart_unbound("cudaDevSmResourceSplitByCount");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4, u5);
         if (cudart_record_call("cudaDevSmResourceSplitByCount", values) < 0)
@@ -2647,6 +2688,7 @@ static PyObject *cudart_fn_cudaDevSmResourceSplitByCount(PyObject *self, PyObjec
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDevSmResourceSplitByCount, cudart_abi_cudaDevSmResourceSplitByCount) fn = (CUDART_FN_T(cudaDevSmResourceSplitByCount, cudart_abi_cudaDevSmResourceSplitByCount))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2695,6 +2737,7 @@ static PyObject *cudart_fn_cudaDeviceCanAccessPeer(PyObject *self, PyObject *con
         result = cudart_unbound("cudaDeviceCanAccessPeer");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KLL)", (unsigned long long)(uintptr_t)a0, i1, i2);
         if (cudart_record_call("cudaDeviceCanAccessPeer", values) < 0)
@@ -2702,6 +2745,7 @@ static PyObject *cudart_fn_cudaDeviceCanAccessPeer(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceCanAccessPeer, cudart_abi_cudaDeviceCanAccessPeer) fn = (CUDART_FN_T(cudaDeviceCanAccessPeer, cudart_abi_cudaDeviceCanAccessPeer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2731,6 +2775,7 @@ static PyObject *cudart_fn_cudaDeviceDisablePeerAccess(PyObject *self, PyObject 
         result = cudart_unbound("cudaDeviceDisablePeerAccess");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(L)", i0);
         if (cudart_record_call("cudaDeviceDisablePeerAccess", values) < 0)
@@ -2738,6 +2783,7 @@ static PyObject *cudart_fn_cudaDeviceDisablePeerAccess(PyObject *self, PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceDisablePeerAccess, cudart_abi_cudaDeviceDisablePeerAccess) fn = (CUDART_FN_T(cudaDeviceDisablePeerAccess, cudart_abi_cudaDeviceDisablePeerAccess))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2767,6 +2813,7 @@ static PyObject *cudart_fn_cudaDeviceEnablePeerAccess(PyObject *self, PyObject *
         result = cudart_unbound("cudaDeviceEnablePeerAccess");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LK)", i0, u1);
         if (cudart_record_call("cudaDeviceEnablePeerAccess", values) < 0)
@@ -2774,6 +2821,7 @@ static PyObject *cudart_fn_cudaDeviceEnablePeerAccess(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceEnablePeerAccess, cudart_abi_cudaDeviceEnablePeerAccess) fn = (CUDART_FN_T(cudaDeviceEnablePeerAccess, cudart_abi_cudaDeviceEnablePeerAccess))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2803,6 +2851,7 @@ static PyObject *cudart_fn_cudaDeviceFlushGPUDirectRDMAWrites(PyObject *self, Py
         result = cudart_unbound("cudaDeviceFlushGPUDirectRDMAWrites");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", u0, u1);
         if (cudart_record_call("cudaDeviceFlushGPUDirectRDMAWrites", values) < 0)
@@ -2810,6 +2859,7 @@ static PyObject *cudart_fn_cudaDeviceFlushGPUDirectRDMAWrites(PyObject *self, Py
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceFlushGPUDirectRDMAWrites, cudart_abi_cudaDeviceFlushGPUDirectRDMAWrites) fn = (CUDART_FN_T(cudaDeviceFlushGPUDirectRDMAWrites, cudart_abi_cudaDeviceFlushGPUDirectRDMAWrites))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2852,6 +2902,7 @@ static PyObject *cudart_fn_cudaDeviceGetAttribute(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaDeviceGetAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKL)", (unsigned long long)(uintptr_t)a0, u1, i2);
         if (cudart_record_call("cudaDeviceGetAttribute", values) < 0)
@@ -2859,6 +2910,7 @@ static PyObject *cudart_fn_cudaDeviceGetAttribute(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetAttribute, cudart_abi_cudaDeviceGetAttribute) fn = (CUDART_FN_T(cudaDeviceGetAttribute, cudart_abi_cudaDeviceGetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2902,6 +2954,7 @@ static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *con
         result = cudart_unbound("cudaDeviceGetByPCIBusId");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaDeviceGetByPCIBusId", values) < 0)
@@ -2909,6 +2962,7 @@ static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetByPCIBusId, cudart_abi_cudaDeviceGetByPCIBusId) fn = (CUDART_FN_T(cudaDeviceGetByPCIBusId, cudart_abi_cudaDeviceGetByPCIBusId))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2949,6 +3003,7 @@ static PyObject *cudart_fn_cudaDeviceGetCacheConfig(PyObject *self, PyObject *co
         result = cudart_unbound("cudaDeviceGetCacheConfig");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaDeviceGetCacheConfig", values) < 0)
@@ -2956,6 +3011,7 @@ static PyObject *cudart_fn_cudaDeviceGetCacheConfig(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetCacheConfig, cudart_abi_cudaDeviceGetCacheConfig) fn = (CUDART_FN_T(cudaDeviceGetCacheConfig, cudart_abi_cudaDeviceGetCacheConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2998,6 +3054,7 @@ static PyObject *cudart_fn_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject 
         result = cudart_unbound("cudaDeviceGetDefaultMemPool");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KL)", (unsigned long long)(uintptr_t)a0, i1);
         if (cudart_record_call("cudaDeviceGetDefaultMemPool", values) < 0)
@@ -3005,6 +3062,7 @@ static PyObject *cudart_fn_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetDefaultMemPool, cudart_abi_cudaDeviceGetDefaultMemPool) fn = (CUDART_FN_T(cudaDeviceGetDefaultMemPool, cudart_abi_cudaDeviceGetDefaultMemPool))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3044,6 +3102,7 @@ static PyObject *cudart_fn_cudaDeviceGetDevResource(PyObject *self, PyObject *co
         result = cudart_unbound("cudaDeviceGetDevResource");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LKK)", i0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaDeviceGetDevResource", values) < 0)
@@ -3051,6 +3110,7 @@ static PyObject *cudart_fn_cudaDeviceGetDevResource(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetDevResource, cudart_abi_cudaDeviceGetDevResource) fn = (CUDART_FN_T(cudaDeviceGetDevResource, cudart_abi_cudaDeviceGetDevResource))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3091,6 +3151,7 @@ static PyObject *cudart_fn_cudaDeviceGetExecutionCtx(PyObject *self, PyObject *c
         result = cudart_unbound("cudaDeviceGetExecutionCtx");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KL)", (unsigned long long)(uintptr_t)a0, i1);
         if (cudart_record_call("cudaDeviceGetExecutionCtx", values) < 0)
@@ -3098,6 +3159,7 @@ static PyObject *cudart_fn_cudaDeviceGetExecutionCtx(PyObject *self, PyObject *c
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetExecutionCtx, cudart_abi_cudaDeviceGetExecutionCtx) fn = (CUDART_FN_T(cudaDeviceGetExecutionCtx, cudart_abi_cudaDeviceGetExecutionCtx))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3137,6 +3199,7 @@ static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObje
         result = cudart_unbound("cudaDeviceGetGraphMemAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LKK)", i0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaDeviceGetGraphMemAttribute", values) < 0)
@@ -3144,6 +3207,7 @@ static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetGraphMemAttribute, cudart_abi_cudaDeviceGetGraphMemAttribute) fn = (CUDART_FN_T(cudaDeviceGetGraphMemAttribute, cudart_abi_cudaDeviceGetGraphMemAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3193,6 +3257,7 @@ static PyObject *cudart_fn_cudaDeviceGetHostAtomicCapabilities(PyObject *self, P
         result = cudart_unbound("cudaDeviceGetHostAtomicCapabilities");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKL)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, i3);
         if (cudart_record_call("cudaDeviceGetHostAtomicCapabilities", values) < 0)
@@ -3200,6 +3265,7 @@ static PyObject *cudart_fn_cudaDeviceGetHostAtomicCapabilities(PyObject *self, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetHostAtomicCapabilities, cudart_abi_cudaDeviceGetHostAtomicCapabilities) fn = (CUDART_FN_T(cudaDeviceGetHostAtomicCapabilities, cudart_abi_cudaDeviceGetHostAtomicCapabilities))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3243,6 +3309,7 @@ static PyObject *cudart_fn_cudaDeviceGetLimit(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaDeviceGetLimit");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaDeviceGetLimit", values) < 0)
@@ -3250,6 +3317,7 @@ static PyObject *cudart_fn_cudaDeviceGetLimit(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetLimit, cudart_abi_cudaDeviceGetLimit) fn = (CUDART_FN_T(cudaDeviceGetLimit, cudart_abi_cudaDeviceGetLimit))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3292,6 +3360,7 @@ static PyObject *cudart_fn_cudaDeviceGetMemPool(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaDeviceGetMemPool");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KL)", (unsigned long long)(uintptr_t)a0, i1);
         if (cudart_record_call("cudaDeviceGetMemPool", values) < 0)
@@ -3299,6 +3368,7 @@ static PyObject *cudart_fn_cudaDeviceGetMemPool(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetMemPool, cudart_abi_cudaDeviceGetMemPool) fn = (CUDART_FN_T(cudaDeviceGetMemPool, cudart_abi_cudaDeviceGetMemPool))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3338,6 +3408,7 @@ static PyObject *cudart_fn_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyOb
         result = cudart_unbound("cudaDeviceGetNvSciSyncAttributes");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KLL)", (unsigned long long)(uintptr_t)a0, i1, i2);
         if (cudart_record_call("cudaDeviceGetNvSciSyncAttributes", values) < 0)
@@ -3345,6 +3416,7 @@ static PyObject *cudart_fn_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetNvSciSyncAttributes, cudart_abi_cudaDeviceGetNvSciSyncAttributes) fn = (CUDART_FN_T(cudaDeviceGetNvSciSyncAttributes, cudart_abi_cudaDeviceGetNvSciSyncAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3397,6 +3469,7 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAtomicCapabilities(PyObject *self, Py
         result = cudart_unbound("cudaDeviceGetP2PAtomicCapabilities");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKLL)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, i3, i4);
         if (cudart_record_call("cudaDeviceGetP2PAtomicCapabilities", values) < 0)
@@ -3404,6 +3477,7 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAtomicCapabilities(PyObject *self, Py
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetP2PAtomicCapabilities, cudart_abi_cudaDeviceGetP2PAtomicCapabilities) fn = (CUDART_FN_T(cudaDeviceGetP2PAtomicCapabilities, cudart_abi_cudaDeviceGetP2PAtomicCapabilities))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3453,6 +3527,7 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *c
         result = cudart_unbound("cudaDeviceGetP2PAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKLL)", (unsigned long long)(uintptr_t)a0, u1, i2, i3);
         if (cudart_record_call("cudaDeviceGetP2PAttribute", values) < 0)
@@ -3460,6 +3535,7 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *c
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetP2PAttribute, cudart_abi_cudaDeviceGetP2PAttribute) fn = (CUDART_FN_T(cudaDeviceGetP2PAttribute, cudart_abi_cudaDeviceGetP2PAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3499,6 +3575,7 @@ static PyObject *cudart_fn_cudaDeviceGetPCIBusId(PyObject *self, PyObject *const
         result = cudart_unbound("cudaDeviceGetPCIBusId");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KLL)", (unsigned long long)(uintptr_t)a0, i1, i2);
         if (cudart_record_call("cudaDeviceGetPCIBusId", values) < 0)
@@ -3506,6 +3583,7 @@ static PyObject *cudart_fn_cudaDeviceGetPCIBusId(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetPCIBusId, cudart_abi_cudaDeviceGetPCIBusId) fn = (CUDART_FN_T(cudaDeviceGetPCIBusId, cudart_abi_cudaDeviceGetPCIBusId))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3543,6 +3621,7 @@ static PyObject *cudart_fn_cudaDeviceGetSharedMemConfig(PyObject *self, PyObject
         result = cudart_unbound("cudaDeviceGetSharedMemConfig");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaDeviceGetSharedMemConfig", values) < 0)
@@ -3550,6 +3629,7 @@ static PyObject *cudart_fn_cudaDeviceGetSharedMemConfig(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetSharedMemConfig, cudart_abi_cudaDeviceGetSharedMemConfig) fn = (CUDART_FN_T(cudaDeviceGetSharedMemConfig, cudart_abi_cudaDeviceGetSharedMemConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3595,6 +3675,7 @@ static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyOb
         result = cudart_unbound("cudaDeviceGetStreamPriorityRange");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaDeviceGetStreamPriorityRange", values) < 0)
@@ -3602,6 +3683,7 @@ static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetStreamPriorityRange, cudart_abi_cudaDeviceGetStreamPriorityRange) fn = (CUDART_FN_T(cudaDeviceGetStreamPriorityRange, cudart_abi_cudaDeviceGetStreamPriorityRange))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3649,6 +3731,7 @@ static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, 
         result = cudart_unbound("cudaDeviceGetTexture1DLinearMaxWidth");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKL)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, i2);
         if (cudart_record_call("cudaDeviceGetTexture1DLinearMaxWidth", values) < 0)
@@ -3656,6 +3739,7 @@ static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetTexture1DLinearMaxWidth, cudart_abi_cudaDeviceGetTexture1DLinearMaxWidth) fn = (CUDART_FN_T(cudaDeviceGetTexture1DLinearMaxWidth, cudart_abi_cudaDeviceGetTexture1DLinearMaxWidth))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3686,6 +3770,7 @@ static PyObject *cudart_fn_cudaDeviceGraphMemTrim(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaDeviceGraphMemTrim");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(L)", i0);
         if (cudart_record_call("cudaDeviceGraphMemTrim", values) < 0)
@@ -3693,6 +3778,7 @@ static PyObject *cudart_fn_cudaDeviceGraphMemTrim(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGraphMemTrim, cudart_abi_cudaDeviceGraphMemTrim) fn = (CUDART_FN_T(cudaDeviceGraphMemTrim, cudart_abi_cudaDeviceGraphMemTrim))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3740,6 +3826,7 @@ static PyObject *cudart_fn_cudaDeviceRegisterAsyncNotification(PyObject *self, P
         result = cudart_unbound("cudaDeviceRegisterAsyncNotification");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LKKK)", i0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaDeviceRegisterAsyncNotification", values) < 0)
@@ -3747,6 +3834,7 @@ static PyObject *cudart_fn_cudaDeviceRegisterAsyncNotification(PyObject *self, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceRegisterAsyncNotification, cudart_abi_cudaDeviceRegisterAsyncNotification) fn = (CUDART_FN_T(cudaDeviceRegisterAsyncNotification, cudart_abi_cudaDeviceRegisterAsyncNotification))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3776,6 +3864,7 @@ static PyObject *cudart_fn_cudaDeviceReset(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaDeviceReset");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("()");
         if (cudart_record_call("cudaDeviceReset", values) < 0)
@@ -3783,6 +3872,7 @@ static PyObject *cudart_fn_cudaDeviceReset(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceReset, cudart_abi_cudaDeviceReset) fn = (CUDART_FN_T(cudaDeviceReset, cudart_abi_cudaDeviceReset))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3809,6 +3899,7 @@ static PyObject *cudart_fn_cudaDeviceSetCacheConfig(PyObject *self, PyObject *co
         result = cudart_unbound("cudaDeviceSetCacheConfig");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaDeviceSetCacheConfig", values) < 0)
@@ -3816,6 +3907,7 @@ static PyObject *cudart_fn_cudaDeviceSetCacheConfig(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceSetCacheConfig, cudart_abi_cudaDeviceSetCacheConfig) fn = (CUDART_FN_T(cudaDeviceSetCacheConfig, cudart_abi_cudaDeviceSetCacheConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3852,6 +3944,7 @@ static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObje
         result = cudart_unbound("cudaDeviceSetGraphMemAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LKK)", i0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaDeviceSetGraphMemAttribute", values) < 0)
@@ -3859,6 +3952,7 @@ static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceSetGraphMemAttribute, cudart_abi_cudaDeviceSetGraphMemAttribute) fn = (CUDART_FN_T(cudaDeviceSetGraphMemAttribute, cudart_abi_cudaDeviceSetGraphMemAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3889,6 +3983,7 @@ static PyObject *cudart_fn_cudaDeviceSetLimit(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaDeviceSetLimit");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", u0, u1);
         if (cudart_record_call("cudaDeviceSetLimit", values) < 0)
@@ -3896,6 +3991,7 @@ static PyObject *cudart_fn_cudaDeviceSetLimit(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceSetLimit, cudart_abi_cudaDeviceSetLimit) fn = (CUDART_FN_T(cudaDeviceSetLimit, cudart_abi_cudaDeviceSetLimit))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3929,6 +4025,7 @@ static PyObject *cudart_fn_cudaDeviceSetMemPool(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaDeviceSetMemPool");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LK)", i0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaDeviceSetMemPool", values) < 0)
@@ -3936,6 +4033,7 @@ static PyObject *cudart_fn_cudaDeviceSetMemPool(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceSetMemPool, cudart_abi_cudaDeviceSetMemPool) fn = (CUDART_FN_T(cudaDeviceSetMemPool, cudart_abi_cudaDeviceSetMemPool))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3963,6 +4061,7 @@ static PyObject *cudart_fn_cudaDeviceSetSharedMemConfig(PyObject *self, PyObject
         result = cudart_unbound("cudaDeviceSetSharedMemConfig");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaDeviceSetSharedMemConfig", values) < 0)
@@ -3970,6 +4069,7 @@ static PyObject *cudart_fn_cudaDeviceSetSharedMemConfig(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceSetSharedMemConfig, cudart_abi_cudaDeviceSetSharedMemConfig) fn = (CUDART_FN_T(cudaDeviceSetSharedMemConfig, cudart_abi_cudaDeviceSetSharedMemConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3994,6 +4094,7 @@ static PyObject *cudart_fn_cudaDeviceSynchronize(PyObject *self, PyObject *const
         result = cudart_unbound("cudaDeviceSynchronize");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("()");
         if (cudart_record_call("cudaDeviceSynchronize", values) < 0)
@@ -4001,6 +4102,7 @@ static PyObject *cudart_fn_cudaDeviceSynchronize(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceSynchronize, cudart_abi_cudaDeviceSynchronize) fn = (CUDART_FN_T(cudaDeviceSynchronize, cudart_abi_cudaDeviceSynchronize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4034,6 +4136,7 @@ static PyObject *cudart_fn_cudaDeviceUnregisterAsyncNotification(PyObject *self,
         result = cudart_unbound("cudaDeviceUnregisterAsyncNotification");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LK)", i0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaDeviceUnregisterAsyncNotification", values) < 0)
@@ -4041,6 +4144,7 @@ static PyObject *cudart_fn_cudaDeviceUnregisterAsyncNotification(PyObject *self,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceUnregisterAsyncNotification, cudart_abi_cudaDeviceUnregisterAsyncNotification) fn = (CUDART_FN_T(cudaDeviceUnregisterAsyncNotification, cudart_abi_cudaDeviceUnregisterAsyncNotification))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4078,6 +4182,7 @@ static PyObject *cudart_fn_cudaDriverGetVersion(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaDriverGetVersion");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaDriverGetVersion", values) < 0)
@@ -4085,6 +4190,7 @@ static PyObject *cudart_fn_cudaDriverGetVersion(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDriverGetVersion, cudart_abi_cudaDriverGetVersion) fn = (CUDART_FN_T(cudaDriverGetVersion, cudart_abi_cudaDriverGetVersion))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4139,6 +4245,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyO
         result = cudart_unbound("cudaEGLStreamConsumerAcquireFrame");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3);
         if (cudart_record_call("cudaEGLStreamConsumerAcquireFrame", values) < 0)
@@ -4146,6 +4253,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyO
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEGLStreamConsumerAcquireFrame, cudart_abi_cudaEGLStreamConsumerAcquireFrame) fn = (CUDART_FN_T(cudaEGLStreamConsumerAcquireFrame, cudart_abi_cudaEGLStreamConsumerAcquireFrame))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4191,6 +4299,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject
         result = cudart_unbound("cudaEGLStreamConsumerConnect");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaEGLStreamConsumerConnect", values) < 0)
@@ -4198,6 +4307,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEGLStreamConsumerConnect, cudart_abi_cudaEGLStreamConsumerConnect) fn = (CUDART_FN_T(cudaEGLStreamConsumerConnect, cudart_abi_cudaEGLStreamConsumerConnect))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4245,6 +4355,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self,
         result = cudart_unbound("cudaEGLStreamConsumerConnectWithFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaEGLStreamConsumerConnectWithFlags", values) < 0)
@@ -4252,6 +4363,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEGLStreamConsumerConnectWithFlags, cudart_abi_cudaEGLStreamConsumerConnectWithFlags) fn = (CUDART_FN_T(cudaEGLStreamConsumerConnectWithFlags, cudart_abi_cudaEGLStreamConsumerConnectWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4292,6 +4404,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerDisconnect(PyObject *self, PyObj
         result = cudart_unbound("cudaEGLStreamConsumerDisconnect");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaEGLStreamConsumerDisconnect", values) < 0)
@@ -4299,6 +4412,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerDisconnect(PyObject *self, PyObj
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEGLStreamConsumerDisconnect, cudart_abi_cudaEGLStreamConsumerDisconnect) fn = (CUDART_FN_T(cudaEGLStreamConsumerDisconnect, cudart_abi_cudaEGLStreamConsumerDisconnect))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4348,6 +4462,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyO
         result = cudart_unbound("cudaEGLStreamConsumerReleaseFrame");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaEGLStreamConsumerReleaseFrame", values) < 0)
@@ -4355,6 +4470,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyO
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEGLStreamConsumerReleaseFrame, cudart_abi_cudaEGLStreamConsumerReleaseFrame) fn = (CUDART_FN_T(cudaEGLStreamConsumerReleaseFrame, cudart_abi_cudaEGLStreamConsumerReleaseFrame))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4406,6 +4522,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject
         result = cudart_unbound("cudaEGLStreamProducerConnect");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKLL)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, i2, i3);
         if (cudart_record_call("cudaEGLStreamProducerConnect", values) < 0)
@@ -4413,6 +4530,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEGLStreamProducerConnect, cudart_abi_cudaEGLStreamProducerConnect) fn = (CUDART_FN_T(cudaEGLStreamProducerConnect, cudart_abi_cudaEGLStreamProducerConnect))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4453,6 +4571,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerDisconnect(PyObject *self, PyObj
         result = cudart_unbound("cudaEGLStreamProducerDisconnect");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaEGLStreamProducerDisconnect", values) < 0)
@@ -4460,6 +4579,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerDisconnect(PyObject *self, PyObj
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEGLStreamProducerDisconnect, cudart_abi_cudaEGLStreamProducerDisconnect) fn = (CUDART_FN_T(cudaEGLStreamProducerDisconnect, cudart_abi_cudaEGLStreamProducerDisconnect))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4508,6 +4628,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyO
         result = cudart_unbound("cudaEGLStreamProducerPresentFrame");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(Ky#K)", (unsigned long long)(uintptr_t)a0, (const char *)&a1, (Py_ssize_t)sizeof a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaEGLStreamProducerPresentFrame", values) < 0)
@@ -4515,6 +4636,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyO
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEGLStreamProducerPresentFrame, cudart_abi_cudaEGLStreamProducerPresentFrame) fn = (CUDART_FN_T(cudaEGLStreamProducerPresentFrame, cudart_abi_cudaEGLStreamProducerPresentFrame))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4565,6 +4687,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyOb
         result = cudart_unbound("cudaEGLStreamProducerReturnFrame");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaEGLStreamProducerReturnFrame", values) < 0)
@@ -4572,6 +4695,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEGLStreamProducerReturnFrame, cudart_abi_cudaEGLStreamProducerReturnFrame) fn = (CUDART_FN_T(cudaEGLStreamProducerReturnFrame, cudart_abi_cudaEGLStreamProducerReturnFrame))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4613,6 +4737,7 @@ static PyObject *cudart_fn_cudaEventCreate(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaEventCreate");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaEventCreate", values) < 0)
@@ -4620,6 +4745,7 @@ static PyObject *cudart_fn_cudaEventCreate(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEventCreate, cudart_abi_cudaEventCreate) fn = (CUDART_FN_T(cudaEventCreate, cudart_abi_cudaEventCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4666,6 +4792,7 @@ static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *
         result = cudart_unbound("cudaEventCreateFromEGLSync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaEventCreateFromEGLSync", values) < 0)
@@ -4673,6 +4800,7 @@ static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEventCreateFromEGLSync, cudart_abi_cudaEventCreateFromEGLSync) fn = (CUDART_FN_T(cudaEventCreateFromEGLSync, cudart_abi_cudaEventCreateFromEGLSync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4716,6 +4844,7 @@ static PyObject *cudart_fn_cudaEventCreateWithFlags(PyObject *self, PyObject *co
         result = cudart_unbound("cudaEventCreateWithFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaEventCreateWithFlags", values) < 0)
@@ -4723,6 +4852,7 @@ static PyObject *cudart_fn_cudaEventCreateWithFlags(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEventCreateWithFlags, cudart_abi_cudaEventCreateWithFlags) fn = (CUDART_FN_T(cudaEventCreateWithFlags, cudart_abi_cudaEventCreateWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4756,6 +4886,7 @@ static PyObject *cudart_fn_cudaEventDestroy(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaEventDestroy");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaEventDestroy", values) < 0)
@@ -4763,6 +4894,7 @@ static PyObject *cudart_fn_cudaEventDestroy(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEventDestroy, cudart_abi_cudaEventDestroy) fn = (CUDART_FN_T(cudaEventDestroy, cudart_abi_cudaEventDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4808,6 +4940,7 @@ static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaEventElapsedTime");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaEventElapsedTime", values) < 0)
@@ -4815,6 +4948,7 @@ static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEventElapsedTime, cudart_abi_cudaEventElapsedTime) fn = (CUDART_FN_T(cudaEventElapsedTime, cudart_abi_cudaEventElapsedTime))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4850,6 +4984,7 @@ static PyObject *cudart_fn_cudaEventQuery(PyObject *self, PyObject *const *args,
         result = cudart_unbound("cudaEventQuery");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaEventQuery", values) < 0)
@@ -4857,6 +4992,7 @@ static PyObject *cudart_fn_cudaEventQuery(PyObject *self, PyObject *const *args,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEventQuery, cudart_abi_cudaEventQuery) fn = (CUDART_FN_T(cudaEventQuery, cudart_abi_cudaEventQuery))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4892,6 +5028,7 @@ static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaEventRecord");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaEventRecord", values) < 0)
@@ -4899,6 +5036,7 @@ static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEventRecord, cudart_abi_cudaEventRecord) fn = (CUDART_FN_T(cudaEventRecord, cudart_abi_cudaEventRecord))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4938,6 +5076,7 @@ static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *co
         result = cudart_unbound("cudaEventRecordWithFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaEventRecordWithFlags", values) < 0)
@@ -4945,6 +5084,7 @@ static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEventRecordWithFlags, cudart_abi_cudaEventRecordWithFlags) fn = (CUDART_FN_T(cudaEventRecordWithFlags, cudart_abi_cudaEventRecordWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4977,6 +5117,7 @@ static PyObject *cudart_fn_cudaEventSynchronize(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaEventSynchronize");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaEventSynchronize", values) < 0)
@@ -4984,6 +5125,7 @@ static PyObject *cudart_fn_cudaEventSynchronize(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEventSynchronize, cudart_abi_cudaEventSynchronize) fn = (CUDART_FN_T(cudaEventSynchronize, cudart_abi_cudaEventSynchronize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5015,6 +5157,7 @@ static PyObject *cudart_fn_cudaExecutionCtxDestroy(PyObject *self, PyObject *con
         result = cudart_unbound("cudaExecutionCtxDestroy");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaExecutionCtxDestroy", values) < 0)
@@ -5022,6 +5165,7 @@ static PyObject *cudart_fn_cudaExecutionCtxDestroy(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaExecutionCtxDestroy, cudart_abi_cudaExecutionCtxDestroy) fn = (CUDART_FN_T(cudaExecutionCtxDestroy, cudart_abi_cudaExecutionCtxDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5060,6 +5204,7 @@ static PyObject *cudart_fn_cudaExecutionCtxGetDevResource(PyObject *self, PyObje
         result = cudart_unbound("cudaExecutionCtxGetDevResource");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaExecutionCtxGetDevResource", values) < 0)
@@ -5067,6 +5212,7 @@ static PyObject *cudart_fn_cudaExecutionCtxGetDevResource(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaExecutionCtxGetDevResource, cudart_abi_cudaExecutionCtxGetDevResource) fn = (CUDART_FN_T(cudaExecutionCtxGetDevResource, cudart_abi_cudaExecutionCtxGetDevResource))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5109,6 +5255,7 @@ static PyObject *cudart_fn_cudaExecutionCtxGetDevice(PyObject *self, PyObject *c
         result = cudart_unbound("cudaExecutionCtxGetDevice");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaExecutionCtxGetDevice", values) < 0)
@@ -5116,6 +5263,7 @@ static PyObject *cudart_fn_cudaExecutionCtxGetDevice(PyObject *self, PyObject *c
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaExecutionCtxGetDevice, cudart_abi_cudaExecutionCtxGetDevice) fn = (CUDART_FN_T(cudaExecutionCtxGetDevice, cudart_abi_cudaExecutionCtxGetDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5160,6 +5308,7 @@ static PyObject *cudart_fn_cudaExecutionCtxGetId(PyObject *self, PyObject *const
         result = cudart_unbound("cudaExecutionCtxGetId");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaExecutionCtxGetId", values) < 0)
@@ -5167,6 +5316,7 @@ static PyObject *cudart_fn_cudaExecutionCtxGetId(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaExecutionCtxGetId, cudart_abi_cudaExecutionCtxGetId) fn = (CUDART_FN_T(cudaExecutionCtxGetId, cudart_abi_cudaExecutionCtxGetId))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5205,6 +5355,7 @@ static PyObject *cudart_fn_cudaExecutionCtxRecordEvent(PyObject *self, PyObject 
         result = cudart_unbound("cudaExecutionCtxRecordEvent");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaExecutionCtxRecordEvent", values) < 0)
@@ -5212,6 +5363,7 @@ static PyObject *cudart_fn_cudaExecutionCtxRecordEvent(PyObject *self, PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaExecutionCtxRecordEvent, cudart_abi_cudaExecutionCtxRecordEvent) fn = (CUDART_FN_T(cudaExecutionCtxRecordEvent, cudart_abi_cudaExecutionCtxRecordEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5260,6 +5412,7 @@ static PyObject *cudart_fn_cudaExecutionCtxStreamCreate(PyObject *self, PyObject
         result = cudart_unbound("cudaExecutionCtxStreamCreate");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKL)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, i3);
         if (cudart_record_call("cudaExecutionCtxStreamCreate", values) < 0)
@@ -5267,6 +5420,7 @@ static PyObject *cudart_fn_cudaExecutionCtxStreamCreate(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaExecutionCtxStreamCreate, cudart_abi_cudaExecutionCtxStreamCreate) fn = (CUDART_FN_T(cudaExecutionCtxStreamCreate, cudart_abi_cudaExecutionCtxStreamCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5301,6 +5455,7 @@ static PyObject *cudart_fn_cudaExecutionCtxSynchronize(PyObject *self, PyObject 
         result = cudart_unbound("cudaExecutionCtxSynchronize");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaExecutionCtxSynchronize", values) < 0)
@@ -5308,6 +5463,7 @@ static PyObject *cudart_fn_cudaExecutionCtxSynchronize(PyObject *self, PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaExecutionCtxSynchronize, cudart_abi_cudaExecutionCtxSynchronize) fn = (CUDART_FN_T(cudaExecutionCtxSynchronize, cudart_abi_cudaExecutionCtxSynchronize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5343,6 +5499,7 @@ static PyObject *cudart_fn_cudaExecutionCtxWaitEvent(PyObject *self, PyObject *c
         result = cudart_unbound("cudaExecutionCtxWaitEvent");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaExecutionCtxWaitEvent", values) < 0)
@@ -5350,6 +5507,7 @@ static PyObject *cudart_fn_cudaExecutionCtxWaitEvent(PyObject *self, PyObject *c
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaExecutionCtxWaitEvent, cudart_abi_cudaExecutionCtxWaitEvent) fn = (CUDART_FN_T(cudaExecutionCtxWaitEvent, cudart_abi_cudaExecutionCtxWaitEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5396,6 +5554,7 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyO
         result = cudart_unbound("cudaExternalMemoryGetMappedBuffer");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaExternalMemoryGetMappedBuffer", values) < 0)
@@ -5403,6 +5562,7 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyO
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaExternalMemoryGetMappedBuffer, cudart_abi_cudaExternalMemoryGetMappedBuffer) fn = (CUDART_FN_T(cudaExternalMemoryGetMappedBuffer, cudart_abi_cudaExternalMemoryGetMappedBuffer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5452,6 +5612,7 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *s
         result = cudart_unbound("cudaExternalMemoryGetMappedMipmappedArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaExternalMemoryGetMappedMipmappedArray", values) < 0)
@@ -5459,6 +5620,7 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *s
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaExternalMemoryGetMappedMipmappedArray, cudart_abi_cudaExternalMemoryGetMappedMipmappedArray) fn = (CUDART_FN_T(cudaExternalMemoryGetMappedMipmappedArray, cudart_abi_cudaExternalMemoryGetMappedMipmappedArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5494,6 +5656,7 @@ static PyObject *cudart_fn_cudaFree(PyObject *self, PyObject *const *args, Py_ss
         result = cudart_unbound("cudaFree");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaFree", values) < 0)
@@ -5501,6 +5664,7 @@ static PyObject *cudart_fn_cudaFree(PyObject *self, PyObject *const *args, Py_ss
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFree, cudart_abi_cudaFree) fn = (CUDART_FN_T(cudaFree, cudart_abi_cudaFree))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5532,6 +5696,7 @@ static PyObject *cudart_fn_cudaFreeArray(PyObject *self, PyObject *const *args, 
         result = cudart_unbound("cudaFreeArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaFreeArray", values) < 0)
@@ -5539,6 +5704,7 @@ static PyObject *cudart_fn_cudaFreeArray(PyObject *self, PyObject *const *args, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFreeArray, cudart_abi_cudaFreeArray) fn = (CUDART_FN_T(cudaFreeArray, cudart_abi_cudaFreeArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5574,6 +5740,7 @@ static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, 
         result = cudart_unbound("cudaFreeAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaFreeAsync", values) < 0)
@@ -5581,6 +5748,7 @@ static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFreeAsync, cudart_abi_cudaFreeAsync) fn = (CUDART_FN_T(cudaFreeAsync, cudart_abi_cudaFreeAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5613,6 +5781,7 @@ static PyObject *cudart_fn_cudaFreeHost(PyObject *self, PyObject *const *args, P
         result = cudart_unbound("cudaFreeHost");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaFreeHost", values) < 0)
@@ -5620,6 +5789,7 @@ static PyObject *cudart_fn_cudaFreeHost(PyObject *self, PyObject *const *args, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFreeHost, cudart_abi_cudaFreeHost) fn = (CUDART_FN_T(cudaFreeHost, cudart_abi_cudaFreeHost))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5651,6 +5821,7 @@ static PyObject *cudart_fn_cudaFreeMipmappedArray(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaFreeMipmappedArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaFreeMipmappedArray", values) < 0)
@@ -5658,6 +5829,7 @@ static PyObject *cudart_fn_cudaFreeMipmappedArray(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFreeMipmappedArray, cudart_abi_cudaFreeMipmappedArray) fn = (CUDART_FN_T(cudaFreeMipmappedArray, cudart_abi_cudaFreeMipmappedArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5693,6 +5865,7 @@ static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const
         result = cudart_unbound("cudaFuncGetAttributes");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaFuncGetAttributes", values) < 0)
@@ -5700,6 +5873,7 @@ static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFuncGetAttributes, cudart_abi_cudaFuncGetAttributes) fn = (CUDART_FN_T(cudaFuncGetAttributes, cudart_abi_cudaFuncGetAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5742,6 +5916,7 @@ static PyObject *cudart_fn_cudaFuncGetName(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaFuncGetName");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaFuncGetName", values) < 0)
@@ -5749,6 +5924,7 @@ static PyObject *cudart_fn_cudaFuncGetName(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFuncGetName, cudart_abi_cudaFuncGetName) fn = (CUDART_FN_T(cudaFuncGetName, cudart_abi_cudaFuncGetName))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5802,6 +5978,7 @@ static PyObject *cudart_fn_cudaFuncGetParamInfo(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaFuncGetParamInfo");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaFuncGetParamInfo", values) < 0)
@@ -5809,6 +5986,7 @@ static PyObject *cudart_fn_cudaFuncGetParamInfo(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFuncGetParamInfo, cudart_abi_cudaFuncGetParamInfo) fn = (CUDART_FN_T(cudaFuncGetParamInfo, cudart_abi_cudaFuncGetParamInfo))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5850,6 +6028,7 @@ static PyObject *cudart_fn_cudaFuncSetAttribute(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaFuncSetAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKL)", (unsigned long long)(uintptr_t)a0, u1, i2);
         if (cudart_record_call("cudaFuncSetAttribute", values) < 0)
@@ -5857,6 +6036,7 @@ static PyObject *cudart_fn_cudaFuncSetAttribute(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFuncSetAttribute, cudart_abi_cudaFuncSetAttribute) fn = (CUDART_FN_T(cudaFuncSetAttribute, cudart_abi_cudaFuncSetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5891,6 +6071,7 @@ static PyObject *cudart_fn_cudaFuncSetCacheConfig(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaFuncSetCacheConfig");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaFuncSetCacheConfig", values) < 0)
@@ -5898,6 +6079,7 @@ static PyObject *cudart_fn_cudaFuncSetCacheConfig(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFuncSetCacheConfig, cudart_abi_cudaFuncSetCacheConfig) fn = (CUDART_FN_T(cudaFuncSetCacheConfig, cudart_abi_cudaFuncSetCacheConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5932,6 +6114,7 @@ static PyObject *cudart_fn_cudaFuncSetSharedMemConfig(PyObject *self, PyObject *
         result = cudart_unbound("cudaFuncSetSharedMemConfig");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaFuncSetSharedMemConfig", values) < 0)
@@ -5939,6 +6122,7 @@ static PyObject *cudart_fn_cudaFuncSetSharedMemConfig(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFuncSetSharedMemConfig, cudart_abi_cudaFuncSetSharedMemConfig) fn = (CUDART_FN_T(cudaFuncSetSharedMemConfig, cudart_abi_cudaFuncSetSharedMemConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5988,6 +6172,7 @@ static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaGLGetDevices");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaGLGetDevices", values) < 0)
@@ -5995,6 +6180,7 @@ static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGLGetDevices, cudart_abi_cudaGLGetDevices) fn = (CUDART_FN_T(cudaGLGetDevices, cudart_abi_cudaGLGetDevices))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6038,6 +6224,7 @@ static PyObject *cudart_fn_cudaGLMapBufferObject(PyObject *self, PyObject *const
         result = cudart_unbound("cudaGLMapBufferObject");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaGLMapBufferObject", values) < 0)
@@ -6045,6 +6232,7 @@ static PyObject *cudart_fn_cudaGLMapBufferObject(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGLMapBufferObject, cudart_abi_cudaGLMapBufferObject) fn = (CUDART_FN_T(cudaGLMapBufferObject, cudart_abi_cudaGLMapBufferObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6091,6 +6279,7 @@ static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *
         result = cudart_unbound("cudaGLMapBufferObjectAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGLMapBufferObjectAsync", values) < 0)
@@ -6098,6 +6287,7 @@ static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGLMapBufferObjectAsync, cudart_abi_cudaGLMapBufferObjectAsync) fn = (CUDART_FN_T(cudaGLMapBufferObjectAsync, cudart_abi_cudaGLMapBufferObjectAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6128,6 +6318,7 @@ static PyObject *cudart_fn_cudaGLRegisterBufferObject(PyObject *self, PyObject *
         result = cudart_unbound("cudaGLRegisterBufferObject");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaGLRegisterBufferObject", values) < 0)
@@ -6135,6 +6326,7 @@ static PyObject *cudart_fn_cudaGLRegisterBufferObject(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGLRegisterBufferObject, cudart_abi_cudaGLRegisterBufferObject) fn = (CUDART_FN_T(cudaGLRegisterBufferObject, cudart_abi_cudaGLRegisterBufferObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6164,6 +6356,7 @@ static PyObject *cudart_fn_cudaGLSetBufferObjectMapFlags(PyObject *self, PyObjec
         result = cudart_unbound("cudaGLSetBufferObjectMapFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", u0, u1);
         if (cudart_record_call("cudaGLSetBufferObjectMapFlags", values) < 0)
@@ -6171,6 +6364,7 @@ static PyObject *cudart_fn_cudaGLSetBufferObjectMapFlags(PyObject *self, PyObjec
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGLSetBufferObjectMapFlags, cudart_abi_cudaGLSetBufferObjectMapFlags) fn = (CUDART_FN_T(cudaGLSetBufferObjectMapFlags, cudart_abi_cudaGLSetBufferObjectMapFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6197,6 +6391,7 @@ static PyObject *cudart_fn_cudaGLSetGLDevice(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaGLSetGLDevice");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(L)", i0);
         if (cudart_record_call("cudaGLSetGLDevice", values) < 0)
@@ -6204,6 +6399,7 @@ static PyObject *cudart_fn_cudaGLSetGLDevice(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGLSetGLDevice, cudart_abi_cudaGLSetGLDevice) fn = (CUDART_FN_T(cudaGLSetGLDevice, cudart_abi_cudaGLSetGLDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6230,6 +6426,7 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObject(PyObject *self, PyObject *con
         result = cudart_unbound("cudaGLUnmapBufferObject");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaGLUnmapBufferObject", values) < 0)
@@ -6237,6 +6434,7 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObject(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGLUnmapBufferObject, cudart_abi_cudaGLUnmapBufferObject) fn = (CUDART_FN_T(cudaGLUnmapBufferObject, cudart_abi_cudaGLUnmapBufferObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6270,6 +6468,7 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObjectAsync(PyObject *self, PyObject
         result = cudart_unbound("cudaGLUnmapBufferObjectAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", u0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGLUnmapBufferObjectAsync", values) < 0)
@@ -6277,6 +6476,7 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObjectAsync(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGLUnmapBufferObjectAsync, cudart_abi_cudaGLUnmapBufferObjectAsync) fn = (CUDART_FN_T(cudaGLUnmapBufferObjectAsync, cudart_abi_cudaGLUnmapBufferObjectAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6304,6 +6504,7 @@ static PyObject *cudart_fn_cudaGLUnregisterBufferObject(PyObject *self, PyObject
         result = cudart_unbound("cudaGLUnregisterBufferObject");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaGLUnregisterBufferObject", values) < 0)
@@ -6311,6 +6512,7 @@ static PyObject *cudart_fn_cudaGLUnregisterBufferObject(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGLUnregisterBufferObject, cudart_abi_cudaGLUnregisterBufferObject) fn = (CUDART_FN_T(cudaGLUnregisterBufferObject, cudart_abi_cudaGLUnregisterBufferObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6345,6 +6547,7 @@ static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaGetChannelDesc");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGetChannelDesc", values) < 0)
@@ -6352,6 +6555,7 @@ static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetChannelDesc, cudart_abi_cudaGetChannelDesc) fn = (CUDART_FN_T(cudaGetChannelDesc, cudart_abi_cudaGetChannelDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6390,6 +6594,7 @@ static PyObject *cudart_fn_cudaGetDevice(PyObject *self, PyObject *const *args, 
         result = cudart_unbound("cudaGetDevice");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaGetDevice", values) < 0)
@@ -6397,6 +6602,7 @@ static PyObject *cudart_fn_cudaGetDevice(PyObject *self, PyObject *const *args, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetDevice, cudart_abi_cudaGetDevice) fn = (CUDART_FN_T(cudaGetDevice, cudart_abi_cudaGetDevice))slot;
     unsigned int r;
     r = fn(a0);  /* with the GIL held: generator/gil.py */
@@ -6434,6 +6640,7 @@ static PyObject *cudart_fn_cudaGetDeviceCount(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaGetDeviceCount");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaGetDeviceCount", values) < 0)
@@ -6441,6 +6648,7 @@ static PyObject *cudart_fn_cudaGetDeviceCount(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetDeviceCount, cudart_abi_cudaGetDeviceCount) fn = (CUDART_FN_T(cudaGetDeviceCount, cudart_abi_cudaGetDeviceCount))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6480,6 +6688,7 @@ static PyObject *cudart_fn_cudaGetDeviceFlags(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaGetDeviceFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaGetDeviceFlags", values) < 0)
@@ -6487,6 +6696,7 @@ static PyObject *cudart_fn_cudaGetDeviceFlags(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetDeviceFlags, cudart_abi_cudaGetDeviceFlags) fn = (CUDART_FN_T(cudaGetDeviceFlags, cudart_abi_cudaGetDeviceFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6523,6 +6733,7 @@ static PyObject *cudart_fn_cudaGetDeviceProperties(PyObject *self, PyObject *con
         result = cudart_unbound("cudaGetDeviceProperties");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KL)", (unsigned long long)(uintptr_t)a0, i1);
         if (cudart_record_call("cudaGetDeviceProperties", values) < 0)
@@ -6530,6 +6741,7 @@ static PyObject *cudart_fn_cudaGetDeviceProperties(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetDeviceProperties, cudart_abi_cudaGetDeviceProperties) fn = (CUDART_FN_T(cudaGetDeviceProperties, cudart_abi_cudaGetDeviceProperties))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6580,6 +6792,7 @@ static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *con
         result = cudart_unbound("cudaGetDriverEntryPoint");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaGetDriverEntryPoint", values) < 0)
@@ -6587,6 +6800,7 @@ static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetDriverEntryPoint, cudart_abi_cudaGetDriverEntryPoint) fn = (CUDART_FN_T(cudaGetDriverEntryPoint, cudart_abi_cudaGetDriverEntryPoint))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6644,6 +6858,7 @@ static PyObject *cudart_fn_cudaGetDriverEntryPointByVersion(PyObject *self, PyOb
         result = cudart_unbound("cudaGetDriverEntryPointByVersion");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGetDriverEntryPointByVersion", values) < 0)
@@ -6651,6 +6866,7 @@ static PyObject *cudart_fn_cudaGetDriverEntryPointByVersion(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetDriverEntryPointByVersion, cudart_abi_cudaGetDriverEntryPointByVersion) fn = (CUDART_FN_T(cudaGetDriverEntryPointByVersion, cudart_abi_cudaGetDriverEntryPointByVersion))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6682,6 +6898,7 @@ static PyObject *cudart_fn_cudaGetErrorName(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaGetErrorName");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaGetErrorName", values) < 0)
@@ -6689,6 +6906,7 @@ static PyObject *cudart_fn_cudaGetErrorName(PyObject *self, PyObject *const *arg
         result = PyBytes_FromStringAndSize("", 0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetErrorName, cudart_abi_cudaGetErrorName) fn = (CUDART_FN_T(cudaGetErrorName, cudart_abi_cudaGetErrorName))slot;
     const char * r;
     r = fn((unsigned int)u0);  /* with the GIL held: generator/gil.py */
@@ -6713,6 +6931,7 @@ static PyObject *cudart_fn_cudaGetErrorString(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaGetErrorString");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaGetErrorString", values) < 0)
@@ -6720,6 +6939,7 @@ static PyObject *cudart_fn_cudaGetErrorString(PyObject *self, PyObject *const *a
         result = PyBytes_FromStringAndSize("", 0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetErrorString, cudart_abi_cudaGetErrorString) fn = (CUDART_FN_T(cudaGetErrorString, cudart_abi_cudaGetErrorString))slot;
     const char * r;
     r = fn((unsigned int)u0);  /* with the GIL held: generator/gil.py */
@@ -6758,6 +6978,7 @@ static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaGetExportTable");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGetExportTable", values) < 0)
@@ -6765,6 +6986,7 @@ static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetExportTable, cudart_abi_cudaGetExportTable) fn = (CUDART_FN_T(cudaGetExportTable, cudart_abi_cudaGetExportTable))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6809,6 +7031,7 @@ static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaGetFuncBySymbol");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGetFuncBySymbol", values) < 0)
@@ -6816,6 +7039,7 @@ static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetFuncBySymbol, cudart_abi_cudaGetFuncBySymbol) fn = (CUDART_FN_T(cudaGetFuncBySymbol, cudart_abi_cudaGetFuncBySymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6860,6 +7084,7 @@ static PyObject *cudart_fn_cudaGetKernel(PyObject *self, PyObject *const *args, 
         result = cudart_unbound("cudaGetKernel");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGetKernel", values) < 0)
@@ -6867,6 +7092,7 @@ static PyObject *cudart_fn_cudaGetKernel(PyObject *self, PyObject *const *args, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetKernel, cudart_abi_cudaGetKernel) fn = (CUDART_FN_T(cudaGetKernel, cudart_abi_cudaGetKernel))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6895,6 +7121,7 @@ static PyObject *cudart_fn_cudaGetLastError(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaGetLastError");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("()");
         if (cudart_record_call("cudaGetLastError", values) < 0)
@@ -6902,6 +7129,7 @@ static PyObject *cudart_fn_cudaGetLastError(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetLastError, cudart_abi_cudaGetLastError) fn = (CUDART_FN_T(cudaGetLastError, cudart_abi_cudaGetLastError))slot;
     unsigned int r;
     r = fn();  /* with the GIL held: generator/gil.py */
@@ -6943,6 +7171,7 @@ static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *
         result = cudart_unbound("cudaGetMipmappedArrayLevel");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaGetMipmappedArrayLevel", values) < 0)
@@ -6950,6 +7179,7 @@ static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetMipmappedArrayLevel, cudart_abi_cudaGetMipmappedArrayLevel) fn = (CUDART_FN_T(cudaGetMipmappedArrayLevel, cudart_abi_cudaGetMipmappedArrayLevel))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6987,6 +7217,7 @@ static PyObject *cudart_fn_cudaGetSurfaceObjectResourceDesc(PyObject *self, PyOb
         result = cudart_unbound("cudaGetSurfaceObjectResourceDesc");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaGetSurfaceObjectResourceDesc", values) < 0)
@@ -6994,6 +7225,7 @@ static PyObject *cudart_fn_cudaGetSurfaceObjectResourceDesc(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetSurfaceObjectResourceDesc, cudart_abi_cudaGetSurfaceObjectResourceDesc) fn = (CUDART_FN_T(cudaGetSurfaceObjectResourceDesc, cudart_abi_cudaGetSurfaceObjectResourceDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7035,6 +7267,7 @@ static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaGetSymbolAddress");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGetSymbolAddress", values) < 0)
@@ -7042,6 +7275,7 @@ static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetSymbolAddress, cudart_abi_cudaGetSymbolAddress) fn = (CUDART_FN_T(cudaGetSymbolAddress, cudart_abi_cudaGetSymbolAddress))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7086,6 +7320,7 @@ static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaGetSymbolSize");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGetSymbolSize", values) < 0)
@@ -7093,6 +7328,7 @@ static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetSymbolSize, cudart_abi_cudaGetSymbolSize) fn = (CUDART_FN_T(cudaGetSymbolSize, cudart_abi_cudaGetSymbolSize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7130,6 +7366,7 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceDesc(PyObject *self, PyOb
         result = cudart_unbound("cudaGetTextureObjectResourceDesc");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaGetTextureObjectResourceDesc", values) < 0)
@@ -7137,6 +7374,7 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceDesc(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetTextureObjectResourceDesc, cudart_abi_cudaGetTextureObjectResourceDesc) fn = (CUDART_FN_T(cudaGetTextureObjectResourceDesc, cudart_abi_cudaGetTextureObjectResourceDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7171,6 +7409,7 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceViewDesc(PyObject *self, 
         result = cudart_unbound("cudaGetTextureObjectResourceViewDesc");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaGetTextureObjectResourceViewDesc", values) < 0)
@@ -7178,6 +7417,7 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceViewDesc(PyObject *self, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetTextureObjectResourceViewDesc, cudart_abi_cudaGetTextureObjectResourceViewDesc) fn = (CUDART_FN_T(cudaGetTextureObjectResourceViewDesc, cudart_abi_cudaGetTextureObjectResourceViewDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7212,6 +7452,7 @@ static PyObject *cudart_fn_cudaGetTextureObjectTextureDesc(PyObject *self, PyObj
         result = cudart_unbound("cudaGetTextureObjectTextureDesc");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaGetTextureObjectTextureDesc", values) < 0)
@@ -7219,6 +7460,7 @@ static PyObject *cudart_fn_cudaGetTextureObjectTextureDesc(PyObject *self, PyObj
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetTextureObjectTextureDesc, cudart_abi_cudaGetTextureObjectTextureDesc) fn = (CUDART_FN_T(cudaGetTextureObjectTextureDesc, cudart_abi_cudaGetTextureObjectTextureDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7273,6 +7515,7 @@ static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *
         result = cudart_unbound("cudaGraphAddChildGraphNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddChildGraphNode", values) < 0)
@@ -7280,6 +7523,7 @@ static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddChildGraphNode, cudart_abi_cudaGraphAddChildGraphNode) fn = (CUDART_FN_T(cudaGraphAddChildGraphNode, cudart_abi_cudaGraphAddChildGraphNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7339,6 +7583,7 @@ static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *co
         result = cudart_unbound("cudaGraphAddDependencies");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4);
         if (cudart_record_call("cudaGraphAddDependencies", values) < 0)
@@ -7346,6 +7591,7 @@ static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddDependencies, cudart_abi_cudaGraphAddDependencies) fn = (CUDART_FN_T(cudaGraphAddDependencies, cudart_abi_cudaGraphAddDependencies))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7401,6 +7647,7 @@ static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const
         result = cudart_unbound("cudaGraphAddEmptyNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3);
         if (cudart_record_call("cudaGraphAddEmptyNode", values) < 0)
@@ -7408,6 +7655,7 @@ static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddEmptyNode, cudart_abi_cudaGraphAddEmptyNode) fn = (CUDART_FN_T(cudaGraphAddEmptyNode, cudart_abi_cudaGraphAddEmptyNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7466,6 +7714,7 @@ static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject 
         result = cudart_unbound("cudaGraphAddEventRecordNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddEventRecordNode", values) < 0)
@@ -7473,6 +7722,7 @@ static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddEventRecordNode, cudart_abi_cudaGraphAddEventRecordNode) fn = (CUDART_FN_T(cudaGraphAddEventRecordNode, cudart_abi_cudaGraphAddEventRecordNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7532,6 +7782,7 @@ static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *c
         result = cudart_unbound("cudaGraphAddEventWaitNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddEventWaitNode", values) < 0)
@@ -7539,6 +7790,7 @@ static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *c
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddEventWaitNode, cudart_abi_cudaGraphAddEventWaitNode) fn = (CUDART_FN_T(cudaGraphAddEventWaitNode, cudart_abi_cudaGraphAddEventWaitNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7598,6 +7850,7 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *se
         result = cudart_unbound("cudaGraphAddExternalSemaphoresSignalNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddExternalSemaphoresSignalNode", values) < 0)
@@ -7605,6 +7858,7 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *se
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddExternalSemaphoresSignalNode, cudart_abi_cudaGraphAddExternalSemaphoresSignalNode) fn = (CUDART_FN_T(cudaGraphAddExternalSemaphoresSignalNode, cudart_abi_cudaGraphAddExternalSemaphoresSignalNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7664,6 +7918,7 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self
         result = cudart_unbound("cudaGraphAddExternalSemaphoresWaitNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddExternalSemaphoresWaitNode", values) < 0)
@@ -7671,6 +7926,7 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddExternalSemaphoresWaitNode, cudart_abi_cudaGraphAddExternalSemaphoresWaitNode) fn = (CUDART_FN_T(cudaGraphAddExternalSemaphoresWaitNode, cudart_abi_cudaGraphAddExternalSemaphoresWaitNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7730,6 +7986,7 @@ static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaGraphAddHostNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddHostNode", values) < 0)
@@ -7737,6 +7994,7 @@ static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddHostNode, cudart_abi_cudaGraphAddHostNode) fn = (CUDART_FN_T(cudaGraphAddHostNode, cudart_abi_cudaGraphAddHostNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7796,6 +8054,7 @@ static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaGraphAddKernelNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddKernelNode", values) < 0)
@@ -7803,6 +8062,7 @@ static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddKernelNode, cudart_abi_cudaGraphAddKernelNode) fn = (CUDART_FN_T(cudaGraphAddKernelNode, cudart_abi_cudaGraphAddKernelNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7862,6 +8122,7 @@ static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *co
         result = cudart_unbound("cudaGraphAddMemAllocNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddMemAllocNode", values) < 0)
@@ -7869,6 +8130,7 @@ static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddMemAllocNode, cudart_abi_cudaGraphAddMemAllocNode) fn = (CUDART_FN_T(cudaGraphAddMemAllocNode, cudart_abi_cudaGraphAddMemAllocNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7928,6 +8190,7 @@ static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *con
         result = cudart_unbound("cudaGraphAddMemFreeNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddMemFreeNode", values) < 0)
@@ -7935,6 +8198,7 @@ static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddMemFreeNode, cudart_abi_cudaGraphAddMemFreeNode) fn = (CUDART_FN_T(cudaGraphAddMemFreeNode, cudart_abi_cudaGraphAddMemFreeNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7994,6 +8258,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaGraphAddMemcpyNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddMemcpyNode", values) < 0)
@@ -8001,6 +8266,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddMemcpyNode, cudart_abi_cudaGraphAddMemcpyNode) fn = (CUDART_FN_T(cudaGraphAddMemcpyNode, cudart_abi_cudaGraphAddMemcpyNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8070,6 +8336,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *co
         result = cudart_unbound("cudaGraphAddMemcpyNode1D");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4, (unsigned long long)(uintptr_t)a5, u6, u7);
         if (cudart_record_call("cudaGraphAddMemcpyNode1D", values) < 0)
@@ -8077,6 +8344,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddMemcpyNode1D, cudart_abi_cudaGraphAddMemcpyNode1D) fn = (CUDART_FN_T(cudaGraphAddMemcpyNode1D, cudart_abi_cudaGraphAddMemcpyNode1D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8150,6 +8418,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
         result = cudart_unbound("cudaGraphAddMemcpyNodeFromSymbol");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4, (unsigned long long)(uintptr_t)a5, u6, u7, u8);
         if (cudart_record_call("cudaGraphAddMemcpyNodeFromSymbol", values) < 0)
@@ -8157,6 +8426,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddMemcpyNodeFromSymbol, cudart_abi_cudaGraphAddMemcpyNodeFromSymbol) fn = (CUDART_FN_T(cudaGraphAddMemcpyNodeFromSymbol, cudart_abi_cudaGraphAddMemcpyNodeFromSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8230,6 +8500,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
         result = cudart_unbound("cudaGraphAddMemcpyNodeToSymbol");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4, (unsigned long long)(uintptr_t)a5, u6, u7, u8);
         if (cudart_record_call("cudaGraphAddMemcpyNodeToSymbol", values) < 0)
@@ -8237,6 +8508,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddMemcpyNodeToSymbol, cudart_abi_cudaGraphAddMemcpyNodeToSymbol) fn = (CUDART_FN_T(cudaGraphAddMemcpyNodeToSymbol, cudart_abi_cudaGraphAddMemcpyNodeToSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8297,6 +8569,7 @@ static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaGraphAddMemsetNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddMemsetNode", values) < 0)
@@ -8304,6 +8577,7 @@ static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddMemsetNode, cudart_abi_cudaGraphAddMemsetNode) fn = (CUDART_FN_T(cudaGraphAddMemsetNode, cudart_abi_cudaGraphAddMemsetNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8367,6 +8641,7 @@ static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaGraphAddNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4, (unsigned long long)(uintptr_t)a5);
         if (cudart_record_call("cudaGraphAddNode", values) < 0)
@@ -8374,6 +8649,7 @@ static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddNode, cudart_abi_cudaGraphAddNode) fn = (CUDART_FN_T(cudaGraphAddNode, cudart_abi_cudaGraphAddNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8421,6 +8697,7 @@ static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObj
         result = cudart_unbound("cudaGraphChildGraphNodeGetGraph");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphChildGraphNodeGetGraph", values) < 0)
@@ -8428,6 +8705,7 @@ static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObj
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphChildGraphNodeGetGraph, cudart_abi_cudaGraphChildGraphNodeGetGraph) fn = (CUDART_FN_T(cudaGraphChildGraphNodeGetGraph, cudart_abi_cudaGraphChildGraphNodeGetGraph))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8472,6 +8750,7 @@ static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args,
         result = cudart_unbound("cudaGraphClone");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphClone", values) < 0)
@@ -8479,6 +8758,7 @@ static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphClone, cudart_abi_cudaGraphClone) fn = (CUDART_FN_T(cudaGraphClone, cudart_abi_cudaGraphClone))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8529,6 +8809,7 @@ static PyObject *cudart_fn_cudaGraphConditionalHandleCreate(PyObject *self, PyOb
         result = cudart_unbound("cudaGraphConditionalHandleCreate");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaGraphConditionalHandleCreate", values) < 0)
@@ -8536,6 +8817,7 @@ static PyObject *cudart_fn_cudaGraphConditionalHandleCreate(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphConditionalHandleCreate, cudart_abi_cudaGraphConditionalHandleCreate) fn = (CUDART_FN_T(cudaGraphConditionalHandleCreate, cudart_abi_cudaGraphConditionalHandleCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8590,6 +8872,7 @@ static PyObject *cudart_fn_cudaGraphConditionalHandleCreate_v2(PyObject *self, P
         result = cudart_unbound("cudaGraphConditionalHandleCreate_v2");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, u4);
         if (cudart_record_call("cudaGraphConditionalHandleCreate_v2", values) < 0)
@@ -8597,6 +8880,7 @@ static PyObject *cudart_fn_cudaGraphConditionalHandleCreate_v2(PyObject *self, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphConditionalHandleCreate_v2, cudart_abi_cudaGraphConditionalHandleCreate_v2) fn = (CUDART_FN_T(cudaGraphConditionalHandleCreate_v2, cudart_abi_cudaGraphConditionalHandleCreate_v2))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8641,6 +8925,7 @@ static PyObject *cudart_fn_cudaGraphCreate(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaGraphCreate");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaGraphCreate", values) < 0)
@@ -8648,6 +8933,7 @@ static PyObject *cudart_fn_cudaGraphCreate(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphCreate, cudart_abi_cudaGraphCreate) fn = (CUDART_FN_T(cudaGraphCreate, cudart_abi_cudaGraphCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8688,6 +8974,7 @@ static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaGraphDebugDotPrint");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaGraphDebugDotPrint", values) < 0)
@@ -8695,6 +8982,7 @@ static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphDebugDotPrint, cudart_abi_cudaGraphDebugDotPrint) fn = (CUDART_FN_T(cudaGraphDebugDotPrint, cudart_abi_cudaGraphDebugDotPrint))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8727,6 +9015,7 @@ static PyObject *cudart_fn_cudaGraphDestroy(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaGraphDestroy");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaGraphDestroy", values) < 0)
@@ -8734,6 +9023,7 @@ static PyObject *cudart_fn_cudaGraphDestroy(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphDestroy, cudart_abi_cudaGraphDestroy) fn = (CUDART_FN_T(cudaGraphDestroy, cudart_abi_cudaGraphDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8765,6 +9055,7 @@ static PyObject *cudart_fn_cudaGraphDestroyNode(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaGraphDestroyNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaGraphDestroyNode", values) < 0)
@@ -8772,6 +9063,7 @@ static PyObject *cudart_fn_cudaGraphDestroyNode(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphDestroyNode, cudart_abi_cudaGraphDestroyNode) fn = (CUDART_FN_T(cudaGraphDestroyNode, cudart_abi_cudaGraphDestroyNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8813,6 +9105,7 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyOb
         result = cudart_unbound("cudaGraphEventRecordNodeGetEvent");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphEventRecordNodeGetEvent", values) < 0)
@@ -8820,6 +9113,7 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphEventRecordNodeGetEvent, cudart_abi_cudaGraphEventRecordNodeGetEvent) fn = (CUDART_FN_T(cudaGraphEventRecordNodeGetEvent, cudart_abi_cudaGraphEventRecordNodeGetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8858,6 +9152,7 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyOb
         result = cudart_unbound("cudaGraphEventRecordNodeSetEvent");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphEventRecordNodeSetEvent", values) < 0)
@@ -8865,6 +9160,7 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphEventRecordNodeSetEvent, cudart_abi_cudaGraphEventRecordNodeSetEvent) fn = (CUDART_FN_T(cudaGraphEventRecordNodeSetEvent, cudart_abi_cudaGraphEventRecordNodeSetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8907,6 +9203,7 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObje
         result = cudart_unbound("cudaGraphEventWaitNodeGetEvent");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphEventWaitNodeGetEvent", values) < 0)
@@ -8914,6 +9211,7 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphEventWaitNodeGetEvent, cudart_abi_cudaGraphEventWaitNodeGetEvent) fn = (CUDART_FN_T(cudaGraphEventWaitNodeGetEvent, cudart_abi_cudaGraphEventWaitNodeGetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8952,6 +9250,7 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObje
         result = cudart_unbound("cudaGraphEventWaitNodeSetEvent");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphEventWaitNodeSetEvent", values) < 0)
@@ -8959,6 +9258,7 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphEventWaitNodeSetEvent, cudart_abi_cudaGraphEventWaitNodeSetEvent) fn = (CUDART_FN_T(cudaGraphEventWaitNodeSetEvent, cudart_abi_cudaGraphEventWaitNodeSetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8999,6 +9299,7 @@ static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, 
         result = cudart_unbound("cudaGraphExecChildGraphNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecChildGraphNodeSetParams", values) < 0)
@@ -9006,6 +9307,7 @@ static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecChildGraphNodeSetParams, cudart_abi_cudaGraphExecChildGraphNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecChildGraphNodeSetParams, cudart_abi_cudaGraphExecChildGraphNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9039,6 +9341,7 @@ static PyObject *cudart_fn_cudaGraphExecDestroy(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaGraphExecDestroy");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaGraphExecDestroy", values) < 0)
@@ -9046,6 +9349,7 @@ static PyObject *cudart_fn_cudaGraphExecDestroy(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecDestroy, cudart_abi_cudaGraphExecDestroy) fn = (CUDART_FN_T(cudaGraphExecDestroy, cudart_abi_cudaGraphExecDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9085,6 +9389,7 @@ static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, 
         result = cudart_unbound("cudaGraphExecEventRecordNodeSetEvent");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecEventRecordNodeSetEvent", values) < 0)
@@ -9092,6 +9397,7 @@ static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecEventRecordNodeSetEvent, cudart_abi_cudaGraphExecEventRecordNodeSetEvent) fn = (CUDART_FN_T(cudaGraphExecEventRecordNodeSetEvent, cudart_abi_cudaGraphExecEventRecordNodeSetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9133,6 +9439,7 @@ static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, Py
         result = cudart_unbound("cudaGraphExecEventWaitNodeSetEvent");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecEventWaitNodeSetEvent", values) < 0)
@@ -9140,6 +9447,7 @@ static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, Py
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecEventWaitNodeSetEvent, cudart_abi_cudaGraphExecEventWaitNodeSetEvent) fn = (CUDART_FN_T(cudaGraphExecEventWaitNodeSetEvent, cudart_abi_cudaGraphExecEventWaitNodeSetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9181,6 +9489,7 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(Py
         result = cudart_unbound("cudaGraphExecExternalSemaphoresSignalNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecExternalSemaphoresSignalNodeSetParams", values) < 0)
@@ -9188,6 +9497,7 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(Py
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecExternalSemaphoresSignalNodeSetParams, cudart_abi_cudaGraphExecExternalSemaphoresSignalNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecExternalSemaphoresSignalNodeSetParams, cudart_abi_cudaGraphExecExternalSemaphoresSignalNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9229,6 +9539,7 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyOb
         result = cudart_unbound("cudaGraphExecExternalSemaphoresWaitNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecExternalSemaphoresWaitNodeSetParams", values) < 0)
@@ -9236,6 +9547,7 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecExternalSemaphoresWaitNodeSetParams, cudart_abi_cudaGraphExecExternalSemaphoresWaitNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecExternalSemaphoresWaitNodeSetParams, cudart_abi_cudaGraphExecExternalSemaphoresWaitNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9279,6 +9591,7 @@ static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const
         result = cudart_unbound("cudaGraphExecGetFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphExecGetFlags", values) < 0)
@@ -9286,6 +9599,7 @@ static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecGetFlags, cudart_abi_cudaGraphExecGetFlags) fn = (CUDART_FN_T(cudaGraphExecGetFlags, cudart_abi_cudaGraphExecGetFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9330,6 +9644,7 @@ static PyObject *cudart_fn_cudaGraphExecGetId(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaGraphExecGetId");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphExecGetId", values) < 0)
@@ -9337,6 +9652,7 @@ static PyObject *cudart_fn_cudaGraphExecGetId(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecGetId, cudart_abi_cudaGraphExecGetId) fn = (CUDART_FN_T(cudaGraphExecGetId, cudart_abi_cudaGraphExecGetId))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9379,6 +9695,7 @@ static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObje
         result = cudart_unbound("cudaGraphExecHostNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecHostNodeSetParams", values) < 0)
@@ -9386,6 +9703,7 @@ static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecHostNodeSetParams, cudart_abi_cudaGraphExecHostNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecHostNodeSetParams, cudart_abi_cudaGraphExecHostNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9427,6 +9745,7 @@ static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyOb
         result = cudart_unbound("cudaGraphExecKernelNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecKernelNodeSetParams", values) < 0)
@@ -9434,6 +9753,7 @@ static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecKernelNodeSetParams, cudart_abi_cudaGraphExecKernelNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecKernelNodeSetParams, cudart_abi_cudaGraphExecKernelNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9475,6 +9795,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyOb
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecMemcpyNodeSetParams", values) < 0)
@@ -9482,6 +9803,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecMemcpyNodeSetParams, cudart_abi_cudaGraphExecMemcpyNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecMemcpyNodeSetParams, cudart_abi_cudaGraphExecMemcpyNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9533,6 +9855,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, Py
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParams1D");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4, u5);
         if (cudart_record_call("cudaGraphExecMemcpyNodeSetParams1D", values) < 0)
@@ -9540,6 +9863,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, Py
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecMemcpyNodeSetParams1D, cudart_abi_cudaGraphExecMemcpyNodeSetParams1D) fn = (CUDART_FN_T(cudaGraphExecMemcpyNodeSetParams1D, cudart_abi_cudaGraphExecMemcpyNodeSetParams1D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9595,6 +9919,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParamsFromSymbol");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4, u5, u6);
         if (cudart_record_call("cudaGraphExecMemcpyNodeSetParamsFromSymbol", values) < 0)
@@ -9602,6 +9927,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecMemcpyNodeSetParamsFromSymbol, cudart_abi_cudaGraphExecMemcpyNodeSetParamsFromSymbol) fn = (CUDART_FN_T(cudaGraphExecMemcpyNodeSetParamsFromSymbol, cudart_abi_cudaGraphExecMemcpyNodeSetParamsFromSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9657,6 +9983,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *se
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParamsToSymbol");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4, u5, u6);
         if (cudart_record_call("cudaGraphExecMemcpyNodeSetParamsToSymbol", values) < 0)
@@ -9664,6 +9991,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *se
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecMemcpyNodeSetParamsToSymbol, cudart_abi_cudaGraphExecMemcpyNodeSetParamsToSymbol) fn = (CUDART_FN_T(cudaGraphExecMemcpyNodeSetParamsToSymbol, cudart_abi_cudaGraphExecMemcpyNodeSetParamsToSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9706,6 +10034,7 @@ static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyOb
         result = cudart_unbound("cudaGraphExecMemsetNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecMemsetNodeSetParams", values) < 0)
@@ -9713,6 +10042,7 @@ static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecMemsetNodeSetParams, cudart_abi_cudaGraphExecMemsetNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecMemsetNodeSetParams, cudart_abi_cudaGraphExecMemsetNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9754,6 +10084,7 @@ static PyObject *cudart_fn_cudaGraphExecNodeSetParams(PyObject *self, PyObject *
         result = cudart_unbound("cudaGraphExecNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecNodeSetParams", values) < 0)
@@ -9761,6 +10092,7 @@ static PyObject *cudart_fn_cudaGraphExecNodeSetParams(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecNodeSetParams, cudart_abi_cudaGraphExecNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecNodeSetParams, cudart_abi_cudaGraphExecNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9802,6 +10134,7 @@ static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaGraphExecUpdate");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecUpdate", values) < 0)
@@ -9809,6 +10142,7 @@ static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecUpdate, cudart_abi_cudaGraphExecUpdate) fn = (CUDART_FN_T(cudaGraphExecUpdate, cudart_abi_cudaGraphExecUpdate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9846,6 +10180,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObje
         result = cudart_unbound("cudaGraphExternalSemaphoresSignalNodeGetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphExternalSemaphoresSignalNodeGetParams", values) < 0)
@@ -9853,6 +10188,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExternalSemaphoresSignalNodeGetParams, cudart_abi_cudaGraphExternalSemaphoresSignalNodeGetParams) fn = (CUDART_FN_T(cudaGraphExternalSemaphoresSignalNodeGetParams, cudart_abi_cudaGraphExternalSemaphoresSignalNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9889,6 +10225,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObje
         result = cudart_unbound("cudaGraphExternalSemaphoresSignalNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphExternalSemaphoresSignalNodeSetParams", values) < 0)
@@ -9896,6 +10233,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExternalSemaphoresSignalNodeSetParams, cudart_abi_cudaGraphExternalSemaphoresSignalNodeSetParams) fn = (CUDART_FN_T(cudaGraphExternalSemaphoresSignalNodeSetParams, cudart_abi_cudaGraphExternalSemaphoresSignalNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9932,6 +10270,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject
         result = cudart_unbound("cudaGraphExternalSemaphoresWaitNodeGetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphExternalSemaphoresWaitNodeGetParams", values) < 0)
@@ -9939,6 +10278,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExternalSemaphoresWaitNodeGetParams, cudart_abi_cudaGraphExternalSemaphoresWaitNodeGetParams) fn = (CUDART_FN_T(cudaGraphExternalSemaphoresWaitNodeGetParams, cudart_abi_cudaGraphExternalSemaphoresWaitNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9975,6 +10315,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject
         result = cudart_unbound("cudaGraphExternalSemaphoresWaitNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphExternalSemaphoresWaitNodeSetParams", values) < 0)
@@ -9982,6 +10323,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExternalSemaphoresWaitNodeSetParams, cudart_abi_cudaGraphExternalSemaphoresWaitNodeSetParams) fn = (CUDART_FN_T(cudaGraphExternalSemaphoresWaitNodeSetParams, cudart_abi_cudaGraphExternalSemaphoresWaitNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10040,6 +10382,7 @@ static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaGraphGetEdges");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphGetEdges", values) < 0)
@@ -10047,6 +10390,7 @@ static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphGetEdges, cudart_abi_cudaGraphGetEdges) fn = (CUDART_FN_T(cudaGraphGetEdges, cudart_abi_cudaGraphGetEdges))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10094,6 +10438,7 @@ static PyObject *cudart_fn_cudaGraphGetId(PyObject *self, PyObject *const *args,
         result = cudart_unbound("cudaGraphGetId");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphGetId", values) < 0)
@@ -10101,6 +10446,7 @@ static PyObject *cudart_fn_cudaGraphGetId(PyObject *self, PyObject *const *args,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphGetId, cudart_abi_cudaGraphGetId) fn = (CUDART_FN_T(cudaGraphGetId, cudart_abi_cudaGraphGetId))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10151,6 +10497,7 @@ static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaGraphGetNodes");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphGetNodes", values) < 0)
@@ -10158,6 +10505,7 @@ static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphGetNodes, cudart_abi_cudaGraphGetNodes) fn = (CUDART_FN_T(cudaGraphGetNodes, cudart_abi_cudaGraphGetNodes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10209,6 +10557,7 @@ static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const
         result = cudart_unbound("cudaGraphGetRootNodes");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphGetRootNodes", values) < 0)
@@ -10216,6 +10565,7 @@ static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphGetRootNodes, cudart_abi_cudaGraphGetRootNodes) fn = (CUDART_FN_T(cudaGraphGetRootNodes, cudart_abi_cudaGraphGetRootNodes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10255,6 +10605,7 @@ static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *
         result = cudart_unbound("cudaGraphHostNodeGetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphHostNodeGetParams", values) < 0)
@@ -10262,6 +10613,7 @@ static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphHostNodeGetParams, cudart_abi_cudaGraphHostNodeGetParams) fn = (CUDART_FN_T(cudaGraphHostNodeGetParams, cudart_abi_cudaGraphHostNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10298,6 +10650,7 @@ static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *
         result = cudart_unbound("cudaGraphHostNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphHostNodeSetParams", values) < 0)
@@ -10305,6 +10658,7 @@ static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphHostNodeSetParams, cudart_abi_cudaGraphHostNodeSetParams) fn = (CUDART_FN_T(cudaGraphHostNodeSetParams, cudart_abi_cudaGraphHostNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10350,6 +10704,7 @@ static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaGraphInstantiate");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaGraphInstantiate", values) < 0)
@@ -10357,6 +10712,7 @@ static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphInstantiate, cudart_abi_cudaGraphInstantiate) fn = (CUDART_FN_T(cudaGraphInstantiate, cudart_abi_cudaGraphInstantiate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10404,6 +10760,7 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObjec
         result = cudart_unbound("cudaGraphInstantiateWithFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaGraphInstantiateWithFlags", values) < 0)
@@ -10411,6 +10768,7 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObjec
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphInstantiateWithFlags, cudart_abi_cudaGraphInstantiateWithFlags) fn = (CUDART_FN_T(cudaGraphInstantiateWithFlags, cudart_abi_cudaGraphInstantiateWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10459,6 +10817,7 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObje
         result = cudart_unbound("cudaGraphInstantiateWithParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphInstantiateWithParams", values) < 0)
@@ -10466,6 +10825,7 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphInstantiateWithParams, cudart_abi_cudaGraphInstantiateWithParams) fn = (CUDART_FN_T(cudaGraphInstantiateWithParams, cudart_abi_cudaGraphInstantiateWithParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10505,6 +10865,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyO
         result = cudart_unbound("cudaGraphKernelNodeCopyAttributes");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphKernelNodeCopyAttributes", values) < 0)
@@ -10512,6 +10873,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyO
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphKernelNodeCopyAttributes, cudart_abi_cudaGraphKernelNodeCopyAttributes) fn = (CUDART_FN_T(cudaGraphKernelNodeCopyAttributes, cudart_abi_cudaGraphKernelNodeCopyAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10551,6 +10913,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObj
         result = cudart_unbound("cudaGraphKernelNodeGetAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphKernelNodeGetAttribute", values) < 0)
@@ -10558,6 +10921,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObj
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphKernelNodeGetAttribute, cudart_abi_cudaGraphKernelNodeGetAttribute) fn = (CUDART_FN_T(cudaGraphKernelNodeGetAttribute, cudart_abi_cudaGraphKernelNodeGetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10594,6 +10958,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject
         result = cudart_unbound("cudaGraphKernelNodeGetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphKernelNodeGetParams", values) < 0)
@@ -10601,6 +10966,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphKernelNodeGetParams, cudart_abi_cudaGraphKernelNodeGetParams) fn = (CUDART_FN_T(cudaGraphKernelNodeGetParams, cudart_abi_cudaGraphKernelNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10640,6 +11006,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObj
         result = cudart_unbound("cudaGraphKernelNodeSetAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphKernelNodeSetAttribute", values) < 0)
@@ -10647,6 +11014,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObj
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphKernelNodeSetAttribute, cudart_abi_cudaGraphKernelNodeSetAttribute) fn = (CUDART_FN_T(cudaGraphKernelNodeSetAttribute, cudart_abi_cudaGraphKernelNodeSetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10683,6 +11051,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject
         result = cudart_unbound("cudaGraphKernelNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphKernelNodeSetParams", values) < 0)
@@ -10690,6 +11059,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphKernelNodeSetParams, cudart_abi_cudaGraphKernelNodeSetParams) fn = (CUDART_FN_T(cudaGraphKernelNodeSetParams, cudart_abi_cudaGraphKernelNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10726,6 +11096,7 @@ static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaGraphLaunch");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphLaunch", values) < 0)
@@ -10733,6 +11104,7 @@ static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphLaunch, cudart_abi_cudaGraphLaunch) fn = (CUDART_FN_T(cudaGraphLaunch, cudart_abi_cudaGraphLaunch))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10769,6 +11141,7 @@ static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObje
         result = cudart_unbound("cudaGraphMemAllocNodeGetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphMemAllocNodeGetParams", values) < 0)
@@ -10776,6 +11149,7 @@ static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphMemAllocNodeGetParams, cudart_abi_cudaGraphMemAllocNodeGetParams) fn = (CUDART_FN_T(cudaGraphMemAllocNodeGetParams, cudart_abi_cudaGraphMemAllocNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10812,6 +11186,7 @@ static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObjec
         result = cudart_unbound("cudaGraphMemFreeNodeGetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphMemFreeNodeGetParams", values) < 0)
@@ -10819,6 +11194,7 @@ static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObjec
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphMemFreeNodeGetParams, cudart_abi_cudaGraphMemFreeNodeGetParams) fn = (CUDART_FN_T(cudaGraphMemFreeNodeGetParams, cudart_abi_cudaGraphMemFreeNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10855,6 +11231,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject
         result = cudart_unbound("cudaGraphMemcpyNodeGetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphMemcpyNodeGetParams", values) < 0)
@@ -10862,6 +11239,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphMemcpyNodeGetParams, cudart_abi_cudaGraphMemcpyNodeGetParams) fn = (CUDART_FN_T(cudaGraphMemcpyNodeGetParams, cudart_abi_cudaGraphMemcpyNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10898,6 +11276,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject
         result = cudart_unbound("cudaGraphMemcpyNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphMemcpyNodeSetParams", values) < 0)
@@ -10905,6 +11284,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphMemcpyNodeSetParams, cudart_abi_cudaGraphMemcpyNodeSetParams) fn = (CUDART_FN_T(cudaGraphMemcpyNodeSetParams, cudart_abi_cudaGraphMemcpyNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10951,6 +11331,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObje
         result = cudart_unbound("cudaGraphMemcpyNodeSetParams1D");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, u4);
         if (cudart_record_call("cudaGraphMemcpyNodeSetParams1D", values) < 0)
@@ -10958,6 +11339,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphMemcpyNodeSetParams1D, cudart_abi_cudaGraphMemcpyNodeSetParams1D) fn = (CUDART_FN_T(cudaGraphMemcpyNodeSetParams1D, cudart_abi_cudaGraphMemcpyNodeSetParams1D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11008,6 +11390,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self
         result = cudart_unbound("cudaGraphMemcpyNodeSetParamsFromSymbol");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, u4, u5);
         if (cudart_record_call("cudaGraphMemcpyNodeSetParamsFromSymbol", values) < 0)
@@ -11015,6 +11398,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphMemcpyNodeSetParamsFromSymbol, cudart_abi_cudaGraphMemcpyNodeSetParamsFromSymbol) fn = (CUDART_FN_T(cudaGraphMemcpyNodeSetParamsFromSymbol, cudart_abi_cudaGraphMemcpyNodeSetParamsFromSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11065,6 +11449,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, 
         result = cudart_unbound("cudaGraphMemcpyNodeSetParamsToSymbol");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, u4, u5);
         if (cudart_record_call("cudaGraphMemcpyNodeSetParamsToSymbol", values) < 0)
@@ -11072,6 +11457,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphMemcpyNodeSetParamsToSymbol, cudart_abi_cudaGraphMemcpyNodeSetParamsToSymbol) fn = (CUDART_FN_T(cudaGraphMemcpyNodeSetParamsToSymbol, cudart_abi_cudaGraphMemcpyNodeSetParamsToSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11109,6 +11495,7 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject
         result = cudart_unbound("cudaGraphMemsetNodeGetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphMemsetNodeGetParams", values) < 0)
@@ -11116,6 +11503,7 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphMemsetNodeGetParams, cudart_abi_cudaGraphMemsetNodeGetParams) fn = (CUDART_FN_T(cudaGraphMemsetNodeGetParams, cudart_abi_cudaGraphMemsetNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11152,6 +11540,7 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject
         result = cudart_unbound("cudaGraphMemsetNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphMemsetNodeSetParams", values) < 0)
@@ -11159,6 +11548,7 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphMemsetNodeSetParams, cudart_abi_cudaGraphMemsetNodeSetParams) fn = (CUDART_FN_T(cudaGraphMemsetNodeSetParams, cudart_abi_cudaGraphMemsetNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11205,6 +11595,7 @@ static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *co
         result = cudart_unbound("cudaGraphNodeFindInClone");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphNodeFindInClone", values) < 0)
@@ -11212,6 +11603,7 @@ static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphNodeFindInClone, cudart_abi_cudaGraphNodeFindInClone) fn = (CUDART_FN_T(cudaGraphNodeFindInClone, cudart_abi_cudaGraphNodeFindInClone))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11257,6 +11649,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetContainingGraph(PyObject *self, PyObj
         result = cudart_unbound("cudaGraphNodeGetContainingGraph");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphNodeGetContainingGraph", values) < 0)
@@ -11264,6 +11657,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetContainingGraph(PyObject *self, PyObj
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphNodeGetContainingGraph, cudart_abi_cudaGraphNodeGetContainingGraph) fn = (CUDART_FN_T(cudaGraphNodeGetContainingGraph, cudart_abi_cudaGraphNodeGetContainingGraph))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11318,6 +11712,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject
         result = cudart_unbound("cudaGraphNodeGetDependencies");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaGraphNodeGetDependencies", values) < 0)
@@ -11325,6 +11720,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphNodeGetDependencies, cudart_abi_cudaGraphNodeGetDependencies) fn = (CUDART_FN_T(cudaGraphNodeGetDependencies, cudart_abi_cudaGraphNodeGetDependencies))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11381,6 +11777,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObje
         result = cudart_unbound("cudaGraphNodeGetDependentNodes");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaGraphNodeGetDependentNodes", values) < 0)
@@ -11388,6 +11785,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphNodeGetDependentNodes, cudart_abi_cudaGraphNodeGetDependentNodes) fn = (CUDART_FN_T(cudaGraphNodeGetDependentNodes, cudart_abi_cudaGraphNodeGetDependentNodes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11438,6 +11836,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *con
         result = cudart_unbound("cudaGraphNodeGetEnabled");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphNodeGetEnabled", values) < 0)
@@ -11445,6 +11844,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphNodeGetEnabled, cudart_abi_cudaGraphNodeGetEnabled) fn = (CUDART_FN_T(cudaGraphNodeGetEnabled, cudart_abi_cudaGraphNodeGetEnabled))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11490,6 +11890,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetLocalId(PyObject *self, PyObject *con
         result = cudart_unbound("cudaGraphNodeGetLocalId");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphNodeGetLocalId", values) < 0)
@@ -11497,6 +11898,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetLocalId(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphNodeGetLocalId, cudart_abi_cudaGraphNodeGetLocalId) fn = (CUDART_FN_T(cudaGraphNodeGetLocalId, cudart_abi_cudaGraphNodeGetLocalId))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11541,6 +11943,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetToolsId(PyObject *self, PyObject *con
         result = cudart_unbound("cudaGraphNodeGetToolsId");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphNodeGetToolsId", values) < 0)
@@ -11548,6 +11951,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetToolsId(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphNodeGetToolsId, cudart_abi_cudaGraphNodeGetToolsId) fn = (CUDART_FN_T(cudaGraphNodeGetToolsId, cudart_abi_cudaGraphNodeGetToolsId))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11592,6 +11996,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaGraphNodeGetType");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphNodeGetType", values) < 0)
@@ -11599,6 +12004,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphNodeGetType, cudart_abi_cudaGraphNodeGetType) fn = (CUDART_FN_T(cudaGraphNodeGetType, cudart_abi_cudaGraphNodeGetType))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11640,6 +12046,7 @@ static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *con
         result = cudart_unbound("cudaGraphNodeSetEnabled");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaGraphNodeSetEnabled", values) < 0)
@@ -11647,6 +12054,7 @@ static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphNodeSetEnabled, cudart_abi_cudaGraphNodeSetEnabled) fn = (CUDART_FN_T(cudaGraphNodeSetEnabled, cudart_abi_cudaGraphNodeSetEnabled))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11683,6 +12091,7 @@ static PyObject *cudart_fn_cudaGraphNodeSetParams(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaGraphNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphNodeSetParams", values) < 0)
@@ -11690,6 +12099,7 @@ static PyObject *cudart_fn_cudaGraphNodeSetParams(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphNodeSetParams, cudart_abi_cudaGraphNodeSetParams) fn = (CUDART_FN_T(cudaGraphNodeSetParams, cudart_abi_cudaGraphNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11729,6 +12139,7 @@ static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *
         result = cudart_unbound("cudaGraphReleaseUserObject");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaGraphReleaseUserObject", values) < 0)
@@ -11736,6 +12147,7 @@ static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphReleaseUserObject, cudart_abi_cudaGraphReleaseUserObject) fn = (CUDART_FN_T(cudaGraphReleaseUserObject, cudart_abi_cudaGraphReleaseUserObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11791,6 +12203,7 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject 
         result = cudart_unbound("cudaGraphRemoveDependencies");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4);
         if (cudart_record_call("cudaGraphRemoveDependencies", values) < 0)
@@ -11798,6 +12211,7 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphRemoveDependencies, cudart_abi_cudaGraphRemoveDependencies) fn = (CUDART_FN_T(cudaGraphRemoveDependencies, cudart_abi_cudaGraphRemoveDependencies))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11844,6 +12258,7 @@ static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *c
         result = cudart_unbound("cudaGraphRetainUserObject");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaGraphRetainUserObject", values) < 0)
@@ -11851,6 +12266,7 @@ static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *c
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphRetainUserObject, cudart_abi_cudaGraphRetainUserObject) fn = (CUDART_FN_T(cudaGraphRetainUserObject, cudart_abi_cudaGraphRetainUserObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11887,6 +12303,7 @@ static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaGraphUpload");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphUpload", values) < 0)
@@ -11894,6 +12311,7 @@ static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphUpload, cudart_abi_cudaGraphUpload) fn = (CUDART_FN_T(cudaGraphUpload, cudart_abi_cudaGraphUpload))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11939,6 +12357,7 @@ static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject
         result = cudart_unbound("cudaGraphicsEGLRegisterImage");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaGraphicsEGLRegisterImage", values) < 0)
@@ -11946,6 +12365,7 @@ static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsEGLRegisterImage, cudart_abi_cudaGraphicsEGLRegisterImage) fn = (CUDART_FN_T(cudaGraphicsEGLRegisterImage, cudart_abi_cudaGraphicsEGLRegisterImage))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11992,6 +12412,7 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject
         result = cudart_unbound("cudaGraphicsGLRegisterBuffer");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, u2);
         if (cudart_record_call("cudaGraphicsGLRegisterBuffer", values) < 0)
@@ -11999,6 +12420,7 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsGLRegisterBuffer, cudart_abi_cudaGraphicsGLRegisterBuffer) fn = (CUDART_FN_T(cudaGraphicsGLRegisterBuffer, cudart_abi_cudaGraphicsGLRegisterBuffer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12047,6 +12469,7 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject 
         result = cudart_unbound("cudaGraphicsGLRegisterImage");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, u3);
         if (cudart_record_call("cudaGraphicsGLRegisterImage", values) < 0)
@@ -12054,6 +12477,7 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsGLRegisterImage, cudart_abi_cudaGraphicsGLRegisterImage) fn = (CUDART_FN_T(cudaGraphicsGLRegisterImage, cudart_abi_cudaGraphicsGLRegisterImage))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12100,6 +12524,7 @@ static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *co
         result = cudart_unbound("cudaGraphicsMapResources");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LKK)", i0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphicsMapResources", values) < 0)
@@ -12107,6 +12532,7 @@ static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsMapResources, cudart_abi_cudaGraphicsMapResources) fn = (CUDART_FN_T(cudaGraphicsMapResources, cudart_abi_cudaGraphicsMapResources))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12151,6 +12577,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self,
         result = cudart_unbound("cudaGraphicsResourceGetMappedEglFrame");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaGraphicsResourceGetMappedEglFrame", values) < 0)
@@ -12158,6 +12585,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsResourceGetMappedEglFrame, cudart_abi_cudaGraphicsResourceGetMappedEglFrame) fn = (CUDART_FN_T(cudaGraphicsResourceGetMappedEglFrame, cudart_abi_cudaGraphicsResourceGetMappedEglFrame))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12200,6 +12628,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject 
         result = cudart_unbound("cudaGraphicsResourceGetMappedMipmappedArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphicsResourceGetMappedMipmappedArray", values) < 0)
@@ -12207,6 +12636,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsResourceGetMappedMipmappedArray, cudart_abi_cudaGraphicsResourceGetMappedMipmappedArray) fn = (CUDART_FN_T(cudaGraphicsResourceGetMappedMipmappedArray, cudart_abi_cudaGraphicsResourceGetMappedMipmappedArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12257,6 +12687,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, 
         result = cudart_unbound("cudaGraphicsResourceGetMappedPointer");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphicsResourceGetMappedPointer", values) < 0)
@@ -12264,6 +12695,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsResourceGetMappedPointer, cudart_abi_cudaGraphicsResourceGetMappedPointer) fn = (CUDART_FN_T(cudaGraphicsResourceGetMappedPointer, cudart_abi_cudaGraphicsResourceGetMappedPointer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12302,6 +12734,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObj
         result = cudart_unbound("cudaGraphicsResourceSetMapFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaGraphicsResourceSetMapFlags", values) < 0)
@@ -12309,6 +12742,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObj
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsResourceSetMapFlags, cudart_abi_cudaGraphicsResourceSetMapFlags) fn = (CUDART_FN_T(cudaGraphicsResourceSetMapFlags, cudart_abi_cudaGraphicsResourceSetMapFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12356,6 +12790,7 @@ static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self,
         result = cudart_unbound("cudaGraphicsSubResourceGetMappedArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaGraphicsSubResourceGetMappedArray", values) < 0)
@@ -12363,6 +12798,7 @@ static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsSubResourceGetMappedArray, cudart_abi_cudaGraphicsSubResourceGetMappedArray) fn = (CUDART_FN_T(cudaGraphicsSubResourceGetMappedArray, cudart_abi_cudaGraphicsSubResourceGetMappedArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12410,6 +12846,7 @@ static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *
         result = cudart_unbound("cudaGraphicsUnmapResources");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LKK)", i0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphicsUnmapResources", values) < 0)
@@ -12417,6 +12854,7 @@ static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsUnmapResources, cudart_abi_cudaGraphicsUnmapResources) fn = (CUDART_FN_T(cudaGraphicsUnmapResources, cudart_abi_cudaGraphicsUnmapResources))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12451,6 +12889,7 @@ static PyObject *cudart_fn_cudaGraphicsUnregisterResource(PyObject *self, PyObje
         result = cudart_unbound("cudaGraphicsUnregisterResource");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaGraphicsUnregisterResource", values) < 0)
@@ -12458,6 +12897,7 @@ static PyObject *cudart_fn_cudaGraphicsUnregisterResource(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsUnregisterResource, cudart_abi_cudaGraphicsUnregisterResource) fn = (CUDART_FN_T(cudaGraphicsUnregisterResource, cudart_abi_cudaGraphicsUnregisterResource))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12501,6 +12941,7 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self
         result = cudart_unbound("cudaGraphicsVDPAURegisterOutputSurface");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, u2);
         if (cudart_record_call("cudaGraphicsVDPAURegisterOutputSurface", values) < 0)
@@ -12508,6 +12949,7 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsVDPAURegisterOutputSurface, cudart_abi_cudaGraphicsVDPAURegisterOutputSurface) fn = (CUDART_FN_T(cudaGraphicsVDPAURegisterOutputSurface, cudart_abi_cudaGraphicsVDPAURegisterOutputSurface))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12553,6 +12995,7 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self,
         result = cudart_unbound("cudaGraphicsVDPAURegisterVideoSurface");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, u2);
         if (cudart_record_call("cudaGraphicsVDPAURegisterVideoSurface", values) < 0)
@@ -12560,6 +13003,7 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsVDPAURegisterVideoSurface, cudart_abi_cudaGraphicsVDPAURegisterVideoSurface) fn = (CUDART_FN_T(cudaGraphicsVDPAURegisterVideoSurface, cudart_abi_cudaGraphicsVDPAURegisterVideoSurface))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12609,6 +13053,7 @@ static PyObject *cudart_fn_cudaGreenCtxCreate(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaGreenCtxCreate");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKLK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, i2, u3);
         if (cudart_record_call("cudaGreenCtxCreate", values) < 0)
@@ -12616,6 +13061,7 @@ static PyObject *cudart_fn_cudaGreenCtxCreate(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGreenCtxCreate, cudart_abi_cudaGreenCtxCreate) fn = (CUDART_FN_T(cudaGreenCtxCreate, cudart_abi_cudaGreenCtxCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12662,6 +13108,7 @@ static PyObject *cudart_fn_cudaHostAlloc(PyObject *self, PyObject *const *args, 
         result = cudart_unbound("cudaHostAlloc");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, u2);
         if (cudart_record_call("cudaHostAlloc", values) < 0)
@@ -12669,6 +13116,7 @@ static PyObject *cudart_fn_cudaHostAlloc(PyObject *self, PyObject *const *args, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaHostAlloc, cudart_abi_cudaHostAlloc) fn = (CUDART_FN_T(cudaHostAlloc, cudart_abi_cudaHostAlloc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12715,6 +13163,7 @@ static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *co
         result = cudart_unbound("cudaHostGetDevicePointer");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaHostGetDevicePointer", values) < 0)
@@ -12722,6 +13171,7 @@ static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaHostGetDevicePointer, cudart_abi_cudaHostGetDevicePointer) fn = (CUDART_FN_T(cudaHostGetDevicePointer, cudart_abi_cudaHostGetDevicePointer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12766,6 +13216,7 @@ static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaHostGetFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaHostGetFlags", values) < 0)
@@ -12773,6 +13224,7 @@ static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaHostGetFlags, cudart_abi_cudaHostGetFlags) fn = (CUDART_FN_T(cudaHostGetFlags, cudart_abi_cudaHostGetFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12813,6 +13265,7 @@ static PyObject *cudart_fn_cudaHostRegister(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaHostRegister");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, u2);
         if (cudart_record_call("cudaHostRegister", values) < 0)
@@ -12820,6 +13273,7 @@ static PyObject *cudart_fn_cudaHostRegister(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaHostRegister, cudart_abi_cudaHostRegister) fn = (CUDART_FN_T(cudaHostRegister, cudart_abi_cudaHostRegister))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12851,6 +13305,7 @@ static PyObject *cudart_fn_cudaHostUnregister(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaHostUnregister");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaHostUnregister", values) < 0)
@@ -12858,6 +13313,7 @@ static PyObject *cudart_fn_cudaHostUnregister(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaHostUnregister, cudart_abi_cudaHostUnregister) fn = (CUDART_FN_T(cudaHostUnregister, cudart_abi_cudaHostUnregister))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12899,6 +13355,7 @@ static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *co
         result = cudart_unbound("cudaImportExternalMemory");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaImportExternalMemory", values) < 0)
@@ -12906,6 +13363,7 @@ static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaImportExternalMemory, cudart_abi_cudaImportExternalMemory) fn = (CUDART_FN_T(cudaImportExternalMemory, cudart_abi_cudaImportExternalMemory))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12950,6 +13408,7 @@ static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject 
         result = cudart_unbound("cudaImportExternalSemaphore");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaImportExternalSemaphore", values) < 0)
@@ -12957,6 +13416,7 @@ static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaImportExternalSemaphore, cudart_abi_cudaImportExternalSemaphore) fn = (CUDART_FN_T(cudaImportExternalSemaphore, cudart_abi_cudaImportExternalSemaphore))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12993,6 +13453,7 @@ static PyObject *cudart_fn_cudaInitDevice(PyObject *self, PyObject *const *args,
         result = cudart_unbound("cudaInitDevice");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LKK)", i0, u1, u2);
         if (cudart_record_call("cudaInitDevice", values) < 0)
@@ -13000,6 +13461,7 @@ static PyObject *cudart_fn_cudaInitDevice(PyObject *self, PyObject *const *args,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaInitDevice, cudart_abi_cudaInitDevice) fn = (CUDART_FN_T(cudaInitDevice, cudart_abi_cudaInitDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13030,6 +13492,7 @@ static PyObject *cudart_fn_cudaIpcCloseMemHandle(PyObject *self, PyObject *const
         result = cudart_unbound("cudaIpcCloseMemHandle");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaIpcCloseMemHandle", values) < 0)
@@ -13037,6 +13500,7 @@ static PyObject *cudart_fn_cudaIpcCloseMemHandle(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaIpcCloseMemHandle, cudart_abi_cudaIpcCloseMemHandle) fn = (CUDART_FN_T(cudaIpcCloseMemHandle, cudart_abi_cudaIpcCloseMemHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13072,6 +13536,7 @@ static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const
         result = cudart_unbound("cudaIpcGetEventHandle");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaIpcGetEventHandle", values) < 0)
@@ -13079,6 +13544,7 @@ static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaIpcGetEventHandle, cudart_abi_cudaIpcGetEventHandle) fn = (CUDART_FN_T(cudaIpcGetEventHandle, cudart_abi_cudaIpcGetEventHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13115,6 +13581,7 @@ static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaIpcGetMemHandle");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaIpcGetMemHandle", values) < 0)
@@ -13122,6 +13589,7 @@ static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaIpcGetMemHandle, cudart_abi_cudaIpcGetMemHandle) fn = (CUDART_FN_T(cudaIpcGetMemHandle, cudart_abi_cudaIpcGetMemHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13163,6 +13631,7 @@ static PyObject *cudart_fn_cudaIpcOpenEventHandle(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaIpcOpenEventHandle");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(Ky#)", (unsigned long long)(uintptr_t)a0, (const char *)&a1, (Py_ssize_t)sizeof a1);
         if (cudart_record_call("cudaIpcOpenEventHandle", values) < 0)
@@ -13170,6 +13639,7 @@ static PyObject *cudart_fn_cudaIpcOpenEventHandle(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaIpcOpenEventHandle, cudart_abi_cudaIpcOpenEventHandle) fn = (CUDART_FN_T(cudaIpcOpenEventHandle, cudart_abi_cudaIpcOpenEventHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13215,6 +13685,7 @@ static PyObject *cudart_fn_cudaIpcOpenMemHandle(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaIpcOpenMemHandle");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(Ky#K)", (unsigned long long)(uintptr_t)a0, (const char *)&a1, (Py_ssize_t)sizeof a1, u2);
         if (cudart_record_call("cudaIpcOpenMemHandle", values) < 0)
@@ -13222,6 +13693,7 @@ static PyObject *cudart_fn_cudaIpcOpenMemHandle(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaIpcOpenMemHandle, cudart_abi_cudaIpcOpenMemHandle) fn = (CUDART_FN_T(cudaIpcOpenMemHandle, cudart_abi_cudaIpcOpenMemHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13264,6 +13736,7 @@ static PyObject *cudart_fn_cudaKernelSetAttributeForDevice(PyObject *self, PyObj
         result = cudart_unbound("cudaKernelSetAttributeForDevice");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKLL)", (unsigned long long)(uintptr_t)a0, u1, i2, i3);
         if (cudart_record_call("cudaKernelSetAttributeForDevice", values) < 0)
@@ -13271,6 +13744,7 @@ static PyObject *cudart_fn_cudaKernelSetAttributeForDevice(PyObject *self, PyObj
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaKernelSetAttributeForDevice, cudart_abi_cudaKernelSetAttributeForDevice) fn = (CUDART_FN_T(cudaKernelSetAttributeForDevice, cudart_abi_cudaKernelSetAttributeForDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13325,6 +13799,7 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject 
         result = cudart_unbound("cudaLaunchCooperativeKernel");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(Ky#y#KKK)", (unsigned long long)(uintptr_t)a0, (const char *)&a1, (Py_ssize_t)sizeof a1, (const char *)&a2, (Py_ssize_t)sizeof a2, (unsigned long long)(uintptr_t)a3, u4, (unsigned long long)(uintptr_t)a5);
         if (cudart_record_call("cudaLaunchCooperativeKernel", values) < 0)
@@ -13332,6 +13807,7 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLaunchCooperativeKernel, cudart_abi_cudaLaunchCooperativeKernel) fn = (CUDART_FN_T(cudaLaunchCooperativeKernel, cudart_abi_cudaLaunchCooperativeKernel))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13375,6 +13851,7 @@ static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaLaunchHostFunc");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaLaunchHostFunc", values) < 0)
@@ -13382,6 +13859,7 @@ static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLaunchHostFunc, cudart_abi_cudaLaunchHostFunc) fn = (CUDART_FN_T(cudaLaunchHostFunc, cudart_abi_cudaLaunchHostFunc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13438,6 +13916,7 @@ static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaLaunchKernel");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(Ky#y#KKK)", (unsigned long long)(uintptr_t)a0, (const char *)&a1, (Py_ssize_t)sizeof a1, (const char *)&a2, (Py_ssize_t)sizeof a2, (unsigned long long)(uintptr_t)a3, u4, (unsigned long long)(uintptr_t)a5);
         if (cudart_record_call("cudaLaunchKernel", values) < 0)
@@ -13445,6 +13924,7 @@ static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLaunchKernel, cudart_abi_cudaLaunchKernel) fn = (CUDART_FN_T(cudaLaunchKernel, cudart_abi_cudaLaunchKernel))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13494,6 +13974,7 @@ static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaLaunchKernelExC");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaLaunchKernelExC", values) < 0)
@@ -13501,6 +13982,7 @@ static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLaunchKernelExC, cudart_abi_cudaLaunchKernelExC) fn = (CUDART_FN_T(cudaLaunchKernelExC, cudart_abi_cudaLaunchKernelExC))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13549,6 +14031,7 @@ static PyObject *cudart_fn_cudaLibraryEnumerateKernels(PyObject *self, PyObject 
         result = cudart_unbound("cudaLibraryEnumerateKernels");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaLibraryEnumerateKernels", values) < 0)
@@ -13556,6 +14039,7 @@ static PyObject *cudart_fn_cudaLibraryEnumerateKernels(PyObject *self, PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLibraryEnumerateKernels, cudart_abi_cudaLibraryEnumerateKernels) fn = (CUDART_FN_T(cudaLibraryEnumerateKernels, cudart_abi_cudaLibraryEnumerateKernels))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13610,6 +14094,7 @@ static PyObject *cudart_fn_cudaLibraryGetGlobal(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaLibraryGetGlobal");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaLibraryGetGlobal", values) < 0)
@@ -13617,6 +14102,7 @@ static PyObject *cudart_fn_cudaLibraryGetGlobal(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLibraryGetGlobal, cudart_abi_cudaLibraryGetGlobal) fn = (CUDART_FN_T(cudaLibraryGetGlobal, cudart_abi_cudaLibraryGetGlobal))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13667,6 +14153,7 @@ static PyObject *cudart_fn_cudaLibraryGetKernel(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaLibraryGetKernel");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaLibraryGetKernel", values) < 0)
@@ -13674,6 +14161,7 @@ static PyObject *cudart_fn_cudaLibraryGetKernel(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLibraryGetKernel, cudart_abi_cudaLibraryGetKernel) fn = (CUDART_FN_T(cudaLibraryGetKernel, cudart_abi_cudaLibraryGetKernel))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13719,6 +14207,7 @@ static PyObject *cudart_fn_cudaLibraryGetKernelCount(PyObject *self, PyObject *c
         result = cudart_unbound("cudaLibraryGetKernelCount");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaLibraryGetKernelCount", values) < 0)
@@ -13726,6 +14215,7 @@ static PyObject *cudart_fn_cudaLibraryGetKernelCount(PyObject *self, PyObject *c
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLibraryGetKernelCount, cudart_abi_cudaLibraryGetKernelCount) fn = (CUDART_FN_T(cudaLibraryGetKernelCount, cudart_abi_cudaLibraryGetKernelCount))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13780,6 +14270,7 @@ static PyObject *cudart_fn_cudaLibraryGetManaged(PyObject *self, PyObject *const
         result = cudart_unbound("cudaLibraryGetManaged");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaLibraryGetManaged", values) < 0)
@@ -13787,6 +14278,7 @@ static PyObject *cudart_fn_cudaLibraryGetManaged(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLibraryGetManaged, cudart_abi_cudaLibraryGetManaged) fn = (CUDART_FN_T(cudaLibraryGetManaged, cudart_abi_cudaLibraryGetManaged))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13837,6 +14329,7 @@ static PyObject *cudart_fn_cudaLibraryGetUnifiedFunction(PyObject *self, PyObjec
         result = cudart_unbound("cudaLibraryGetUnifiedFunction");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaLibraryGetUnifiedFunction", values) < 0)
@@ -13844,6 +14337,7 @@ static PyObject *cudart_fn_cudaLibraryGetUnifiedFunction(PyObject *self, PyObjec
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLibraryGetUnifiedFunction, cudart_abi_cudaLibraryGetUnifiedFunction) fn = (CUDART_FN_T(cudaLibraryGetUnifiedFunction, cudart_abi_cudaLibraryGetUnifiedFunction))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13919,6 +14413,7 @@ static PyObject *cudart_fn_cudaLibraryLoadData(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaLibraryLoadData");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4, (unsigned long long)(uintptr_t)a5, (unsigned long long)(uintptr_t)a6, u7);
         if (cudart_record_call("cudaLibraryLoadData", values) < 0)
@@ -13926,6 +14421,7 @@ static PyObject *cudart_fn_cudaLibraryLoadData(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLibraryLoadData, cudart_abi_cudaLibraryLoadData) fn = (CUDART_FN_T(cudaLibraryLoadData, cudart_abi_cudaLibraryLoadData))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14004,6 +14500,7 @@ static PyObject *cudart_fn_cudaLibraryLoadFromFile(PyObject *self, PyObject *con
         result = cudart_unbound("cudaLibraryLoadFromFile");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4, (unsigned long long)(uintptr_t)a5, (unsigned long long)(uintptr_t)a6, u7);
         if (cudart_record_call("cudaLibraryLoadFromFile", values) < 0)
@@ -14011,6 +14508,7 @@ static PyObject *cudart_fn_cudaLibraryLoadFromFile(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLibraryLoadFromFile, cudart_abi_cudaLibraryLoadFromFile) fn = (CUDART_FN_T(cudaLibraryLoadFromFile, cudart_abi_cudaLibraryLoadFromFile))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14049,6 +14547,7 @@ static PyObject *cudart_fn_cudaLibraryUnload(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaLibraryUnload");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaLibraryUnload", values) < 0)
@@ -14056,6 +14555,7 @@ static PyObject *cudart_fn_cudaLibraryUnload(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLibraryUnload, cudart_abi_cudaLibraryUnload) fn = (CUDART_FN_T(cudaLibraryUnload, cudart_abi_cudaLibraryUnload))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14096,6 +14596,7 @@ static PyObject *cudart_fn_cudaLogsCurrent(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaLogsCurrent");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaLogsCurrent", values) < 0)
@@ -14103,6 +14604,7 @@ static PyObject *cudart_fn_cudaLogsCurrent(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLogsCurrent, cudart_abi_cudaLogsCurrent) fn = (CUDART_FN_T(cudaLogsCurrent, cudart_abi_cudaLogsCurrent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14149,6 +14651,7 @@ static PyObject *cudart_fn_cudaLogsDumpToFile(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaLogsDumpToFile");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaLogsDumpToFile", values) < 0)
@@ -14156,6 +14659,7 @@ static PyObject *cudart_fn_cudaLogsDumpToFile(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLogsDumpToFile, cudart_abi_cudaLogsDumpToFile) fn = (CUDART_FN_T(cudaLogsDumpToFile, cudart_abi_cudaLogsDumpToFile))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14209,6 +14713,7 @@ static PyObject *cudart_fn_cudaLogsDumpToMemory(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaLogsDumpToMemory");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3);
         if (cudart_record_call("cudaLogsDumpToMemory", values) < 0)
@@ -14216,6 +14721,7 @@ static PyObject *cudart_fn_cudaLogsDumpToMemory(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLogsDumpToMemory, cudart_abi_cudaLogsDumpToMemory) fn = (CUDART_FN_T(cudaLogsDumpToMemory, cudart_abi_cudaLogsDumpToMemory))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14265,6 +14771,7 @@ static PyObject *cudart_fn_cudaLogsRegisterCallback(PyObject *self, PyObject *co
         result = cudart_unbound("cudaLogsRegisterCallback");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaLogsRegisterCallback", values) < 0)
@@ -14272,6 +14779,7 @@ static PyObject *cudart_fn_cudaLogsRegisterCallback(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLogsRegisterCallback, cudart_abi_cudaLogsRegisterCallback) fn = (CUDART_FN_T(cudaLogsRegisterCallback, cudart_abi_cudaLogsRegisterCallback))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14307,6 +14815,7 @@ static PyObject *cudart_fn_cudaLogsUnregisterCallback(PyObject *self, PyObject *
         result = cudart_unbound("cudaLogsUnregisterCallback");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaLogsUnregisterCallback", values) < 0)
@@ -14314,6 +14823,7 @@ static PyObject *cudart_fn_cudaLogsUnregisterCallback(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLogsUnregisterCallback, cudart_abi_cudaLogsUnregisterCallback) fn = (CUDART_FN_T(cudaLogsUnregisterCallback, cudart_abi_cudaLogsUnregisterCallback))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14354,6 +14864,7 @@ static PyObject *cudart_fn_cudaMalloc(PyObject *self, PyObject *const *args, Py_
         result = cudart_unbound("cudaMalloc");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaMalloc", values) < 0)
@@ -14361,6 +14872,7 @@ static PyObject *cudart_fn_cudaMalloc(PyObject *self, PyObject *const *args, Py_
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMalloc, cudart_abi_cudaMalloc) fn = (CUDART_FN_T(cudaMalloc, cudart_abi_cudaMalloc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14397,6 +14909,7 @@ static PyObject *cudart_fn_cudaMalloc3D(PyObject *self, PyObject *const *args, P
         result = cudart_unbound("cudaMalloc3D");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(Ky#)", (unsigned long long)(uintptr_t)a0, (const char *)&a1, (Py_ssize_t)sizeof a1);
         if (cudart_record_call("cudaMalloc3D", values) < 0)
@@ -14404,6 +14917,7 @@ static PyObject *cudart_fn_cudaMalloc3D(PyObject *self, PyObject *const *args, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMalloc3D, cudart_abi_cudaMalloc3D) fn = (CUDART_FN_T(cudaMalloc3D, cudart_abi_cudaMalloc3D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14451,6 +14965,7 @@ static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMalloc3DArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKy#K)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (const char *)&a2, (Py_ssize_t)sizeof a2, u3);
         if (cudart_record_call("cudaMalloc3DArray", values) < 0)
@@ -14458,6 +14973,7 @@ static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMalloc3DArray, cudart_abi_cudaMalloc3DArray) fn = (CUDART_FN_T(cudaMalloc3DArray, cudart_abi_cudaMalloc3DArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14511,6 +15027,7 @@ static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaMallocArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, u4);
         if (cudart_record_call("cudaMallocArray", values) < 0)
@@ -14518,6 +15035,7 @@ static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMallocArray, cudart_abi_cudaMallocArray) fn = (CUDART_FN_T(cudaMallocArray, cudart_abi_cudaMallocArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14565,6 +15083,7 @@ static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaMallocAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaMallocAsync", values) < 0)
@@ -14572,6 +15091,7 @@ static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMallocAsync, cudart_abi_cudaMallocAsync) fn = (CUDART_FN_T(cudaMallocAsync, cudart_abi_cudaMallocAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14623,6 +15143,7 @@ static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *con
         result = cudart_unbound("cudaMallocFromPoolAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaMallocFromPoolAsync", values) < 0)
@@ -14630,6 +15151,7 @@ static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMallocFromPoolAsync, cudart_abi_cudaMallocFromPoolAsync) fn = (CUDART_FN_T(cudaMallocFromPoolAsync, cudart_abi_cudaMallocFromPoolAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14674,6 +15196,7 @@ static PyObject *cudart_fn_cudaMallocHost(PyObject *self, PyObject *const *args,
         result = cudart_unbound("cudaMallocHost");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaMallocHost", values) < 0)
@@ -14681,6 +15204,7 @@ static PyObject *cudart_fn_cudaMallocHost(PyObject *self, PyObject *const *args,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMallocHost, cudart_abi_cudaMallocHost) fn = (CUDART_FN_T(cudaMallocHost, cudart_abi_cudaMallocHost))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14726,6 +15250,7 @@ static PyObject *cudart_fn_cudaMallocManaged(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMallocManaged");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, u2);
         if (cudart_record_call("cudaMallocManaged", values) < 0)
@@ -14733,6 +15258,7 @@ static PyObject *cudart_fn_cudaMallocManaged(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMallocManaged, cudart_abi_cudaMallocManaged) fn = (CUDART_FN_T(cudaMallocManaged, cudart_abi_cudaMallocManaged))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14785,6 +15311,7 @@ static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *co
         result = cudart_unbound("cudaMallocMipmappedArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKy#KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (const char *)&a2, (Py_ssize_t)sizeof a2, u3, u4);
         if (cudart_record_call("cudaMallocMipmappedArray", values) < 0)
@@ -14792,6 +15319,7 @@ static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMallocMipmappedArray, cudart_abi_cudaMallocMipmappedArray) fn = (CUDART_FN_T(cudaMallocMipmappedArray, cudart_abi_cudaMallocMipmappedArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14844,6 +15372,7 @@ static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaMallocPitch");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaMallocPitch", values) < 0)
@@ -14851,6 +15380,7 @@ static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMallocPitch, cudart_abi_cudaMallocPitch) fn = (CUDART_FN_T(cudaMallocPitch, cudart_abi_cudaMallocPitch))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14894,6 +15424,7 @@ static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, 
         result = cudart_unbound("cudaMemAdvise");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKy#)", (unsigned long long)(uintptr_t)a0, u1, u2, (const char *)&a3, (Py_ssize_t)sizeof a3);
         if (cudart_record_call("cudaMemAdvise", values) < 0)
@@ -14901,6 +15432,7 @@ static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemAdvise, cudart_abi_cudaMemAdvise) fn = (CUDART_FN_T(cudaMemAdvise, cudart_abi_cudaMemAdvise))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14967,6 +15499,7 @@ static PyObject *cudart_fn_cudaMemDiscardAndPrefetchBatchAsync(PyObject *self, P
         result = cudart_unbound("cudaMemDiscardAndPrefetchBatchAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3, (unsigned long long)(uintptr_t)a4, u5, u6, (unsigned long long)(uintptr_t)a7);
         if (cudart_record_call("cudaMemDiscardAndPrefetchBatchAsync", values) < 0)
@@ -14974,6 +15507,7 @@ static PyObject *cudart_fn_cudaMemDiscardAndPrefetchBatchAsync(PyObject *self, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemDiscardAndPrefetchBatchAsync, cudart_abi_cudaMemDiscardAndPrefetchBatchAsync) fn = (CUDART_FN_T(cudaMemDiscardAndPrefetchBatchAsync, cudart_abi_cudaMemDiscardAndPrefetchBatchAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15033,6 +15567,7 @@ static PyObject *cudart_fn_cudaMemDiscardBatchAsync(PyObject *self, PyObject *co
         result = cudart_unbound("cudaMemDiscardBatchAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaMemDiscardBatchAsync", values) < 0)
@@ -15040,6 +15575,7 @@ static PyObject *cudart_fn_cudaMemDiscardBatchAsync(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemDiscardBatchAsync, cudart_abi_cudaMemDiscardBatchAsync) fn = (CUDART_FN_T(cudaMemDiscardBatchAsync, cudart_abi_cudaMemDiscardBatchAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15088,6 +15624,7 @@ static PyObject *cudart_fn_cudaMemGetDefaultMemPool(PyObject *self, PyObject *co
         result = cudart_unbound("cudaMemGetDefaultMemPool");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaMemGetDefaultMemPool", values) < 0)
@@ -15095,6 +15632,7 @@ static PyObject *cudart_fn_cudaMemGetDefaultMemPool(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemGetDefaultMemPool, cudart_abi_cudaMemGetDefaultMemPool) fn = (CUDART_FN_T(cudaMemGetDefaultMemPool, cudart_abi_cudaMemGetDefaultMemPool))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15141,6 +15679,7 @@ static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args,
         result = cudart_unbound("cudaMemGetInfo");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaMemGetInfo", values) < 0)
@@ -15148,6 +15687,7 @@ static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemGetInfo, cudart_abi_cudaMemGetInfo) fn = (CUDART_FN_T(cudaMemGetInfo, cudart_abi_cudaMemGetInfo))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15195,6 +15735,7 @@ static PyObject *cudart_fn_cudaMemGetMemPool(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMemGetMemPool");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaMemGetMemPool", values) < 0)
@@ -15202,6 +15743,7 @@ static PyObject *cudart_fn_cudaMemGetMemPool(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemGetMemPool, cudart_abi_cudaMemGetMemPool) fn = (CUDART_FN_T(cudaMemGetMemPool, cudart_abi_cudaMemGetMemPool))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15246,6 +15788,7 @@ static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMemPoolCreate");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaMemPoolCreate", values) < 0)
@@ -15253,6 +15796,7 @@ static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolCreate, cudart_abi_cudaMemPoolCreate) fn = (CUDART_FN_T(cudaMemPoolCreate, cudart_abi_cudaMemPoolCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15287,6 +15831,7 @@ static PyObject *cudart_fn_cudaMemPoolDestroy(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaMemPoolDestroy");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaMemPoolDestroy", values) < 0)
@@ -15294,6 +15839,7 @@ static PyObject *cudart_fn_cudaMemPoolDestroy(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolDestroy, cudart_abi_cudaMemPoolDestroy) fn = (CUDART_FN_T(cudaMemPoolDestroy, cudart_abi_cudaMemPoolDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15329,6 +15875,7 @@ static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *co
         result = cudart_unbound("cudaMemPoolExportPointer");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaMemPoolExportPointer", values) < 0)
@@ -15336,6 +15883,7 @@ static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolExportPointer, cudart_abi_cudaMemPoolExportPointer) fn = (CUDART_FN_T(cudaMemPoolExportPointer, cudart_abi_cudaMemPoolExportPointer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15378,6 +15926,7 @@ static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, Py
         result = cudart_unbound("cudaMemPoolExportToShareableHandle");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaMemPoolExportToShareableHandle", values) < 0)
@@ -15385,6 +15934,7 @@ static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, Py
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolExportToShareableHandle, cudart_abi_cudaMemPoolExportToShareableHandle) fn = (CUDART_FN_T(cudaMemPoolExportToShareableHandle, cudart_abi_cudaMemPoolExportToShareableHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15431,6 +15981,7 @@ static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaMemPoolGetAccess");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaMemPoolGetAccess", values) < 0)
@@ -15438,6 +15989,7 @@ static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolGetAccess, cudart_abi_cudaMemPoolGetAccess) fn = (CUDART_FN_T(cudaMemPoolGetAccess, cudart_abi_cudaMemPoolGetAccess))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15480,6 +16032,7 @@ static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *con
         result = cudart_unbound("cudaMemPoolGetAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaMemPoolGetAttribute", values) < 0)
@@ -15487,6 +16040,7 @@ static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolGetAttribute, cudart_abi_cudaMemPoolGetAttribute) fn = (CUDART_FN_T(cudaMemPoolGetAttribute, cudart_abi_cudaMemPoolGetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15535,6 +16089,7 @@ static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, 
         result = cudart_unbound("cudaMemPoolImportFromShareableHandle");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaMemPoolImportFromShareableHandle", values) < 0)
@@ -15542,6 +16097,7 @@ static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolImportFromShareableHandle, cudart_abi_cudaMemPoolImportFromShareableHandle) fn = (CUDART_FN_T(cudaMemPoolImportFromShareableHandle, cudart_abi_cudaMemPoolImportFromShareableHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15590,6 +16146,7 @@ static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *co
         result = cudart_unbound("cudaMemPoolImportPointer");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaMemPoolImportPointer", values) < 0)
@@ -15597,6 +16154,7 @@ static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolImportPointer, cudart_abi_cudaMemPoolImportPointer) fn = (CUDART_FN_T(cudaMemPoolImportPointer, cudart_abi_cudaMemPoolImportPointer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15639,6 +16197,7 @@ static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaMemPoolSetAccess");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaMemPoolSetAccess", values) < 0)
@@ -15646,6 +16205,7 @@ static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolSetAccess, cudart_abi_cudaMemPoolSetAccess) fn = (CUDART_FN_T(cudaMemPoolSetAccess, cudart_abi_cudaMemPoolSetAccess))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15685,6 +16245,7 @@ static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *con
         result = cudart_unbound("cudaMemPoolSetAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaMemPoolSetAttribute", values) < 0)
@@ -15692,6 +16253,7 @@ static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolSetAttribute, cudart_abi_cudaMemPoolSetAttribute) fn = (CUDART_FN_T(cudaMemPoolSetAttribute, cudart_abi_cudaMemPoolSetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15727,6 +16289,7 @@ static PyObject *cudart_fn_cudaMemPoolTrimTo(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMemPoolTrimTo");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaMemPoolTrimTo", values) < 0)
@@ -15734,6 +16297,7 @@ static PyObject *cudart_fn_cudaMemPoolTrimTo(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolTrimTo, cudart_abi_cudaMemPoolTrimTo) fn = (CUDART_FN_T(cudaMemPoolTrimTo, cudart_abi_cudaMemPoolTrimTo))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15778,6 +16342,7 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaMemPrefetchAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKy#KK)", (unsigned long long)(uintptr_t)a0, u1, (const char *)&a2, (Py_ssize_t)sizeof a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaMemPrefetchAsync", values) < 0)
@@ -15785,6 +16350,7 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPrefetchAsync, cudart_abi_cudaMemPrefetchAsync) fn = (CUDART_FN_T(cudaMemPrefetchAsync, cudart_abi_cudaMemPrefetchAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15852,6 +16418,7 @@ static PyObject *cudart_fn_cudaMemPrefetchBatchAsync(PyObject *self, PyObject *c
         result = cudart_unbound("cudaMemPrefetchBatchAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3, (unsigned long long)(uintptr_t)a4, u5, u6, (unsigned long long)(uintptr_t)a7);
         if (cudart_record_call("cudaMemPrefetchBatchAsync", values) < 0)
@@ -15859,6 +16426,7 @@ static PyObject *cudart_fn_cudaMemPrefetchBatchAsync(PyObject *self, PyObject *c
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPrefetchBatchAsync, cudart_abi_cudaMemPrefetchBatchAsync) fn = (CUDART_FN_T(cudaMemPrefetchBatchAsync, cudart_abi_cudaMemPrefetchBatchAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15909,6 +16477,7 @@ static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *co
         result = cudart_unbound("cudaMemRangeGetAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, (unsigned long long)(uintptr_t)a3, u4);
         if (cudart_record_call("cudaMemRangeGetAttribute", values) < 0)
@@ -15916,6 +16485,7 @@ static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemRangeGetAttribute, cudart_abi_cudaMemRangeGetAttribute) fn = (CUDART_FN_T(cudaMemRangeGetAttribute, cudart_abi_cudaMemRangeGetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15976,6 +16546,7 @@ static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *c
         result = cudart_unbound("cudaMemRangeGetAttributes");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4, u5);
         if (cudart_record_call("cudaMemRangeGetAttributes", values) < 0)
@@ -15983,6 +16554,7 @@ static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *c
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemRangeGetAttributes, cudart_abi_cudaMemRangeGetAttributes) fn = (CUDART_FN_T(cudaMemRangeGetAttributes, cudart_abi_cudaMemRangeGetAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16026,6 +16598,7 @@ static PyObject *cudart_fn_cudaMemSetMemPool(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMemSetMemPool");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaMemSetMemPool", values) < 0)
@@ -16033,6 +16606,7 @@ static PyObject *cudart_fn_cudaMemSetMemPool(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemSetMemPool, cudart_abi_cudaMemSetMemPool) fn = (CUDART_FN_T(cudaMemSetMemPool, cudart_abi_cudaMemSetMemPool))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16075,6 +16649,7 @@ static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_
         result = cudart_unbound("cudaMemcpy");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaMemcpy", values) < 0)
@@ -16082,6 +16657,7 @@ static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy, cudart_abi_cudaMemcpy) fn = (CUDART_FN_T(cudaMemcpy, cudart_abi_cudaMemcpy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16133,6 +16709,7 @@ static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, P
         result = cudart_unbound("cudaMemcpy2D");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, u3, u4, u5, u6);
         if (cudart_record_call("cudaMemcpy2D", values) < 0)
@@ -16140,6 +16717,7 @@ static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy2D, cudart_abi_cudaMemcpy2D) fn = (CUDART_FN_T(cudaMemcpy2D, cudart_abi_cudaMemcpy2D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16197,6 +16775,7 @@ static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *co
         result = cudart_unbound("cudaMemcpy2DArrayToArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, (unsigned long long)(uintptr_t)a3, u4, u5, u6, u7, u8);
         if (cudart_record_call("cudaMemcpy2DArrayToArray", values) < 0)
@@ -16204,6 +16783,7 @@ static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy2DArrayToArray, cudart_abi_cudaMemcpy2DArrayToArray) fn = (CUDART_FN_T(cudaMemcpy2DArrayToArray, cudart_abi_cudaMemcpy2DArrayToArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16259,6 +16839,7 @@ static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMemcpy2DAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, u3, u4, u5, u6, (unsigned long long)(uintptr_t)a7);
         if (cudart_record_call("cudaMemcpy2DAsync", values) < 0)
@@ -16266,6 +16847,7 @@ static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy2DAsync, cudart_abi_cudaMemcpy2DAsync) fn = (CUDART_FN_T(cudaMemcpy2DAsync, cudart_abi_cudaMemcpy2DAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16321,6 +16903,7 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const
         result = cudart_unbound("cudaMemcpy2DFromArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, u3, u4, u5, u6, u7);
         if (cudart_record_call("cudaMemcpy2DFromArray", values) < 0)
@@ -16328,6 +16911,7 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy2DFromArray, cudart_abi_cudaMemcpy2DFromArray) fn = (CUDART_FN_T(cudaMemcpy2DFromArray, cudart_abi_cudaMemcpy2DFromArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16386,6 +16970,7 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *
         result = cudart_unbound("cudaMemcpy2DFromArrayAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, u3, u4, u5, u6, u7, (unsigned long long)(uintptr_t)a8);
         if (cudart_record_call("cudaMemcpy2DFromArrayAsync", values) < 0)
@@ -16393,6 +16978,7 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy2DFromArrayAsync, cudart_abi_cudaMemcpy2DFromArrayAsync) fn = (CUDART_FN_T(cudaMemcpy2DFromArrayAsync, cudart_abi_cudaMemcpy2DFromArrayAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16448,6 +17034,7 @@ static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaMemcpy2DToArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, (unsigned long long)(uintptr_t)a3, u4, u5, u6, u7);
         if (cudart_record_call("cudaMemcpy2DToArray", values) < 0)
@@ -16455,6 +17042,7 @@ static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy2DToArray, cudart_abi_cudaMemcpy2DToArray) fn = (CUDART_FN_T(cudaMemcpy2DToArray, cudart_abi_cudaMemcpy2DToArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16513,6 +17101,7 @@ static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *co
         result = cudart_unbound("cudaMemcpy2DToArrayAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, (unsigned long long)(uintptr_t)a3, u4, u5, u6, u7, (unsigned long long)(uintptr_t)a8);
         if (cudart_record_call("cudaMemcpy2DToArrayAsync", values) < 0)
@@ -16520,6 +17109,7 @@ static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy2DToArrayAsync, cudart_abi_cudaMemcpy2DToArrayAsync) fn = (CUDART_FN_T(cudaMemcpy2DToArrayAsync, cudart_abi_cudaMemcpy2DToArrayAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16553,6 +17143,7 @@ static PyObject *cudart_fn_cudaMemcpy3D(PyObject *self, PyObject *const *args, P
         result = cudart_unbound("cudaMemcpy3D");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaMemcpy3D", values) < 0)
@@ -16560,6 +17151,7 @@ static PyObject *cudart_fn_cudaMemcpy3D(PyObject *self, PyObject *const *args, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy3D, cudart_abi_cudaMemcpy3D) fn = (CUDART_FN_T(cudaMemcpy3D, cudart_abi_cudaMemcpy3D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16595,6 +17187,7 @@ static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMemcpy3DAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaMemcpy3DAsync", values) < 0)
@@ -16602,6 +17195,7 @@ static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy3DAsync, cudart_abi_cudaMemcpy3DAsync) fn = (CUDART_FN_T(cudaMemcpy3DAsync, cudart_abi_cudaMemcpy3DAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16644,6 +17238,7 @@ static PyObject *cudart_fn_cudaMemcpy3DBatchAsync(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaMemcpy3DBatchAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", u0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaMemcpy3DBatchAsync", values) < 0)
@@ -16651,6 +17246,7 @@ static PyObject *cudart_fn_cudaMemcpy3DBatchAsync(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy3DBatchAsync, cudart_abi_cudaMemcpy3DBatchAsync) fn = (CUDART_FN_T(cudaMemcpy3DBatchAsync, cudart_abi_cudaMemcpy3DBatchAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16683,6 +17279,7 @@ static PyObject *cudart_fn_cudaMemcpy3DPeer(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaMemcpy3DPeer");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaMemcpy3DPeer", values) < 0)
@@ -16690,6 +17287,7 @@ static PyObject *cudart_fn_cudaMemcpy3DPeer(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy3DPeer, cudart_abi_cudaMemcpy3DPeer) fn = (CUDART_FN_T(cudaMemcpy3DPeer, cudart_abi_cudaMemcpy3DPeer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16725,6 +17323,7 @@ static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const
         result = cudart_unbound("cudaMemcpy3DPeerAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaMemcpy3DPeerAsync", values) < 0)
@@ -16732,6 +17331,7 @@ static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy3DPeerAsync, cudart_abi_cudaMemcpy3DPeerAsync) fn = (CUDART_FN_T(cudaMemcpy3DPeerAsync, cudart_abi_cudaMemcpy3DPeerAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16786,6 +17386,7 @@ static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaMemcpyArrayToArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, (unsigned long long)(uintptr_t)a3, u4, u5, u6, u7);
         if (cudart_record_call("cudaMemcpyArrayToArray", values) < 0)
@@ -16793,6 +17394,7 @@ static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyArrayToArray, cudart_abi_cudaMemcpyArrayToArray) fn = (CUDART_FN_T(cudaMemcpyArrayToArray, cudart_abi_cudaMemcpyArrayToArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16839,6 +17441,7 @@ static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaMemcpyAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaMemcpyAsync", values) < 0)
@@ -16846,6 +17449,7 @@ static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyAsync, cudart_abi_cudaMemcpyAsync) fn = (CUDART_FN_T(cudaMemcpyAsync, cudart_abi_cudaMemcpyAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16917,6 +17521,7 @@ static PyObject *cudart_fn_cudaMemcpyBatchAsync(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaMemcpyBatchAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4, (unsigned long long)(uintptr_t)a5, u6, (unsigned long long)(uintptr_t)a7);
         if (cudart_record_call("cudaMemcpyBatchAsync", values) < 0)
@@ -16924,6 +17529,7 @@ static PyObject *cudart_fn_cudaMemcpyBatchAsync(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyBatchAsync, cudart_abi_cudaMemcpyBatchAsync) fn = (CUDART_FN_T(cudaMemcpyBatchAsync, cudart_abi_cudaMemcpyBatchAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16978,6 +17584,7 @@ static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaMemcpyFromArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, u4, u5);
         if (cudart_record_call("cudaMemcpyFromArray", values) < 0)
@@ -16985,6 +17592,7 @@ static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyFromArray, cudart_abi_cudaMemcpyFromArray) fn = (CUDART_FN_T(cudaMemcpyFromArray, cudart_abi_cudaMemcpyFromArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17037,6 +17645,7 @@ static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *co
         result = cudart_unbound("cudaMemcpyFromArrayAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, u4, u5, (unsigned long long)(uintptr_t)a6);
         if (cudart_record_call("cudaMemcpyFromArrayAsync", values) < 0)
@@ -17044,6 +17653,7 @@ static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyFromArrayAsync, cudart_abi_cudaMemcpyFromArrayAsync) fn = (CUDART_FN_T(cudaMemcpyFromArrayAsync, cudart_abi_cudaMemcpyFromArrayAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17090,6 +17700,7 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaMemcpyFromSymbol");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, u4);
         if (cudart_record_call("cudaMemcpyFromSymbol", values) < 0)
@@ -17097,6 +17708,7 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyFromSymbol, cudart_abi_cudaMemcpyFromSymbol) fn = (CUDART_FN_T(cudaMemcpyFromSymbol, cudart_abi_cudaMemcpyFromSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17146,6 +17758,7 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *c
         result = cudart_unbound("cudaMemcpyFromSymbolAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, u4, (unsigned long long)(uintptr_t)a5);
         if (cudart_record_call("cudaMemcpyFromSymbolAsync", values) < 0)
@@ -17153,6 +17766,7 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *c
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyFromSymbolAsync, cudart_abi_cudaMemcpyFromSymbolAsync) fn = (CUDART_FN_T(cudaMemcpyFromSymbolAsync, cudart_abi_cudaMemcpyFromSymbolAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17199,6 +17813,7 @@ static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args,
         result = cudart_unbound("cudaMemcpyPeer");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KLKLK)", (unsigned long long)(uintptr_t)a0, i1, (unsigned long long)(uintptr_t)a2, i3, u4);
         if (cudart_record_call("cudaMemcpyPeer", values) < 0)
@@ -17206,6 +17821,7 @@ static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyPeer, cudart_abi_cudaMemcpyPeer) fn = (CUDART_FN_T(cudaMemcpyPeer, cudart_abi_cudaMemcpyPeer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17255,6 +17871,7 @@ static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaMemcpyPeerAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KLKLKK)", (unsigned long long)(uintptr_t)a0, i1, (unsigned long long)(uintptr_t)a2, i3, u4, (unsigned long long)(uintptr_t)a5);
         if (cudart_record_call("cudaMemcpyPeerAsync", values) < 0)
@@ -17262,6 +17879,7 @@ static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyPeerAsync, cudart_abi_cudaMemcpyPeerAsync) fn = (CUDART_FN_T(cudaMemcpyPeerAsync, cudart_abi_cudaMemcpyPeerAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17311,6 +17929,7 @@ static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMemcpyToArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, (unsigned long long)(uintptr_t)a3, u4, u5);
         if (cudart_record_call("cudaMemcpyToArray", values) < 0)
@@ -17318,6 +17937,7 @@ static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyToArray, cudart_abi_cudaMemcpyToArray) fn = (CUDART_FN_T(cudaMemcpyToArray, cudart_abi_cudaMemcpyToArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17370,6 +17990,7 @@ static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaMemcpyToArrayAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, (unsigned long long)(uintptr_t)a3, u4, u5, (unsigned long long)(uintptr_t)a6);
         if (cudart_record_call("cudaMemcpyToArrayAsync", values) < 0)
@@ -17377,6 +17998,7 @@ static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyToArrayAsync, cudart_abi_cudaMemcpyToArrayAsync) fn = (CUDART_FN_T(cudaMemcpyToArrayAsync, cudart_abi_cudaMemcpyToArrayAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17423,6 +18045,7 @@ static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaMemcpyToSymbol");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, u4);
         if (cudart_record_call("cudaMemcpyToSymbol", values) < 0)
@@ -17430,6 +18053,7 @@ static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyToSymbol, cudart_abi_cudaMemcpyToSymbol) fn = (CUDART_FN_T(cudaMemcpyToSymbol, cudart_abi_cudaMemcpyToSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17479,6 +18103,7 @@ static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *con
         result = cudart_unbound("cudaMemcpyToSymbolAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, u4, (unsigned long long)(uintptr_t)a5);
         if (cudart_record_call("cudaMemcpyToSymbolAsync", values) < 0)
@@ -17486,6 +18111,7 @@ static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyToSymbolAsync, cudart_abi_cudaMemcpyToSymbolAsync) fn = (CUDART_FN_T(cudaMemcpyToSymbolAsync, cudart_abi_cudaMemcpyToSymbolAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17525,6 +18151,7 @@ static PyObject *cudart_fn_cudaMemset(PyObject *self, PyObject *const *args, Py_
         result = cudart_unbound("cudaMemset");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KLK)", (unsigned long long)(uintptr_t)a0, i1, u2);
         if (cudart_record_call("cudaMemset", values) < 0)
@@ -17532,6 +18159,7 @@ static PyObject *cudart_fn_cudaMemset(PyObject *self, PyObject *const *args, Py_
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemset, cudart_abi_cudaMemset) fn = (CUDART_FN_T(cudaMemset, cudart_abi_cudaMemset))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17575,6 +18203,7 @@ static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, P
         result = cudart_unbound("cudaMemset2D");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKLKK)", (unsigned long long)(uintptr_t)a0, u1, i2, u3, u4);
         if (cudart_record_call("cudaMemset2D", values) < 0)
@@ -17582,6 +18211,7 @@ static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemset2D, cudart_abi_cudaMemset2D) fn = (CUDART_FN_T(cudaMemset2D, cudart_abi_cudaMemset2D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17629,6 +18259,7 @@ static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMemset2DAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKLKKK)", (unsigned long long)(uintptr_t)a0, u1, i2, u3, u4, (unsigned long long)(uintptr_t)a5);
         if (cudart_record_call("cudaMemset2DAsync", values) < 0)
@@ -17636,6 +18267,7 @@ static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemset2DAsync, cudart_abi_cudaMemset2DAsync) fn = (CUDART_FN_T(cudaMemset2DAsync, cudart_abi_cudaMemset2DAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17670,6 +18302,7 @@ static PyObject *cudart_fn_cudaMemset3D(PyObject *self, PyObject *const *args, P
         result = cudart_unbound("cudaMemset3D");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(y#Ly#)", (const char *)&a0, (Py_ssize_t)sizeof a0, i1, (const char *)&a2, (Py_ssize_t)sizeof a2);
         if (cudart_record_call("cudaMemset3D", values) < 0)
@@ -17677,6 +18310,7 @@ static PyObject *cudart_fn_cudaMemset3D(PyObject *self, PyObject *const *args, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemset3D, cudart_abi_cudaMemset3D) fn = (CUDART_FN_T(cudaMemset3D, cudart_abi_cudaMemset3D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17716,6 +18350,7 @@ static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMemset3DAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(y#Ly#K)", (const char *)&a0, (Py_ssize_t)sizeof a0, i1, (const char *)&a2, (Py_ssize_t)sizeof a2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaMemset3DAsync", values) < 0)
@@ -17723,6 +18358,7 @@ static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemset3DAsync, cudart_abi_cudaMemset3DAsync) fn = (CUDART_FN_T(cudaMemset3DAsync, cudart_abi_cudaMemset3DAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17764,6 +18400,7 @@ static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaMemsetAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KLKK)", (unsigned long long)(uintptr_t)a0, i1, u2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaMemsetAsync", values) < 0)
@@ -17771,6 +18408,7 @@ static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemsetAsync, cudart_abi_cudaMemsetAsync) fn = (CUDART_FN_T(cudaMemsetAsync, cudart_abi_cudaMemsetAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17810,6 +18448,7 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *sel
         result = cudart_unbound("cudaMipmappedArrayGetMemoryRequirements");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKL)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, i2);
         if (cudart_record_call("cudaMipmappedArrayGetMemoryRequirements", values) < 0)
@@ -17817,6 +18456,7 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *sel
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMipmappedArrayGetMemoryRequirements, cudart_abi_cudaMipmappedArrayGetMemoryRequirements) fn = (CUDART_FN_T(cudaMipmappedArrayGetMemoryRequirements, cudart_abi_cudaMipmappedArrayGetMemoryRequirements))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17853,6 +18493,7 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self,
         result = cudart_unbound("cudaMipmappedArrayGetSparseProperties");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaMipmappedArrayGetSparseProperties", values) < 0)
@@ -17860,6 +18501,7 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMipmappedArrayGetSparseProperties, cudart_abi_cudaMipmappedArrayGetSparseProperties) fn = (CUDART_FN_T(cudaMipmappedArrayGetSparseProperties, cudart_abi_cudaMipmappedArrayGetSparseProperties))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17908,6 +18550,7 @@ static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *s
         result = cudart_unbound("cudaOccupancyAvailableDynamicSMemPerBlock");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKLL)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, i2, i3);
         if (cudart_record_call("cudaOccupancyAvailableDynamicSMemPerBlock", values) < 0)
@@ -17915,6 +18558,7 @@ static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *s
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaOccupancyAvailableDynamicSMemPerBlock, cudart_abi_cudaOccupancyAvailableDynamicSMemPerBlock) fn = (CUDART_FN_T(cudaOccupancyAvailableDynamicSMemPerBlock, cudart_abi_cudaOccupancyAvailableDynamicSMemPerBlock))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17965,6 +18609,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObjec
         result = cudart_unbound("cudaOccupancyMaxActiveBlocksPerMultiprocessor");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKLK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, i2, u3);
         if (cudart_record_call("cudaOccupancyMaxActiveBlocksPerMultiprocessor", values) < 0)
@@ -17972,6 +18617,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObjec
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaOccupancyMaxActiveBlocksPerMultiprocessor, cudart_abi_cudaOccupancyMaxActiveBlocksPerMultiprocessor) fn = (CUDART_FN_T(cudaOccupancyMaxActiveBlocksPerMultiprocessor, cudart_abi_cudaOccupancyMaxActiveBlocksPerMultiprocessor))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18025,6 +18671,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlag
         result = cudart_unbound("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKLKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, i2, u3, u4);
         if (cudart_record_call("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", values) < 0)
@@ -18032,6 +18679,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlag
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, cudart_abi_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags) fn = (CUDART_FN_T(cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, cudart_abi_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18080,6 +18728,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObje
         result = cudart_unbound("cudaOccupancyMaxActiveClusters");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaOccupancyMaxActiveClusters", values) < 0)
@@ -18087,6 +18736,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaOccupancyMaxActiveClusters, cudart_abi_cudaOccupancyMaxActiveClusters) fn = (CUDART_FN_T(cudaOccupancyMaxActiveClusters, cudart_abi_cudaOccupancyMaxActiveClusters))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18136,6 +18786,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, 
         result = cudart_unbound("cudaOccupancyMaxPotentialClusterSize");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaOccupancyMaxPotentialClusterSize", values) < 0)
@@ -18143,6 +18794,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaOccupancyMaxPotentialClusterSize, cudart_abi_cudaOccupancyMaxPotentialClusterSize) fn = (CUDART_FN_T(cudaOccupancyMaxPotentialClusterSize, cudart_abi_cudaOccupancyMaxPotentialClusterSize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18172,6 +18824,7 @@ static PyObject *cudart_fn_cudaPeekAtLastError(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaPeekAtLastError");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("()");
         if (cudart_record_call("cudaPeekAtLastError", values) < 0)
@@ -18179,6 +18832,7 @@ static PyObject *cudart_fn_cudaPeekAtLastError(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError) fn = (CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError))slot;
     unsigned int r;
     r = fn();  /* with the GIL held: generator/gil.py */
@@ -18211,6 +18865,7 @@ static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *co
         result = cudart_unbound("cudaPointerGetAttributes");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaPointerGetAttributes", values) < 0)
@@ -18218,6 +18873,7 @@ static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaPointerGetAttributes, cudart_abi_cudaPointerGetAttributes) fn = (CUDART_FN_T(cudaPointerGetAttributes, cudart_abi_cudaPointerGetAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18244,6 +18900,7 @@ static PyObject *cudart_fn_cudaProfilerStart(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaProfilerStart");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("()");
         if (cudart_record_call("cudaProfilerStart", values) < 0)
@@ -18251,6 +18908,7 @@ static PyObject *cudart_fn_cudaProfilerStart(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaProfilerStart, cudart_abi_cudaProfilerStart) fn = (CUDART_FN_T(cudaProfilerStart, cudart_abi_cudaProfilerStart))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18275,6 +18933,7 @@ static PyObject *cudart_fn_cudaProfilerStop(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaProfilerStop");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("()");
         if (cudart_record_call("cudaProfilerStop", values) < 0)
@@ -18282,6 +18941,7 @@ static PyObject *cudart_fn_cudaProfilerStop(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaProfilerStop, cudart_abi_cudaProfilerStop) fn = (CUDART_FN_T(cudaProfilerStop, cudart_abi_cudaProfilerStop))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18318,6 +18978,7 @@ static PyObject *cudart_fn_cudaRuntimeGetVersion(PyObject *self, PyObject *const
         result = cudart_unbound("cudaRuntimeGetVersion");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaRuntimeGetVersion", values) < 0)
@@ -18325,6 +18986,7 @@ static PyObject *cudart_fn_cudaRuntimeGetVersion(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion) fn = (CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion))slot;
     unsigned int r;
     r = fn(a0);  /* with the GIL held: generator/gil.py */
@@ -18352,6 +19014,7 @@ static PyObject *cudart_fn_cudaSetDevice(PyObject *self, PyObject *const *args, 
         result = cudart_unbound("cudaSetDevice");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(L)", i0);
         if (cudart_record_call("cudaSetDevice", values) < 0)
@@ -18359,6 +19022,7 @@ static PyObject *cudart_fn_cudaSetDevice(PyObject *self, PyObject *const *args, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaSetDevice, cudart_abi_cudaSetDevice) fn = (CUDART_FN_T(cudaSetDevice, cudart_abi_cudaSetDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18385,6 +19049,7 @@ static PyObject *cudart_fn_cudaSetDeviceFlags(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaSetDeviceFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaSetDeviceFlags", values) < 0)
@@ -18392,6 +19057,7 @@ static PyObject *cudart_fn_cudaSetDeviceFlags(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaSetDeviceFlags, cudart_abi_cudaSetDeviceFlags) fn = (CUDART_FN_T(cudaSetDeviceFlags, cudart_abi_cudaSetDeviceFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18431,6 +19097,7 @@ static PyObject *cudart_fn_cudaSetValidDevices(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaSetValidDevices");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KL)", (unsigned long long)(uintptr_t)a0, i1);
         if (cudart_record_call("cudaSetValidDevices", values) < 0)
@@ -18438,6 +19105,7 @@ static PyObject *cudart_fn_cudaSetValidDevices(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaSetValidDevices, cudart_abi_cudaSetValidDevices) fn = (CUDART_FN_T(cudaSetValidDevices, cudart_abi_cudaSetValidDevices))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18488,6 +19156,7 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyO
         result = cudart_unbound("cudaSignalExternalSemaphoresAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaSignalExternalSemaphoresAsync", values) < 0)
@@ -18495,6 +19164,7 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyO
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaSignalExternalSemaphoresAsync, cudart_abi_cudaSignalExternalSemaphoresAsync) fn = (CUDART_FN_T(cudaSignalExternalSemaphoresAsync, cudart_abi_cudaSignalExternalSemaphoresAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18541,6 +19211,7 @@ static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const
         result = cudart_unbound("cudaStreamAddCallback");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3);
         if (cudart_record_call("cudaStreamAddCallback", values) < 0)
@@ -18548,6 +19219,7 @@ static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamAddCallback, cudart_abi_cudaStreamAddCallback) fn = (CUDART_FN_T(cudaStreamAddCallback, cudart_abi_cudaStreamAddCallback))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18591,6 +19263,7 @@ static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *co
         result = cudart_unbound("cudaStreamAttachMemAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaStreamAttachMemAsync", values) < 0)
@@ -18598,6 +19271,7 @@ static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamAttachMemAsync, cudart_abi_cudaStreamAttachMemAsync) fn = (CUDART_FN_T(cudaStreamAttachMemAsync, cudart_abi_cudaStreamAttachMemAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18633,6 +19307,7 @@ static PyObject *cudart_fn_cudaStreamBeginCapture(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaStreamBeginCapture");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaStreamBeginCapture", values) < 0)
@@ -18640,6 +19315,7 @@ static PyObject *cudart_fn_cudaStreamBeginCapture(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamBeginCapture, cudart_abi_cudaStreamBeginCapture) fn = (CUDART_FN_T(cudaStreamBeginCapture, cudart_abi_cudaStreamBeginCapture))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18695,6 +19371,7 @@ static PyObject *cudart_fn_cudaStreamBeginCaptureToGraph(PyObject *self, PyObjec
         result = cudart_unbound("cudaStreamBeginCaptureToGraph");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4, u5);
         if (cudart_record_call("cudaStreamBeginCaptureToGraph", values) < 0)
@@ -18702,6 +19379,7 @@ static PyObject *cudart_fn_cudaStreamBeginCaptureToGraph(PyObject *self, PyObjec
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamBeginCaptureToGraph, cudart_abi_cudaStreamBeginCaptureToGraph) fn = (CUDART_FN_T(cudaStreamBeginCaptureToGraph, cudart_abi_cudaStreamBeginCaptureToGraph))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18742,6 +19420,7 @@ static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *co
         result = cudart_unbound("cudaStreamCopyAttributes");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaStreamCopyAttributes", values) < 0)
@@ -18749,6 +19428,7 @@ static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamCopyAttributes, cudart_abi_cudaStreamCopyAttributes) fn = (CUDART_FN_T(cudaStreamCopyAttributes, cudart_abi_cudaStreamCopyAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18787,6 +19467,7 @@ static PyObject *cudart_fn_cudaStreamCreate(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaStreamCreate");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaStreamCreate", values) < 0)
@@ -18794,6 +19475,7 @@ static PyObject *cudart_fn_cudaStreamCreate(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamCreate, cudart_abi_cudaStreamCreate) fn = (CUDART_FN_T(cudaStreamCreate, cudart_abi_cudaStreamCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18836,6 +19518,7 @@ static PyObject *cudart_fn_cudaStreamCreateWithFlags(PyObject *self, PyObject *c
         result = cudart_unbound("cudaStreamCreateWithFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaStreamCreateWithFlags", values) < 0)
@@ -18843,6 +19526,7 @@ static PyObject *cudart_fn_cudaStreamCreateWithFlags(PyObject *self, PyObject *c
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamCreateWithFlags, cudart_abi_cudaStreamCreateWithFlags) fn = (CUDART_FN_T(cudaStreamCreateWithFlags, cudart_abi_cudaStreamCreateWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18888,6 +19572,7 @@ static PyObject *cudart_fn_cudaStreamCreateWithPriority(PyObject *self, PyObject
         result = cudart_unbound("cudaStreamCreateWithPriority");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKL)", (unsigned long long)(uintptr_t)a0, u1, i2);
         if (cudart_record_call("cudaStreamCreateWithPriority", values) < 0)
@@ -18895,6 +19580,7 @@ static PyObject *cudart_fn_cudaStreamCreateWithPriority(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamCreateWithPriority, cudart_abi_cudaStreamCreateWithPriority) fn = (CUDART_FN_T(cudaStreamCreateWithPriority, cudart_abi_cudaStreamCreateWithPriority))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18928,6 +19614,7 @@ static PyObject *cudart_fn_cudaStreamDestroy(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaStreamDestroy");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaStreamDestroy", values) < 0)
@@ -18935,6 +19622,7 @@ static PyObject *cudart_fn_cudaStreamDestroy(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamDestroy, cudart_abi_cudaStreamDestroy) fn = (CUDART_FN_T(cudaStreamDestroy, cudart_abi_cudaStreamDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18976,6 +19664,7 @@ static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaStreamEndCapture");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaStreamEndCapture", values) < 0)
@@ -18983,6 +19672,7 @@ static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamEndCapture, cudart_abi_cudaStreamEndCapture) fn = (CUDART_FN_T(cudaStreamEndCapture, cudart_abi_cudaStreamEndCapture))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -19024,6 +19714,7 @@ static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaStreamGetAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaStreamGetAttribute", values) < 0)
@@ -19031,6 +19722,7 @@ static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamGetAttribute, cudart_abi_cudaStreamGetAttribute) fn = (CUDART_FN_T(cudaStreamGetAttribute, cudart_abi_cudaStreamGetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -19103,6 +19795,7 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *co
         result = cudart_unbound("cudaStreamGetCaptureInfo");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, (unsigned long long)(uintptr_t)a4, (unsigned long long)(uintptr_t)a5, (unsigned long long)(uintptr_t)a6);
         if (cudart_record_call("cudaStreamGetCaptureInfo", values) < 0)
@@ -19110,6 +19803,7 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamGetCaptureInfo, cudart_abi_cudaStreamGetCaptureInfo) fn = (CUDART_FN_T(cudaStreamGetCaptureInfo, cudart_abi_cudaStreamGetCaptureInfo))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -19156,6 +19850,7 @@ static PyObject *cudart_fn_cudaStreamGetDevResource(PyObject *self, PyObject *co
         result = cudart_unbound("cudaStreamGetDevResource");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaStreamGetDevResource", values) < 0)
@@ -19163,6 +19858,7 @@ static PyObject *cudart_fn_cudaStreamGetDevResource(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamGetDevResource, cudart_abi_cudaStreamGetDevResource) fn = (CUDART_FN_T(cudaStreamGetDevResource, cudart_abi_cudaStreamGetDevResource))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -19205,6 +19901,7 @@ static PyObject *cudart_fn_cudaStreamGetDevice(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaStreamGetDevice");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaStreamGetDevice", values) < 0)
@@ -19212,6 +19909,7 @@ static PyObject *cudart_fn_cudaStreamGetDevice(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamGetDevice, cudart_abi_cudaStreamGetDevice) fn = (CUDART_FN_T(cudaStreamGetDevice, cudart_abi_cudaStreamGetDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -19256,6 +19954,7 @@ static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaStreamGetFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaStreamGetFlags", values) < 0)
@@ -19263,6 +19962,7 @@ static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamGetFlags, cudart_abi_cudaStreamGetFlags) fn = (CUDART_FN_T(cudaStreamGetFlags, cudart_abi_cudaStreamGetFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -19307,6 +20007,7 @@ static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaStreamGetId");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaStreamGetId", values) < 0)
@@ -19314,6 +20015,7 @@ static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamGetId, cudart_abi_cudaStreamGetId) fn = (CUDART_FN_T(cudaStreamGetId, cudart_abi_cudaStreamGetId))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -19358,6 +20060,7 @@ static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const
         result = cudart_unbound("cudaStreamGetPriority");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaStreamGetPriority", values) < 0)
@@ -19365,6 +20068,7 @@ static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamGetPriority, cudart_abi_cudaStreamGetPriority) fn = (CUDART_FN_T(cudaStreamGetPriority, cudart_abi_cudaStreamGetPriority))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -19409,6 +20113,7 @@ static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const
         result = cudart_unbound("cudaStreamIsCapturing");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaStreamIsCapturing", values) < 0)
@@ -19416,6 +20121,7 @@ static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamIsCapturing, cudart_abi_cudaStreamIsCapturing) fn = (CUDART_FN_T(cudaStreamIsCapturing, cudart_abi_cudaStreamIsCapturing))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -19450,6 +20156,7 @@ static PyObject *cudart_fn_cudaStreamQuery(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaStreamQuery");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaStreamQuery", values) < 0)
@@ -19457,6 +20164,7 @@ static PyObject *cudart_fn_cudaStreamQuery(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamQuery, cudart_abi_cudaStreamQuery) fn = (CUDART_FN_T(cudaStreamQuery, cudart_abi_cudaStreamQuery))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -19495,6 +20203,7 @@ static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaStreamSetAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaStreamSetAttribute", values) < 0)
@@ -19502,6 +20211,7 @@ static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamSetAttribute, cudart_abi_cudaStreamSetAttribute) fn = (CUDART_FN_T(cudaStreamSetAttribute, cudart_abi_cudaStreamSetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -19534,6 +20244,7 @@ static PyObject *cudart_fn_cudaStreamSynchronize(PyObject *self, PyObject *const
         result = cudart_unbound("cudaStreamSynchronize");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaStreamSynchronize", values) < 0)
@@ -19541,6 +20252,7 @@ static PyObject *cudart_fn_cudaStreamSynchronize(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamSynchronize, cudart_abi_cudaStreamSynchronize) fn = (CUDART_FN_T(cudaStreamSynchronize, cudart_abi_cudaStreamSynchronize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -19592,6 +20304,7 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, P
         result = cudart_unbound("cudaStreamUpdateCaptureDependencies");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, u4);
         if (cudart_record_call("cudaStreamUpdateCaptureDependencies", values) < 0)
@@ -19599,6 +20312,7 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamUpdateCaptureDependencies, cudart_abi_cudaStreamUpdateCaptureDependencies) fn = (CUDART_FN_T(cudaStreamUpdateCaptureDependencies, cudart_abi_cudaStreamUpdateCaptureDependencies))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -19641,6 +20355,7 @@ static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaStreamWaitEvent");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaStreamWaitEvent", values) < 0)
@@ -19648,6 +20363,7 @@ static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamWaitEvent, cudart_abi_cudaStreamWaitEvent) fn = (CUDART_FN_T(cudaStreamWaitEvent, cudart_abi_cudaStreamWaitEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -19686,6 +20402,7 @@ static PyObject *cudart_fn_cudaThreadExchangeStreamCaptureMode(PyObject *self, P
         result = cudart_unbound("cudaThreadExchangeStreamCaptureMode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaThreadExchangeStreamCaptureMode", values) < 0)
@@ -19693,6 +20410,7 @@ static PyObject *cudart_fn_cudaThreadExchangeStreamCaptureMode(PyObject *self, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaThreadExchangeStreamCaptureMode, cudart_abi_cudaThreadExchangeStreamCaptureMode) fn = (CUDART_FN_T(cudaThreadExchangeStreamCaptureMode, cudart_abi_cudaThreadExchangeStreamCaptureMode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -19746,6 +20464,7 @@ static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaUserObjectCreate");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, u4);
         if (cudart_record_call("cudaUserObjectCreate", values) < 0)
@@ -19753,6 +20472,7 @@ static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaUserObjectCreate, cudart_abi_cudaUserObjectCreate) fn = (CUDART_FN_T(cudaUserObjectCreate, cudart_abi_cudaUserObjectCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -19791,6 +20511,7 @@ static PyObject *cudart_fn_cudaUserObjectRelease(PyObject *self, PyObject *const
         result = cudart_unbound("cudaUserObjectRelease");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaUserObjectRelease", values) < 0)
@@ -19798,6 +20519,7 @@ static PyObject *cudart_fn_cudaUserObjectRelease(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaUserObjectRelease, cudart_abi_cudaUserObjectRelease) fn = (CUDART_FN_T(cudaUserObjectRelease, cudart_abi_cudaUserObjectRelease))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -19832,6 +20554,7 @@ static PyObject *cudart_fn_cudaUserObjectRetain(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaUserObjectRetain");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaUserObjectRetain", values) < 0)
@@ -19839,6 +20562,7 @@ static PyObject *cudart_fn_cudaUserObjectRetain(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaUserObjectRetain, cudart_abi_cudaUserObjectRetain) fn = (CUDART_FN_T(cudaUserObjectRetain, cudart_abi_cudaUserObjectRetain))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -19883,6 +20607,7 @@ static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaVDPAUGetDevice");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaVDPAUGetDevice", values) < 0)
@@ -19890,6 +20615,7 @@ static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaVDPAUGetDevice, cudart_abi_cudaVDPAUGetDevice) fn = (CUDART_FN_T(cudaVDPAUGetDevice, cudart_abi_cudaVDPAUGetDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -19930,6 +20656,7 @@ static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *con
         result = cudart_unbound("cudaVDPAUSetVDPAUDevice");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LKK)", i0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaVDPAUSetVDPAUDevice", values) < 0)
@@ -19937,6 +20664,7 @@ static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaVDPAUSetVDPAUDevice, cudart_abi_cudaVDPAUSetVDPAUDevice) fn = (CUDART_FN_T(cudaVDPAUSetVDPAUDevice, cudart_abi_cudaVDPAUSetVDPAUDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -19985,6 +20713,7 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObj
         result = cudart_unbound("cudaWaitExternalSemaphoresAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaWaitExternalSemaphoresAsync", values) < 0)
@@ -19992,6 +20721,7 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObj
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaWaitExternalSemaphoresAsync, cudart_abi_cudaWaitExternalSemaphoresAsync) fn = (CUDART_FN_T(cudaWaitExternalSemaphoresAsync, cudart_abi_cudaWaitExternalSemaphoresAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS

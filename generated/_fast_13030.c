@@ -4,7 +4,7 @@
  * source: nvidia-cuda-crt==13.3.73 (crt wheel)
  * source: nvidia-cuda-profiler-api==13.3.27 (profiler wheel)
  *
- * cudart._fast_13030: the compiled backend of cudart.sys_13030 (generator/render_fast.py
+ * cudart._fast_13030: the compiled backend of cudart.sys_13030 (generator/render/fast.py
  * says how it is made, cudart/_fastcall.h what each conversion takes). 366 functions,
  * each bound by cudart._backend with dlsym in the libcudart the loader chose.
  */
@@ -17,8 +17,18 @@
 #pragma GCC diagnostic ignored "-Wsign-conversion"
 #include <Python.h>
 #pragma GCC diagnostic pop
+#include <stddef.h>
 
 #include "_fastcall.h"
+
+/* The protocol (cudart/_fastproto.py) this file was generated for: _fastcall.h's numbers. */
+_Static_assert(CUDART_SLOT_UNBOUND == 0, "_fastcall.h disagrees with cudart/_fastproto.py: SLOT_UNBOUND");
+_Static_assert(CUDART_SLOT_RECORD == 1, "_fastcall.h disagrees with cudart/_fastproto.py: SLOT_RECORD");
+_Static_assert(CUDART_MAX_PARAMS == 64, "_fastcall.h disagrees with cudart/_fastproto.py: MAX_PARAMS");
+_Static_assert(sizeof(cudart_spec) == 80, "_fastcall.h disagrees with cudart/_fastproto.py: SPEC_SIZE");
+_Static_assert(offsetof(cudart_spec, outs) == 8, "_fastcall.h disagrees with cudart/_fastproto.py: SPEC_OUTS_OFFSET");
+_Static_assert(offsetof(cudart_spec, codes) == 16, "_fastcall.h disagrees with cudart/_fastproto.py: SPEC_CODES_OFFSET");
+_Static_assert(sizeof(unsigned long long) == 8, "_fastcall.h disagrees with cudart/_fastproto.py: OUTPUT_SLOT_BYTES");
 
 /* ---------------------------------------------------------------- records by value */
 
@@ -1964,6 +1974,7 @@ static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaArrayGetInfo");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaArrayGetInfo", values) < 0)
@@ -1971,6 +1982,7 @@ static PyObject *cudart_fn_cudaArrayGetInfo(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaArrayGetInfo, cudart_abi_cudaArrayGetInfo) fn = (CUDART_FN_T(cudaArrayGetInfo, cudart_abi_cudaArrayGetInfo))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2014,6 +2026,7 @@ static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObje
         result = cudart_unbound("cudaArrayGetMemoryRequirements");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKL)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, i2);
         if (cudart_record_call("cudaArrayGetMemoryRequirements", values) < 0)
@@ -2021,6 +2034,7 @@ static PyObject *cudart_fn_cudaArrayGetMemoryRequirements(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaArrayGetMemoryRequirements, cudart_abi_cudaArrayGetMemoryRequirements) fn = (CUDART_FN_T(cudaArrayGetMemoryRequirements, cudart_abi_cudaArrayGetMemoryRequirements))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2066,6 +2080,7 @@ static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaArrayGetPlane");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaArrayGetPlane", values) < 0)
@@ -2073,6 +2088,7 @@ static PyObject *cudart_fn_cudaArrayGetPlane(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaArrayGetPlane, cudart_abi_cudaArrayGetPlane) fn = (CUDART_FN_T(cudaArrayGetPlane, cudart_abi_cudaArrayGetPlane))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2111,6 +2127,7 @@ static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject
         result = cudart_unbound("cudaArrayGetSparseProperties");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaArrayGetSparseProperties", values) < 0)
@@ -2118,6 +2135,7 @@ static PyObject *cudart_fn_cudaArrayGetSparseProperties(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaArrayGetSparseProperties, cudart_abi_cudaArrayGetSparseProperties) fn = (CUDART_FN_T(cudaArrayGetSparseProperties, cudart_abi_cudaArrayGetSparseProperties))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2160,6 +2178,7 @@ static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaChooseDevice");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaChooseDevice", values) < 0)
@@ -2167,6 +2186,7 @@ static PyObject *cudart_fn_cudaChooseDevice(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaChooseDevice, cudart_abi_cudaChooseDevice) fn = (CUDART_FN_T(cudaChooseDevice, cudart_abi_cudaChooseDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2209,6 +2229,7 @@ static PyObject *cudart_fn_cudaCreateChannelDesc(PyObject *self, PyObject *const
         result = cudart_unbound("cudaCreateChannelDesc");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LLLLK)", i0, i1, i2, i3, u4);
         if (cudart_record_call("cudaCreateChannelDesc", values) < 0)
@@ -2218,6 +2239,7 @@ static PyObject *cudart_fn_cudaCreateChannelDesc(PyObject *self, PyObject *const
             memset(PyBytes_AsString(result), 0, sizeof(CUDART_RECORD_T(cudaChannelFormatDesc)));
         goto done;
     }
+#endif
     CUDART_FN_T(cudaCreateChannelDesc, cudart_abi_cudaCreateChannelDesc) fn = (CUDART_FN_T(cudaCreateChannelDesc, cudart_abi_cudaCreateChannelDesc))slot;
     CUDART_RECORD_T(cudaChannelFormatDesc) r;
     Py_BEGIN_ALLOW_THREADS
@@ -2258,6 +2280,7 @@ static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *con
         result = cudart_unbound("cudaCreateSurfaceObject");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaCreateSurfaceObject", values) < 0)
@@ -2265,6 +2288,7 @@ static PyObject *cudart_fn_cudaCreateSurfaceObject(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaCreateSurfaceObject, cudart_abi_cudaCreateSurfaceObject) fn = (CUDART_FN_T(cudaCreateSurfaceObject, cudart_abi_cudaCreateSurfaceObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2317,6 +2341,7 @@ static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *con
         result = cudart_unbound("cudaCreateTextureObject");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaCreateTextureObject", values) < 0)
@@ -2324,6 +2349,7 @@ static PyObject *cudart_fn_cudaCreateTextureObject(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaCreateTextureObject, cudart_abi_cudaCreateTextureObject) fn = (CUDART_FN_T(cudaCreateTextureObject, cudart_abi_cudaCreateTextureObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2354,6 +2380,7 @@ static PyObject *cudart_fn_cudaCtxResetPersistingL2Cache(PyObject *self, PyObjec
         result = cudart_unbound("cudaCtxResetPersistingL2Cache");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("()");
         if (cudart_record_call("cudaCtxResetPersistingL2Cache", values) < 0)
@@ -2361,6 +2388,7 @@ static PyObject *cudart_fn_cudaCtxResetPersistingL2Cache(PyObject *self, PyObjec
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaCtxResetPersistingL2Cache, cudart_abi_cudaCtxResetPersistingL2Cache) fn = (CUDART_FN_T(cudaCtxResetPersistingL2Cache, cudart_abi_cudaCtxResetPersistingL2Cache))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2391,6 +2419,7 @@ static PyObject *cudart_fn_cudaDestroyExternalMemory(PyObject *self, PyObject *c
         result = cudart_unbound("cudaDestroyExternalMemory");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaDestroyExternalMemory", values) < 0)
@@ -2398,6 +2427,7 @@ static PyObject *cudart_fn_cudaDestroyExternalMemory(PyObject *self, PyObject *c
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDestroyExternalMemory, cudart_abi_cudaDestroyExternalMemory) fn = (CUDART_FN_T(cudaDestroyExternalMemory, cudart_abi_cudaDestroyExternalMemory))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2429,6 +2459,7 @@ static PyObject *cudart_fn_cudaDestroyExternalSemaphore(PyObject *self, PyObject
         result = cudart_unbound("cudaDestroyExternalSemaphore");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaDestroyExternalSemaphore", values) < 0)
@@ -2436,6 +2467,7 @@ static PyObject *cudart_fn_cudaDestroyExternalSemaphore(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDestroyExternalSemaphore, cudart_abi_cudaDestroyExternalSemaphore) fn = (CUDART_FN_T(cudaDestroyExternalSemaphore, cudart_abi_cudaDestroyExternalSemaphore))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2463,6 +2495,7 @@ static PyObject *cudart_fn_cudaDestroySurfaceObject(PyObject *self, PyObject *co
         result = cudart_unbound("cudaDestroySurfaceObject");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaDestroySurfaceObject", values) < 0)
@@ -2470,6 +2503,7 @@ static PyObject *cudart_fn_cudaDestroySurfaceObject(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDestroySurfaceObject, cudart_abi_cudaDestroySurfaceObject) fn = (CUDART_FN_T(cudaDestroySurfaceObject, cudart_abi_cudaDestroySurfaceObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2496,6 +2530,7 @@ static PyObject *cudart_fn_cudaDestroyTextureObject(PyObject *self, PyObject *co
         result = cudart_unbound("cudaDestroyTextureObject");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaDestroyTextureObject", values) < 0)
@@ -2503,6 +2538,7 @@ static PyObject *cudart_fn_cudaDestroyTextureObject(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDestroyTextureObject, cudart_abi_cudaDestroyTextureObject) fn = (CUDART_FN_T(cudaDestroyTextureObject, cudart_abi_cudaDestroyTextureObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2546,6 +2582,7 @@ static PyObject *cudart_fn_cudaDevResourceGenerateDesc(PyObject *self, PyObject 
         result = cudart_unbound("cudaDevResourceGenerateDesc");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaDevResourceGenerateDesc", values) < 0)
@@ -2553,6 +2590,7 @@ static PyObject *cudart_fn_cudaDevResourceGenerateDesc(PyObject *self, PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDevResourceGenerateDesc, cudart_abi_cudaDevResourceGenerateDesc) fn = (CUDART_FN_T(cudaDevResourceGenerateDesc, cudart_abi_cudaDevResourceGenerateDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2605,6 +2643,7 @@ static PyObject *cudart_fn_cudaDevSmResourceSplit(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaDevSmResourceSplit");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4, (unsigned long long)(uintptr_t)a5);
         if (cudart_record_call("cudaDevSmResourceSplit", values) < 0)
@@ -2612,6 +2651,7 @@ static PyObject *cudart_fn_cudaDevSmResourceSplit(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDevSmResourceSplit, cudart_abi_cudaDevSmResourceSplit) fn = (CUDART_FN_T(cudaDevSmResourceSplit, cudart_abi_cudaDevSmResourceSplit))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2650,7 +2690,7 @@ static PyObject *cudart_fn_cudaDevSmResourceSplitByCount(PyObject *self, PyObjec
     Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -2670,6 +2710,7 @@ static PyObject *cudart_fn_cudaDevSmResourceSplitByCount(PyObject *self, PyObjec
         result = cudart_unbound("cudaDevSmResourceSplitByCount");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4, u5);
         if (cudart_record_call("cudaDevSmResourceSplitByCount", values) < 0)
@@ -2677,6 +2718,7 @@ static PyObject *cudart_fn_cudaDevSmResourceSplitByCount(PyObject *self, PyObjec
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDevSmResourceSplitByCount, cudart_abi_cudaDevSmResourceSplitByCount) fn = (CUDART_FN_T(cudaDevSmResourceSplitByCount, cudart_abi_cudaDevSmResourceSplitByCount))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2725,6 +2767,7 @@ static PyObject *cudart_fn_cudaDeviceCanAccessPeer(PyObject *self, PyObject *con
         result = cudart_unbound("cudaDeviceCanAccessPeer");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KLL)", (unsigned long long)(uintptr_t)a0, i1, i2);
         if (cudart_record_call("cudaDeviceCanAccessPeer", values) < 0)
@@ -2732,6 +2775,7 @@ static PyObject *cudart_fn_cudaDeviceCanAccessPeer(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceCanAccessPeer, cudart_abi_cudaDeviceCanAccessPeer) fn = (CUDART_FN_T(cudaDeviceCanAccessPeer, cudart_abi_cudaDeviceCanAccessPeer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2761,6 +2805,7 @@ static PyObject *cudart_fn_cudaDeviceDisablePeerAccess(PyObject *self, PyObject 
         result = cudart_unbound("cudaDeviceDisablePeerAccess");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(L)", i0);
         if (cudart_record_call("cudaDeviceDisablePeerAccess", values) < 0)
@@ -2768,6 +2813,7 @@ static PyObject *cudart_fn_cudaDeviceDisablePeerAccess(PyObject *self, PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceDisablePeerAccess, cudart_abi_cudaDeviceDisablePeerAccess) fn = (CUDART_FN_T(cudaDeviceDisablePeerAccess, cudart_abi_cudaDeviceDisablePeerAccess))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2797,6 +2843,7 @@ static PyObject *cudart_fn_cudaDeviceEnablePeerAccess(PyObject *self, PyObject *
         result = cudart_unbound("cudaDeviceEnablePeerAccess");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LK)", i0, u1);
         if (cudart_record_call("cudaDeviceEnablePeerAccess", values) < 0)
@@ -2804,6 +2851,7 @@ static PyObject *cudart_fn_cudaDeviceEnablePeerAccess(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceEnablePeerAccess, cudart_abi_cudaDeviceEnablePeerAccess) fn = (CUDART_FN_T(cudaDeviceEnablePeerAccess, cudart_abi_cudaDeviceEnablePeerAccess))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2833,6 +2881,7 @@ static PyObject *cudart_fn_cudaDeviceFlushGPUDirectRDMAWrites(PyObject *self, Py
         result = cudart_unbound("cudaDeviceFlushGPUDirectRDMAWrites");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", u0, u1);
         if (cudart_record_call("cudaDeviceFlushGPUDirectRDMAWrites", values) < 0)
@@ -2840,6 +2889,7 @@ static PyObject *cudart_fn_cudaDeviceFlushGPUDirectRDMAWrites(PyObject *self, Py
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceFlushGPUDirectRDMAWrites, cudart_abi_cudaDeviceFlushGPUDirectRDMAWrites) fn = (CUDART_FN_T(cudaDeviceFlushGPUDirectRDMAWrites, cudart_abi_cudaDeviceFlushGPUDirectRDMAWrites))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2882,6 +2932,7 @@ static PyObject *cudart_fn_cudaDeviceGetAttribute(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaDeviceGetAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKL)", (unsigned long long)(uintptr_t)a0, u1, i2);
         if (cudart_record_call("cudaDeviceGetAttribute", values) < 0)
@@ -2889,6 +2940,7 @@ static PyObject *cudart_fn_cudaDeviceGetAttribute(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetAttribute, cudart_abi_cudaDeviceGetAttribute) fn = (CUDART_FN_T(cudaDeviceGetAttribute, cudart_abi_cudaDeviceGetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2932,6 +2984,7 @@ static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *con
         result = cudart_unbound("cudaDeviceGetByPCIBusId");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaDeviceGetByPCIBusId", values) < 0)
@@ -2939,6 +2992,7 @@ static PyObject *cudart_fn_cudaDeviceGetByPCIBusId(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetByPCIBusId, cudart_abi_cudaDeviceGetByPCIBusId) fn = (CUDART_FN_T(cudaDeviceGetByPCIBusId, cudart_abi_cudaDeviceGetByPCIBusId))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -2979,6 +3033,7 @@ static PyObject *cudart_fn_cudaDeviceGetCacheConfig(PyObject *self, PyObject *co
         result = cudart_unbound("cudaDeviceGetCacheConfig");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaDeviceGetCacheConfig", values) < 0)
@@ -2986,6 +3041,7 @@ static PyObject *cudart_fn_cudaDeviceGetCacheConfig(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetCacheConfig, cudart_abi_cudaDeviceGetCacheConfig) fn = (CUDART_FN_T(cudaDeviceGetCacheConfig, cudart_abi_cudaDeviceGetCacheConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3028,6 +3084,7 @@ static PyObject *cudart_fn_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject 
         result = cudart_unbound("cudaDeviceGetDefaultMemPool");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KL)", (unsigned long long)(uintptr_t)a0, i1);
         if (cudart_record_call("cudaDeviceGetDefaultMemPool", values) < 0)
@@ -3035,6 +3092,7 @@ static PyObject *cudart_fn_cudaDeviceGetDefaultMemPool(PyObject *self, PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetDefaultMemPool, cudart_abi_cudaDeviceGetDefaultMemPool) fn = (CUDART_FN_T(cudaDeviceGetDefaultMemPool, cudart_abi_cudaDeviceGetDefaultMemPool))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3074,6 +3132,7 @@ static PyObject *cudart_fn_cudaDeviceGetDevResource(PyObject *self, PyObject *co
         result = cudart_unbound("cudaDeviceGetDevResource");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LKK)", i0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaDeviceGetDevResource", values) < 0)
@@ -3081,6 +3140,7 @@ static PyObject *cudart_fn_cudaDeviceGetDevResource(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetDevResource, cudart_abi_cudaDeviceGetDevResource) fn = (CUDART_FN_T(cudaDeviceGetDevResource, cudart_abi_cudaDeviceGetDevResource))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3121,6 +3181,7 @@ static PyObject *cudart_fn_cudaDeviceGetExecutionCtx(PyObject *self, PyObject *c
         result = cudart_unbound("cudaDeviceGetExecutionCtx");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KL)", (unsigned long long)(uintptr_t)a0, i1);
         if (cudart_record_call("cudaDeviceGetExecutionCtx", values) < 0)
@@ -3128,6 +3189,7 @@ static PyObject *cudart_fn_cudaDeviceGetExecutionCtx(PyObject *self, PyObject *c
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetExecutionCtx, cudart_abi_cudaDeviceGetExecutionCtx) fn = (CUDART_FN_T(cudaDeviceGetExecutionCtx, cudart_abi_cudaDeviceGetExecutionCtx))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3167,6 +3229,7 @@ static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObje
         result = cudart_unbound("cudaDeviceGetGraphMemAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LKK)", i0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaDeviceGetGraphMemAttribute", values) < 0)
@@ -3174,6 +3237,7 @@ static PyObject *cudart_fn_cudaDeviceGetGraphMemAttribute(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetGraphMemAttribute, cudart_abi_cudaDeviceGetGraphMemAttribute) fn = (CUDART_FN_T(cudaDeviceGetGraphMemAttribute, cudart_abi_cudaDeviceGetGraphMemAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3223,6 +3287,7 @@ static PyObject *cudart_fn_cudaDeviceGetHostAtomicCapabilities(PyObject *self, P
         result = cudart_unbound("cudaDeviceGetHostAtomicCapabilities");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKL)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, i3);
         if (cudart_record_call("cudaDeviceGetHostAtomicCapabilities", values) < 0)
@@ -3230,6 +3295,7 @@ static PyObject *cudart_fn_cudaDeviceGetHostAtomicCapabilities(PyObject *self, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetHostAtomicCapabilities, cudart_abi_cudaDeviceGetHostAtomicCapabilities) fn = (CUDART_FN_T(cudaDeviceGetHostAtomicCapabilities, cudart_abi_cudaDeviceGetHostAtomicCapabilities))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3273,6 +3339,7 @@ static PyObject *cudart_fn_cudaDeviceGetLimit(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaDeviceGetLimit");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaDeviceGetLimit", values) < 0)
@@ -3280,6 +3347,7 @@ static PyObject *cudart_fn_cudaDeviceGetLimit(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetLimit, cudart_abi_cudaDeviceGetLimit) fn = (CUDART_FN_T(cudaDeviceGetLimit, cudart_abi_cudaDeviceGetLimit))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3322,6 +3390,7 @@ static PyObject *cudart_fn_cudaDeviceGetMemPool(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaDeviceGetMemPool");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KL)", (unsigned long long)(uintptr_t)a0, i1);
         if (cudart_record_call("cudaDeviceGetMemPool", values) < 0)
@@ -3329,6 +3398,7 @@ static PyObject *cudart_fn_cudaDeviceGetMemPool(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetMemPool, cudart_abi_cudaDeviceGetMemPool) fn = (CUDART_FN_T(cudaDeviceGetMemPool, cudart_abi_cudaDeviceGetMemPool))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3368,6 +3438,7 @@ static PyObject *cudart_fn_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyOb
         result = cudart_unbound("cudaDeviceGetNvSciSyncAttributes");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KLL)", (unsigned long long)(uintptr_t)a0, i1, i2);
         if (cudart_record_call("cudaDeviceGetNvSciSyncAttributes", values) < 0)
@@ -3375,6 +3446,7 @@ static PyObject *cudart_fn_cudaDeviceGetNvSciSyncAttributes(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetNvSciSyncAttributes, cudart_abi_cudaDeviceGetNvSciSyncAttributes) fn = (CUDART_FN_T(cudaDeviceGetNvSciSyncAttributes, cudart_abi_cudaDeviceGetNvSciSyncAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3427,6 +3499,7 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAtomicCapabilities(PyObject *self, Py
         result = cudart_unbound("cudaDeviceGetP2PAtomicCapabilities");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKLL)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, i3, i4);
         if (cudart_record_call("cudaDeviceGetP2PAtomicCapabilities", values) < 0)
@@ -3434,6 +3507,7 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAtomicCapabilities(PyObject *self, Py
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetP2PAtomicCapabilities, cudart_abi_cudaDeviceGetP2PAtomicCapabilities) fn = (CUDART_FN_T(cudaDeviceGetP2PAtomicCapabilities, cudart_abi_cudaDeviceGetP2PAtomicCapabilities))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3483,6 +3557,7 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *c
         result = cudart_unbound("cudaDeviceGetP2PAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKLL)", (unsigned long long)(uintptr_t)a0, u1, i2, i3);
         if (cudart_record_call("cudaDeviceGetP2PAttribute", values) < 0)
@@ -3490,6 +3565,7 @@ static PyObject *cudart_fn_cudaDeviceGetP2PAttribute(PyObject *self, PyObject *c
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetP2PAttribute, cudart_abi_cudaDeviceGetP2PAttribute) fn = (CUDART_FN_T(cudaDeviceGetP2PAttribute, cudart_abi_cudaDeviceGetP2PAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3529,6 +3605,7 @@ static PyObject *cudart_fn_cudaDeviceGetPCIBusId(PyObject *self, PyObject *const
         result = cudart_unbound("cudaDeviceGetPCIBusId");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KLL)", (unsigned long long)(uintptr_t)a0, i1, i2);
         if (cudart_record_call("cudaDeviceGetPCIBusId", values) < 0)
@@ -3536,6 +3613,7 @@ static PyObject *cudart_fn_cudaDeviceGetPCIBusId(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetPCIBusId, cudart_abi_cudaDeviceGetPCIBusId) fn = (CUDART_FN_T(cudaDeviceGetPCIBusId, cudart_abi_cudaDeviceGetPCIBusId))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3573,6 +3651,7 @@ static PyObject *cudart_fn_cudaDeviceGetSharedMemConfig(PyObject *self, PyObject
         result = cudart_unbound("cudaDeviceGetSharedMemConfig");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaDeviceGetSharedMemConfig", values) < 0)
@@ -3580,6 +3659,7 @@ static PyObject *cudart_fn_cudaDeviceGetSharedMemConfig(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetSharedMemConfig, cudart_abi_cudaDeviceGetSharedMemConfig) fn = (CUDART_FN_T(cudaDeviceGetSharedMemConfig, cudart_abi_cudaDeviceGetSharedMemConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3625,6 +3705,7 @@ static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyOb
         result = cudart_unbound("cudaDeviceGetStreamPriorityRange");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaDeviceGetStreamPriorityRange", values) < 0)
@@ -3632,6 +3713,7 @@ static PyObject *cudart_fn_cudaDeviceGetStreamPriorityRange(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetStreamPriorityRange, cudart_abi_cudaDeviceGetStreamPriorityRange) fn = (CUDART_FN_T(cudaDeviceGetStreamPriorityRange, cudart_abi_cudaDeviceGetStreamPriorityRange))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3679,6 +3761,7 @@ static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, 
         result = cudart_unbound("cudaDeviceGetTexture1DLinearMaxWidth");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKL)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, i2);
         if (cudart_record_call("cudaDeviceGetTexture1DLinearMaxWidth", values) < 0)
@@ -3686,6 +3769,7 @@ static PyObject *cudart_fn_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *self, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGetTexture1DLinearMaxWidth, cudart_abi_cudaDeviceGetTexture1DLinearMaxWidth) fn = (CUDART_FN_T(cudaDeviceGetTexture1DLinearMaxWidth, cudart_abi_cudaDeviceGetTexture1DLinearMaxWidth))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3716,6 +3800,7 @@ static PyObject *cudart_fn_cudaDeviceGraphMemTrim(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaDeviceGraphMemTrim");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(L)", i0);
         if (cudart_record_call("cudaDeviceGraphMemTrim", values) < 0)
@@ -3723,6 +3808,7 @@ static PyObject *cudart_fn_cudaDeviceGraphMemTrim(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceGraphMemTrim, cudart_abi_cudaDeviceGraphMemTrim) fn = (CUDART_FN_T(cudaDeviceGraphMemTrim, cudart_abi_cudaDeviceGraphMemTrim))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3770,6 +3856,7 @@ static PyObject *cudart_fn_cudaDeviceRegisterAsyncNotification(PyObject *self, P
         result = cudart_unbound("cudaDeviceRegisterAsyncNotification");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LKKK)", i0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaDeviceRegisterAsyncNotification", values) < 0)
@@ -3777,6 +3864,7 @@ static PyObject *cudart_fn_cudaDeviceRegisterAsyncNotification(PyObject *self, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceRegisterAsyncNotification, cudart_abi_cudaDeviceRegisterAsyncNotification) fn = (CUDART_FN_T(cudaDeviceRegisterAsyncNotification, cudart_abi_cudaDeviceRegisterAsyncNotification))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3806,6 +3894,7 @@ static PyObject *cudart_fn_cudaDeviceReset(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaDeviceReset");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("()");
         if (cudart_record_call("cudaDeviceReset", values) < 0)
@@ -3813,6 +3902,7 @@ static PyObject *cudart_fn_cudaDeviceReset(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceReset, cudart_abi_cudaDeviceReset) fn = (CUDART_FN_T(cudaDeviceReset, cudart_abi_cudaDeviceReset))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3839,6 +3929,7 @@ static PyObject *cudart_fn_cudaDeviceSetCacheConfig(PyObject *self, PyObject *co
         result = cudart_unbound("cudaDeviceSetCacheConfig");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaDeviceSetCacheConfig", values) < 0)
@@ -3846,6 +3937,7 @@ static PyObject *cudart_fn_cudaDeviceSetCacheConfig(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceSetCacheConfig, cudart_abi_cudaDeviceSetCacheConfig) fn = (CUDART_FN_T(cudaDeviceSetCacheConfig, cudart_abi_cudaDeviceSetCacheConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3882,6 +3974,7 @@ static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObje
         result = cudart_unbound("cudaDeviceSetGraphMemAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LKK)", i0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaDeviceSetGraphMemAttribute", values) < 0)
@@ -3889,6 +3982,7 @@ static PyObject *cudart_fn_cudaDeviceSetGraphMemAttribute(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceSetGraphMemAttribute, cudart_abi_cudaDeviceSetGraphMemAttribute) fn = (CUDART_FN_T(cudaDeviceSetGraphMemAttribute, cudart_abi_cudaDeviceSetGraphMemAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3919,6 +4013,7 @@ static PyObject *cudart_fn_cudaDeviceSetLimit(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaDeviceSetLimit");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", u0, u1);
         if (cudart_record_call("cudaDeviceSetLimit", values) < 0)
@@ -3926,6 +4021,7 @@ static PyObject *cudart_fn_cudaDeviceSetLimit(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceSetLimit, cudart_abi_cudaDeviceSetLimit) fn = (CUDART_FN_T(cudaDeviceSetLimit, cudart_abi_cudaDeviceSetLimit))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3959,6 +4055,7 @@ static PyObject *cudart_fn_cudaDeviceSetMemPool(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaDeviceSetMemPool");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LK)", i0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaDeviceSetMemPool", values) < 0)
@@ -3966,6 +4063,7 @@ static PyObject *cudart_fn_cudaDeviceSetMemPool(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceSetMemPool, cudart_abi_cudaDeviceSetMemPool) fn = (CUDART_FN_T(cudaDeviceSetMemPool, cudart_abi_cudaDeviceSetMemPool))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -3993,6 +4091,7 @@ static PyObject *cudart_fn_cudaDeviceSetSharedMemConfig(PyObject *self, PyObject
         result = cudart_unbound("cudaDeviceSetSharedMemConfig");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaDeviceSetSharedMemConfig", values) < 0)
@@ -4000,6 +4099,7 @@ static PyObject *cudart_fn_cudaDeviceSetSharedMemConfig(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceSetSharedMemConfig, cudart_abi_cudaDeviceSetSharedMemConfig) fn = (CUDART_FN_T(cudaDeviceSetSharedMemConfig, cudart_abi_cudaDeviceSetSharedMemConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4024,6 +4124,7 @@ static PyObject *cudart_fn_cudaDeviceSynchronize(PyObject *self, PyObject *const
         result = cudart_unbound("cudaDeviceSynchronize");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("()");
         if (cudart_record_call("cudaDeviceSynchronize", values) < 0)
@@ -4031,6 +4132,7 @@ static PyObject *cudart_fn_cudaDeviceSynchronize(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceSynchronize, cudart_abi_cudaDeviceSynchronize) fn = (CUDART_FN_T(cudaDeviceSynchronize, cudart_abi_cudaDeviceSynchronize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4064,6 +4166,7 @@ static PyObject *cudart_fn_cudaDeviceUnregisterAsyncNotification(PyObject *self,
         result = cudart_unbound("cudaDeviceUnregisterAsyncNotification");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LK)", i0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaDeviceUnregisterAsyncNotification", values) < 0)
@@ -4071,6 +4174,7 @@ static PyObject *cudart_fn_cudaDeviceUnregisterAsyncNotification(PyObject *self,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDeviceUnregisterAsyncNotification, cudart_abi_cudaDeviceUnregisterAsyncNotification) fn = (CUDART_FN_T(cudaDeviceUnregisterAsyncNotification, cudart_abi_cudaDeviceUnregisterAsyncNotification))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4108,6 +4212,7 @@ static PyObject *cudart_fn_cudaDriverGetVersion(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaDriverGetVersion");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaDriverGetVersion", values) < 0)
@@ -4115,6 +4220,7 @@ static PyObject *cudart_fn_cudaDriverGetVersion(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaDriverGetVersion, cudart_abi_cudaDriverGetVersion) fn = (CUDART_FN_T(cudaDriverGetVersion, cudart_abi_cudaDriverGetVersion))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4169,6 +4275,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyO
         result = cudart_unbound("cudaEGLStreamConsumerAcquireFrame");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3);
         if (cudart_record_call("cudaEGLStreamConsumerAcquireFrame", values) < 0)
@@ -4176,6 +4283,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerAcquireFrame(PyObject *self, PyO
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEGLStreamConsumerAcquireFrame, cudart_abi_cudaEGLStreamConsumerAcquireFrame) fn = (CUDART_FN_T(cudaEGLStreamConsumerAcquireFrame, cudart_abi_cudaEGLStreamConsumerAcquireFrame))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4221,6 +4329,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject
         result = cudart_unbound("cudaEGLStreamConsumerConnect");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaEGLStreamConsumerConnect", values) < 0)
@@ -4228,6 +4337,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnect(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEGLStreamConsumerConnect, cudart_abi_cudaEGLStreamConsumerConnect) fn = (CUDART_FN_T(cudaEGLStreamConsumerConnect, cudart_abi_cudaEGLStreamConsumerConnect))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4275,6 +4385,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self,
         result = cudart_unbound("cudaEGLStreamConsumerConnectWithFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaEGLStreamConsumerConnectWithFlags", values) < 0)
@@ -4282,6 +4393,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerConnectWithFlags(PyObject *self,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEGLStreamConsumerConnectWithFlags, cudart_abi_cudaEGLStreamConsumerConnectWithFlags) fn = (CUDART_FN_T(cudaEGLStreamConsumerConnectWithFlags, cudart_abi_cudaEGLStreamConsumerConnectWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4322,6 +4434,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerDisconnect(PyObject *self, PyObj
         result = cudart_unbound("cudaEGLStreamConsumerDisconnect");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaEGLStreamConsumerDisconnect", values) < 0)
@@ -4329,6 +4442,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerDisconnect(PyObject *self, PyObj
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEGLStreamConsumerDisconnect, cudart_abi_cudaEGLStreamConsumerDisconnect) fn = (CUDART_FN_T(cudaEGLStreamConsumerDisconnect, cudart_abi_cudaEGLStreamConsumerDisconnect))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4378,6 +4492,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyO
         result = cudart_unbound("cudaEGLStreamConsumerReleaseFrame");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaEGLStreamConsumerReleaseFrame", values) < 0)
@@ -4385,6 +4500,7 @@ static PyObject *cudart_fn_cudaEGLStreamConsumerReleaseFrame(PyObject *self, PyO
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEGLStreamConsumerReleaseFrame, cudart_abi_cudaEGLStreamConsumerReleaseFrame) fn = (CUDART_FN_T(cudaEGLStreamConsumerReleaseFrame, cudart_abi_cudaEGLStreamConsumerReleaseFrame))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4436,6 +4552,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject
         result = cudart_unbound("cudaEGLStreamProducerConnect");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKLL)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, i2, i3);
         if (cudart_record_call("cudaEGLStreamProducerConnect", values) < 0)
@@ -4443,6 +4560,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerConnect(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEGLStreamProducerConnect, cudart_abi_cudaEGLStreamProducerConnect) fn = (CUDART_FN_T(cudaEGLStreamProducerConnect, cudart_abi_cudaEGLStreamProducerConnect))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4483,6 +4601,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerDisconnect(PyObject *self, PyObj
         result = cudart_unbound("cudaEGLStreamProducerDisconnect");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaEGLStreamProducerDisconnect", values) < 0)
@@ -4490,6 +4609,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerDisconnect(PyObject *self, PyObj
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEGLStreamProducerDisconnect, cudart_abi_cudaEGLStreamProducerDisconnect) fn = (CUDART_FN_T(cudaEGLStreamProducerDisconnect, cudart_abi_cudaEGLStreamProducerDisconnect))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4538,6 +4658,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyO
         result = cudart_unbound("cudaEGLStreamProducerPresentFrame");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(Ky#K)", (unsigned long long)(uintptr_t)a0, (const char *)&a1, (Py_ssize_t)sizeof a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaEGLStreamProducerPresentFrame", values) < 0)
@@ -4545,6 +4666,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerPresentFrame(PyObject *self, PyO
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEGLStreamProducerPresentFrame, cudart_abi_cudaEGLStreamProducerPresentFrame) fn = (CUDART_FN_T(cudaEGLStreamProducerPresentFrame, cudart_abi_cudaEGLStreamProducerPresentFrame))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4595,6 +4717,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyOb
         result = cudart_unbound("cudaEGLStreamProducerReturnFrame");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaEGLStreamProducerReturnFrame", values) < 0)
@@ -4602,6 +4725,7 @@ static PyObject *cudart_fn_cudaEGLStreamProducerReturnFrame(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEGLStreamProducerReturnFrame, cudart_abi_cudaEGLStreamProducerReturnFrame) fn = (CUDART_FN_T(cudaEGLStreamProducerReturnFrame, cudart_abi_cudaEGLStreamProducerReturnFrame))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4643,6 +4767,7 @@ static PyObject *cudart_fn_cudaEventCreate(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaEventCreate");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaEventCreate", values) < 0)
@@ -4650,6 +4775,7 @@ static PyObject *cudart_fn_cudaEventCreate(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEventCreate, cudart_abi_cudaEventCreate) fn = (CUDART_FN_T(cudaEventCreate, cudart_abi_cudaEventCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4696,6 +4822,7 @@ static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *
         result = cudart_unbound("cudaEventCreateFromEGLSync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaEventCreateFromEGLSync", values) < 0)
@@ -4703,6 +4830,7 @@ static PyObject *cudart_fn_cudaEventCreateFromEGLSync(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEventCreateFromEGLSync, cudart_abi_cudaEventCreateFromEGLSync) fn = (CUDART_FN_T(cudaEventCreateFromEGLSync, cudart_abi_cudaEventCreateFromEGLSync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4746,6 +4874,7 @@ static PyObject *cudart_fn_cudaEventCreateWithFlags(PyObject *self, PyObject *co
         result = cudart_unbound("cudaEventCreateWithFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaEventCreateWithFlags", values) < 0)
@@ -4753,6 +4882,7 @@ static PyObject *cudart_fn_cudaEventCreateWithFlags(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEventCreateWithFlags, cudart_abi_cudaEventCreateWithFlags) fn = (CUDART_FN_T(cudaEventCreateWithFlags, cudart_abi_cudaEventCreateWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4786,6 +4916,7 @@ static PyObject *cudart_fn_cudaEventDestroy(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaEventDestroy");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaEventDestroy", values) < 0)
@@ -4793,6 +4924,7 @@ static PyObject *cudart_fn_cudaEventDestroy(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEventDestroy, cudart_abi_cudaEventDestroy) fn = (CUDART_FN_T(cudaEventDestroy, cudart_abi_cudaEventDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4838,6 +4970,7 @@ static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaEventElapsedTime");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaEventElapsedTime", values) < 0)
@@ -4845,6 +4978,7 @@ static PyObject *cudart_fn_cudaEventElapsedTime(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEventElapsedTime, cudart_abi_cudaEventElapsedTime) fn = (CUDART_FN_T(cudaEventElapsedTime, cudart_abi_cudaEventElapsedTime))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4880,6 +5014,7 @@ static PyObject *cudart_fn_cudaEventQuery(PyObject *self, PyObject *const *args,
         result = cudart_unbound("cudaEventQuery");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaEventQuery", values) < 0)
@@ -4887,6 +5022,7 @@ static PyObject *cudart_fn_cudaEventQuery(PyObject *self, PyObject *const *args,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEventQuery, cudart_abi_cudaEventQuery) fn = (CUDART_FN_T(cudaEventQuery, cudart_abi_cudaEventQuery))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4922,6 +5058,7 @@ static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaEventRecord");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaEventRecord", values) < 0)
@@ -4929,6 +5066,7 @@ static PyObject *cudart_fn_cudaEventRecord(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEventRecord, cudart_abi_cudaEventRecord) fn = (CUDART_FN_T(cudaEventRecord, cudart_abi_cudaEventRecord))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -4968,6 +5106,7 @@ static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *co
         result = cudart_unbound("cudaEventRecordWithFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaEventRecordWithFlags", values) < 0)
@@ -4975,6 +5114,7 @@ static PyObject *cudart_fn_cudaEventRecordWithFlags(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEventRecordWithFlags, cudart_abi_cudaEventRecordWithFlags) fn = (CUDART_FN_T(cudaEventRecordWithFlags, cudart_abi_cudaEventRecordWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5007,6 +5147,7 @@ static PyObject *cudart_fn_cudaEventSynchronize(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaEventSynchronize");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaEventSynchronize", values) < 0)
@@ -5014,6 +5155,7 @@ static PyObject *cudart_fn_cudaEventSynchronize(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaEventSynchronize, cudart_abi_cudaEventSynchronize) fn = (CUDART_FN_T(cudaEventSynchronize, cudart_abi_cudaEventSynchronize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5045,6 +5187,7 @@ static PyObject *cudart_fn_cudaExecutionCtxDestroy(PyObject *self, PyObject *con
         result = cudart_unbound("cudaExecutionCtxDestroy");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaExecutionCtxDestroy", values) < 0)
@@ -5052,6 +5195,7 @@ static PyObject *cudart_fn_cudaExecutionCtxDestroy(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaExecutionCtxDestroy, cudart_abi_cudaExecutionCtxDestroy) fn = (CUDART_FN_T(cudaExecutionCtxDestroy, cudart_abi_cudaExecutionCtxDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5090,6 +5234,7 @@ static PyObject *cudart_fn_cudaExecutionCtxGetDevResource(PyObject *self, PyObje
         result = cudart_unbound("cudaExecutionCtxGetDevResource");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaExecutionCtxGetDevResource", values) < 0)
@@ -5097,6 +5242,7 @@ static PyObject *cudart_fn_cudaExecutionCtxGetDevResource(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaExecutionCtxGetDevResource, cudart_abi_cudaExecutionCtxGetDevResource) fn = (CUDART_FN_T(cudaExecutionCtxGetDevResource, cudart_abi_cudaExecutionCtxGetDevResource))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5139,6 +5285,7 @@ static PyObject *cudart_fn_cudaExecutionCtxGetDevice(PyObject *self, PyObject *c
         result = cudart_unbound("cudaExecutionCtxGetDevice");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaExecutionCtxGetDevice", values) < 0)
@@ -5146,6 +5293,7 @@ static PyObject *cudart_fn_cudaExecutionCtxGetDevice(PyObject *self, PyObject *c
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaExecutionCtxGetDevice, cudart_abi_cudaExecutionCtxGetDevice) fn = (CUDART_FN_T(cudaExecutionCtxGetDevice, cudart_abi_cudaExecutionCtxGetDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5190,6 +5338,7 @@ static PyObject *cudart_fn_cudaExecutionCtxGetId(PyObject *self, PyObject *const
         result = cudart_unbound("cudaExecutionCtxGetId");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaExecutionCtxGetId", values) < 0)
@@ -5197,6 +5346,7 @@ static PyObject *cudart_fn_cudaExecutionCtxGetId(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaExecutionCtxGetId, cudart_abi_cudaExecutionCtxGetId) fn = (CUDART_FN_T(cudaExecutionCtxGetId, cudart_abi_cudaExecutionCtxGetId))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5235,6 +5385,7 @@ static PyObject *cudart_fn_cudaExecutionCtxRecordEvent(PyObject *self, PyObject 
         result = cudart_unbound("cudaExecutionCtxRecordEvent");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaExecutionCtxRecordEvent", values) < 0)
@@ -5242,6 +5393,7 @@ static PyObject *cudart_fn_cudaExecutionCtxRecordEvent(PyObject *self, PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaExecutionCtxRecordEvent, cudart_abi_cudaExecutionCtxRecordEvent) fn = (CUDART_FN_T(cudaExecutionCtxRecordEvent, cudart_abi_cudaExecutionCtxRecordEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5290,6 +5442,7 @@ static PyObject *cudart_fn_cudaExecutionCtxStreamCreate(PyObject *self, PyObject
         result = cudart_unbound("cudaExecutionCtxStreamCreate");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKL)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, i3);
         if (cudart_record_call("cudaExecutionCtxStreamCreate", values) < 0)
@@ -5297,6 +5450,7 @@ static PyObject *cudart_fn_cudaExecutionCtxStreamCreate(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaExecutionCtxStreamCreate, cudart_abi_cudaExecutionCtxStreamCreate) fn = (CUDART_FN_T(cudaExecutionCtxStreamCreate, cudart_abi_cudaExecutionCtxStreamCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5331,6 +5485,7 @@ static PyObject *cudart_fn_cudaExecutionCtxSynchronize(PyObject *self, PyObject 
         result = cudart_unbound("cudaExecutionCtxSynchronize");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaExecutionCtxSynchronize", values) < 0)
@@ -5338,6 +5493,7 @@ static PyObject *cudart_fn_cudaExecutionCtxSynchronize(PyObject *self, PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaExecutionCtxSynchronize, cudart_abi_cudaExecutionCtxSynchronize) fn = (CUDART_FN_T(cudaExecutionCtxSynchronize, cudart_abi_cudaExecutionCtxSynchronize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5373,6 +5529,7 @@ static PyObject *cudart_fn_cudaExecutionCtxWaitEvent(PyObject *self, PyObject *c
         result = cudart_unbound("cudaExecutionCtxWaitEvent");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaExecutionCtxWaitEvent", values) < 0)
@@ -5380,6 +5537,7 @@ static PyObject *cudart_fn_cudaExecutionCtxWaitEvent(PyObject *self, PyObject *c
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaExecutionCtxWaitEvent, cudart_abi_cudaExecutionCtxWaitEvent) fn = (CUDART_FN_T(cudaExecutionCtxWaitEvent, cudart_abi_cudaExecutionCtxWaitEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5426,6 +5584,7 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyO
         result = cudart_unbound("cudaExternalMemoryGetMappedBuffer");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaExternalMemoryGetMappedBuffer", values) < 0)
@@ -5433,6 +5592,7 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedBuffer(PyObject *self, PyO
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaExternalMemoryGetMappedBuffer, cudart_abi_cudaExternalMemoryGetMappedBuffer) fn = (CUDART_FN_T(cudaExternalMemoryGetMappedBuffer, cudart_abi_cudaExternalMemoryGetMappedBuffer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5482,6 +5642,7 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *s
         result = cudart_unbound("cudaExternalMemoryGetMappedMipmappedArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaExternalMemoryGetMappedMipmappedArray", values) < 0)
@@ -5489,6 +5650,7 @@ static PyObject *cudart_fn_cudaExternalMemoryGetMappedMipmappedArray(PyObject *s
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaExternalMemoryGetMappedMipmappedArray, cudart_abi_cudaExternalMemoryGetMappedMipmappedArray) fn = (CUDART_FN_T(cudaExternalMemoryGetMappedMipmappedArray, cudart_abi_cudaExternalMemoryGetMappedMipmappedArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5524,6 +5686,7 @@ static PyObject *cudart_fn_cudaFree(PyObject *self, PyObject *const *args, Py_ss
         result = cudart_unbound("cudaFree");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaFree", values) < 0)
@@ -5531,6 +5694,7 @@ static PyObject *cudart_fn_cudaFree(PyObject *self, PyObject *const *args, Py_ss
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFree, cudart_abi_cudaFree) fn = (CUDART_FN_T(cudaFree, cudart_abi_cudaFree))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5562,6 +5726,7 @@ static PyObject *cudart_fn_cudaFreeArray(PyObject *self, PyObject *const *args, 
         result = cudart_unbound("cudaFreeArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaFreeArray", values) < 0)
@@ -5569,6 +5734,7 @@ static PyObject *cudart_fn_cudaFreeArray(PyObject *self, PyObject *const *args, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFreeArray, cudart_abi_cudaFreeArray) fn = (CUDART_FN_T(cudaFreeArray, cudart_abi_cudaFreeArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5604,6 +5770,7 @@ static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, 
         result = cudart_unbound("cudaFreeAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaFreeAsync", values) < 0)
@@ -5611,6 +5778,7 @@ static PyObject *cudart_fn_cudaFreeAsync(PyObject *self, PyObject *const *args, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFreeAsync, cudart_abi_cudaFreeAsync) fn = (CUDART_FN_T(cudaFreeAsync, cudart_abi_cudaFreeAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5643,6 +5811,7 @@ static PyObject *cudart_fn_cudaFreeHost(PyObject *self, PyObject *const *args, P
         result = cudart_unbound("cudaFreeHost");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaFreeHost", values) < 0)
@@ -5650,6 +5819,7 @@ static PyObject *cudart_fn_cudaFreeHost(PyObject *self, PyObject *const *args, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFreeHost, cudart_abi_cudaFreeHost) fn = (CUDART_FN_T(cudaFreeHost, cudart_abi_cudaFreeHost))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5681,6 +5851,7 @@ static PyObject *cudart_fn_cudaFreeMipmappedArray(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaFreeMipmappedArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaFreeMipmappedArray", values) < 0)
@@ -5688,6 +5859,7 @@ static PyObject *cudart_fn_cudaFreeMipmappedArray(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFreeMipmappedArray, cudart_abi_cudaFreeMipmappedArray) fn = (CUDART_FN_T(cudaFreeMipmappedArray, cudart_abi_cudaFreeMipmappedArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5723,6 +5895,7 @@ static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const
         result = cudart_unbound("cudaFuncGetAttributes");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaFuncGetAttributes", values) < 0)
@@ -5730,6 +5903,7 @@ static PyObject *cudart_fn_cudaFuncGetAttributes(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFuncGetAttributes, cudart_abi_cudaFuncGetAttributes) fn = (CUDART_FN_T(cudaFuncGetAttributes, cudart_abi_cudaFuncGetAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5772,6 +5946,7 @@ static PyObject *cudart_fn_cudaFuncGetName(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaFuncGetName");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaFuncGetName", values) < 0)
@@ -5779,6 +5954,7 @@ static PyObject *cudart_fn_cudaFuncGetName(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFuncGetName, cudart_abi_cudaFuncGetName) fn = (CUDART_FN_T(cudaFuncGetName, cudart_abi_cudaFuncGetName))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5823,6 +5999,7 @@ static PyObject *cudart_fn_cudaFuncGetParamCount(PyObject *self, PyObject *const
         result = cudart_unbound("cudaFuncGetParamCount");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaFuncGetParamCount", values) < 0)
@@ -5830,6 +6007,7 @@ static PyObject *cudart_fn_cudaFuncGetParamCount(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFuncGetParamCount, cudart_abi_cudaFuncGetParamCount) fn = (CUDART_FN_T(cudaFuncGetParamCount, cudart_abi_cudaFuncGetParamCount))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5883,6 +6061,7 @@ static PyObject *cudart_fn_cudaFuncGetParamInfo(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaFuncGetParamInfo");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaFuncGetParamInfo", values) < 0)
@@ -5890,6 +6069,7 @@ static PyObject *cudart_fn_cudaFuncGetParamInfo(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFuncGetParamInfo, cudart_abi_cudaFuncGetParamInfo) fn = (CUDART_FN_T(cudaFuncGetParamInfo, cudart_abi_cudaFuncGetParamInfo))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5931,6 +6111,7 @@ static PyObject *cudart_fn_cudaFuncSetAttribute(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaFuncSetAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKL)", (unsigned long long)(uintptr_t)a0, u1, i2);
         if (cudart_record_call("cudaFuncSetAttribute", values) < 0)
@@ -5938,6 +6119,7 @@ static PyObject *cudart_fn_cudaFuncSetAttribute(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFuncSetAttribute, cudart_abi_cudaFuncSetAttribute) fn = (CUDART_FN_T(cudaFuncSetAttribute, cudart_abi_cudaFuncSetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -5972,6 +6154,7 @@ static PyObject *cudart_fn_cudaFuncSetCacheConfig(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaFuncSetCacheConfig");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaFuncSetCacheConfig", values) < 0)
@@ -5979,6 +6162,7 @@ static PyObject *cudart_fn_cudaFuncSetCacheConfig(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFuncSetCacheConfig, cudart_abi_cudaFuncSetCacheConfig) fn = (CUDART_FN_T(cudaFuncSetCacheConfig, cudart_abi_cudaFuncSetCacheConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6013,6 +6197,7 @@ static PyObject *cudart_fn_cudaFuncSetSharedMemConfig(PyObject *self, PyObject *
         result = cudart_unbound("cudaFuncSetSharedMemConfig");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaFuncSetSharedMemConfig", values) < 0)
@@ -6020,6 +6205,7 @@ static PyObject *cudart_fn_cudaFuncSetSharedMemConfig(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaFuncSetSharedMemConfig, cudart_abi_cudaFuncSetSharedMemConfig) fn = (CUDART_FN_T(cudaFuncSetSharedMemConfig, cudart_abi_cudaFuncSetSharedMemConfig))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6069,6 +6255,7 @@ static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaGLGetDevices");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaGLGetDevices", values) < 0)
@@ -6076,6 +6263,7 @@ static PyObject *cudart_fn_cudaGLGetDevices(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGLGetDevices, cudart_abi_cudaGLGetDevices) fn = (CUDART_FN_T(cudaGLGetDevices, cudart_abi_cudaGLGetDevices))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6119,6 +6307,7 @@ static PyObject *cudart_fn_cudaGLMapBufferObject(PyObject *self, PyObject *const
         result = cudart_unbound("cudaGLMapBufferObject");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaGLMapBufferObject", values) < 0)
@@ -6126,6 +6315,7 @@ static PyObject *cudart_fn_cudaGLMapBufferObject(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGLMapBufferObject, cudart_abi_cudaGLMapBufferObject) fn = (CUDART_FN_T(cudaGLMapBufferObject, cudart_abi_cudaGLMapBufferObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6172,6 +6362,7 @@ static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *
         result = cudart_unbound("cudaGLMapBufferObjectAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGLMapBufferObjectAsync", values) < 0)
@@ -6179,6 +6370,7 @@ static PyObject *cudart_fn_cudaGLMapBufferObjectAsync(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGLMapBufferObjectAsync, cudart_abi_cudaGLMapBufferObjectAsync) fn = (CUDART_FN_T(cudaGLMapBufferObjectAsync, cudart_abi_cudaGLMapBufferObjectAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6209,6 +6401,7 @@ static PyObject *cudart_fn_cudaGLRegisterBufferObject(PyObject *self, PyObject *
         result = cudart_unbound("cudaGLRegisterBufferObject");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaGLRegisterBufferObject", values) < 0)
@@ -6216,6 +6409,7 @@ static PyObject *cudart_fn_cudaGLRegisterBufferObject(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGLRegisterBufferObject, cudart_abi_cudaGLRegisterBufferObject) fn = (CUDART_FN_T(cudaGLRegisterBufferObject, cudart_abi_cudaGLRegisterBufferObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6245,6 +6439,7 @@ static PyObject *cudart_fn_cudaGLSetBufferObjectMapFlags(PyObject *self, PyObjec
         result = cudart_unbound("cudaGLSetBufferObjectMapFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", u0, u1);
         if (cudart_record_call("cudaGLSetBufferObjectMapFlags", values) < 0)
@@ -6252,6 +6447,7 @@ static PyObject *cudart_fn_cudaGLSetBufferObjectMapFlags(PyObject *self, PyObjec
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGLSetBufferObjectMapFlags, cudart_abi_cudaGLSetBufferObjectMapFlags) fn = (CUDART_FN_T(cudaGLSetBufferObjectMapFlags, cudart_abi_cudaGLSetBufferObjectMapFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6278,6 +6474,7 @@ static PyObject *cudart_fn_cudaGLSetGLDevice(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaGLSetGLDevice");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(L)", i0);
         if (cudart_record_call("cudaGLSetGLDevice", values) < 0)
@@ -6285,6 +6482,7 @@ static PyObject *cudart_fn_cudaGLSetGLDevice(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGLSetGLDevice, cudart_abi_cudaGLSetGLDevice) fn = (CUDART_FN_T(cudaGLSetGLDevice, cudart_abi_cudaGLSetGLDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6311,6 +6509,7 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObject(PyObject *self, PyObject *con
         result = cudart_unbound("cudaGLUnmapBufferObject");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaGLUnmapBufferObject", values) < 0)
@@ -6318,6 +6517,7 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObject(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGLUnmapBufferObject, cudart_abi_cudaGLUnmapBufferObject) fn = (CUDART_FN_T(cudaGLUnmapBufferObject, cudart_abi_cudaGLUnmapBufferObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6351,6 +6551,7 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObjectAsync(PyObject *self, PyObject
         result = cudart_unbound("cudaGLUnmapBufferObjectAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", u0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGLUnmapBufferObjectAsync", values) < 0)
@@ -6358,6 +6559,7 @@ static PyObject *cudart_fn_cudaGLUnmapBufferObjectAsync(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGLUnmapBufferObjectAsync, cudart_abi_cudaGLUnmapBufferObjectAsync) fn = (CUDART_FN_T(cudaGLUnmapBufferObjectAsync, cudart_abi_cudaGLUnmapBufferObjectAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6385,6 +6587,7 @@ static PyObject *cudart_fn_cudaGLUnregisterBufferObject(PyObject *self, PyObject
         result = cudart_unbound("cudaGLUnregisterBufferObject");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaGLUnregisterBufferObject", values) < 0)
@@ -6392,6 +6595,7 @@ static PyObject *cudart_fn_cudaGLUnregisterBufferObject(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGLUnregisterBufferObject, cudart_abi_cudaGLUnregisterBufferObject) fn = (CUDART_FN_T(cudaGLUnregisterBufferObject, cudart_abi_cudaGLUnregisterBufferObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6426,6 +6630,7 @@ static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaGetChannelDesc");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGetChannelDesc", values) < 0)
@@ -6433,6 +6638,7 @@ static PyObject *cudart_fn_cudaGetChannelDesc(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetChannelDesc, cudart_abi_cudaGetChannelDesc) fn = (CUDART_FN_T(cudaGetChannelDesc, cudart_abi_cudaGetChannelDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6471,6 +6677,7 @@ static PyObject *cudart_fn_cudaGetDevice(PyObject *self, PyObject *const *args, 
         result = cudart_unbound("cudaGetDevice");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaGetDevice", values) < 0)
@@ -6478,6 +6685,7 @@ static PyObject *cudart_fn_cudaGetDevice(PyObject *self, PyObject *const *args, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetDevice, cudart_abi_cudaGetDevice) fn = (CUDART_FN_T(cudaGetDevice, cudart_abi_cudaGetDevice))slot;
     unsigned int r;
     r = fn(a0);  /* with the GIL held: generator/gil.py */
@@ -6515,6 +6723,7 @@ static PyObject *cudart_fn_cudaGetDeviceCount(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaGetDeviceCount");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaGetDeviceCount", values) < 0)
@@ -6522,6 +6731,7 @@ static PyObject *cudart_fn_cudaGetDeviceCount(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetDeviceCount, cudart_abi_cudaGetDeviceCount) fn = (CUDART_FN_T(cudaGetDeviceCount, cudart_abi_cudaGetDeviceCount))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6561,6 +6771,7 @@ static PyObject *cudart_fn_cudaGetDeviceFlags(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaGetDeviceFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaGetDeviceFlags", values) < 0)
@@ -6568,6 +6779,7 @@ static PyObject *cudart_fn_cudaGetDeviceFlags(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetDeviceFlags, cudart_abi_cudaGetDeviceFlags) fn = (CUDART_FN_T(cudaGetDeviceFlags, cudart_abi_cudaGetDeviceFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6604,6 +6816,7 @@ static PyObject *cudart_fn_cudaGetDeviceProperties(PyObject *self, PyObject *con
         result = cudart_unbound("cudaGetDeviceProperties");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KL)", (unsigned long long)(uintptr_t)a0, i1);
         if (cudart_record_call("cudaGetDeviceProperties", values) < 0)
@@ -6611,6 +6824,7 @@ static PyObject *cudart_fn_cudaGetDeviceProperties(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetDeviceProperties, cudart_abi_cudaGetDeviceProperties) fn = (CUDART_FN_T(cudaGetDeviceProperties, cudart_abi_cudaGetDeviceProperties))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6661,6 +6875,7 @@ static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *con
         result = cudart_unbound("cudaGetDriverEntryPoint");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaGetDriverEntryPoint", values) < 0)
@@ -6668,6 +6883,7 @@ static PyObject *cudart_fn_cudaGetDriverEntryPoint(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetDriverEntryPoint, cudart_abi_cudaGetDriverEntryPoint) fn = (CUDART_FN_T(cudaGetDriverEntryPoint, cudart_abi_cudaGetDriverEntryPoint))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6725,6 +6941,7 @@ static PyObject *cudart_fn_cudaGetDriverEntryPointByVersion(PyObject *self, PyOb
         result = cudart_unbound("cudaGetDriverEntryPointByVersion");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGetDriverEntryPointByVersion", values) < 0)
@@ -6732,6 +6949,7 @@ static PyObject *cudart_fn_cudaGetDriverEntryPointByVersion(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetDriverEntryPointByVersion, cudart_abi_cudaGetDriverEntryPointByVersion) fn = (CUDART_FN_T(cudaGetDriverEntryPointByVersion, cudart_abi_cudaGetDriverEntryPointByVersion))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6763,6 +6981,7 @@ static PyObject *cudart_fn_cudaGetErrorName(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaGetErrorName");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaGetErrorName", values) < 0)
@@ -6770,6 +6989,7 @@ static PyObject *cudart_fn_cudaGetErrorName(PyObject *self, PyObject *const *arg
         result = PyBytes_FromStringAndSize("", 0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetErrorName, cudart_abi_cudaGetErrorName) fn = (CUDART_FN_T(cudaGetErrorName, cudart_abi_cudaGetErrorName))slot;
     const char * r;
     r = fn((unsigned int)u0);  /* with the GIL held: generator/gil.py */
@@ -6794,6 +7014,7 @@ static PyObject *cudart_fn_cudaGetErrorString(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaGetErrorString");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaGetErrorString", values) < 0)
@@ -6801,6 +7022,7 @@ static PyObject *cudart_fn_cudaGetErrorString(PyObject *self, PyObject *const *a
         result = PyBytes_FromStringAndSize("", 0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetErrorString, cudart_abi_cudaGetErrorString) fn = (CUDART_FN_T(cudaGetErrorString, cudart_abi_cudaGetErrorString))slot;
     const char * r;
     r = fn((unsigned int)u0);  /* with the GIL held: generator/gil.py */
@@ -6839,6 +7061,7 @@ static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaGetExportTable");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGetExportTable", values) < 0)
@@ -6846,6 +7069,7 @@ static PyObject *cudart_fn_cudaGetExportTable(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetExportTable, cudart_abi_cudaGetExportTable) fn = (CUDART_FN_T(cudaGetExportTable, cudart_abi_cudaGetExportTable))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6890,6 +7114,7 @@ static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaGetFuncBySymbol");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGetFuncBySymbol", values) < 0)
@@ -6897,6 +7122,7 @@ static PyObject *cudart_fn_cudaGetFuncBySymbol(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetFuncBySymbol, cudart_abi_cudaGetFuncBySymbol) fn = (CUDART_FN_T(cudaGetFuncBySymbol, cudart_abi_cudaGetFuncBySymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6941,6 +7167,7 @@ static PyObject *cudart_fn_cudaGetKernel(PyObject *self, PyObject *const *args, 
         result = cudart_unbound("cudaGetKernel");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGetKernel", values) < 0)
@@ -6948,6 +7175,7 @@ static PyObject *cudart_fn_cudaGetKernel(PyObject *self, PyObject *const *args, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetKernel, cudart_abi_cudaGetKernel) fn = (CUDART_FN_T(cudaGetKernel, cudart_abi_cudaGetKernel))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -6976,6 +7204,7 @@ static PyObject *cudart_fn_cudaGetLastError(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaGetLastError");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("()");
         if (cudart_record_call("cudaGetLastError", values) < 0)
@@ -6983,6 +7212,7 @@ static PyObject *cudart_fn_cudaGetLastError(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetLastError, cudart_abi_cudaGetLastError) fn = (CUDART_FN_T(cudaGetLastError, cudart_abi_cudaGetLastError))slot;
     unsigned int r;
     r = fn();  /* with the GIL held: generator/gil.py */
@@ -7024,6 +7254,7 @@ static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *
         result = cudart_unbound("cudaGetMipmappedArrayLevel");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaGetMipmappedArrayLevel", values) < 0)
@@ -7031,6 +7262,7 @@ static PyObject *cudart_fn_cudaGetMipmappedArrayLevel(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetMipmappedArrayLevel, cudart_abi_cudaGetMipmappedArrayLevel) fn = (CUDART_FN_T(cudaGetMipmappedArrayLevel, cudart_abi_cudaGetMipmappedArrayLevel))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7068,6 +7300,7 @@ static PyObject *cudart_fn_cudaGetSurfaceObjectResourceDesc(PyObject *self, PyOb
         result = cudart_unbound("cudaGetSurfaceObjectResourceDesc");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaGetSurfaceObjectResourceDesc", values) < 0)
@@ -7075,6 +7308,7 @@ static PyObject *cudart_fn_cudaGetSurfaceObjectResourceDesc(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetSurfaceObjectResourceDesc, cudart_abi_cudaGetSurfaceObjectResourceDesc) fn = (CUDART_FN_T(cudaGetSurfaceObjectResourceDesc, cudart_abi_cudaGetSurfaceObjectResourceDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7116,6 +7350,7 @@ static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaGetSymbolAddress");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGetSymbolAddress", values) < 0)
@@ -7123,6 +7358,7 @@ static PyObject *cudart_fn_cudaGetSymbolAddress(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetSymbolAddress, cudart_abi_cudaGetSymbolAddress) fn = (CUDART_FN_T(cudaGetSymbolAddress, cudart_abi_cudaGetSymbolAddress))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7167,6 +7403,7 @@ static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaGetSymbolSize");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGetSymbolSize", values) < 0)
@@ -7174,6 +7411,7 @@ static PyObject *cudart_fn_cudaGetSymbolSize(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetSymbolSize, cudart_abi_cudaGetSymbolSize) fn = (CUDART_FN_T(cudaGetSymbolSize, cudart_abi_cudaGetSymbolSize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7211,6 +7449,7 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceDesc(PyObject *self, PyOb
         result = cudart_unbound("cudaGetTextureObjectResourceDesc");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaGetTextureObjectResourceDesc", values) < 0)
@@ -7218,6 +7457,7 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceDesc(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetTextureObjectResourceDesc, cudart_abi_cudaGetTextureObjectResourceDesc) fn = (CUDART_FN_T(cudaGetTextureObjectResourceDesc, cudart_abi_cudaGetTextureObjectResourceDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7252,6 +7492,7 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceViewDesc(PyObject *self, 
         result = cudart_unbound("cudaGetTextureObjectResourceViewDesc");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaGetTextureObjectResourceViewDesc", values) < 0)
@@ -7259,6 +7500,7 @@ static PyObject *cudart_fn_cudaGetTextureObjectResourceViewDesc(PyObject *self, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetTextureObjectResourceViewDesc, cudart_abi_cudaGetTextureObjectResourceViewDesc) fn = (CUDART_FN_T(cudaGetTextureObjectResourceViewDesc, cudart_abi_cudaGetTextureObjectResourceViewDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7293,6 +7535,7 @@ static PyObject *cudart_fn_cudaGetTextureObjectTextureDesc(PyObject *self, PyObj
         result = cudart_unbound("cudaGetTextureObjectTextureDesc");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaGetTextureObjectTextureDesc", values) < 0)
@@ -7300,6 +7543,7 @@ static PyObject *cudart_fn_cudaGetTextureObjectTextureDesc(PyObject *self, PyObj
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGetTextureObjectTextureDesc, cudart_abi_cudaGetTextureObjectTextureDesc) fn = (CUDART_FN_T(cudaGetTextureObjectTextureDesc, cudart_abi_cudaGetTextureObjectTextureDesc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7354,6 +7598,7 @@ static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *
         result = cudart_unbound("cudaGraphAddChildGraphNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddChildGraphNode", values) < 0)
@@ -7361,6 +7606,7 @@ static PyObject *cudart_fn_cudaGraphAddChildGraphNode(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddChildGraphNode, cudart_abi_cudaGraphAddChildGraphNode) fn = (CUDART_FN_T(cudaGraphAddChildGraphNode, cudart_abi_cudaGraphAddChildGraphNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7420,6 +7666,7 @@ static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *co
         result = cudart_unbound("cudaGraphAddDependencies");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4);
         if (cudart_record_call("cudaGraphAddDependencies", values) < 0)
@@ -7427,6 +7674,7 @@ static PyObject *cudart_fn_cudaGraphAddDependencies(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddDependencies, cudart_abi_cudaGraphAddDependencies) fn = (CUDART_FN_T(cudaGraphAddDependencies, cudart_abi_cudaGraphAddDependencies))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7482,6 +7730,7 @@ static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const
         result = cudart_unbound("cudaGraphAddEmptyNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3);
         if (cudart_record_call("cudaGraphAddEmptyNode", values) < 0)
@@ -7489,6 +7738,7 @@ static PyObject *cudart_fn_cudaGraphAddEmptyNode(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddEmptyNode, cudart_abi_cudaGraphAddEmptyNode) fn = (CUDART_FN_T(cudaGraphAddEmptyNode, cudart_abi_cudaGraphAddEmptyNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7547,6 +7797,7 @@ static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject 
         result = cudart_unbound("cudaGraphAddEventRecordNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddEventRecordNode", values) < 0)
@@ -7554,6 +7805,7 @@ static PyObject *cudart_fn_cudaGraphAddEventRecordNode(PyObject *self, PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddEventRecordNode, cudart_abi_cudaGraphAddEventRecordNode) fn = (CUDART_FN_T(cudaGraphAddEventRecordNode, cudart_abi_cudaGraphAddEventRecordNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7613,6 +7865,7 @@ static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *c
         result = cudart_unbound("cudaGraphAddEventWaitNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddEventWaitNode", values) < 0)
@@ -7620,6 +7873,7 @@ static PyObject *cudart_fn_cudaGraphAddEventWaitNode(PyObject *self, PyObject *c
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddEventWaitNode, cudart_abi_cudaGraphAddEventWaitNode) fn = (CUDART_FN_T(cudaGraphAddEventWaitNode, cudart_abi_cudaGraphAddEventWaitNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7679,6 +7933,7 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *se
         result = cudart_unbound("cudaGraphAddExternalSemaphoresSignalNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddExternalSemaphoresSignalNode", values) < 0)
@@ -7686,6 +7941,7 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresSignalNode(PyObject *se
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddExternalSemaphoresSignalNode, cudart_abi_cudaGraphAddExternalSemaphoresSignalNode) fn = (CUDART_FN_T(cudaGraphAddExternalSemaphoresSignalNode, cudart_abi_cudaGraphAddExternalSemaphoresSignalNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7745,6 +8001,7 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self
         result = cudart_unbound("cudaGraphAddExternalSemaphoresWaitNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddExternalSemaphoresWaitNode", values) < 0)
@@ -7752,6 +8009,7 @@ static PyObject *cudart_fn_cudaGraphAddExternalSemaphoresWaitNode(PyObject *self
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddExternalSemaphoresWaitNode, cudart_abi_cudaGraphAddExternalSemaphoresWaitNode) fn = (CUDART_FN_T(cudaGraphAddExternalSemaphoresWaitNode, cudart_abi_cudaGraphAddExternalSemaphoresWaitNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7811,6 +8069,7 @@ static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaGraphAddHostNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddHostNode", values) < 0)
@@ -7818,6 +8077,7 @@ static PyObject *cudart_fn_cudaGraphAddHostNode(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddHostNode, cudart_abi_cudaGraphAddHostNode) fn = (CUDART_FN_T(cudaGraphAddHostNode, cudart_abi_cudaGraphAddHostNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7877,6 +8137,7 @@ static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaGraphAddKernelNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddKernelNode", values) < 0)
@@ -7884,6 +8145,7 @@ static PyObject *cudart_fn_cudaGraphAddKernelNode(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddKernelNode, cudart_abi_cudaGraphAddKernelNode) fn = (CUDART_FN_T(cudaGraphAddKernelNode, cudart_abi_cudaGraphAddKernelNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -7943,6 +8205,7 @@ static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *co
         result = cudart_unbound("cudaGraphAddMemAllocNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddMemAllocNode", values) < 0)
@@ -7950,6 +8213,7 @@ static PyObject *cudart_fn_cudaGraphAddMemAllocNode(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddMemAllocNode, cudart_abi_cudaGraphAddMemAllocNode) fn = (CUDART_FN_T(cudaGraphAddMemAllocNode, cudart_abi_cudaGraphAddMemAllocNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8009,6 +8273,7 @@ static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *con
         result = cudart_unbound("cudaGraphAddMemFreeNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddMemFreeNode", values) < 0)
@@ -8016,6 +8281,7 @@ static PyObject *cudart_fn_cudaGraphAddMemFreeNode(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddMemFreeNode, cudart_abi_cudaGraphAddMemFreeNode) fn = (CUDART_FN_T(cudaGraphAddMemFreeNode, cudart_abi_cudaGraphAddMemFreeNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8075,6 +8341,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaGraphAddMemcpyNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddMemcpyNode", values) < 0)
@@ -8082,6 +8349,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddMemcpyNode, cudart_abi_cudaGraphAddMemcpyNode) fn = (CUDART_FN_T(cudaGraphAddMemcpyNode, cudart_abi_cudaGraphAddMemcpyNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8151,6 +8419,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *co
         result = cudart_unbound("cudaGraphAddMemcpyNode1D");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4, (unsigned long long)(uintptr_t)a5, u6, u7);
         if (cudart_record_call("cudaGraphAddMemcpyNode1D", values) < 0)
@@ -8158,6 +8427,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNode1D(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddMemcpyNode1D, cudart_abi_cudaGraphAddMemcpyNode1D) fn = (CUDART_FN_T(cudaGraphAddMemcpyNode1D, cudart_abi_cudaGraphAddMemcpyNode1D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8231,6 +8501,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
         result = cudart_unbound("cudaGraphAddMemcpyNodeFromSymbol");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4, (unsigned long long)(uintptr_t)a5, u6, u7, u8);
         if (cudart_record_call("cudaGraphAddMemcpyNodeFromSymbol", values) < 0)
@@ -8238,6 +8509,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddMemcpyNodeFromSymbol, cudart_abi_cudaGraphAddMemcpyNodeFromSymbol) fn = (CUDART_FN_T(cudaGraphAddMemcpyNodeFromSymbol, cudart_abi_cudaGraphAddMemcpyNodeFromSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8311,6 +8583,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
         result = cudart_unbound("cudaGraphAddMemcpyNodeToSymbol");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4, (unsigned long long)(uintptr_t)a5, u6, u7, u8);
         if (cudart_record_call("cudaGraphAddMemcpyNodeToSymbol", values) < 0)
@@ -8318,6 +8591,7 @@ static PyObject *cudart_fn_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddMemcpyNodeToSymbol, cudart_abi_cudaGraphAddMemcpyNodeToSymbol) fn = (CUDART_FN_T(cudaGraphAddMemcpyNodeToSymbol, cudart_abi_cudaGraphAddMemcpyNodeToSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8378,6 +8652,7 @@ static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaGraphAddMemsetNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphAddMemsetNode", values) < 0)
@@ -8385,6 +8660,7 @@ static PyObject *cudart_fn_cudaGraphAddMemsetNode(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddMemsetNode, cudart_abi_cudaGraphAddMemsetNode) fn = (CUDART_FN_T(cudaGraphAddMemsetNode, cudart_abi_cudaGraphAddMemsetNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8448,6 +8724,7 @@ static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaGraphAddNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4, (unsigned long long)(uintptr_t)a5);
         if (cudart_record_call("cudaGraphAddNode", values) < 0)
@@ -8455,6 +8732,7 @@ static PyObject *cudart_fn_cudaGraphAddNode(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphAddNode, cudart_abi_cudaGraphAddNode) fn = (CUDART_FN_T(cudaGraphAddNode, cudart_abi_cudaGraphAddNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8502,6 +8780,7 @@ static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObj
         result = cudart_unbound("cudaGraphChildGraphNodeGetGraph");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphChildGraphNodeGetGraph", values) < 0)
@@ -8509,6 +8788,7 @@ static PyObject *cudart_fn_cudaGraphChildGraphNodeGetGraph(PyObject *self, PyObj
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphChildGraphNodeGetGraph, cudart_abi_cudaGraphChildGraphNodeGetGraph) fn = (CUDART_FN_T(cudaGraphChildGraphNodeGetGraph, cudart_abi_cudaGraphChildGraphNodeGetGraph))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8553,6 +8833,7 @@ static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args,
         result = cudart_unbound("cudaGraphClone");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphClone", values) < 0)
@@ -8560,6 +8841,7 @@ static PyObject *cudart_fn_cudaGraphClone(PyObject *self, PyObject *const *args,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphClone, cudart_abi_cudaGraphClone) fn = (CUDART_FN_T(cudaGraphClone, cudart_abi_cudaGraphClone))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8610,6 +8892,7 @@ static PyObject *cudart_fn_cudaGraphConditionalHandleCreate(PyObject *self, PyOb
         result = cudart_unbound("cudaGraphConditionalHandleCreate");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaGraphConditionalHandleCreate", values) < 0)
@@ -8617,6 +8900,7 @@ static PyObject *cudart_fn_cudaGraphConditionalHandleCreate(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphConditionalHandleCreate, cudart_abi_cudaGraphConditionalHandleCreate) fn = (CUDART_FN_T(cudaGraphConditionalHandleCreate, cudart_abi_cudaGraphConditionalHandleCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8671,6 +8955,7 @@ static PyObject *cudart_fn_cudaGraphConditionalHandleCreate_v2(PyObject *self, P
         result = cudart_unbound("cudaGraphConditionalHandleCreate_v2");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, u4);
         if (cudart_record_call("cudaGraphConditionalHandleCreate_v2", values) < 0)
@@ -8678,6 +8963,7 @@ static PyObject *cudart_fn_cudaGraphConditionalHandleCreate_v2(PyObject *self, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphConditionalHandleCreate_v2, cudart_abi_cudaGraphConditionalHandleCreate_v2) fn = (CUDART_FN_T(cudaGraphConditionalHandleCreate_v2, cudart_abi_cudaGraphConditionalHandleCreate_v2))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8722,6 +9008,7 @@ static PyObject *cudart_fn_cudaGraphCreate(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaGraphCreate");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaGraphCreate", values) < 0)
@@ -8729,6 +9016,7 @@ static PyObject *cudart_fn_cudaGraphCreate(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphCreate, cudart_abi_cudaGraphCreate) fn = (CUDART_FN_T(cudaGraphCreate, cudart_abi_cudaGraphCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8769,6 +9057,7 @@ static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaGraphDebugDotPrint");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaGraphDebugDotPrint", values) < 0)
@@ -8776,6 +9065,7 @@ static PyObject *cudart_fn_cudaGraphDebugDotPrint(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphDebugDotPrint, cudart_abi_cudaGraphDebugDotPrint) fn = (CUDART_FN_T(cudaGraphDebugDotPrint, cudart_abi_cudaGraphDebugDotPrint))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8808,6 +9098,7 @@ static PyObject *cudart_fn_cudaGraphDestroy(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaGraphDestroy");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaGraphDestroy", values) < 0)
@@ -8815,6 +9106,7 @@ static PyObject *cudart_fn_cudaGraphDestroy(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphDestroy, cudart_abi_cudaGraphDestroy) fn = (CUDART_FN_T(cudaGraphDestroy, cudart_abi_cudaGraphDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8846,6 +9138,7 @@ static PyObject *cudart_fn_cudaGraphDestroyNode(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaGraphDestroyNode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaGraphDestroyNode", values) < 0)
@@ -8853,6 +9146,7 @@ static PyObject *cudart_fn_cudaGraphDestroyNode(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphDestroyNode, cudart_abi_cudaGraphDestroyNode) fn = (CUDART_FN_T(cudaGraphDestroyNode, cudart_abi_cudaGraphDestroyNode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8894,6 +9188,7 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyOb
         result = cudart_unbound("cudaGraphEventRecordNodeGetEvent");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphEventRecordNodeGetEvent", values) < 0)
@@ -8901,6 +9196,7 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeGetEvent(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphEventRecordNodeGetEvent, cudart_abi_cudaGraphEventRecordNodeGetEvent) fn = (CUDART_FN_T(cudaGraphEventRecordNodeGetEvent, cudart_abi_cudaGraphEventRecordNodeGetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8939,6 +9235,7 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyOb
         result = cudart_unbound("cudaGraphEventRecordNodeSetEvent");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphEventRecordNodeSetEvent", values) < 0)
@@ -8946,6 +9243,7 @@ static PyObject *cudart_fn_cudaGraphEventRecordNodeSetEvent(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphEventRecordNodeSetEvent, cudart_abi_cudaGraphEventRecordNodeSetEvent) fn = (CUDART_FN_T(cudaGraphEventRecordNodeSetEvent, cudart_abi_cudaGraphEventRecordNodeSetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -8988,6 +9286,7 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObje
         result = cudart_unbound("cudaGraphEventWaitNodeGetEvent");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphEventWaitNodeGetEvent", values) < 0)
@@ -8995,6 +9294,7 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeGetEvent(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphEventWaitNodeGetEvent, cudart_abi_cudaGraphEventWaitNodeGetEvent) fn = (CUDART_FN_T(cudaGraphEventWaitNodeGetEvent, cudart_abi_cudaGraphEventWaitNodeGetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9033,6 +9333,7 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObje
         result = cudart_unbound("cudaGraphEventWaitNodeSetEvent");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphEventWaitNodeSetEvent", values) < 0)
@@ -9040,6 +9341,7 @@ static PyObject *cudart_fn_cudaGraphEventWaitNodeSetEvent(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphEventWaitNodeSetEvent, cudart_abi_cudaGraphEventWaitNodeSetEvent) fn = (CUDART_FN_T(cudaGraphEventWaitNodeSetEvent, cudart_abi_cudaGraphEventWaitNodeSetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9080,6 +9382,7 @@ static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, 
         result = cudart_unbound("cudaGraphExecChildGraphNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecChildGraphNodeSetParams", values) < 0)
@@ -9087,6 +9390,7 @@ static PyObject *cudart_fn_cudaGraphExecChildGraphNodeSetParams(PyObject *self, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecChildGraphNodeSetParams, cudart_abi_cudaGraphExecChildGraphNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecChildGraphNodeSetParams, cudart_abi_cudaGraphExecChildGraphNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9120,6 +9424,7 @@ static PyObject *cudart_fn_cudaGraphExecDestroy(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaGraphExecDestroy");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaGraphExecDestroy", values) < 0)
@@ -9127,6 +9432,7 @@ static PyObject *cudart_fn_cudaGraphExecDestroy(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecDestroy, cudart_abi_cudaGraphExecDestroy) fn = (CUDART_FN_T(cudaGraphExecDestroy, cudart_abi_cudaGraphExecDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9166,6 +9472,7 @@ static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, 
         result = cudart_unbound("cudaGraphExecEventRecordNodeSetEvent");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecEventRecordNodeSetEvent", values) < 0)
@@ -9173,6 +9480,7 @@ static PyObject *cudart_fn_cudaGraphExecEventRecordNodeSetEvent(PyObject *self, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecEventRecordNodeSetEvent, cudart_abi_cudaGraphExecEventRecordNodeSetEvent) fn = (CUDART_FN_T(cudaGraphExecEventRecordNodeSetEvent, cudart_abi_cudaGraphExecEventRecordNodeSetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9214,6 +9522,7 @@ static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, Py
         result = cudart_unbound("cudaGraphExecEventWaitNodeSetEvent");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecEventWaitNodeSetEvent", values) < 0)
@@ -9221,6 +9530,7 @@ static PyObject *cudart_fn_cudaGraphExecEventWaitNodeSetEvent(PyObject *self, Py
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecEventWaitNodeSetEvent, cudart_abi_cudaGraphExecEventWaitNodeSetEvent) fn = (CUDART_FN_T(cudaGraphExecEventWaitNodeSetEvent, cudart_abi_cudaGraphExecEventWaitNodeSetEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9262,6 +9572,7 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(Py
         result = cudart_unbound("cudaGraphExecExternalSemaphoresSignalNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecExternalSemaphoresSignalNodeSetParams", values) < 0)
@@ -9269,6 +9580,7 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresSignalNodeSetParams(Py
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecExternalSemaphoresSignalNodeSetParams, cudart_abi_cudaGraphExecExternalSemaphoresSignalNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecExternalSemaphoresSignalNodeSetParams, cudart_abi_cudaGraphExecExternalSemaphoresSignalNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9310,6 +9622,7 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyOb
         result = cudart_unbound("cudaGraphExecExternalSemaphoresWaitNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecExternalSemaphoresWaitNodeSetParams", values) < 0)
@@ -9317,6 +9630,7 @@ static PyObject *cudart_fn_cudaGraphExecExternalSemaphoresWaitNodeSetParams(PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecExternalSemaphoresWaitNodeSetParams, cudart_abi_cudaGraphExecExternalSemaphoresWaitNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecExternalSemaphoresWaitNodeSetParams, cudart_abi_cudaGraphExecExternalSemaphoresWaitNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9360,6 +9674,7 @@ static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const
         result = cudart_unbound("cudaGraphExecGetFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphExecGetFlags", values) < 0)
@@ -9367,6 +9682,7 @@ static PyObject *cudart_fn_cudaGraphExecGetFlags(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecGetFlags, cudart_abi_cudaGraphExecGetFlags) fn = (CUDART_FN_T(cudaGraphExecGetFlags, cudart_abi_cudaGraphExecGetFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9411,6 +9727,7 @@ static PyObject *cudart_fn_cudaGraphExecGetId(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaGraphExecGetId");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphExecGetId", values) < 0)
@@ -9418,6 +9735,7 @@ static PyObject *cudart_fn_cudaGraphExecGetId(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecGetId, cudart_abi_cudaGraphExecGetId) fn = (CUDART_FN_T(cudaGraphExecGetId, cudart_abi_cudaGraphExecGetId))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9460,6 +9778,7 @@ static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObje
         result = cudart_unbound("cudaGraphExecHostNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecHostNodeSetParams", values) < 0)
@@ -9467,6 +9786,7 @@ static PyObject *cudart_fn_cudaGraphExecHostNodeSetParams(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecHostNodeSetParams, cudart_abi_cudaGraphExecHostNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecHostNodeSetParams, cudart_abi_cudaGraphExecHostNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9508,6 +9828,7 @@ static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyOb
         result = cudart_unbound("cudaGraphExecKernelNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecKernelNodeSetParams", values) < 0)
@@ -9515,6 +9836,7 @@ static PyObject *cudart_fn_cudaGraphExecKernelNodeSetParams(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecKernelNodeSetParams, cudart_abi_cudaGraphExecKernelNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecKernelNodeSetParams, cudart_abi_cudaGraphExecKernelNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9556,6 +9878,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyOb
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecMemcpyNodeSetParams", values) < 0)
@@ -9563,6 +9886,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecMemcpyNodeSetParams, cudart_abi_cudaGraphExecMemcpyNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecMemcpyNodeSetParams, cudart_abi_cudaGraphExecMemcpyNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9614,6 +9938,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, Py
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParams1D");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4, u5);
         if (cudart_record_call("cudaGraphExecMemcpyNodeSetParams1D", values) < 0)
@@ -9621,6 +9946,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParams1D(PyObject *self, Py
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecMemcpyNodeSetParams1D, cudart_abi_cudaGraphExecMemcpyNodeSetParams1D) fn = (CUDART_FN_T(cudaGraphExecMemcpyNodeSetParams1D, cudart_abi_cudaGraphExecMemcpyNodeSetParams1D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9676,6 +10002,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParamsFromSymbol");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4, u5, u6);
         if (cudart_record_call("cudaGraphExecMemcpyNodeSetParamsFromSymbol", values) < 0)
@@ -9683,6 +10010,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecMemcpyNodeSetParamsFromSymbol, cudart_abi_cudaGraphExecMemcpyNodeSetParamsFromSymbol) fn = (CUDART_FN_T(cudaGraphExecMemcpyNodeSetParamsFromSymbol, cudart_abi_cudaGraphExecMemcpyNodeSetParamsFromSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9738,6 +10066,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *se
         result = cudart_unbound("cudaGraphExecMemcpyNodeSetParamsToSymbol");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4, u5, u6);
         if (cudart_record_call("cudaGraphExecMemcpyNodeSetParamsToSymbol", values) < 0)
@@ -9745,6 +10074,7 @@ static PyObject *cudart_fn_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObject *se
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecMemcpyNodeSetParamsToSymbol, cudart_abi_cudaGraphExecMemcpyNodeSetParamsToSymbol) fn = (CUDART_FN_T(cudaGraphExecMemcpyNodeSetParamsToSymbol, cudart_abi_cudaGraphExecMemcpyNodeSetParamsToSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9787,6 +10117,7 @@ static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyOb
         result = cudart_unbound("cudaGraphExecMemsetNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecMemsetNodeSetParams", values) < 0)
@@ -9794,6 +10125,7 @@ static PyObject *cudart_fn_cudaGraphExecMemsetNodeSetParams(PyObject *self, PyOb
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecMemsetNodeSetParams, cudart_abi_cudaGraphExecMemsetNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecMemsetNodeSetParams, cudart_abi_cudaGraphExecMemsetNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9835,6 +10167,7 @@ static PyObject *cudart_fn_cudaGraphExecNodeSetParams(PyObject *self, PyObject *
         result = cudart_unbound("cudaGraphExecNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecNodeSetParams", values) < 0)
@@ -9842,6 +10175,7 @@ static PyObject *cudart_fn_cudaGraphExecNodeSetParams(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecNodeSetParams, cudart_abi_cudaGraphExecNodeSetParams) fn = (CUDART_FN_T(cudaGraphExecNodeSetParams, cudart_abi_cudaGraphExecNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9883,6 +10217,7 @@ static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaGraphExecUpdate");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphExecUpdate", values) < 0)
@@ -9890,6 +10225,7 @@ static PyObject *cudart_fn_cudaGraphExecUpdate(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExecUpdate, cudart_abi_cudaGraphExecUpdate) fn = (CUDART_FN_T(cudaGraphExecUpdate, cudart_abi_cudaGraphExecUpdate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9927,6 +10263,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObje
         result = cudart_unbound("cudaGraphExternalSemaphoresSignalNodeGetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphExternalSemaphoresSignalNodeGetParams", values) < 0)
@@ -9934,6 +10271,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeGetParams(PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExternalSemaphoresSignalNodeGetParams, cudart_abi_cudaGraphExternalSemaphoresSignalNodeGetParams) fn = (CUDART_FN_T(cudaGraphExternalSemaphoresSignalNodeGetParams, cudart_abi_cudaGraphExternalSemaphoresSignalNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -9970,6 +10308,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObje
         result = cudart_unbound("cudaGraphExternalSemaphoresSignalNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphExternalSemaphoresSignalNodeSetParams", values) < 0)
@@ -9977,6 +10316,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresSignalNodeSetParams(PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExternalSemaphoresSignalNodeSetParams, cudart_abi_cudaGraphExternalSemaphoresSignalNodeSetParams) fn = (CUDART_FN_T(cudaGraphExternalSemaphoresSignalNodeSetParams, cudart_abi_cudaGraphExternalSemaphoresSignalNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10013,6 +10353,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject
         result = cudart_unbound("cudaGraphExternalSemaphoresWaitNodeGetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphExternalSemaphoresWaitNodeGetParams", values) < 0)
@@ -10020,6 +10361,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeGetParams(PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExternalSemaphoresWaitNodeGetParams, cudart_abi_cudaGraphExternalSemaphoresWaitNodeGetParams) fn = (CUDART_FN_T(cudaGraphExternalSemaphoresWaitNodeGetParams, cudart_abi_cudaGraphExternalSemaphoresWaitNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10056,6 +10398,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject
         result = cudart_unbound("cudaGraphExternalSemaphoresWaitNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphExternalSemaphoresWaitNodeSetParams", values) < 0)
@@ -10063,6 +10406,7 @@ static PyObject *cudart_fn_cudaGraphExternalSemaphoresWaitNodeSetParams(PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphExternalSemaphoresWaitNodeSetParams, cudart_abi_cudaGraphExternalSemaphoresWaitNodeSetParams) fn = (CUDART_FN_T(cudaGraphExternalSemaphoresWaitNodeSetParams, cudart_abi_cudaGraphExternalSemaphoresWaitNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10121,6 +10465,7 @@ static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaGraphGetEdges");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaGraphGetEdges", values) < 0)
@@ -10128,6 +10473,7 @@ static PyObject *cudart_fn_cudaGraphGetEdges(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphGetEdges, cudart_abi_cudaGraphGetEdges) fn = (CUDART_FN_T(cudaGraphGetEdges, cudart_abi_cudaGraphGetEdges))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10175,6 +10521,7 @@ static PyObject *cudart_fn_cudaGraphGetId(PyObject *self, PyObject *const *args,
         result = cudart_unbound("cudaGraphGetId");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphGetId", values) < 0)
@@ -10182,6 +10529,7 @@ static PyObject *cudart_fn_cudaGraphGetId(PyObject *self, PyObject *const *args,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphGetId, cudart_abi_cudaGraphGetId) fn = (CUDART_FN_T(cudaGraphGetId, cudart_abi_cudaGraphGetId))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10232,6 +10580,7 @@ static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaGraphGetNodes");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphGetNodes", values) < 0)
@@ -10239,6 +10588,7 @@ static PyObject *cudart_fn_cudaGraphGetNodes(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphGetNodes, cudart_abi_cudaGraphGetNodes) fn = (CUDART_FN_T(cudaGraphGetNodes, cudart_abi_cudaGraphGetNodes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10290,6 +10640,7 @@ static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const
         result = cudart_unbound("cudaGraphGetRootNodes");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphGetRootNodes", values) < 0)
@@ -10297,6 +10648,7 @@ static PyObject *cudart_fn_cudaGraphGetRootNodes(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphGetRootNodes, cudart_abi_cudaGraphGetRootNodes) fn = (CUDART_FN_T(cudaGraphGetRootNodes, cudart_abi_cudaGraphGetRootNodes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10336,6 +10688,7 @@ static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *
         result = cudart_unbound("cudaGraphHostNodeGetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphHostNodeGetParams", values) < 0)
@@ -10343,6 +10696,7 @@ static PyObject *cudart_fn_cudaGraphHostNodeGetParams(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphHostNodeGetParams, cudart_abi_cudaGraphHostNodeGetParams) fn = (CUDART_FN_T(cudaGraphHostNodeGetParams, cudart_abi_cudaGraphHostNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10379,6 +10733,7 @@ static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *
         result = cudart_unbound("cudaGraphHostNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphHostNodeSetParams", values) < 0)
@@ -10386,6 +10741,7 @@ static PyObject *cudart_fn_cudaGraphHostNodeSetParams(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphHostNodeSetParams, cudart_abi_cudaGraphHostNodeSetParams) fn = (CUDART_FN_T(cudaGraphHostNodeSetParams, cudart_abi_cudaGraphHostNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10431,6 +10787,7 @@ static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaGraphInstantiate");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaGraphInstantiate", values) < 0)
@@ -10438,6 +10795,7 @@ static PyObject *cudart_fn_cudaGraphInstantiate(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphInstantiate, cudart_abi_cudaGraphInstantiate) fn = (CUDART_FN_T(cudaGraphInstantiate, cudart_abi_cudaGraphInstantiate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10485,6 +10843,7 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObjec
         result = cudart_unbound("cudaGraphInstantiateWithFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaGraphInstantiateWithFlags", values) < 0)
@@ -10492,6 +10851,7 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithFlags(PyObject *self, PyObjec
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphInstantiateWithFlags, cudart_abi_cudaGraphInstantiateWithFlags) fn = (CUDART_FN_T(cudaGraphInstantiateWithFlags, cudart_abi_cudaGraphInstantiateWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10540,6 +10900,7 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObje
         result = cudart_unbound("cudaGraphInstantiateWithParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphInstantiateWithParams", values) < 0)
@@ -10547,6 +10908,7 @@ static PyObject *cudart_fn_cudaGraphInstantiateWithParams(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphInstantiateWithParams, cudart_abi_cudaGraphInstantiateWithParams) fn = (CUDART_FN_T(cudaGraphInstantiateWithParams, cudart_abi_cudaGraphInstantiateWithParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10586,6 +10948,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyO
         result = cudart_unbound("cudaGraphKernelNodeCopyAttributes");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphKernelNodeCopyAttributes", values) < 0)
@@ -10593,6 +10956,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeCopyAttributes(PyObject *self, PyO
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphKernelNodeCopyAttributes, cudart_abi_cudaGraphKernelNodeCopyAttributes) fn = (CUDART_FN_T(cudaGraphKernelNodeCopyAttributes, cudart_abi_cudaGraphKernelNodeCopyAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10632,6 +10996,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObj
         result = cudart_unbound("cudaGraphKernelNodeGetAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphKernelNodeGetAttribute", values) < 0)
@@ -10639,6 +11004,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetAttribute(PyObject *self, PyObj
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphKernelNodeGetAttribute, cudart_abi_cudaGraphKernelNodeGetAttribute) fn = (CUDART_FN_T(cudaGraphKernelNodeGetAttribute, cudart_abi_cudaGraphKernelNodeGetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10675,6 +11041,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject
         result = cudart_unbound("cudaGraphKernelNodeGetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphKernelNodeGetParams", values) < 0)
@@ -10682,6 +11049,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeGetParams(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphKernelNodeGetParams, cudart_abi_cudaGraphKernelNodeGetParams) fn = (CUDART_FN_T(cudaGraphKernelNodeGetParams, cudart_abi_cudaGraphKernelNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10721,6 +11089,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObj
         result = cudart_unbound("cudaGraphKernelNodeSetAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphKernelNodeSetAttribute", values) < 0)
@@ -10728,6 +11097,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetAttribute(PyObject *self, PyObj
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphKernelNodeSetAttribute, cudart_abi_cudaGraphKernelNodeSetAttribute) fn = (CUDART_FN_T(cudaGraphKernelNodeSetAttribute, cudart_abi_cudaGraphKernelNodeSetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10764,6 +11134,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject
         result = cudart_unbound("cudaGraphKernelNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphKernelNodeSetParams", values) < 0)
@@ -10771,6 +11142,7 @@ static PyObject *cudart_fn_cudaGraphKernelNodeSetParams(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphKernelNodeSetParams, cudart_abi_cudaGraphKernelNodeSetParams) fn = (CUDART_FN_T(cudaGraphKernelNodeSetParams, cudart_abi_cudaGraphKernelNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10807,6 +11179,7 @@ static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaGraphLaunch");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphLaunch", values) < 0)
@@ -10814,6 +11187,7 @@ static PyObject *cudart_fn_cudaGraphLaunch(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphLaunch, cudart_abi_cudaGraphLaunch) fn = (CUDART_FN_T(cudaGraphLaunch, cudart_abi_cudaGraphLaunch))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10850,6 +11224,7 @@ static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObje
         result = cudart_unbound("cudaGraphMemAllocNodeGetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphMemAllocNodeGetParams", values) < 0)
@@ -10857,6 +11232,7 @@ static PyObject *cudart_fn_cudaGraphMemAllocNodeGetParams(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphMemAllocNodeGetParams, cudart_abi_cudaGraphMemAllocNodeGetParams) fn = (CUDART_FN_T(cudaGraphMemAllocNodeGetParams, cudart_abi_cudaGraphMemAllocNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10893,6 +11269,7 @@ static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObjec
         result = cudart_unbound("cudaGraphMemFreeNodeGetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphMemFreeNodeGetParams", values) < 0)
@@ -10900,6 +11277,7 @@ static PyObject *cudart_fn_cudaGraphMemFreeNodeGetParams(PyObject *self, PyObjec
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphMemFreeNodeGetParams, cudart_abi_cudaGraphMemFreeNodeGetParams) fn = (CUDART_FN_T(cudaGraphMemFreeNodeGetParams, cudart_abi_cudaGraphMemFreeNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10936,6 +11314,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject
         result = cudart_unbound("cudaGraphMemcpyNodeGetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphMemcpyNodeGetParams", values) < 0)
@@ -10943,6 +11322,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeGetParams(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphMemcpyNodeGetParams, cudart_abi_cudaGraphMemcpyNodeGetParams) fn = (CUDART_FN_T(cudaGraphMemcpyNodeGetParams, cudart_abi_cudaGraphMemcpyNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -10979,6 +11359,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject
         result = cudart_unbound("cudaGraphMemcpyNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphMemcpyNodeSetParams", values) < 0)
@@ -10986,6 +11367,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphMemcpyNodeSetParams, cudart_abi_cudaGraphMemcpyNodeSetParams) fn = (CUDART_FN_T(cudaGraphMemcpyNodeSetParams, cudart_abi_cudaGraphMemcpyNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11032,6 +11414,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObje
         result = cudart_unbound("cudaGraphMemcpyNodeSetParams1D");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, u4);
         if (cudart_record_call("cudaGraphMemcpyNodeSetParams1D", values) < 0)
@@ -11039,6 +11422,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParams1D(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphMemcpyNodeSetParams1D, cudart_abi_cudaGraphMemcpyNodeSetParams1D) fn = (CUDART_FN_T(cudaGraphMemcpyNodeSetParams1D, cudart_abi_cudaGraphMemcpyNodeSetParams1D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11089,6 +11473,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self
         result = cudart_unbound("cudaGraphMemcpyNodeSetParamsFromSymbol");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, u4, u5);
         if (cudart_record_call("cudaGraphMemcpyNodeSetParamsFromSymbol", values) < 0)
@@ -11096,6 +11481,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject *self
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphMemcpyNodeSetParamsFromSymbol, cudart_abi_cudaGraphMemcpyNodeSetParamsFromSymbol) fn = (CUDART_FN_T(cudaGraphMemcpyNodeSetParamsFromSymbol, cudart_abi_cudaGraphMemcpyNodeSetParamsFromSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11146,6 +11532,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, 
         result = cudart_unbound("cudaGraphMemcpyNodeSetParamsToSymbol");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, u4, u5);
         if (cudart_record_call("cudaGraphMemcpyNodeSetParamsToSymbol", values) < 0)
@@ -11153,6 +11540,7 @@ static PyObject *cudart_fn_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *self, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphMemcpyNodeSetParamsToSymbol, cudart_abi_cudaGraphMemcpyNodeSetParamsToSymbol) fn = (CUDART_FN_T(cudaGraphMemcpyNodeSetParamsToSymbol, cudart_abi_cudaGraphMemcpyNodeSetParamsToSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11190,6 +11578,7 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject
         result = cudart_unbound("cudaGraphMemsetNodeGetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphMemsetNodeGetParams", values) < 0)
@@ -11197,6 +11586,7 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeGetParams(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphMemsetNodeGetParams, cudart_abi_cudaGraphMemsetNodeGetParams) fn = (CUDART_FN_T(cudaGraphMemsetNodeGetParams, cudart_abi_cudaGraphMemsetNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11233,6 +11623,7 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject
         result = cudart_unbound("cudaGraphMemsetNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphMemsetNodeSetParams", values) < 0)
@@ -11240,6 +11631,7 @@ static PyObject *cudart_fn_cudaGraphMemsetNodeSetParams(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphMemsetNodeSetParams, cudart_abi_cudaGraphMemsetNodeSetParams) fn = (CUDART_FN_T(cudaGraphMemsetNodeSetParams, cudart_abi_cudaGraphMemsetNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11286,6 +11678,7 @@ static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *co
         result = cudart_unbound("cudaGraphNodeFindInClone");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphNodeFindInClone", values) < 0)
@@ -11293,6 +11686,7 @@ static PyObject *cudart_fn_cudaGraphNodeFindInClone(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphNodeFindInClone, cudart_abi_cudaGraphNodeFindInClone) fn = (CUDART_FN_T(cudaGraphNodeFindInClone, cudart_abi_cudaGraphNodeFindInClone))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11338,6 +11732,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetContainingGraph(PyObject *self, PyObj
         result = cudart_unbound("cudaGraphNodeGetContainingGraph");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphNodeGetContainingGraph", values) < 0)
@@ -11345,6 +11740,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetContainingGraph(PyObject *self, PyObj
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphNodeGetContainingGraph, cudart_abi_cudaGraphNodeGetContainingGraph) fn = (CUDART_FN_T(cudaGraphNodeGetContainingGraph, cudart_abi_cudaGraphNodeGetContainingGraph))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11399,6 +11795,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject
         result = cudart_unbound("cudaGraphNodeGetDependencies");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaGraphNodeGetDependencies", values) < 0)
@@ -11406,6 +11803,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependencies(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphNodeGetDependencies, cudart_abi_cudaGraphNodeGetDependencies) fn = (CUDART_FN_T(cudaGraphNodeGetDependencies, cudart_abi_cudaGraphNodeGetDependencies))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11462,6 +11860,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObje
         result = cudart_unbound("cudaGraphNodeGetDependentNodes");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaGraphNodeGetDependentNodes", values) < 0)
@@ -11469,6 +11868,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetDependentNodes(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphNodeGetDependentNodes, cudart_abi_cudaGraphNodeGetDependentNodes) fn = (CUDART_FN_T(cudaGraphNodeGetDependentNodes, cudart_abi_cudaGraphNodeGetDependentNodes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11519,6 +11919,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *con
         result = cudart_unbound("cudaGraphNodeGetEnabled");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphNodeGetEnabled", values) < 0)
@@ -11526,6 +11927,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetEnabled(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphNodeGetEnabled, cudart_abi_cudaGraphNodeGetEnabled) fn = (CUDART_FN_T(cudaGraphNodeGetEnabled, cudart_abi_cudaGraphNodeGetEnabled))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11571,6 +11973,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetLocalId(PyObject *self, PyObject *con
         result = cudart_unbound("cudaGraphNodeGetLocalId");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphNodeGetLocalId", values) < 0)
@@ -11578,6 +11981,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetLocalId(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphNodeGetLocalId, cudart_abi_cudaGraphNodeGetLocalId) fn = (CUDART_FN_T(cudaGraphNodeGetLocalId, cudart_abi_cudaGraphNodeGetLocalId))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11616,6 +12020,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetParams(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaGraphNodeGetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphNodeGetParams", values) < 0)
@@ -11623,6 +12028,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetParams(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphNodeGetParams, cudart_abi_cudaGraphNodeGetParams) fn = (CUDART_FN_T(cudaGraphNodeGetParams, cudart_abi_cudaGraphNodeGetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11665,6 +12071,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetToolsId(PyObject *self, PyObject *con
         result = cudart_unbound("cudaGraphNodeGetToolsId");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphNodeGetToolsId", values) < 0)
@@ -11672,6 +12079,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetToolsId(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphNodeGetToolsId, cudart_abi_cudaGraphNodeGetToolsId) fn = (CUDART_FN_T(cudaGraphNodeGetToolsId, cudart_abi_cudaGraphNodeGetToolsId))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11716,6 +12124,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaGraphNodeGetType");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphNodeGetType", values) < 0)
@@ -11723,6 +12132,7 @@ static PyObject *cudart_fn_cudaGraphNodeGetType(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphNodeGetType, cudart_abi_cudaGraphNodeGetType) fn = (CUDART_FN_T(cudaGraphNodeGetType, cudart_abi_cudaGraphNodeGetType))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11764,6 +12174,7 @@ static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *con
         result = cudart_unbound("cudaGraphNodeSetEnabled");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaGraphNodeSetEnabled", values) < 0)
@@ -11771,6 +12182,7 @@ static PyObject *cudart_fn_cudaGraphNodeSetEnabled(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphNodeSetEnabled, cudart_abi_cudaGraphNodeSetEnabled) fn = (CUDART_FN_T(cudaGraphNodeSetEnabled, cudart_abi_cudaGraphNodeSetEnabled))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11807,6 +12219,7 @@ static PyObject *cudart_fn_cudaGraphNodeSetParams(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaGraphNodeSetParams");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphNodeSetParams", values) < 0)
@@ -11814,6 +12227,7 @@ static PyObject *cudart_fn_cudaGraphNodeSetParams(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphNodeSetParams, cudart_abi_cudaGraphNodeSetParams) fn = (CUDART_FN_T(cudaGraphNodeSetParams, cudart_abi_cudaGraphNodeSetParams))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11853,6 +12267,7 @@ static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *
         result = cudart_unbound("cudaGraphReleaseUserObject");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaGraphReleaseUserObject", values) < 0)
@@ -11860,6 +12275,7 @@ static PyObject *cudart_fn_cudaGraphReleaseUserObject(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphReleaseUserObject, cudart_abi_cudaGraphReleaseUserObject) fn = (CUDART_FN_T(cudaGraphReleaseUserObject, cudart_abi_cudaGraphReleaseUserObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11915,6 +12331,7 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject 
         result = cudart_unbound("cudaGraphRemoveDependencies");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4);
         if (cudart_record_call("cudaGraphRemoveDependencies", values) < 0)
@@ -11922,6 +12339,7 @@ static PyObject *cudart_fn_cudaGraphRemoveDependencies(PyObject *self, PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphRemoveDependencies, cudart_abi_cudaGraphRemoveDependencies) fn = (CUDART_FN_T(cudaGraphRemoveDependencies, cudart_abi_cudaGraphRemoveDependencies))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -11968,6 +12386,7 @@ static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *c
         result = cudart_unbound("cudaGraphRetainUserObject");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaGraphRetainUserObject", values) < 0)
@@ -11975,6 +12394,7 @@ static PyObject *cudart_fn_cudaGraphRetainUserObject(PyObject *self, PyObject *c
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphRetainUserObject, cudart_abi_cudaGraphRetainUserObject) fn = (CUDART_FN_T(cudaGraphRetainUserObject, cudart_abi_cudaGraphRetainUserObject))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12011,6 +12431,7 @@ static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaGraphUpload");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphUpload", values) < 0)
@@ -12018,6 +12439,7 @@ static PyObject *cudart_fn_cudaGraphUpload(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphUpload, cudart_abi_cudaGraphUpload) fn = (CUDART_FN_T(cudaGraphUpload, cudart_abi_cudaGraphUpload))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12063,6 +12485,7 @@ static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject
         result = cudart_unbound("cudaGraphicsEGLRegisterImage");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaGraphicsEGLRegisterImage", values) < 0)
@@ -12070,6 +12493,7 @@ static PyObject *cudart_fn_cudaGraphicsEGLRegisterImage(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsEGLRegisterImage, cudart_abi_cudaGraphicsEGLRegisterImage) fn = (CUDART_FN_T(cudaGraphicsEGLRegisterImage, cudart_abi_cudaGraphicsEGLRegisterImage))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12116,6 +12540,7 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject
         result = cudart_unbound("cudaGraphicsGLRegisterBuffer");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, u2);
         if (cudart_record_call("cudaGraphicsGLRegisterBuffer", values) < 0)
@@ -12123,6 +12548,7 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterBuffer(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsGLRegisterBuffer, cudart_abi_cudaGraphicsGLRegisterBuffer) fn = (CUDART_FN_T(cudaGraphicsGLRegisterBuffer, cudart_abi_cudaGraphicsGLRegisterBuffer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12171,6 +12597,7 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject 
         result = cudart_unbound("cudaGraphicsGLRegisterImage");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, u3);
         if (cudart_record_call("cudaGraphicsGLRegisterImage", values) < 0)
@@ -12178,6 +12605,7 @@ static PyObject *cudart_fn_cudaGraphicsGLRegisterImage(PyObject *self, PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsGLRegisterImage, cudart_abi_cudaGraphicsGLRegisterImage) fn = (CUDART_FN_T(cudaGraphicsGLRegisterImage, cudart_abi_cudaGraphicsGLRegisterImage))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12224,6 +12652,7 @@ static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *co
         result = cudart_unbound("cudaGraphicsMapResources");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LKK)", i0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphicsMapResources", values) < 0)
@@ -12231,6 +12660,7 @@ static PyObject *cudart_fn_cudaGraphicsMapResources(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsMapResources, cudart_abi_cudaGraphicsMapResources) fn = (CUDART_FN_T(cudaGraphicsMapResources, cudart_abi_cudaGraphicsMapResources))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12275,6 +12705,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self,
         result = cudart_unbound("cudaGraphicsResourceGetMappedEglFrame");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaGraphicsResourceGetMappedEglFrame", values) < 0)
@@ -12282,6 +12713,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedEglFrame(PyObject *self,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsResourceGetMappedEglFrame, cudart_abi_cudaGraphicsResourceGetMappedEglFrame) fn = (CUDART_FN_T(cudaGraphicsResourceGetMappedEglFrame, cudart_abi_cudaGraphicsResourceGetMappedEglFrame))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12324,6 +12756,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject 
         result = cudart_unbound("cudaGraphicsResourceGetMappedMipmappedArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaGraphicsResourceGetMappedMipmappedArray", values) < 0)
@@ -12331,6 +12764,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedMipmappedArray(PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsResourceGetMappedMipmappedArray, cudart_abi_cudaGraphicsResourceGetMappedMipmappedArray) fn = (CUDART_FN_T(cudaGraphicsResourceGetMappedMipmappedArray, cudart_abi_cudaGraphicsResourceGetMappedMipmappedArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12381,6 +12815,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, 
         result = cudart_unbound("cudaGraphicsResourceGetMappedPointer");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphicsResourceGetMappedPointer", values) < 0)
@@ -12388,6 +12823,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceGetMappedPointer(PyObject *self, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsResourceGetMappedPointer, cudart_abi_cudaGraphicsResourceGetMappedPointer) fn = (CUDART_FN_T(cudaGraphicsResourceGetMappedPointer, cudart_abi_cudaGraphicsResourceGetMappedPointer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12426,6 +12862,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObj
         result = cudart_unbound("cudaGraphicsResourceSetMapFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaGraphicsResourceSetMapFlags", values) < 0)
@@ -12433,6 +12870,7 @@ static PyObject *cudart_fn_cudaGraphicsResourceSetMapFlags(PyObject *self, PyObj
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsResourceSetMapFlags, cudart_abi_cudaGraphicsResourceSetMapFlags) fn = (CUDART_FN_T(cudaGraphicsResourceSetMapFlags, cudart_abi_cudaGraphicsResourceSetMapFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12480,6 +12918,7 @@ static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self,
         result = cudart_unbound("cudaGraphicsSubResourceGetMappedArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaGraphicsSubResourceGetMappedArray", values) < 0)
@@ -12487,6 +12926,7 @@ static PyObject *cudart_fn_cudaGraphicsSubResourceGetMappedArray(PyObject *self,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsSubResourceGetMappedArray, cudart_abi_cudaGraphicsSubResourceGetMappedArray) fn = (CUDART_FN_T(cudaGraphicsSubResourceGetMappedArray, cudart_abi_cudaGraphicsSubResourceGetMappedArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12534,6 +12974,7 @@ static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *
         result = cudart_unbound("cudaGraphicsUnmapResources");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LKK)", i0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaGraphicsUnmapResources", values) < 0)
@@ -12541,6 +12982,7 @@ static PyObject *cudart_fn_cudaGraphicsUnmapResources(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsUnmapResources, cudart_abi_cudaGraphicsUnmapResources) fn = (CUDART_FN_T(cudaGraphicsUnmapResources, cudart_abi_cudaGraphicsUnmapResources))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12575,6 +13017,7 @@ static PyObject *cudart_fn_cudaGraphicsUnregisterResource(PyObject *self, PyObje
         result = cudart_unbound("cudaGraphicsUnregisterResource");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaGraphicsUnregisterResource", values) < 0)
@@ -12582,6 +13025,7 @@ static PyObject *cudart_fn_cudaGraphicsUnregisterResource(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsUnregisterResource, cudart_abi_cudaGraphicsUnregisterResource) fn = (CUDART_FN_T(cudaGraphicsUnregisterResource, cudart_abi_cudaGraphicsUnregisterResource))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12625,6 +13069,7 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self
         result = cudart_unbound("cudaGraphicsVDPAURegisterOutputSurface");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, u2);
         if (cudart_record_call("cudaGraphicsVDPAURegisterOutputSurface", values) < 0)
@@ -12632,6 +13077,7 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterOutputSurface(PyObject *self
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsVDPAURegisterOutputSurface, cudart_abi_cudaGraphicsVDPAURegisterOutputSurface) fn = (CUDART_FN_T(cudaGraphicsVDPAURegisterOutputSurface, cudart_abi_cudaGraphicsVDPAURegisterOutputSurface))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12677,6 +13123,7 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self,
         result = cudart_unbound("cudaGraphicsVDPAURegisterVideoSurface");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, u2);
         if (cudart_record_call("cudaGraphicsVDPAURegisterVideoSurface", values) < 0)
@@ -12684,6 +13131,7 @@ static PyObject *cudart_fn_cudaGraphicsVDPAURegisterVideoSurface(PyObject *self,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGraphicsVDPAURegisterVideoSurface, cudart_abi_cudaGraphicsVDPAURegisterVideoSurface) fn = (CUDART_FN_T(cudaGraphicsVDPAURegisterVideoSurface, cudart_abi_cudaGraphicsVDPAURegisterVideoSurface))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12733,6 +13181,7 @@ static PyObject *cudart_fn_cudaGreenCtxCreate(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaGreenCtxCreate");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKLK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, i2, u3);
         if (cudart_record_call("cudaGreenCtxCreate", values) < 0)
@@ -12740,6 +13189,7 @@ static PyObject *cudart_fn_cudaGreenCtxCreate(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaGreenCtxCreate, cudart_abi_cudaGreenCtxCreate) fn = (CUDART_FN_T(cudaGreenCtxCreate, cudart_abi_cudaGreenCtxCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12786,6 +13236,7 @@ static PyObject *cudart_fn_cudaHostAlloc(PyObject *self, PyObject *const *args, 
         result = cudart_unbound("cudaHostAlloc");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, u2);
         if (cudart_record_call("cudaHostAlloc", values) < 0)
@@ -12793,6 +13244,7 @@ static PyObject *cudart_fn_cudaHostAlloc(PyObject *self, PyObject *const *args, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaHostAlloc, cudart_abi_cudaHostAlloc) fn = (CUDART_FN_T(cudaHostAlloc, cudart_abi_cudaHostAlloc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12839,6 +13291,7 @@ static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *co
         result = cudart_unbound("cudaHostGetDevicePointer");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaHostGetDevicePointer", values) < 0)
@@ -12846,6 +13299,7 @@ static PyObject *cudart_fn_cudaHostGetDevicePointer(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaHostGetDevicePointer, cudart_abi_cudaHostGetDevicePointer) fn = (CUDART_FN_T(cudaHostGetDevicePointer, cudart_abi_cudaHostGetDevicePointer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12890,6 +13344,7 @@ static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaHostGetFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaHostGetFlags", values) < 0)
@@ -12897,6 +13352,7 @@ static PyObject *cudart_fn_cudaHostGetFlags(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaHostGetFlags, cudart_abi_cudaHostGetFlags) fn = (CUDART_FN_T(cudaHostGetFlags, cudart_abi_cudaHostGetFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12937,6 +13393,7 @@ static PyObject *cudart_fn_cudaHostRegister(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaHostRegister");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, u2);
         if (cudart_record_call("cudaHostRegister", values) < 0)
@@ -12944,6 +13401,7 @@ static PyObject *cudart_fn_cudaHostRegister(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaHostRegister, cudart_abi_cudaHostRegister) fn = (CUDART_FN_T(cudaHostRegister, cudart_abi_cudaHostRegister))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -12975,6 +13433,7 @@ static PyObject *cudart_fn_cudaHostUnregister(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaHostUnregister");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaHostUnregister", values) < 0)
@@ -12982,6 +13441,7 @@ static PyObject *cudart_fn_cudaHostUnregister(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaHostUnregister, cudart_abi_cudaHostUnregister) fn = (CUDART_FN_T(cudaHostUnregister, cudart_abi_cudaHostUnregister))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13023,6 +13483,7 @@ static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *co
         result = cudart_unbound("cudaImportExternalMemory");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaImportExternalMemory", values) < 0)
@@ -13030,6 +13491,7 @@ static PyObject *cudart_fn_cudaImportExternalMemory(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaImportExternalMemory, cudart_abi_cudaImportExternalMemory) fn = (CUDART_FN_T(cudaImportExternalMemory, cudart_abi_cudaImportExternalMemory))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13074,6 +13536,7 @@ static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject 
         result = cudart_unbound("cudaImportExternalSemaphore");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaImportExternalSemaphore", values) < 0)
@@ -13081,6 +13544,7 @@ static PyObject *cudart_fn_cudaImportExternalSemaphore(PyObject *self, PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaImportExternalSemaphore, cudart_abi_cudaImportExternalSemaphore) fn = (CUDART_FN_T(cudaImportExternalSemaphore, cudart_abi_cudaImportExternalSemaphore))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13117,6 +13581,7 @@ static PyObject *cudart_fn_cudaInitDevice(PyObject *self, PyObject *const *args,
         result = cudart_unbound("cudaInitDevice");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LKK)", i0, u1, u2);
         if (cudart_record_call("cudaInitDevice", values) < 0)
@@ -13124,6 +13589,7 @@ static PyObject *cudart_fn_cudaInitDevice(PyObject *self, PyObject *const *args,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaInitDevice, cudart_abi_cudaInitDevice) fn = (CUDART_FN_T(cudaInitDevice, cudart_abi_cudaInitDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13154,6 +13620,7 @@ static PyObject *cudart_fn_cudaIpcCloseMemHandle(PyObject *self, PyObject *const
         result = cudart_unbound("cudaIpcCloseMemHandle");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaIpcCloseMemHandle", values) < 0)
@@ -13161,6 +13628,7 @@ static PyObject *cudart_fn_cudaIpcCloseMemHandle(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaIpcCloseMemHandle, cudart_abi_cudaIpcCloseMemHandle) fn = (CUDART_FN_T(cudaIpcCloseMemHandle, cudart_abi_cudaIpcCloseMemHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13196,6 +13664,7 @@ static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const
         result = cudart_unbound("cudaIpcGetEventHandle");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaIpcGetEventHandle", values) < 0)
@@ -13203,6 +13672,7 @@ static PyObject *cudart_fn_cudaIpcGetEventHandle(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaIpcGetEventHandle, cudart_abi_cudaIpcGetEventHandle) fn = (CUDART_FN_T(cudaIpcGetEventHandle, cudart_abi_cudaIpcGetEventHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13239,6 +13709,7 @@ static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaIpcGetMemHandle");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaIpcGetMemHandle", values) < 0)
@@ -13246,6 +13717,7 @@ static PyObject *cudart_fn_cudaIpcGetMemHandle(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaIpcGetMemHandle, cudart_abi_cudaIpcGetMemHandle) fn = (CUDART_FN_T(cudaIpcGetMemHandle, cudart_abi_cudaIpcGetMemHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13287,6 +13759,7 @@ static PyObject *cudart_fn_cudaIpcOpenEventHandle(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaIpcOpenEventHandle");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(Ky#)", (unsigned long long)(uintptr_t)a0, (const char *)&a1, (Py_ssize_t)sizeof a1);
         if (cudart_record_call("cudaIpcOpenEventHandle", values) < 0)
@@ -13294,6 +13767,7 @@ static PyObject *cudart_fn_cudaIpcOpenEventHandle(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaIpcOpenEventHandle, cudart_abi_cudaIpcOpenEventHandle) fn = (CUDART_FN_T(cudaIpcOpenEventHandle, cudart_abi_cudaIpcOpenEventHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13339,6 +13813,7 @@ static PyObject *cudart_fn_cudaIpcOpenMemHandle(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaIpcOpenMemHandle");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(Ky#K)", (unsigned long long)(uintptr_t)a0, (const char *)&a1, (Py_ssize_t)sizeof a1, u2);
         if (cudart_record_call("cudaIpcOpenMemHandle", values) < 0)
@@ -13346,6 +13821,7 @@ static PyObject *cudart_fn_cudaIpcOpenMemHandle(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaIpcOpenMemHandle, cudart_abi_cudaIpcOpenMemHandle) fn = (CUDART_FN_T(cudaIpcOpenMemHandle, cudart_abi_cudaIpcOpenMemHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13388,6 +13864,7 @@ static PyObject *cudart_fn_cudaKernelSetAttributeForDevice(PyObject *self, PyObj
         result = cudart_unbound("cudaKernelSetAttributeForDevice");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKLL)", (unsigned long long)(uintptr_t)a0, u1, i2, i3);
         if (cudart_record_call("cudaKernelSetAttributeForDevice", values) < 0)
@@ -13395,6 +13872,7 @@ static PyObject *cudart_fn_cudaKernelSetAttributeForDevice(PyObject *self, PyObj
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaKernelSetAttributeForDevice, cudart_abi_cudaKernelSetAttributeForDevice) fn = (CUDART_FN_T(cudaKernelSetAttributeForDevice, cudart_abi_cudaKernelSetAttributeForDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13449,6 +13927,7 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject 
         result = cudart_unbound("cudaLaunchCooperativeKernel");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(Ky#y#KKK)", (unsigned long long)(uintptr_t)a0, (const char *)&a1, (Py_ssize_t)sizeof a1, (const char *)&a2, (Py_ssize_t)sizeof a2, (unsigned long long)(uintptr_t)a3, u4, (unsigned long long)(uintptr_t)a5);
         if (cudart_record_call("cudaLaunchCooperativeKernel", values) < 0)
@@ -13456,6 +13935,7 @@ static PyObject *cudart_fn_cudaLaunchCooperativeKernel(PyObject *self, PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLaunchCooperativeKernel, cudart_abi_cudaLaunchCooperativeKernel) fn = (CUDART_FN_T(cudaLaunchCooperativeKernel, cudart_abi_cudaLaunchCooperativeKernel))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13499,6 +13979,7 @@ static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaLaunchHostFunc");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaLaunchHostFunc", values) < 0)
@@ -13506,6 +13987,7 @@ static PyObject *cudart_fn_cudaLaunchHostFunc(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLaunchHostFunc, cudart_abi_cudaLaunchHostFunc) fn = (CUDART_FN_T(cudaLaunchHostFunc, cudart_abi_cudaLaunchHostFunc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13550,6 +14032,7 @@ static PyObject *cudart_fn_cudaLaunchHostFunc_v2(PyObject *self, PyObject *const
         result = cudart_unbound("cudaLaunchHostFunc_v2");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3);
         if (cudart_record_call("cudaLaunchHostFunc_v2", values) < 0)
@@ -13557,6 +14040,7 @@ static PyObject *cudart_fn_cudaLaunchHostFunc_v2(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLaunchHostFunc_v2, cudart_abi_cudaLaunchHostFunc_v2) fn = (CUDART_FN_T(cudaLaunchHostFunc_v2, cudart_abi_cudaLaunchHostFunc_v2))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13613,6 +14097,7 @@ static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaLaunchKernel");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(Ky#y#KKK)", (unsigned long long)(uintptr_t)a0, (const char *)&a1, (Py_ssize_t)sizeof a1, (const char *)&a2, (Py_ssize_t)sizeof a2, (unsigned long long)(uintptr_t)a3, u4, (unsigned long long)(uintptr_t)a5);
         if (cudart_record_call("cudaLaunchKernel", values) < 0)
@@ -13620,6 +14105,7 @@ static PyObject *cudart_fn_cudaLaunchKernel(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLaunchKernel, cudart_abi_cudaLaunchKernel) fn = (CUDART_FN_T(cudaLaunchKernel, cudart_abi_cudaLaunchKernel))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13669,6 +14155,7 @@ static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaLaunchKernelExC");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaLaunchKernelExC", values) < 0)
@@ -13676,6 +14163,7 @@ static PyObject *cudart_fn_cudaLaunchKernelExC(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLaunchKernelExC, cudart_abi_cudaLaunchKernelExC) fn = (CUDART_FN_T(cudaLaunchKernelExC, cudart_abi_cudaLaunchKernelExC))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13724,6 +14212,7 @@ static PyObject *cudart_fn_cudaLibraryEnumerateKernels(PyObject *self, PyObject 
         result = cudart_unbound("cudaLibraryEnumerateKernels");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaLibraryEnumerateKernels", values) < 0)
@@ -13731,6 +14220,7 @@ static PyObject *cudart_fn_cudaLibraryEnumerateKernels(PyObject *self, PyObject 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLibraryEnumerateKernels, cudart_abi_cudaLibraryEnumerateKernels) fn = (CUDART_FN_T(cudaLibraryEnumerateKernels, cudart_abi_cudaLibraryEnumerateKernels))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13785,6 +14275,7 @@ static PyObject *cudart_fn_cudaLibraryGetGlobal(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaLibraryGetGlobal");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaLibraryGetGlobal", values) < 0)
@@ -13792,6 +14283,7 @@ static PyObject *cudart_fn_cudaLibraryGetGlobal(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLibraryGetGlobal, cudart_abi_cudaLibraryGetGlobal) fn = (CUDART_FN_T(cudaLibraryGetGlobal, cudart_abi_cudaLibraryGetGlobal))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13842,6 +14334,7 @@ static PyObject *cudart_fn_cudaLibraryGetKernel(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaLibraryGetKernel");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaLibraryGetKernel", values) < 0)
@@ -13849,6 +14342,7 @@ static PyObject *cudart_fn_cudaLibraryGetKernel(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLibraryGetKernel, cudart_abi_cudaLibraryGetKernel) fn = (CUDART_FN_T(cudaLibraryGetKernel, cudart_abi_cudaLibraryGetKernel))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13894,6 +14388,7 @@ static PyObject *cudart_fn_cudaLibraryGetKernelCount(PyObject *self, PyObject *c
         result = cudart_unbound("cudaLibraryGetKernelCount");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaLibraryGetKernelCount", values) < 0)
@@ -13901,6 +14396,7 @@ static PyObject *cudart_fn_cudaLibraryGetKernelCount(PyObject *self, PyObject *c
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLibraryGetKernelCount, cudart_abi_cudaLibraryGetKernelCount) fn = (CUDART_FN_T(cudaLibraryGetKernelCount, cudart_abi_cudaLibraryGetKernelCount))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -13955,6 +14451,7 @@ static PyObject *cudart_fn_cudaLibraryGetManaged(PyObject *self, PyObject *const
         result = cudart_unbound("cudaLibraryGetManaged");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaLibraryGetManaged", values) < 0)
@@ -13962,6 +14459,7 @@ static PyObject *cudart_fn_cudaLibraryGetManaged(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLibraryGetManaged, cudart_abi_cudaLibraryGetManaged) fn = (CUDART_FN_T(cudaLibraryGetManaged, cudart_abi_cudaLibraryGetManaged))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14012,6 +14510,7 @@ static PyObject *cudart_fn_cudaLibraryGetUnifiedFunction(PyObject *self, PyObjec
         result = cudart_unbound("cudaLibraryGetUnifiedFunction");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaLibraryGetUnifiedFunction", values) < 0)
@@ -14019,6 +14518,7 @@ static PyObject *cudart_fn_cudaLibraryGetUnifiedFunction(PyObject *self, PyObjec
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLibraryGetUnifiedFunction, cudart_abi_cudaLibraryGetUnifiedFunction) fn = (CUDART_FN_T(cudaLibraryGetUnifiedFunction, cudart_abi_cudaLibraryGetUnifiedFunction))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14094,6 +14594,7 @@ static PyObject *cudart_fn_cudaLibraryLoadData(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaLibraryLoadData");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4, (unsigned long long)(uintptr_t)a5, (unsigned long long)(uintptr_t)a6, u7);
         if (cudart_record_call("cudaLibraryLoadData", values) < 0)
@@ -14101,6 +14602,7 @@ static PyObject *cudart_fn_cudaLibraryLoadData(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLibraryLoadData, cudart_abi_cudaLibraryLoadData) fn = (CUDART_FN_T(cudaLibraryLoadData, cudart_abi_cudaLibraryLoadData))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14179,6 +14681,7 @@ static PyObject *cudart_fn_cudaLibraryLoadFromFile(PyObject *self, PyObject *con
         result = cudart_unbound("cudaLibraryLoadFromFile");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4, (unsigned long long)(uintptr_t)a5, (unsigned long long)(uintptr_t)a6, u7);
         if (cudart_record_call("cudaLibraryLoadFromFile", values) < 0)
@@ -14186,6 +14689,7 @@ static PyObject *cudart_fn_cudaLibraryLoadFromFile(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLibraryLoadFromFile, cudart_abi_cudaLibraryLoadFromFile) fn = (CUDART_FN_T(cudaLibraryLoadFromFile, cudart_abi_cudaLibraryLoadFromFile))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14224,6 +14728,7 @@ static PyObject *cudart_fn_cudaLibraryUnload(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaLibraryUnload");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaLibraryUnload", values) < 0)
@@ -14231,6 +14736,7 @@ static PyObject *cudart_fn_cudaLibraryUnload(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLibraryUnload, cudart_abi_cudaLibraryUnload) fn = (CUDART_FN_T(cudaLibraryUnload, cudart_abi_cudaLibraryUnload))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14271,6 +14777,7 @@ static PyObject *cudart_fn_cudaLogsCurrent(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaLogsCurrent");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaLogsCurrent", values) < 0)
@@ -14278,6 +14785,7 @@ static PyObject *cudart_fn_cudaLogsCurrent(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLogsCurrent, cudart_abi_cudaLogsCurrent) fn = (CUDART_FN_T(cudaLogsCurrent, cudart_abi_cudaLogsCurrent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14324,6 +14832,7 @@ static PyObject *cudart_fn_cudaLogsDumpToFile(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaLogsDumpToFile");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaLogsDumpToFile", values) < 0)
@@ -14331,6 +14840,7 @@ static PyObject *cudart_fn_cudaLogsDumpToFile(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLogsDumpToFile, cudart_abi_cudaLogsDumpToFile) fn = (CUDART_FN_T(cudaLogsDumpToFile, cudart_abi_cudaLogsDumpToFile))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14384,6 +14894,7 @@ static PyObject *cudart_fn_cudaLogsDumpToMemory(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaLogsDumpToMemory");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3);
         if (cudart_record_call("cudaLogsDumpToMemory", values) < 0)
@@ -14391,6 +14902,7 @@ static PyObject *cudart_fn_cudaLogsDumpToMemory(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLogsDumpToMemory, cudart_abi_cudaLogsDumpToMemory) fn = (CUDART_FN_T(cudaLogsDumpToMemory, cudart_abi_cudaLogsDumpToMemory))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14440,6 +14952,7 @@ static PyObject *cudart_fn_cudaLogsRegisterCallback(PyObject *self, PyObject *co
         result = cudart_unbound("cudaLogsRegisterCallback");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaLogsRegisterCallback", values) < 0)
@@ -14447,6 +14960,7 @@ static PyObject *cudart_fn_cudaLogsRegisterCallback(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLogsRegisterCallback, cudart_abi_cudaLogsRegisterCallback) fn = (CUDART_FN_T(cudaLogsRegisterCallback, cudart_abi_cudaLogsRegisterCallback))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14482,6 +14996,7 @@ static PyObject *cudart_fn_cudaLogsUnregisterCallback(PyObject *self, PyObject *
         result = cudart_unbound("cudaLogsUnregisterCallback");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaLogsUnregisterCallback", values) < 0)
@@ -14489,6 +15004,7 @@ static PyObject *cudart_fn_cudaLogsUnregisterCallback(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaLogsUnregisterCallback, cudart_abi_cudaLogsUnregisterCallback) fn = (CUDART_FN_T(cudaLogsUnregisterCallback, cudart_abi_cudaLogsUnregisterCallback))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14529,6 +15045,7 @@ static PyObject *cudart_fn_cudaMalloc(PyObject *self, PyObject *const *args, Py_
         result = cudart_unbound("cudaMalloc");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaMalloc", values) < 0)
@@ -14536,6 +15053,7 @@ static PyObject *cudart_fn_cudaMalloc(PyObject *self, PyObject *const *args, Py_
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMalloc, cudart_abi_cudaMalloc) fn = (CUDART_FN_T(cudaMalloc, cudart_abi_cudaMalloc))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14572,6 +15090,7 @@ static PyObject *cudart_fn_cudaMalloc3D(PyObject *self, PyObject *const *args, P
         result = cudart_unbound("cudaMalloc3D");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(Ky#)", (unsigned long long)(uintptr_t)a0, (const char *)&a1, (Py_ssize_t)sizeof a1);
         if (cudart_record_call("cudaMalloc3D", values) < 0)
@@ -14579,6 +15098,7 @@ static PyObject *cudart_fn_cudaMalloc3D(PyObject *self, PyObject *const *args, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMalloc3D, cudart_abi_cudaMalloc3D) fn = (CUDART_FN_T(cudaMalloc3D, cudart_abi_cudaMalloc3D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14626,6 +15146,7 @@ static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMalloc3DArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKy#K)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (const char *)&a2, (Py_ssize_t)sizeof a2, u3);
         if (cudart_record_call("cudaMalloc3DArray", values) < 0)
@@ -14633,6 +15154,7 @@ static PyObject *cudart_fn_cudaMalloc3DArray(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMalloc3DArray, cudart_abi_cudaMalloc3DArray) fn = (CUDART_FN_T(cudaMalloc3DArray, cudart_abi_cudaMalloc3DArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14686,6 +15208,7 @@ static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaMallocArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, u4);
         if (cudart_record_call("cudaMallocArray", values) < 0)
@@ -14693,6 +15216,7 @@ static PyObject *cudart_fn_cudaMallocArray(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMallocArray, cudart_abi_cudaMallocArray) fn = (CUDART_FN_T(cudaMallocArray, cudart_abi_cudaMallocArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14740,6 +15264,7 @@ static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaMallocAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaMallocAsync", values) < 0)
@@ -14747,6 +15272,7 @@ static PyObject *cudart_fn_cudaMallocAsync(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMallocAsync, cudart_abi_cudaMallocAsync) fn = (CUDART_FN_T(cudaMallocAsync, cudart_abi_cudaMallocAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14798,6 +15324,7 @@ static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *con
         result = cudart_unbound("cudaMallocFromPoolAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaMallocFromPoolAsync", values) < 0)
@@ -14805,6 +15332,7 @@ static PyObject *cudart_fn_cudaMallocFromPoolAsync(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMallocFromPoolAsync, cudart_abi_cudaMallocFromPoolAsync) fn = (CUDART_FN_T(cudaMallocFromPoolAsync, cudart_abi_cudaMallocFromPoolAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14849,6 +15377,7 @@ static PyObject *cudart_fn_cudaMallocHost(PyObject *self, PyObject *const *args,
         result = cudart_unbound("cudaMallocHost");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaMallocHost", values) < 0)
@@ -14856,6 +15385,7 @@ static PyObject *cudart_fn_cudaMallocHost(PyObject *self, PyObject *const *args,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMallocHost, cudart_abi_cudaMallocHost) fn = (CUDART_FN_T(cudaMallocHost, cudart_abi_cudaMallocHost))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14901,6 +15431,7 @@ static PyObject *cudart_fn_cudaMallocManaged(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMallocManaged");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, u2);
         if (cudart_record_call("cudaMallocManaged", values) < 0)
@@ -14908,6 +15439,7 @@ static PyObject *cudart_fn_cudaMallocManaged(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMallocManaged, cudart_abi_cudaMallocManaged) fn = (CUDART_FN_T(cudaMallocManaged, cudart_abi_cudaMallocManaged))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -14960,6 +15492,7 @@ static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *co
         result = cudart_unbound("cudaMallocMipmappedArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKy#KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (const char *)&a2, (Py_ssize_t)sizeof a2, u3, u4);
         if (cudart_record_call("cudaMallocMipmappedArray", values) < 0)
@@ -14967,6 +15500,7 @@ static PyObject *cudart_fn_cudaMallocMipmappedArray(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMallocMipmappedArray, cudart_abi_cudaMallocMipmappedArray) fn = (CUDART_FN_T(cudaMallocMipmappedArray, cudart_abi_cudaMallocMipmappedArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15019,6 +15553,7 @@ static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaMallocPitch");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaMallocPitch", values) < 0)
@@ -15026,6 +15561,7 @@ static PyObject *cudart_fn_cudaMallocPitch(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMallocPitch, cudart_abi_cudaMallocPitch) fn = (CUDART_FN_T(cudaMallocPitch, cudart_abi_cudaMallocPitch))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15069,6 +15605,7 @@ static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, 
         result = cudart_unbound("cudaMemAdvise");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKy#)", (unsigned long long)(uintptr_t)a0, u1, u2, (const char *)&a3, (Py_ssize_t)sizeof a3);
         if (cudart_record_call("cudaMemAdvise", values) < 0)
@@ -15076,6 +15613,7 @@ static PyObject *cudart_fn_cudaMemAdvise(PyObject *self, PyObject *const *args, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemAdvise, cudart_abi_cudaMemAdvise) fn = (CUDART_FN_T(cudaMemAdvise, cudart_abi_cudaMemAdvise))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15142,6 +15680,7 @@ static PyObject *cudart_fn_cudaMemDiscardAndPrefetchBatchAsync(PyObject *self, P
         result = cudart_unbound("cudaMemDiscardAndPrefetchBatchAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3, (unsigned long long)(uintptr_t)a4, u5, u6, (unsigned long long)(uintptr_t)a7);
         if (cudart_record_call("cudaMemDiscardAndPrefetchBatchAsync", values) < 0)
@@ -15149,6 +15688,7 @@ static PyObject *cudart_fn_cudaMemDiscardAndPrefetchBatchAsync(PyObject *self, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemDiscardAndPrefetchBatchAsync, cudart_abi_cudaMemDiscardAndPrefetchBatchAsync) fn = (CUDART_FN_T(cudaMemDiscardAndPrefetchBatchAsync, cudart_abi_cudaMemDiscardAndPrefetchBatchAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15208,6 +15748,7 @@ static PyObject *cudart_fn_cudaMemDiscardBatchAsync(PyObject *self, PyObject *co
         result = cudart_unbound("cudaMemDiscardBatchAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaMemDiscardBatchAsync", values) < 0)
@@ -15215,6 +15756,7 @@ static PyObject *cudart_fn_cudaMemDiscardBatchAsync(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemDiscardBatchAsync, cudart_abi_cudaMemDiscardBatchAsync) fn = (CUDART_FN_T(cudaMemDiscardBatchAsync, cudart_abi_cudaMemDiscardBatchAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15263,6 +15805,7 @@ static PyObject *cudart_fn_cudaMemGetDefaultMemPool(PyObject *self, PyObject *co
         result = cudart_unbound("cudaMemGetDefaultMemPool");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaMemGetDefaultMemPool", values) < 0)
@@ -15270,6 +15813,7 @@ static PyObject *cudart_fn_cudaMemGetDefaultMemPool(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemGetDefaultMemPool, cudart_abi_cudaMemGetDefaultMemPool) fn = (CUDART_FN_T(cudaMemGetDefaultMemPool, cudart_abi_cudaMemGetDefaultMemPool))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15316,6 +15860,7 @@ static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args,
         result = cudart_unbound("cudaMemGetInfo");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaMemGetInfo", values) < 0)
@@ -15323,6 +15868,7 @@ static PyObject *cudart_fn_cudaMemGetInfo(PyObject *self, PyObject *const *args,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemGetInfo, cudart_abi_cudaMemGetInfo) fn = (CUDART_FN_T(cudaMemGetInfo, cudart_abi_cudaMemGetInfo))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15370,6 +15916,7 @@ static PyObject *cudart_fn_cudaMemGetMemPool(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMemGetMemPool");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaMemGetMemPool", values) < 0)
@@ -15377,6 +15924,7 @@ static PyObject *cudart_fn_cudaMemGetMemPool(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemGetMemPool, cudart_abi_cudaMemGetMemPool) fn = (CUDART_FN_T(cudaMemGetMemPool, cudart_abi_cudaMemGetMemPool))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15421,6 +15969,7 @@ static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMemPoolCreate");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaMemPoolCreate", values) < 0)
@@ -15428,6 +15977,7 @@ static PyObject *cudart_fn_cudaMemPoolCreate(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolCreate, cudart_abi_cudaMemPoolCreate) fn = (CUDART_FN_T(cudaMemPoolCreate, cudart_abi_cudaMemPoolCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15462,6 +16012,7 @@ static PyObject *cudart_fn_cudaMemPoolDestroy(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaMemPoolDestroy");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaMemPoolDestroy", values) < 0)
@@ -15469,6 +16020,7 @@ static PyObject *cudart_fn_cudaMemPoolDestroy(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolDestroy, cudart_abi_cudaMemPoolDestroy) fn = (CUDART_FN_T(cudaMemPoolDestroy, cudart_abi_cudaMemPoolDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15504,6 +16056,7 @@ static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *co
         result = cudart_unbound("cudaMemPoolExportPointer");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaMemPoolExportPointer", values) < 0)
@@ -15511,6 +16064,7 @@ static PyObject *cudart_fn_cudaMemPoolExportPointer(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolExportPointer, cudart_abi_cudaMemPoolExportPointer) fn = (CUDART_FN_T(cudaMemPoolExportPointer, cudart_abi_cudaMemPoolExportPointer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15553,6 +16107,7 @@ static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, Py
         result = cudart_unbound("cudaMemPoolExportToShareableHandle");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaMemPoolExportToShareableHandle", values) < 0)
@@ -15560,6 +16115,7 @@ static PyObject *cudart_fn_cudaMemPoolExportToShareableHandle(PyObject *self, Py
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolExportToShareableHandle, cudart_abi_cudaMemPoolExportToShareableHandle) fn = (CUDART_FN_T(cudaMemPoolExportToShareableHandle, cudart_abi_cudaMemPoolExportToShareableHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15606,6 +16162,7 @@ static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaMemPoolGetAccess");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaMemPoolGetAccess", values) < 0)
@@ -15613,6 +16170,7 @@ static PyObject *cudart_fn_cudaMemPoolGetAccess(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolGetAccess, cudart_abi_cudaMemPoolGetAccess) fn = (CUDART_FN_T(cudaMemPoolGetAccess, cudart_abi_cudaMemPoolGetAccess))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15655,6 +16213,7 @@ static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *con
         result = cudart_unbound("cudaMemPoolGetAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaMemPoolGetAttribute", values) < 0)
@@ -15662,6 +16221,7 @@ static PyObject *cudart_fn_cudaMemPoolGetAttribute(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolGetAttribute, cudart_abi_cudaMemPoolGetAttribute) fn = (CUDART_FN_T(cudaMemPoolGetAttribute, cudart_abi_cudaMemPoolGetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15710,6 +16270,7 @@ static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, 
         result = cudart_unbound("cudaMemPoolImportFromShareableHandle");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaMemPoolImportFromShareableHandle", values) < 0)
@@ -15717,6 +16278,7 @@ static PyObject *cudart_fn_cudaMemPoolImportFromShareableHandle(PyObject *self, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolImportFromShareableHandle, cudart_abi_cudaMemPoolImportFromShareableHandle) fn = (CUDART_FN_T(cudaMemPoolImportFromShareableHandle, cudart_abi_cudaMemPoolImportFromShareableHandle))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15765,6 +16327,7 @@ static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *co
         result = cudart_unbound("cudaMemPoolImportPointer");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaMemPoolImportPointer", values) < 0)
@@ -15772,6 +16335,7 @@ static PyObject *cudart_fn_cudaMemPoolImportPointer(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolImportPointer, cudart_abi_cudaMemPoolImportPointer) fn = (CUDART_FN_T(cudaMemPoolImportPointer, cudart_abi_cudaMemPoolImportPointer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15814,6 +16378,7 @@ static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaMemPoolSetAccess");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaMemPoolSetAccess", values) < 0)
@@ -15821,6 +16386,7 @@ static PyObject *cudart_fn_cudaMemPoolSetAccess(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolSetAccess, cudart_abi_cudaMemPoolSetAccess) fn = (CUDART_FN_T(cudaMemPoolSetAccess, cudart_abi_cudaMemPoolSetAccess))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15860,6 +16426,7 @@ static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *con
         result = cudart_unbound("cudaMemPoolSetAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaMemPoolSetAttribute", values) < 0)
@@ -15867,6 +16434,7 @@ static PyObject *cudart_fn_cudaMemPoolSetAttribute(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolSetAttribute, cudart_abi_cudaMemPoolSetAttribute) fn = (CUDART_FN_T(cudaMemPoolSetAttribute, cudart_abi_cudaMemPoolSetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15902,6 +16470,7 @@ static PyObject *cudart_fn_cudaMemPoolTrimTo(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMemPoolTrimTo");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaMemPoolTrimTo", values) < 0)
@@ -15909,6 +16478,7 @@ static PyObject *cudart_fn_cudaMemPoolTrimTo(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPoolTrimTo, cudart_abi_cudaMemPoolTrimTo) fn = (CUDART_FN_T(cudaMemPoolTrimTo, cudart_abi_cudaMemPoolTrimTo))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -15953,6 +16523,7 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaMemPrefetchAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKy#KK)", (unsigned long long)(uintptr_t)a0, u1, (const char *)&a2, (Py_ssize_t)sizeof a2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaMemPrefetchAsync", values) < 0)
@@ -15960,6 +16531,7 @@ static PyObject *cudart_fn_cudaMemPrefetchAsync(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPrefetchAsync, cudart_abi_cudaMemPrefetchAsync) fn = (CUDART_FN_T(cudaMemPrefetchAsync, cudart_abi_cudaMemPrefetchAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16027,6 +16599,7 @@ static PyObject *cudart_fn_cudaMemPrefetchBatchAsync(PyObject *self, PyObject *c
         result = cudart_unbound("cudaMemPrefetchBatchAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3, (unsigned long long)(uintptr_t)a4, u5, u6, (unsigned long long)(uintptr_t)a7);
         if (cudart_record_call("cudaMemPrefetchBatchAsync", values) < 0)
@@ -16034,6 +16607,7 @@ static PyObject *cudart_fn_cudaMemPrefetchBatchAsync(PyObject *self, PyObject *c
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemPrefetchBatchAsync, cudart_abi_cudaMemPrefetchBatchAsync) fn = (CUDART_FN_T(cudaMemPrefetchBatchAsync, cudart_abi_cudaMemPrefetchBatchAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16084,6 +16658,7 @@ static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *co
         result = cudart_unbound("cudaMemRangeGetAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, (unsigned long long)(uintptr_t)a3, u4);
         if (cudart_record_call("cudaMemRangeGetAttribute", values) < 0)
@@ -16091,6 +16666,7 @@ static PyObject *cudart_fn_cudaMemRangeGetAttribute(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemRangeGetAttribute, cudart_abi_cudaMemRangeGetAttribute) fn = (CUDART_FN_T(cudaMemRangeGetAttribute, cudart_abi_cudaMemRangeGetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16151,6 +16727,7 @@ static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *c
         result = cudart_unbound("cudaMemRangeGetAttributes");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4, u5);
         if (cudart_record_call("cudaMemRangeGetAttributes", values) < 0)
@@ -16158,6 +16735,7 @@ static PyObject *cudart_fn_cudaMemRangeGetAttributes(PyObject *self, PyObject *c
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemRangeGetAttributes, cudart_abi_cudaMemRangeGetAttributes) fn = (CUDART_FN_T(cudaMemRangeGetAttributes, cudart_abi_cudaMemRangeGetAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16201,6 +16779,7 @@ static PyObject *cudart_fn_cudaMemSetMemPool(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMemSetMemPool");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaMemSetMemPool", values) < 0)
@@ -16208,6 +16787,7 @@ static PyObject *cudart_fn_cudaMemSetMemPool(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemSetMemPool, cudart_abi_cudaMemSetMemPool) fn = (CUDART_FN_T(cudaMemSetMemPool, cudart_abi_cudaMemSetMemPool))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16250,6 +16830,7 @@ static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_
         result = cudart_unbound("cudaMemcpy");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaMemcpy", values) < 0)
@@ -16257,6 +16838,7 @@ static PyObject *cudart_fn_cudaMemcpy(PyObject *self, PyObject *const *args, Py_
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy, cudart_abi_cudaMemcpy) fn = (CUDART_FN_T(cudaMemcpy, cudart_abi_cudaMemcpy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16308,6 +16890,7 @@ static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, P
         result = cudart_unbound("cudaMemcpy2D");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, u3, u4, u5, u6);
         if (cudart_record_call("cudaMemcpy2D", values) < 0)
@@ -16315,6 +16898,7 @@ static PyObject *cudart_fn_cudaMemcpy2D(PyObject *self, PyObject *const *args, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy2D, cudart_abi_cudaMemcpy2D) fn = (CUDART_FN_T(cudaMemcpy2D, cudart_abi_cudaMemcpy2D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16372,6 +16956,7 @@ static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *co
         result = cudart_unbound("cudaMemcpy2DArrayToArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, (unsigned long long)(uintptr_t)a3, u4, u5, u6, u7, u8);
         if (cudart_record_call("cudaMemcpy2DArrayToArray", values) < 0)
@@ -16379,6 +16964,7 @@ static PyObject *cudart_fn_cudaMemcpy2DArrayToArray(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy2DArrayToArray, cudart_abi_cudaMemcpy2DArrayToArray) fn = (CUDART_FN_T(cudaMemcpy2DArrayToArray, cudart_abi_cudaMemcpy2DArrayToArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16434,6 +17020,7 @@ static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMemcpy2DAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, u3, u4, u5, u6, (unsigned long long)(uintptr_t)a7);
         if (cudart_record_call("cudaMemcpy2DAsync", values) < 0)
@@ -16441,6 +17028,7 @@ static PyObject *cudart_fn_cudaMemcpy2DAsync(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy2DAsync, cudart_abi_cudaMemcpy2DAsync) fn = (CUDART_FN_T(cudaMemcpy2DAsync, cudart_abi_cudaMemcpy2DAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16496,6 +17084,7 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const
         result = cudart_unbound("cudaMemcpy2DFromArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, u3, u4, u5, u6, u7);
         if (cudart_record_call("cudaMemcpy2DFromArray", values) < 0)
@@ -16503,6 +17092,7 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArray(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy2DFromArray, cudart_abi_cudaMemcpy2DFromArray) fn = (CUDART_FN_T(cudaMemcpy2DFromArray, cudart_abi_cudaMemcpy2DFromArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16561,6 +17151,7 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *
         result = cudart_unbound("cudaMemcpy2DFromArrayAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, u3, u4, u5, u6, u7, (unsigned long long)(uintptr_t)a8);
         if (cudart_record_call("cudaMemcpy2DFromArrayAsync", values) < 0)
@@ -16568,6 +17159,7 @@ static PyObject *cudart_fn_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObject *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy2DFromArrayAsync, cudart_abi_cudaMemcpy2DFromArrayAsync) fn = (CUDART_FN_T(cudaMemcpy2DFromArrayAsync, cudart_abi_cudaMemcpy2DFromArrayAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16623,6 +17215,7 @@ static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaMemcpy2DToArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, (unsigned long long)(uintptr_t)a3, u4, u5, u6, u7);
         if (cudart_record_call("cudaMemcpy2DToArray", values) < 0)
@@ -16630,6 +17223,7 @@ static PyObject *cudart_fn_cudaMemcpy2DToArray(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy2DToArray, cudart_abi_cudaMemcpy2DToArray) fn = (CUDART_FN_T(cudaMemcpy2DToArray, cudart_abi_cudaMemcpy2DToArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16688,6 +17282,7 @@ static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *co
         result = cudart_unbound("cudaMemcpy2DToArrayAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, (unsigned long long)(uintptr_t)a3, u4, u5, u6, u7, (unsigned long long)(uintptr_t)a8);
         if (cudart_record_call("cudaMemcpy2DToArrayAsync", values) < 0)
@@ -16695,6 +17290,7 @@ static PyObject *cudart_fn_cudaMemcpy2DToArrayAsync(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy2DToArrayAsync, cudart_abi_cudaMemcpy2DToArrayAsync) fn = (CUDART_FN_T(cudaMemcpy2DToArrayAsync, cudart_abi_cudaMemcpy2DToArrayAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16728,6 +17324,7 @@ static PyObject *cudart_fn_cudaMemcpy3D(PyObject *self, PyObject *const *args, P
         result = cudart_unbound("cudaMemcpy3D");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaMemcpy3D", values) < 0)
@@ -16735,6 +17332,7 @@ static PyObject *cudart_fn_cudaMemcpy3D(PyObject *self, PyObject *const *args, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy3D, cudart_abi_cudaMemcpy3D) fn = (CUDART_FN_T(cudaMemcpy3D, cudart_abi_cudaMemcpy3D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16770,6 +17368,7 @@ static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMemcpy3DAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaMemcpy3DAsync", values) < 0)
@@ -16777,6 +17376,7 @@ static PyObject *cudart_fn_cudaMemcpy3DAsync(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy3DAsync, cudart_abi_cudaMemcpy3DAsync) fn = (CUDART_FN_T(cudaMemcpy3DAsync, cudart_abi_cudaMemcpy3DAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16819,6 +17419,7 @@ static PyObject *cudart_fn_cudaMemcpy3DBatchAsync(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaMemcpy3DBatchAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", u0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaMemcpy3DBatchAsync", values) < 0)
@@ -16826,6 +17427,7 @@ static PyObject *cudart_fn_cudaMemcpy3DBatchAsync(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy3DBatchAsync, cudart_abi_cudaMemcpy3DBatchAsync) fn = (CUDART_FN_T(cudaMemcpy3DBatchAsync, cudart_abi_cudaMemcpy3DBatchAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16858,6 +17460,7 @@ static PyObject *cudart_fn_cudaMemcpy3DPeer(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaMemcpy3DPeer");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaMemcpy3DPeer", values) < 0)
@@ -16865,6 +17468,7 @@ static PyObject *cudart_fn_cudaMemcpy3DPeer(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy3DPeer, cudart_abi_cudaMemcpy3DPeer) fn = (CUDART_FN_T(cudaMemcpy3DPeer, cudart_abi_cudaMemcpy3DPeer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16900,6 +17504,7 @@ static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const
         result = cudart_unbound("cudaMemcpy3DPeerAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaMemcpy3DPeerAsync", values) < 0)
@@ -16907,6 +17512,7 @@ static PyObject *cudart_fn_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy3DPeerAsync, cudart_abi_cudaMemcpy3DPeerAsync) fn = (CUDART_FN_T(cudaMemcpy3DPeerAsync, cudart_abi_cudaMemcpy3DPeerAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -16946,6 +17552,7 @@ static PyObject *cudart_fn_cudaMemcpy3DWithAttributesAsync(PyObject *self, PyObj
         result = cudart_unbound("cudaMemcpy3DWithAttributesAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaMemcpy3DWithAttributesAsync", values) < 0)
@@ -16953,6 +17560,7 @@ static PyObject *cudart_fn_cudaMemcpy3DWithAttributesAsync(PyObject *self, PyObj
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpy3DWithAttributesAsync, cudart_abi_cudaMemcpy3DWithAttributesAsync) fn = (CUDART_FN_T(cudaMemcpy3DWithAttributesAsync, cudart_abi_cudaMemcpy3DWithAttributesAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17007,6 +17615,7 @@ static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaMemcpyArrayToArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, (unsigned long long)(uintptr_t)a3, u4, u5, u6, u7);
         if (cudart_record_call("cudaMemcpyArrayToArray", values) < 0)
@@ -17014,6 +17623,7 @@ static PyObject *cudart_fn_cudaMemcpyArrayToArray(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyArrayToArray, cudart_abi_cudaMemcpyArrayToArray) fn = (CUDART_FN_T(cudaMemcpyArrayToArray, cudart_abi_cudaMemcpyArrayToArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17060,6 +17670,7 @@ static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaMemcpyAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaMemcpyAsync", values) < 0)
@@ -17067,6 +17678,7 @@ static PyObject *cudart_fn_cudaMemcpyAsync(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyAsync, cudart_abi_cudaMemcpyAsync) fn = (CUDART_FN_T(cudaMemcpyAsync, cudart_abi_cudaMemcpyAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17138,6 +17750,7 @@ static PyObject *cudart_fn_cudaMemcpyBatchAsync(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaMemcpyBatchAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4, (unsigned long long)(uintptr_t)a5, u6, (unsigned long long)(uintptr_t)a7);
         if (cudart_record_call("cudaMemcpyBatchAsync", values) < 0)
@@ -17145,6 +17758,7 @@ static PyObject *cudart_fn_cudaMemcpyBatchAsync(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyBatchAsync, cudart_abi_cudaMemcpyBatchAsync) fn = (CUDART_FN_T(cudaMemcpyBatchAsync, cudart_abi_cudaMemcpyBatchAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17199,6 +17813,7 @@ static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaMemcpyFromArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, u4, u5);
         if (cudart_record_call("cudaMemcpyFromArray", values) < 0)
@@ -17206,6 +17821,7 @@ static PyObject *cudart_fn_cudaMemcpyFromArray(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyFromArray, cudart_abi_cudaMemcpyFromArray) fn = (CUDART_FN_T(cudaMemcpyFromArray, cudart_abi_cudaMemcpyFromArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17258,6 +17874,7 @@ static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *co
         result = cudart_unbound("cudaMemcpyFromArrayAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, u4, u5, (unsigned long long)(uintptr_t)a6);
         if (cudart_record_call("cudaMemcpyFromArrayAsync", values) < 0)
@@ -17265,6 +17882,7 @@ static PyObject *cudart_fn_cudaMemcpyFromArrayAsync(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyFromArrayAsync, cudart_abi_cudaMemcpyFromArrayAsync) fn = (CUDART_FN_T(cudaMemcpyFromArrayAsync, cudart_abi_cudaMemcpyFromArrayAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17311,6 +17929,7 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaMemcpyFromSymbol");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, u4);
         if (cudart_record_call("cudaMemcpyFromSymbol", values) < 0)
@@ -17318,6 +17937,7 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbol(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyFromSymbol, cudart_abi_cudaMemcpyFromSymbol) fn = (CUDART_FN_T(cudaMemcpyFromSymbol, cudart_abi_cudaMemcpyFromSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17367,6 +17987,7 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *c
         result = cudart_unbound("cudaMemcpyFromSymbolAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, u4, (unsigned long long)(uintptr_t)a5);
         if (cudart_record_call("cudaMemcpyFromSymbolAsync", values) < 0)
@@ -17374,6 +17995,7 @@ static PyObject *cudart_fn_cudaMemcpyFromSymbolAsync(PyObject *self, PyObject *c
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyFromSymbolAsync, cudart_abi_cudaMemcpyFromSymbolAsync) fn = (CUDART_FN_T(cudaMemcpyFromSymbolAsync, cudart_abi_cudaMemcpyFromSymbolAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17420,6 +18042,7 @@ static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args,
         result = cudart_unbound("cudaMemcpyPeer");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KLKLK)", (unsigned long long)(uintptr_t)a0, i1, (unsigned long long)(uintptr_t)a2, i3, u4);
         if (cudart_record_call("cudaMemcpyPeer", values) < 0)
@@ -17427,6 +18050,7 @@ static PyObject *cudart_fn_cudaMemcpyPeer(PyObject *self, PyObject *const *args,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyPeer, cudart_abi_cudaMemcpyPeer) fn = (CUDART_FN_T(cudaMemcpyPeer, cudart_abi_cudaMemcpyPeer))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17476,6 +18100,7 @@ static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaMemcpyPeerAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KLKLKK)", (unsigned long long)(uintptr_t)a0, i1, (unsigned long long)(uintptr_t)a2, i3, u4, (unsigned long long)(uintptr_t)a5);
         if (cudart_record_call("cudaMemcpyPeerAsync", values) < 0)
@@ -17483,6 +18108,7 @@ static PyObject *cudart_fn_cudaMemcpyPeerAsync(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyPeerAsync, cudart_abi_cudaMemcpyPeerAsync) fn = (CUDART_FN_T(cudaMemcpyPeerAsync, cudart_abi_cudaMemcpyPeerAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17532,6 +18158,7 @@ static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMemcpyToArray");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, (unsigned long long)(uintptr_t)a3, u4, u5);
         if (cudart_record_call("cudaMemcpyToArray", values) < 0)
@@ -17539,6 +18166,7 @@ static PyObject *cudart_fn_cudaMemcpyToArray(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyToArray, cudart_abi_cudaMemcpyToArray) fn = (CUDART_FN_T(cudaMemcpyToArray, cudart_abi_cudaMemcpyToArray))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17591,6 +18219,7 @@ static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaMemcpyToArrayAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, (unsigned long long)(uintptr_t)a3, u4, u5, (unsigned long long)(uintptr_t)a6);
         if (cudart_record_call("cudaMemcpyToArrayAsync", values) < 0)
@@ -17598,6 +18227,7 @@ static PyObject *cudart_fn_cudaMemcpyToArrayAsync(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyToArrayAsync, cudart_abi_cudaMemcpyToArrayAsync) fn = (CUDART_FN_T(cudaMemcpyToArrayAsync, cudart_abi_cudaMemcpyToArrayAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17644,6 +18274,7 @@ static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaMemcpyToSymbol");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, u4);
         if (cudart_record_call("cudaMemcpyToSymbol", values) < 0)
@@ -17651,6 +18282,7 @@ static PyObject *cudart_fn_cudaMemcpyToSymbol(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyToSymbol, cudart_abi_cudaMemcpyToSymbol) fn = (CUDART_FN_T(cudaMemcpyToSymbol, cudart_abi_cudaMemcpyToSymbol))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17700,6 +18332,7 @@ static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *con
         result = cudart_unbound("cudaMemcpyToSymbolAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, u4, (unsigned long long)(uintptr_t)a5);
         if (cudart_record_call("cudaMemcpyToSymbolAsync", values) < 0)
@@ -17707,6 +18340,7 @@ static PyObject *cudart_fn_cudaMemcpyToSymbolAsync(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyToSymbolAsync, cudart_abi_cudaMemcpyToSymbolAsync) fn = (CUDART_FN_T(cudaMemcpyToSymbolAsync, cudart_abi_cudaMemcpyToSymbolAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17755,6 +18389,7 @@ static PyObject *cudart_fn_cudaMemcpyWithAttributesAsync(PyObject *self, PyObjec
         result = cudart_unbound("cudaMemcpyWithAttributesAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3, (unsigned long long)(uintptr_t)a4);
         if (cudart_record_call("cudaMemcpyWithAttributesAsync", values) < 0)
@@ -17762,6 +18397,7 @@ static PyObject *cudart_fn_cudaMemcpyWithAttributesAsync(PyObject *self, PyObjec
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemcpyWithAttributesAsync, cudart_abi_cudaMemcpyWithAttributesAsync) fn = (CUDART_FN_T(cudaMemcpyWithAttributesAsync, cudart_abi_cudaMemcpyWithAttributesAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17802,6 +18438,7 @@ static PyObject *cudart_fn_cudaMemset(PyObject *self, PyObject *const *args, Py_
         result = cudart_unbound("cudaMemset");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KLK)", (unsigned long long)(uintptr_t)a0, i1, u2);
         if (cudart_record_call("cudaMemset", values) < 0)
@@ -17809,6 +18446,7 @@ static PyObject *cudart_fn_cudaMemset(PyObject *self, PyObject *const *args, Py_
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemset, cudart_abi_cudaMemset) fn = (CUDART_FN_T(cudaMemset, cudart_abi_cudaMemset))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17852,6 +18490,7 @@ static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, P
         result = cudart_unbound("cudaMemset2D");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKLKK)", (unsigned long long)(uintptr_t)a0, u1, i2, u3, u4);
         if (cudart_record_call("cudaMemset2D", values) < 0)
@@ -17859,6 +18498,7 @@ static PyObject *cudart_fn_cudaMemset2D(PyObject *self, PyObject *const *args, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemset2D, cudart_abi_cudaMemset2D) fn = (CUDART_FN_T(cudaMemset2D, cudart_abi_cudaMemset2D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17906,6 +18546,7 @@ static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMemset2DAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKLKKK)", (unsigned long long)(uintptr_t)a0, u1, i2, u3, u4, (unsigned long long)(uintptr_t)a5);
         if (cudart_record_call("cudaMemset2DAsync", values) < 0)
@@ -17913,6 +18554,7 @@ static PyObject *cudart_fn_cudaMemset2DAsync(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemset2DAsync, cudart_abi_cudaMemset2DAsync) fn = (CUDART_FN_T(cudaMemset2DAsync, cudart_abi_cudaMemset2DAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17947,6 +18589,7 @@ static PyObject *cudart_fn_cudaMemset3D(PyObject *self, PyObject *const *args, P
         result = cudart_unbound("cudaMemset3D");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(y#Ly#)", (const char *)&a0, (Py_ssize_t)sizeof a0, i1, (const char *)&a2, (Py_ssize_t)sizeof a2);
         if (cudart_record_call("cudaMemset3D", values) < 0)
@@ -17954,6 +18597,7 @@ static PyObject *cudart_fn_cudaMemset3D(PyObject *self, PyObject *const *args, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemset3D, cudart_abi_cudaMemset3D) fn = (CUDART_FN_T(cudaMemset3D, cudart_abi_cudaMemset3D))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -17993,6 +18637,7 @@ static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaMemset3DAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(y#Ly#K)", (const char *)&a0, (Py_ssize_t)sizeof a0, i1, (const char *)&a2, (Py_ssize_t)sizeof a2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaMemset3DAsync", values) < 0)
@@ -18000,6 +18645,7 @@ static PyObject *cudart_fn_cudaMemset3DAsync(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemset3DAsync, cudart_abi_cudaMemset3DAsync) fn = (CUDART_FN_T(cudaMemset3DAsync, cudart_abi_cudaMemset3DAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18041,6 +18687,7 @@ static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaMemsetAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KLKK)", (unsigned long long)(uintptr_t)a0, i1, u2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaMemsetAsync", values) < 0)
@@ -18048,6 +18695,7 @@ static PyObject *cudart_fn_cudaMemsetAsync(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMemsetAsync, cudart_abi_cudaMemsetAsync) fn = (CUDART_FN_T(cudaMemsetAsync, cudart_abi_cudaMemsetAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18087,6 +18735,7 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *sel
         result = cudart_unbound("cudaMipmappedArrayGetMemoryRequirements");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKL)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, i2);
         if (cudart_record_call("cudaMipmappedArrayGetMemoryRequirements", values) < 0)
@@ -18094,6 +18743,7 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetMemoryRequirements(PyObject *sel
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMipmappedArrayGetMemoryRequirements, cudart_abi_cudaMipmappedArrayGetMemoryRequirements) fn = (CUDART_FN_T(cudaMipmappedArrayGetMemoryRequirements, cudart_abi_cudaMipmappedArrayGetMemoryRequirements))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18130,6 +18780,7 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self,
         result = cudart_unbound("cudaMipmappedArrayGetSparseProperties");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaMipmappedArrayGetSparseProperties", values) < 0)
@@ -18137,6 +18788,7 @@ static PyObject *cudart_fn_cudaMipmappedArrayGetSparseProperties(PyObject *self,
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaMipmappedArrayGetSparseProperties, cudart_abi_cudaMipmappedArrayGetSparseProperties) fn = (CUDART_FN_T(cudaMipmappedArrayGetSparseProperties, cudart_abi_cudaMipmappedArrayGetSparseProperties))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18185,6 +18837,7 @@ static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *s
         result = cudart_unbound("cudaOccupancyAvailableDynamicSMemPerBlock");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKLL)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, i2, i3);
         if (cudart_record_call("cudaOccupancyAvailableDynamicSMemPerBlock", values) < 0)
@@ -18192,6 +18845,7 @@ static PyObject *cudart_fn_cudaOccupancyAvailableDynamicSMemPerBlock(PyObject *s
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaOccupancyAvailableDynamicSMemPerBlock, cudart_abi_cudaOccupancyAvailableDynamicSMemPerBlock) fn = (CUDART_FN_T(cudaOccupancyAvailableDynamicSMemPerBlock, cudart_abi_cudaOccupancyAvailableDynamicSMemPerBlock))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18242,6 +18896,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObjec
         result = cudart_unbound("cudaOccupancyMaxActiveBlocksPerMultiprocessor");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKLK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, i2, u3);
         if (cudart_record_call("cudaOccupancyMaxActiveBlocksPerMultiprocessor", values) < 0)
@@ -18249,6 +18904,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessor(PyObjec
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaOccupancyMaxActiveBlocksPerMultiprocessor, cudart_abi_cudaOccupancyMaxActiveBlocksPerMultiprocessor) fn = (CUDART_FN_T(cudaOccupancyMaxActiveBlocksPerMultiprocessor, cudart_abi_cudaOccupancyMaxActiveBlocksPerMultiprocessor))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18302,6 +18958,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlag
         result = cudart_unbound("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKLKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, i2, u3, u4);
         if (cudart_record_call("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", values) < 0)
@@ -18309,6 +18966,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlag
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, cudart_abi_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags) fn = (CUDART_FN_T(cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, cudart_abi_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18357,6 +19015,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObje
         result = cudart_unbound("cudaOccupancyMaxActiveClusters");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaOccupancyMaxActiveClusters", values) < 0)
@@ -18364,6 +19023,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxActiveClusters(PyObject *self, PyObje
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaOccupancyMaxActiveClusters, cudart_abi_cudaOccupancyMaxActiveClusters) fn = (CUDART_FN_T(cudaOccupancyMaxActiveClusters, cudart_abi_cudaOccupancyMaxActiveClusters))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18413,6 +19073,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, 
         result = cudart_unbound("cudaOccupancyMaxPotentialClusterSize");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaOccupancyMaxPotentialClusterSize", values) < 0)
@@ -18420,6 +19081,7 @@ static PyObject *cudart_fn_cudaOccupancyMaxPotentialClusterSize(PyObject *self, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaOccupancyMaxPotentialClusterSize, cudart_abi_cudaOccupancyMaxPotentialClusterSize) fn = (CUDART_FN_T(cudaOccupancyMaxPotentialClusterSize, cudart_abi_cudaOccupancyMaxPotentialClusterSize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18449,6 +19111,7 @@ static PyObject *cudart_fn_cudaPeekAtLastError(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaPeekAtLastError");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("()");
         if (cudart_record_call("cudaPeekAtLastError", values) < 0)
@@ -18456,6 +19119,7 @@ static PyObject *cudart_fn_cudaPeekAtLastError(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError) fn = (CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError))slot;
     unsigned int r;
     r = fn();  /* with the GIL held: generator/gil.py */
@@ -18488,6 +19152,7 @@ static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *co
         result = cudart_unbound("cudaPointerGetAttributes");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaPointerGetAttributes", values) < 0)
@@ -18495,6 +19160,7 @@ static PyObject *cudart_fn_cudaPointerGetAttributes(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaPointerGetAttributes, cudart_abi_cudaPointerGetAttributes) fn = (CUDART_FN_T(cudaPointerGetAttributes, cudart_abi_cudaPointerGetAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18521,6 +19187,7 @@ static PyObject *cudart_fn_cudaProfilerStart(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaProfilerStart");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("()");
         if (cudart_record_call("cudaProfilerStart", values) < 0)
@@ -18528,6 +19195,7 @@ static PyObject *cudart_fn_cudaProfilerStart(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaProfilerStart, cudart_abi_cudaProfilerStart) fn = (CUDART_FN_T(cudaProfilerStart, cudart_abi_cudaProfilerStart))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18552,6 +19220,7 @@ static PyObject *cudart_fn_cudaProfilerStop(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaProfilerStop");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("()");
         if (cudart_record_call("cudaProfilerStop", values) < 0)
@@ -18559,6 +19228,7 @@ static PyObject *cudart_fn_cudaProfilerStop(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaProfilerStop, cudart_abi_cudaProfilerStop) fn = (CUDART_FN_T(cudaProfilerStop, cudart_abi_cudaProfilerStop))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18595,6 +19265,7 @@ static PyObject *cudart_fn_cudaRuntimeGetVersion(PyObject *self, PyObject *const
         result = cudart_unbound("cudaRuntimeGetVersion");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaRuntimeGetVersion", values) < 0)
@@ -18602,6 +19273,7 @@ static PyObject *cudart_fn_cudaRuntimeGetVersion(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion) fn = (CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion))slot;
     unsigned int r;
     r = fn(a0);  /* with the GIL held: generator/gil.py */
@@ -18629,6 +19301,7 @@ static PyObject *cudart_fn_cudaSetDevice(PyObject *self, PyObject *const *args, 
         result = cudart_unbound("cudaSetDevice");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(L)", i0);
         if (cudart_record_call("cudaSetDevice", values) < 0)
@@ -18636,6 +19309,7 @@ static PyObject *cudart_fn_cudaSetDevice(PyObject *self, PyObject *const *args, 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaSetDevice, cudart_abi_cudaSetDevice) fn = (CUDART_FN_T(cudaSetDevice, cudart_abi_cudaSetDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18662,6 +19336,7 @@ static PyObject *cudart_fn_cudaSetDeviceFlags(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaSetDeviceFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", u0);
         if (cudart_record_call("cudaSetDeviceFlags", values) < 0)
@@ -18669,6 +19344,7 @@ static PyObject *cudart_fn_cudaSetDeviceFlags(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaSetDeviceFlags, cudart_abi_cudaSetDeviceFlags) fn = (CUDART_FN_T(cudaSetDeviceFlags, cudart_abi_cudaSetDeviceFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18708,6 +19384,7 @@ static PyObject *cudart_fn_cudaSetValidDevices(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaSetValidDevices");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KL)", (unsigned long long)(uintptr_t)a0, i1);
         if (cudart_record_call("cudaSetValidDevices", values) < 0)
@@ -18715,6 +19392,7 @@ static PyObject *cudart_fn_cudaSetValidDevices(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaSetValidDevices, cudart_abi_cudaSetValidDevices) fn = (CUDART_FN_T(cudaSetValidDevices, cudart_abi_cudaSetValidDevices))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18765,6 +19443,7 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyO
         result = cudart_unbound("cudaSignalExternalSemaphoresAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaSignalExternalSemaphoresAsync", values) < 0)
@@ -18772,6 +19451,7 @@ static PyObject *cudart_fn_cudaSignalExternalSemaphoresAsync(PyObject *self, PyO
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaSignalExternalSemaphoresAsync, cudart_abi_cudaSignalExternalSemaphoresAsync) fn = (CUDART_FN_T(cudaSignalExternalSemaphoresAsync, cudart_abi_cudaSignalExternalSemaphoresAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18818,6 +19498,7 @@ static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const
         result = cudart_unbound("cudaStreamAddCallback");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3);
         if (cudart_record_call("cudaStreamAddCallback", values) < 0)
@@ -18825,6 +19506,7 @@ static PyObject *cudart_fn_cudaStreamAddCallback(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamAddCallback, cudart_abi_cudaStreamAddCallback) fn = (CUDART_FN_T(cudaStreamAddCallback, cudart_abi_cudaStreamAddCallback))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18868,6 +19550,7 @@ static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *co
         result = cudart_unbound("cudaStreamAttachMemAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
         if (cudart_record_call("cudaStreamAttachMemAsync", values) < 0)
@@ -18875,6 +19558,7 @@ static PyObject *cudart_fn_cudaStreamAttachMemAsync(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamAttachMemAsync, cudart_abi_cudaStreamAttachMemAsync) fn = (CUDART_FN_T(cudaStreamAttachMemAsync, cudart_abi_cudaStreamAttachMemAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18910,6 +19594,7 @@ static PyObject *cudart_fn_cudaStreamBeginCapture(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaStreamBeginCapture");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaStreamBeginCapture", values) < 0)
@@ -18917,6 +19602,7 @@ static PyObject *cudart_fn_cudaStreamBeginCapture(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamBeginCapture, cudart_abi_cudaStreamBeginCapture) fn = (CUDART_FN_T(cudaStreamBeginCapture, cudart_abi_cudaStreamBeginCapture))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -18972,6 +19658,7 @@ static PyObject *cudart_fn_cudaStreamBeginCaptureToGraph(PyObject *self, PyObjec
         result = cudart_unbound("cudaStreamBeginCaptureToGraph");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4, u5);
         if (cudart_record_call("cudaStreamBeginCaptureToGraph", values) < 0)
@@ -18979,6 +19666,7 @@ static PyObject *cudart_fn_cudaStreamBeginCaptureToGraph(PyObject *self, PyObjec
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamBeginCaptureToGraph, cudart_abi_cudaStreamBeginCaptureToGraph) fn = (CUDART_FN_T(cudaStreamBeginCaptureToGraph, cudart_abi_cudaStreamBeginCaptureToGraph))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -19026,6 +19714,7 @@ static PyObject *cudart_fn_cudaStreamBeginRecaptureToGraph(PyObject *self, PyObj
         result = cudart_unbound("cudaStreamBeginRecaptureToGraph");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaStreamBeginRecaptureToGraph", values) < 0)
@@ -19033,6 +19722,7 @@ static PyObject *cudart_fn_cudaStreamBeginRecaptureToGraph(PyObject *self, PyObj
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamBeginRecaptureToGraph, cudart_abi_cudaStreamBeginRecaptureToGraph) fn = (CUDART_FN_T(cudaStreamBeginRecaptureToGraph, cudart_abi_cudaStreamBeginRecaptureToGraph))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -19070,6 +19760,7 @@ static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *co
         result = cudart_unbound("cudaStreamCopyAttributes");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaStreamCopyAttributes", values) < 0)
@@ -19077,6 +19768,7 @@ static PyObject *cudart_fn_cudaStreamCopyAttributes(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamCopyAttributes, cudart_abi_cudaStreamCopyAttributes) fn = (CUDART_FN_T(cudaStreamCopyAttributes, cudart_abi_cudaStreamCopyAttributes))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -19115,6 +19807,7 @@ static PyObject *cudart_fn_cudaStreamCreate(PyObject *self, PyObject *const *arg
         result = cudart_unbound("cudaStreamCreate");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaStreamCreate", values) < 0)
@@ -19122,6 +19815,7 @@ static PyObject *cudart_fn_cudaStreamCreate(PyObject *self, PyObject *const *arg
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamCreate, cudart_abi_cudaStreamCreate) fn = (CUDART_FN_T(cudaStreamCreate, cudart_abi_cudaStreamCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -19164,6 +19858,7 @@ static PyObject *cudart_fn_cudaStreamCreateWithFlags(PyObject *self, PyObject *c
         result = cudart_unbound("cudaStreamCreateWithFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaStreamCreateWithFlags", values) < 0)
@@ -19171,6 +19866,7 @@ static PyObject *cudart_fn_cudaStreamCreateWithFlags(PyObject *self, PyObject *c
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamCreateWithFlags, cudart_abi_cudaStreamCreateWithFlags) fn = (CUDART_FN_T(cudaStreamCreateWithFlags, cudart_abi_cudaStreamCreateWithFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -19216,6 +19912,7 @@ static PyObject *cudart_fn_cudaStreamCreateWithPriority(PyObject *self, PyObject
         result = cudart_unbound("cudaStreamCreateWithPriority");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKL)", (unsigned long long)(uintptr_t)a0, u1, i2);
         if (cudart_record_call("cudaStreamCreateWithPriority", values) < 0)
@@ -19223,6 +19920,7 @@ static PyObject *cudart_fn_cudaStreamCreateWithPriority(PyObject *self, PyObject
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamCreateWithPriority, cudart_abi_cudaStreamCreateWithPriority) fn = (CUDART_FN_T(cudaStreamCreateWithPriority, cudart_abi_cudaStreamCreateWithPriority))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -19256,6 +19954,7 @@ static PyObject *cudart_fn_cudaStreamDestroy(PyObject *self, PyObject *const *ar
         result = cudart_unbound("cudaStreamDestroy");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaStreamDestroy", values) < 0)
@@ -19263,6 +19962,7 @@ static PyObject *cudart_fn_cudaStreamDestroy(PyObject *self, PyObject *const *ar
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamDestroy, cudart_abi_cudaStreamDestroy) fn = (CUDART_FN_T(cudaStreamDestroy, cudart_abi_cudaStreamDestroy))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -19304,6 +20004,7 @@ static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaStreamEndCapture");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaStreamEndCapture", values) < 0)
@@ -19311,6 +20012,7 @@ static PyObject *cudart_fn_cudaStreamEndCapture(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamEndCapture, cudart_abi_cudaStreamEndCapture) fn = (CUDART_FN_T(cudaStreamEndCapture, cudart_abi_cudaStreamEndCapture))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -19352,6 +20054,7 @@ static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaStreamGetAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaStreamGetAttribute", values) < 0)
@@ -19359,6 +20062,7 @@ static PyObject *cudart_fn_cudaStreamGetAttribute(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamGetAttribute, cudart_abi_cudaStreamGetAttribute) fn = (CUDART_FN_T(cudaStreamGetAttribute, cudart_abi_cudaStreamGetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -19431,6 +20135,7 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *co
         result = cudart_unbound("cudaStreamGetCaptureInfo");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, (unsigned long long)(uintptr_t)a4, (unsigned long long)(uintptr_t)a5, (unsigned long long)(uintptr_t)a6);
         if (cudart_record_call("cudaStreamGetCaptureInfo", values) < 0)
@@ -19438,6 +20143,7 @@ static PyObject *cudart_fn_cudaStreamGetCaptureInfo(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamGetCaptureInfo, cudart_abi_cudaStreamGetCaptureInfo) fn = (CUDART_FN_T(cudaStreamGetCaptureInfo, cudart_abi_cudaStreamGetCaptureInfo))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -19484,6 +20190,7 @@ static PyObject *cudart_fn_cudaStreamGetDevResource(PyObject *self, PyObject *co
         result = cudart_unbound("cudaStreamGetDevResource");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaStreamGetDevResource", values) < 0)
@@ -19491,6 +20198,7 @@ static PyObject *cudart_fn_cudaStreamGetDevResource(PyObject *self, PyObject *co
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamGetDevResource, cudart_abi_cudaStreamGetDevResource) fn = (CUDART_FN_T(cudaStreamGetDevResource, cudart_abi_cudaStreamGetDevResource))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -19533,6 +20241,7 @@ static PyObject *cudart_fn_cudaStreamGetDevice(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaStreamGetDevice");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaStreamGetDevice", values) < 0)
@@ -19540,6 +20249,7 @@ static PyObject *cudart_fn_cudaStreamGetDevice(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamGetDevice, cudart_abi_cudaStreamGetDevice) fn = (CUDART_FN_T(cudaStreamGetDevice, cudart_abi_cudaStreamGetDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -19584,6 +20294,7 @@ static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaStreamGetFlags");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaStreamGetFlags", values) < 0)
@@ -19591,6 +20302,7 @@ static PyObject *cudart_fn_cudaStreamGetFlags(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamGetFlags, cudart_abi_cudaStreamGetFlags) fn = (CUDART_FN_T(cudaStreamGetFlags, cudart_abi_cudaStreamGetFlags))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -19635,6 +20347,7 @@ static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaStreamGetId");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaStreamGetId", values) < 0)
@@ -19642,6 +20355,7 @@ static PyObject *cudart_fn_cudaStreamGetId(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamGetId, cudart_abi_cudaStreamGetId) fn = (CUDART_FN_T(cudaStreamGetId, cudart_abi_cudaStreamGetId))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -19686,6 +20400,7 @@ static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const
         result = cudart_unbound("cudaStreamGetPriority");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaStreamGetPriority", values) < 0)
@@ -19693,6 +20408,7 @@ static PyObject *cudart_fn_cudaStreamGetPriority(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamGetPriority, cudart_abi_cudaStreamGetPriority) fn = (CUDART_FN_T(cudaStreamGetPriority, cudart_abi_cudaStreamGetPriority))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -19737,6 +20453,7 @@ static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const
         result = cudart_unbound("cudaStreamIsCapturing");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
         if (cudart_record_call("cudaStreamIsCapturing", values) < 0)
@@ -19744,6 +20461,7 @@ static PyObject *cudart_fn_cudaStreamIsCapturing(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamIsCapturing, cudart_abi_cudaStreamIsCapturing) fn = (CUDART_FN_T(cudaStreamIsCapturing, cudart_abi_cudaStreamIsCapturing))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -19778,6 +20496,7 @@ static PyObject *cudart_fn_cudaStreamQuery(PyObject *self, PyObject *const *args
         result = cudart_unbound("cudaStreamQuery");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaStreamQuery", values) < 0)
@@ -19785,6 +20504,7 @@ static PyObject *cudart_fn_cudaStreamQuery(PyObject *self, PyObject *const *args
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamQuery, cudart_abi_cudaStreamQuery) fn = (CUDART_FN_T(cudaStreamQuery, cudart_abi_cudaStreamQuery))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -19823,6 +20543,7 @@ static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *cons
         result = cudart_unbound("cudaStreamSetAttribute");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaStreamSetAttribute", values) < 0)
@@ -19830,6 +20551,7 @@ static PyObject *cudart_fn_cudaStreamSetAttribute(PyObject *self, PyObject *cons
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamSetAttribute, cudart_abi_cudaStreamSetAttribute) fn = (CUDART_FN_T(cudaStreamSetAttribute, cudart_abi_cudaStreamSetAttribute))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -19862,6 +20584,7 @@ static PyObject *cudart_fn_cudaStreamSynchronize(PyObject *self, PyObject *const
         result = cudart_unbound("cudaStreamSynchronize");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaStreamSynchronize", values) < 0)
@@ -19869,6 +20592,7 @@ static PyObject *cudart_fn_cudaStreamSynchronize(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamSynchronize, cudart_abi_cudaStreamSynchronize) fn = (CUDART_FN_T(cudaStreamSynchronize, cudart_abi_cudaStreamSynchronize))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -19920,6 +20644,7 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, P
         result = cudart_unbound("cudaStreamUpdateCaptureDependencies");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, u4);
         if (cudart_record_call("cudaStreamUpdateCaptureDependencies", values) < 0)
@@ -19927,6 +20652,7 @@ static PyObject *cudart_fn_cudaStreamUpdateCaptureDependencies(PyObject *self, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamUpdateCaptureDependencies, cudart_abi_cudaStreamUpdateCaptureDependencies) fn = (CUDART_FN_T(cudaStreamUpdateCaptureDependencies, cudart_abi_cudaStreamUpdateCaptureDependencies))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -19969,6 +20695,7 @@ static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *
         result = cudart_unbound("cudaStreamWaitEvent");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
         if (cudart_record_call("cudaStreamWaitEvent", values) < 0)
@@ -19976,6 +20703,7 @@ static PyObject *cudart_fn_cudaStreamWaitEvent(PyObject *self, PyObject *const *
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaStreamWaitEvent, cudart_abi_cudaStreamWaitEvent) fn = (CUDART_FN_T(cudaStreamWaitEvent, cudart_abi_cudaStreamWaitEvent))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -20014,6 +20742,7 @@ static PyObject *cudart_fn_cudaThreadExchangeStreamCaptureMode(PyObject *self, P
         result = cudart_unbound("cudaThreadExchangeStreamCaptureMode");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
         if (cudart_record_call("cudaThreadExchangeStreamCaptureMode", values) < 0)
@@ -20021,6 +20750,7 @@ static PyObject *cudart_fn_cudaThreadExchangeStreamCaptureMode(PyObject *self, P
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaThreadExchangeStreamCaptureMode, cudart_abi_cudaThreadExchangeStreamCaptureMode) fn = (CUDART_FN_T(cudaThreadExchangeStreamCaptureMode, cudart_abi_cudaThreadExchangeStreamCaptureMode))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -20074,6 +20804,7 @@ static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaUserObjectCreate");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, u4);
         if (cudart_record_call("cudaUserObjectCreate", values) < 0)
@@ -20081,6 +20812,7 @@ static PyObject *cudart_fn_cudaUserObjectCreate(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaUserObjectCreate, cudart_abi_cudaUserObjectCreate) fn = (CUDART_FN_T(cudaUserObjectCreate, cudart_abi_cudaUserObjectCreate))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -20119,6 +20851,7 @@ static PyObject *cudart_fn_cudaUserObjectRelease(PyObject *self, PyObject *const
         result = cudart_unbound("cudaUserObjectRelease");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaUserObjectRelease", values) < 0)
@@ -20126,6 +20859,7 @@ static PyObject *cudart_fn_cudaUserObjectRelease(PyObject *self, PyObject *const
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaUserObjectRelease, cudart_abi_cudaUserObjectRelease) fn = (CUDART_FN_T(cudaUserObjectRelease, cudart_abi_cudaUserObjectRelease))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -20160,6 +20894,7 @@ static PyObject *cudart_fn_cudaUserObjectRetain(PyObject *self, PyObject *const 
         result = cudart_unbound("cudaUserObjectRetain");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
         if (cudart_record_call("cudaUserObjectRetain", values) < 0)
@@ -20167,6 +20902,7 @@ static PyObject *cudart_fn_cudaUserObjectRetain(PyObject *self, PyObject *const 
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaUserObjectRetain, cudart_abi_cudaUserObjectRetain) fn = (CUDART_FN_T(cudaUserObjectRetain, cudart_abi_cudaUserObjectRetain))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -20211,6 +20947,7 @@ static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *a
         result = cudart_unbound("cudaVDPAUGetDevice");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaVDPAUGetDevice", values) < 0)
@@ -20218,6 +20955,7 @@ static PyObject *cudart_fn_cudaVDPAUGetDevice(PyObject *self, PyObject *const *a
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaVDPAUGetDevice, cudart_abi_cudaVDPAUGetDevice) fn = (CUDART_FN_T(cudaVDPAUGetDevice, cudart_abi_cudaVDPAUGetDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -20258,6 +20996,7 @@ static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *con
         result = cudart_unbound("cudaVDPAUSetVDPAUDevice");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(LKK)", i0, u1, (unsigned long long)(uintptr_t)a2);
         if (cudart_record_call("cudaVDPAUSetVDPAUDevice", values) < 0)
@@ -20265,6 +21004,7 @@ static PyObject *cudart_fn_cudaVDPAUSetVDPAUDevice(PyObject *self, PyObject *con
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaVDPAUSetVDPAUDevice, cudart_abi_cudaVDPAUSetVDPAUDevice) fn = (CUDART_FN_T(cudaVDPAUSetVDPAUDevice, cudart_abi_cudaVDPAUSetVDPAUDevice))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS
@@ -20313,6 +21053,7 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObj
         result = cudart_unbound("cudaWaitExternalSemaphoresAsync");
         goto done;
     }
+#ifdef CUDART_FAST_TEST_HOOKS
     if (slot == CUDART_RECORD) {
         PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3);
         if (cudart_record_call("cudaWaitExternalSemaphoresAsync", values) < 0)
@@ -20320,6 +21061,7 @@ static PyObject *cudart_fn_cudaWaitExternalSemaphoresAsync(PyObject *self, PyObj
         result = PyLong_FromLong(0);
         goto done;
     }
+#endif
     CUDART_FN_T(cudaWaitExternalSemaphoresAsync, cudart_abi_cudaWaitExternalSemaphoresAsync) fn = (CUDART_FN_T(cudaWaitExternalSemaphoresAsync, cudart_abi_cudaWaitExternalSemaphoresAsync))slot;
     unsigned int r;
     Py_BEGIN_ALLOW_THREADS

@@ -2139,10 +2139,10 @@ def cudaArrayGetMemoryRequirements(
 
     C: cudaError_t cudaArrayGetMemoryRequirements(struct cudaArrayMemoryRequirements *memoryRequirements, cudaArray_t array, int device)
     """
-    if array.__class__ is not cudaArray_t:
-        array = _c.handle(array, cudaArray_t, "array")
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
         device = _c.integer(device, _range_int, "cudaArrayGetMemoryRequirements", "device")
+    if array.__class__ is not cudaArray_t:
+        array = _c.handle(array, cudaArray_t, "array")
     memoryRequirements = cudaArrayMemoryRequirements()
     try:
         err = _cudaArrayGetMemoryRequirements(memoryRequirements, array, device)
@@ -2171,10 +2171,10 @@ def cudaArrayGetPlane(hArray: cudaArray_t | _HandleLike, planeIdx: int) -> cudaA
 
     C: cudaError_t cudaArrayGetPlane(cudaArray_t *pPlaneArray, cudaArray_t hArray, unsigned int planeIdx)
     """
-    if hArray.__class__ is not cudaArray_t:
-        hArray = _c.handle(hArray, cudaArray_t, "hArray")
     if planeIdx.__class__ is not int or planeIdx >> 32:
         planeIdx = _c.integer(planeIdx, _range_unsigned_int, "cudaArrayGetPlane", "planeIdx")
+    if hArray.__class__ is not cudaArray_t:
+        hArray = _c.handle(hArray, cudaArray_t, "hArray")
     pPlaneArray = cudaArray_t()
     try:
         err = _cudaArrayGetPlane(pPlaneArray, hArray, planeIdx)
@@ -2403,11 +2403,14 @@ def cudaDestroyExternalMemory(extMem: cudaExternalMemory_t | _HandleLike) -> Non
     """
     if extMem.__class__ is not cudaExternalMemory_t:
         extMem = _c.handle(extMem, cudaExternalMemory_t, "extMem")
+    _c.claim(extMem, "extMem", "cudaDestroyExternalMemory")
     try:
         err = _cudaDestroyExternalMemory(extMem)
     except _ArgumentError as exc:
+        _c.unclaim(extMem)
         raise _c.argument_error(exc, "cudaDestroyExternalMemory", ("extMem",)) from None
     if err:
+        _c.unclaim(extMem)
         raise _error(err, _lib)
     _c.destroyed(extMem, "cudaExternalMemory_t", "cudaDestroyExternalMemory")
 
@@ -2428,11 +2431,14 @@ def cudaDestroyExternalSemaphore(extSem: cudaExternalSemaphore_t | _HandleLike) 
     """
     if extSem.__class__ is not cudaExternalSemaphore_t:
         extSem = _c.handle(extSem, cudaExternalSemaphore_t, "extSem")
+    _c.claim(extSem, "extSem", "cudaDestroyExternalSemaphore")
     try:
         err = _cudaDestroyExternalSemaphore(extSem)
     except _ArgumentError as exc:
+        _c.unclaim(extSem)
         raise _c.argument_error(exc, "cudaDestroyExternalSemaphore", ("extSem",)) from None
     if err:
+        _c.unclaim(extSem)
         raise _error(err, _lib)
     _c.destroyed(extSem, "cudaExternalSemaphore_t", "cudaDestroyExternalSemaphore")
 
@@ -2452,11 +2458,14 @@ def cudaDestroySurfaceObject(surfObject: int) -> None:
     C: cudaError_t cudaDestroySurfaceObject(cudaSurfaceObject_t surfObject)
     """
     surfObject = _c.integer_handle(surfObject, "cudaSurfaceObject_t", "surfObject")
+    _c.claim(surfObject, "surfObject", "cudaDestroySurfaceObject")
     try:
         err = _cudaDestroySurfaceObject(surfObject)
     except _ArgumentError as exc:
+        _c.unclaim(surfObject)
         raise _c.argument_error(exc, "cudaDestroySurfaceObject", ("surfObject",)) from None
     if err:
+        _c.unclaim(surfObject)
         raise _error(err, _lib)
     _c.destroyed(surfObject, "cudaSurfaceObject_t", "cudaDestroySurfaceObject")
 
@@ -2476,11 +2485,14 @@ def cudaDestroyTextureObject(texObject: int) -> None:
     C: cudaError_t cudaDestroyTextureObject(cudaTextureObject_t texObject)
     """
     texObject = _c.integer_handle(texObject, "cudaTextureObject_t", "texObject")
+    _c.claim(texObject, "texObject", "cudaDestroyTextureObject")
     try:
         err = _cudaDestroyTextureObject(texObject)
     except _ArgumentError as exc:
+        _c.unclaim(texObject)
         raise _c.argument_error(exc, "cudaDestroyTextureObject", ("texObject",)) from None
     if err:
+        _c.unclaim(texObject)
         raise _error(err, _lib)
     _c.destroyed(texObject, "cudaTextureObject_t", "cudaDestroyTextureObject")
 
@@ -2847,16 +2859,16 @@ def cudaDeviceGetNvSciSyncAttributes(
 
     C: cudaError_t cudaDeviceGetNvSciSyncAttributes(void *nvSciSyncAttrList, int device, int flags)
     """
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(device, _range_int, "cudaDeviceGetNvSciSyncAttributes", "device")
+    if flags.__class__ is not int or not -2147483648 <= flags <= 2147483647:
+        flags = _c.integer(flags, _range_int, "cudaDeviceGetNvSciSyncAttributes", "flags")
     if nvSciSyncAttrList.__class__ is not int:
         nvSciSyncAttrList = _c.pointer(nvSciSyncAttrList, "nvSciSyncAttrList", True)
     elif nvSciSyncAttrList >> 64:
         raise _c.address_error(
             nvSciSyncAttrList, "cudaDeviceGetNvSciSyncAttributes", "nvSciSyncAttrList"
         )
-    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(device, _range_int, "cudaDeviceGetNvSciSyncAttributes", "device")
-    if flags.__class__ is not int or not -2147483648 <= flags <= 2147483647:
-        flags = _c.integer(flags, _range_int, "cudaDeviceGetNvSciSyncAttributes", "flags")
     try:
         err = _cudaDeviceGetNvSciSyncAttributes(nvSciSyncAttrList, device, flags)
     except _ArgumentError as exc:
@@ -3013,6 +3025,8 @@ def cudaDeviceGetTexture1DLinearMaxWidth(fmtDesc: _PointerLike, device: int) -> 
 
     C: cudaError_t cudaDeviceGetTexture1DLinearMaxWidth(size_t *maxWidthInElements, const struct cudaChannelFormatDesc *fmtDesc, int device)
     """
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(device, _range_int, "cudaDeviceGetTexture1DLinearMaxWidth", "device")
     if fmtDesc.__class__ is not int:
         fmtDesc = _c.ref(
             fmtDesc,
@@ -3026,8 +3040,6 @@ def cudaDeviceGetTexture1DLinearMaxWidth(fmtDesc: _PointerLike, device: int) -> 
         raise _c.address_error(
             fmtDesc, "cudaDeviceGetTexture1DLinearMaxWidth", "fmtDesc", "cudaChannelFormatDesc"
         )
-    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(device, _range_int, "cudaDeviceGetTexture1DLinearMaxWidth", "device")
     try:
         if _compiled:
             err, maxWidthInElements = _cudaDeviceGetTexture1DLinearMaxWidth_out(fmtDesc, device)
@@ -3088,7 +3100,7 @@ def cudaDeviceRegisterAsyncNotification(
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
         device = _c.integer(device, _range_int, "cudaDeviceRegisterAsyncNotification", "device")
     if callbackFunc.__class__ is not int:
-        callbackFunc = _c.pointer(callbackFunc, "callbackFunc", True)
+        callbackFunc = _c.function_pointer(callbackFunc, "callbackFunc", "cudaAsyncCallback")
     elif callbackFunc >> 64:
         raise _c.address_error(callbackFunc, "cudaDeviceRegisterAsyncNotification", "callbackFunc")
     if userData.__class__ is not int:
@@ -3306,13 +3318,16 @@ def cudaDeviceUnregisterAsyncNotification(
         device = _c.integer(device, _range_int, "cudaDeviceUnregisterAsyncNotification", "device")
     if callback.__class__ is not cudaAsyncCallbackHandle_t:
         callback = _c.handle(callback, cudaAsyncCallbackHandle_t, "callback")
+    _c.claim(callback, "callback", "cudaDeviceUnregisterAsyncNotification")
     try:
         err = _cudaDeviceUnregisterAsyncNotification(device, callback)
     except _ArgumentError as exc:
+        _c.unclaim(callback)
         raise _c.argument_error(
             exc, "cudaDeviceUnregisterAsyncNotification", ("device", "callback")
         ) from None
     if err:
+        _c.unclaim(callback)
         raise _error(err, _lib)
     _c.destroyed(callback, "cudaAsyncCallbackHandle_t", "cudaDeviceUnregisterAsyncNotification")
 
@@ -3360,6 +3375,10 @@ def cudaEGLStreamConsumerAcquireFrame(
 
     C: cudaError_t cudaEGLStreamConsumerAcquireFrame(cudaEglStreamConnection *conn, cudaGraphicsResource_t *pCudaResource, cudaStream_t *pStream, unsigned int timeout)
     """
+    if timeout.__class__ is not int or timeout >> 32:
+        timeout = _c.integer(
+            timeout, _range_unsigned_int, "cudaEGLStreamConsumerAcquireFrame", "timeout"
+        )
     if conn.__class__ is not int:
         conn = _c.ref(
             conn,
@@ -3393,10 +3412,6 @@ def cudaEGLStreamConsumerAcquireFrame(
         )
     elif pStream >> 64:
         raise _c.address_error(pStream, "cudaEGLStreamConsumerAcquireFrame", "pStream")
-    if timeout.__class__ is not int or timeout >> 32:
-        timeout = _c.integer(
-            timeout, _range_unsigned_int, "cudaEGLStreamConsumerAcquireFrame", "timeout"
-        )
     try:
         err = _cudaEGLStreamConsumerAcquireFrame(conn, pCudaResource, pStream, timeout)
     except _ArgumentError as exc:
@@ -3456,12 +3471,12 @@ def cudaEGLStreamConsumerConnectWithFlags(
 
     C: cudaError_t cudaEGLStreamConsumerConnectWithFlags(cudaEglStreamConnection *conn, EGLStreamKHR eglStream, unsigned int flags)
     """
-    if eglStream.__class__ is not EGLStreamKHR:
-        eglStream = _c.handle(eglStream, EGLStreamKHR, "eglStream")
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(
             flags, _range_unsigned_int, "cudaEGLStreamConsumerConnectWithFlags", "flags"
         )
+    if eglStream.__class__ is not EGLStreamKHR:
+        eglStream = _c.handle(eglStream, EGLStreamKHR, "eglStream")
     conn = cudaEglStreamConnection()
     try:
         err = _cudaEGLStreamConsumerConnectWithFlags(conn, eglStream, flags)
@@ -3574,12 +3589,12 @@ def cudaEGLStreamProducerConnect(
 
     C: cudaError_t cudaEGLStreamProducerConnect(cudaEglStreamConnection *conn, EGLStreamKHR eglStream, EGLint width, EGLint height)
     """
-    if eglStream.__class__ is not EGLStreamKHR:
-        eglStream = _c.handle(eglStream, EGLStreamKHR, "eglStream")
     if width.__class__ is not int or not -2147483648 <= width <= 2147483647:
         width = _c.integer(width, _range_EGLint_int, "cudaEGLStreamProducerConnect", "width")
     if height.__class__ is not int or not -2147483648 <= height <= 2147483647:
         height = _c.integer(height, _range_EGLint_int, "cudaEGLStreamProducerConnect", "height")
+    if eglStream.__class__ is not EGLStreamKHR:
+        eglStream = _c.handle(eglStream, EGLStreamKHR, "eglStream")
     conn = cudaEglStreamConnection()
     try:
         err = _cudaEGLStreamProducerConnect(conn, eglStream, width, height)
@@ -3749,10 +3764,10 @@ def cudaEventCreateFromEGLSync(eglSync: EGLSyncKHR | _HandleLike, flags: int) ->
 
     C: cudaError_t cudaEventCreateFromEGLSync(cudaEvent_t *phEvent, EGLSyncKHR eglSync, unsigned int flags)
     """
-    if eglSync.__class__ is not EGLSyncKHR:
-        eglSync = _c.handle(eglSync, EGLSyncKHR, "eglSync")
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, _range_unsigned_int, "cudaEventCreateFromEGLSync", "flags")
+    if eglSync.__class__ is not EGLSyncKHR:
+        eglSync = _c.handle(eglSync, EGLSyncKHR, "eglSync")
     phEvent = cudaEvent_t()
     try:
         err = _cudaEventCreateFromEGLSync(phEvent, eglSync, flags)
@@ -3808,11 +3823,14 @@ def cudaEventDestroy(event: cudaEvent_t | _HandleLike) -> None:
     """
     if event.__class__ is not cudaEvent_t:
         event = _c.handle(event, cudaEvent_t, "event")
+    _c.claim(event, "event", "cudaEventDestroy")
     try:
         err = _cudaEventDestroy(event)
     except _ArgumentError as exc:
+        _c.unclaim(event)
         raise _c.argument_error(exc, "cudaEventDestroy", ("event",)) from None
     if err:
+        _c.unclaim(event)
         raise _error(err, _lib)
     _c.destroyed(event, "cudaEvent_t", "cudaEventDestroy")
 
@@ -3921,12 +3939,12 @@ def cudaEventRecordWithFlags(
 
     C: cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags)
     """
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaEventRecordWithFlags", "flags")
     if event.__class__ is not cudaEvent_t:
         event = _c.handle(event, cudaEvent_t, "event")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
-    if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, _range_unsigned_int, "cudaEventRecordWithFlags", "flags")
     try:
         err = _cudaEventRecordWithFlags(event, stream, flags)
     except _ArgumentError as exc:
@@ -4077,11 +4095,14 @@ def cudaFree(devPtr: _PointerLike) -> None:
         devPtr = _c.pointer(devPtr, "devPtr", True)
     elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaFree", "devPtr")
+    _c.claim(devPtr, "devPtr", "cudaFree")
     try:
         err = _cudaFree(devPtr)
     except _ArgumentError as exc:
+        _c.unclaim(devPtr)
         raise _c.argument_error(exc, "cudaFree", ("devPtr",)) from None
     if err:
+        _c.unclaim(devPtr)
         raise _error(err, _lib)
     _c.host_freed(devPtr)
 
@@ -4102,11 +4123,14 @@ def cudaFreeArray(array: cudaArray_t | _HandleLike) -> None:
     """
     if array.__class__ is not cudaArray_t:
         array = _c.handle(array, cudaArray_t, "array")
+    _c.claim(array, "array", "cudaFreeArray")
     try:
         err = _cudaFreeArray(array)
     except _ArgumentError as exc:
+        _c.unclaim(array)
         raise _c.argument_error(exc, "cudaFreeArray", ("array",)) from None
     if err:
+        _c.unclaim(array)
         raise _error(err, _lib)
     _c.destroyed(array, "cudaArray_t", "cudaFreeArray")
 
@@ -4156,11 +4180,14 @@ def cudaFreeHost(ptr: _PointerLike) -> None:
         ptr = _c.pointer(ptr, "ptr", True)
     elif ptr >> 64:
         raise _c.address_error(ptr, "cudaFreeHost", "ptr")
+    _c.claim(ptr, "ptr", "cudaFreeHost")
     try:
         err = _cudaFreeHost(ptr)
     except _ArgumentError as exc:
+        _c.unclaim(ptr)
         raise _c.argument_error(exc, "cudaFreeHost", ("ptr",)) from None
     if err:
+        _c.unclaim(ptr)
         raise _error(err, _lib)
     _c.host_freed(ptr)
 
@@ -4181,11 +4208,14 @@ def cudaFreeMipmappedArray(mipmappedArray: cudaMipmappedArray_t | _HandleLike) -
     """
     if mipmappedArray.__class__ is not cudaMipmappedArray_t:
         mipmappedArray = _c.handle(mipmappedArray, cudaMipmappedArray_t, "mipmappedArray")
+    _c.claim(mipmappedArray, "mipmappedArray", "cudaFreeMipmappedArray")
     try:
         err = _cudaFreeMipmappedArray(mipmappedArray)
     except _ArgumentError as exc:
+        _c.unclaim(mipmappedArray)
         raise _c.argument_error(exc, "cudaFreeMipmappedArray", ("mipmappedArray",)) from None
     if err:
+        _c.unclaim(mipmappedArray)
         raise _error(err, _lib)
     _c.destroyed(mipmappedArray, "cudaMipmappedArray_t", "cudaFreeMipmappedArray")
 
@@ -4263,12 +4293,12 @@ def cudaFuncGetParamInfo(func: _PointerLike, paramIndex: int) -> tuple[int, int]
 
     C: cudaError_t cudaFuncGetParamInfo(const void *func, size_t paramIndex, size_t *paramOffset, size_t *paramSize)
     """
+    if paramIndex.__class__ is not int or paramIndex >> 64:
+        paramIndex = _c.integer(paramIndex, _range_size_t, "cudaFuncGetParamInfo", "paramIndex")
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
     elif func >> 64:
         raise _c.address_error(func, "cudaFuncGetParamInfo", "func")
-    if paramIndex.__class__ is not int or paramIndex >> 64:
-        paramIndex = _c.integer(paramIndex, _range_size_t, "cudaFuncGetParamInfo", "paramIndex")
     try:
         if _compiled:
             err, paramOffset, paramSize = _cudaFuncGetParamInfo_out(func, paramIndex)
@@ -4301,16 +4331,16 @@ def cudaFuncSetAttribute(func: _PointerLike, attr: cudaFuncAttribute | int, valu
 
     C: cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value)
     """
-    if func.__class__ is not int:
-        func = _c.device_function(func, "func")
-    elif func >> 64:
-        raise _c.address_error(func, "cudaFuncSetAttribute", "func")
     if attr.__class__ is not cudaFuncAttribute and (
         attr.__class__ is not int or attr not in _cudaFuncAttribute_members
     ):
         attr = _c.enum_argument(attr, _range_cudaFuncAttribute, "cudaFuncSetAttribute", "attr")
     if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
         value = _c.integer(value, _range_int, "cudaFuncSetAttribute", "value")
+    if func.__class__ is not int:
+        func = _c.device_function(func, "func")
+    elif func >> 64:
+        raise _c.address_error(func, "cudaFuncSetAttribute", "func")
     try:
         err = _cudaFuncSetAttribute(func, attr, value)
     except _ArgumentError as exc:
@@ -4332,16 +4362,16 @@ def cudaFuncSetCacheConfig(func: _PointerLike, cacheConfig: cudaFuncCache | int)
 
     C: cudaError_t cudaFuncSetCacheConfig(const void *func, enum cudaFuncCache cacheConfig)
     """
-    if func.__class__ is not int:
-        func = _c.device_function(func, "func")
-    elif func >> 64:
-        raise _c.address_error(func, "cudaFuncSetCacheConfig", "func")
     if cacheConfig.__class__ is not cudaFuncCache and (
         cacheConfig.__class__ is not int or cacheConfig not in _cudaFuncCache_members
     ):
         cacheConfig = _c.enum_argument(
             cacheConfig, _range_cudaFuncCache, "cudaFuncSetCacheConfig", "cacheConfig"
         )
+    if func.__class__ is not int:
+        func = _c.device_function(func, "func")
+    elif func >> 64:
+        raise _c.address_error(func, "cudaFuncSetCacheConfig", "func")
     try:
         err = _cudaFuncSetCacheConfig(func, cacheConfig)
     except _ArgumentError as exc:
@@ -4366,16 +4396,16 @@ def cudaFuncSetSharedMemConfig(func: _PointerLike, config: cudaSharedMemConfig |
     C: cudaError_t cudaFuncSetSharedMemConfig(const void *func, enum cudaSharedMemConfig config)
     """
     _c.deprecated("cudaFuncSetSharedMemConfig", None)
-    if func.__class__ is not int:
-        func = _c.device_function(func, "func")
-    elif func >> 64:
-        raise _c.address_error(func, "cudaFuncSetSharedMemConfig", "func")
     if config.__class__ is not cudaSharedMemConfig and (
         config.__class__ is not int or config not in _cudaSharedMemConfig_members
     ):
         config = _c.enum_argument(
             config, _range_cudaSharedMemConfig, "cudaFuncSetSharedMemConfig", "config"
         )
+    if func.__class__ is not int:
+        func = _c.device_function(func, "func")
+    elif func >> 64:
+        raise _c.address_error(func, "cudaFuncSetSharedMemConfig", "func")
     try:
         err = _cudaFuncSetSharedMemConfig(func, config)
     except _ArgumentError as exc:
@@ -4841,10 +4871,10 @@ def cudaGetDriverEntryPoint(
 
     C: cudaError_t cudaGetDriverEntryPoint(const char *symbol, void **funcPtr, unsigned long long flags, enum cudaDriverEntryPointQueryResult *driverStatus)
     """
-    if symbol.__class__ is not bytes:
-        symbol = _c.cstring(symbol, "symbol")
     if flags.__class__ is not int or flags >> 64:
         flags = _c.integer(flags, _range_unsigned_long_long, "cudaGetDriverEntryPoint", "flags")
+    if symbol.__class__ is not bytes:
+        symbol = _c.cstring(symbol, "symbol")
     try:
         if _compiled:
             err, funcPtr, driverStatus = _cudaGetDriverEntryPoint_out(symbol, flags)
@@ -4883,8 +4913,6 @@ def cudaGetDriverEntryPointByVersion(
 
     C: cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr, unsigned int cudaVersion, unsigned long long flags, enum cudaDriverEntryPointQueryResult *driverStatus)
     """
-    if symbol.__class__ is not bytes:
-        symbol = _c.cstring(symbol, "symbol")
     if cudaVersion.__class__ is not int or cudaVersion >> 32:
         cudaVersion = _c.integer(
             cudaVersion, _range_unsigned_int, "cudaGetDriverEntryPointByVersion", "cudaVersion"
@@ -4893,6 +4921,8 @@ def cudaGetDriverEntryPointByVersion(
         flags = _c.integer(
             flags, _range_unsigned_long_long, "cudaGetDriverEntryPointByVersion", "flags"
         )
+    if symbol.__class__ is not bytes:
+        symbol = _c.cstring(symbol, "symbol")
     try:
         if _compiled:
             err, funcPtr, driverStatus = _cudaGetDriverEntryPointByVersion_out(
@@ -5076,10 +5106,10 @@ def cudaGetMipmappedArrayLevel(
 
     C: cudaError_t cudaGetMipmappedArrayLevel(cudaArray_t *levelArray, cudaMipmappedArray_const_t mipmappedArray, unsigned int level)
     """
-    if mipmappedArray.__class__ is not cudaMipmappedArray_const_t:
-        mipmappedArray = _c.handle(mipmappedArray, cudaMipmappedArray_const_t, "mipmappedArray")
     if level.__class__ is not int or level >> 32:
         level = _c.integer(level, _range_unsigned_int, "cudaGetMipmappedArrayLevel", "level")
+    if mipmappedArray.__class__ is not cudaMipmappedArray_const_t:
+        mipmappedArray = _c.handle(mipmappedArray, cudaMipmappedArray_const_t, "mipmappedArray")
     levelArray = cudaArray_t()
     try:
         err = _cudaGetMipmappedArrayLevel(levelArray, mipmappedArray, level)
@@ -5295,6 +5325,10 @@ def cudaGraphAddChildGraphNode(
 
     C: cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, cudaGraph_t childGraph)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddChildGraphNode", "numDependencies"
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
@@ -5308,10 +5342,6 @@ def cudaGraphAddChildGraphNode(
         )
     elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddChildGraphNode", "pDependencies")
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphAddChildGraphNode", "numDependencies"
-        )
     if childGraph.__class__ is not cudaGraph_t:
         childGraph = _c.handle(childGraph, cudaGraph_t, "childGraph")
     pGraphNode = cudaGraphNode_t()
@@ -5348,6 +5378,10 @@ def cudaGraphAddDependencies(
 
     C: cudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cudaGraphNode_t *from, const cudaGraphNode_t *to, size_t numDependencies)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddDependencies", "numDependencies"
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if from_.__class__ is not int:
@@ -5372,10 +5406,6 @@ def cudaGraphAddDependencies(
         )
     elif to >> 64:
         raise _c.address_error(to, "cudaGraphAddDependencies", "to")
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphAddDependencies", "numDependencies"
-        )
     try:
         err = _cudaGraphAddDependencies(graph, from_, to, numDependencies)
     except _ArgumentError as exc:
@@ -5408,6 +5438,10 @@ def cudaGraphAddDependencies_v2(
 
     C: cudaError_t cudaGraphAddDependencies_v2(cudaGraph_t graph, const cudaGraphNode_t *from, const cudaGraphNode_t *to, const cudaGraphEdgeData *edgeData, size_t numDependencies)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddDependencies_v2", "numDependencies"
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if from_.__class__ is not int:
@@ -5445,10 +5479,6 @@ def cudaGraphAddDependencies_v2(
         raise _c.address_error(
             edgeData, "cudaGraphAddDependencies_v2", "edgeData", "cudaGraphEdgeData"
         )
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphAddDependencies_v2", "numDependencies"
-        )
     try:
         err = _cudaGraphAddDependencies_v2(graph, from_, to, edgeData, numDependencies)
     except _ArgumentError as exc:
@@ -5480,6 +5510,10 @@ def cudaGraphAddEmptyNode(
 
     C: cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddEmptyNode", "numDependencies"
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
@@ -5493,10 +5527,6 @@ def cudaGraphAddEmptyNode(
         )
     elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddEmptyNode", "pDependencies")
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphAddEmptyNode", "numDependencies"
-        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddEmptyNode(pGraphNode, graph, pDependencies, numDependencies)
@@ -5534,6 +5564,10 @@ def cudaGraphAddEventRecordNode(
 
     C: cudaError_t cudaGraphAddEventRecordNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, cudaEvent_t event)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddEventRecordNode", "numDependencies"
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
@@ -5547,10 +5581,6 @@ def cudaGraphAddEventRecordNode(
         )
     elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddEventRecordNode", "pDependencies")
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphAddEventRecordNode", "numDependencies"
-        )
     if event.__class__ is not cudaEvent_t:
         event = _c.handle(event, cudaEvent_t, "event")
     pGraphNode = cudaGraphNode_t()
@@ -5590,6 +5620,10 @@ def cudaGraphAddEventWaitNode(
 
     C: cudaError_t cudaGraphAddEventWaitNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, cudaEvent_t event)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddEventWaitNode", "numDependencies"
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
@@ -5603,10 +5637,6 @@ def cudaGraphAddEventWaitNode(
         )
     elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddEventWaitNode", "pDependencies")
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphAddEventWaitNode", "numDependencies"
-        )
     if event.__class__ is not cudaEvent_t:
         event = _c.handle(event, cudaEvent_t, "event")
     pGraphNode = cudaGraphNode_t()
@@ -5646,6 +5676,13 @@ def cudaGraphAddExternalSemaphoresSignalNode(
 
     C: cudaError_t cudaGraphAddExternalSemaphoresSignalNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaExternalSemaphoreSignalNodeParams *nodeParams)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies,
+            _range_size_t,
+            "cudaGraphAddExternalSemaphoresSignalNode",
+            "numDependencies",
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
@@ -5660,13 +5697,6 @@ def cudaGraphAddExternalSemaphoresSignalNode(
     elif pDependencies >> 64:
         raise _c.address_error(
             pDependencies, "cudaGraphAddExternalSemaphoresSignalNode", "pDependencies"
-        )
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies,
-            _range_size_t,
-            "cudaGraphAddExternalSemaphoresSignalNode",
-            "numDependencies",
         )
     if nodeParams.__class__ is not int:
         nodeParams = _c.ref(
@@ -5723,6 +5753,13 @@ def cudaGraphAddExternalSemaphoresWaitNode(
 
     C: cudaError_t cudaGraphAddExternalSemaphoresWaitNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaExternalSemaphoreWaitNodeParams *nodeParams)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies,
+            _range_size_t,
+            "cudaGraphAddExternalSemaphoresWaitNode",
+            "numDependencies",
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
@@ -5737,13 +5774,6 @@ def cudaGraphAddExternalSemaphoresWaitNode(
     elif pDependencies >> 64:
         raise _c.address_error(
             pDependencies, "cudaGraphAddExternalSemaphoresWaitNode", "pDependencies"
-        )
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies,
-            _range_size_t,
-            "cudaGraphAddExternalSemaphoresWaitNode",
-            "numDependencies",
         )
     if nodeParams.__class__ is not int:
         nodeParams = _c.ref(
@@ -5802,6 +5832,10 @@ def cudaGraphAddHostNode(
 
     C: cudaError_t cudaGraphAddHostNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaHostNodeParams *pNodeParams)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddHostNode", "numDependencies"
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
@@ -5815,10 +5849,6 @@ def cudaGraphAddHostNode(
         )
     elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddHostNode", "pDependencies")
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphAddHostNode", "numDependencies"
-        )
     pNodeParams, _pNodeParams_token = _c.callback_record(
         pNodeParams, cudaHostNodeParams, _lib, "pNodeParams"
     )
@@ -5863,6 +5893,10 @@ def cudaGraphAddKernelNode(
 
     C: cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaKernelNodeParams *pNodeParams)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddKernelNode", "numDependencies"
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
@@ -5876,10 +5910,6 @@ def cudaGraphAddKernelNode(
         )
     elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddKernelNode", "pDependencies")
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphAddKernelNode", "numDependencies"
-        )
     if pNodeParams.__class__ is not int:
         pNodeParams = _c.ref(
             pNodeParams,
@@ -5932,6 +5962,10 @@ def cudaGraphAddMemAllocNode(
 
     C: cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, struct cudaMemAllocNodeParams *nodeParams)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddMemAllocNode", "numDependencies"
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
@@ -5945,10 +5979,6 @@ def cudaGraphAddMemAllocNode(
         )
     elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddMemAllocNode", "pDependencies")
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphAddMemAllocNode", "numDependencies"
-        )
     if nodeParams.__class__ is not int:
         nodeParams = _c.ref(
             nodeParams,
@@ -6001,6 +6031,10 @@ def cudaGraphAddMemFreeNode(
 
     C: cudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, void *dptr)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddMemFreeNode", "numDependencies"
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
@@ -6014,10 +6048,6 @@ def cudaGraphAddMemFreeNode(
         )
     elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddMemFreeNode", "pDependencies")
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphAddMemFreeNode", "numDependencies"
-        )
     if dptr.__class__ is not int:
         dptr = _c.pointer(dptr, "dptr", True)
     elif dptr >> 64:
@@ -6059,6 +6089,10 @@ def cudaGraphAddMemcpyNode(
 
     C: cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaMemcpy3DParms *pCopyParams)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddMemcpyNode", "numDependencies"
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
@@ -6072,10 +6106,6 @@ def cudaGraphAddMemcpyNode(
         )
     elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddMemcpyNode", "pDependencies")
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphAddMemcpyNode", "numDependencies"
-        )
     if pCopyParams.__class__ is not int:
         pCopyParams = _c.ref(
             pCopyParams,
@@ -6134,6 +6164,16 @@ def cudaGraphAddMemcpyNode1D(
 
     C: cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddMemcpyNode1D", "numDependencies"
+        )
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaGraphAddMemcpyNode1D", "count")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaGraphAddMemcpyNode1D", "kind")
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
@@ -6147,10 +6187,6 @@ def cudaGraphAddMemcpyNode1D(
         )
     elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddMemcpyNode1D", "pDependencies")
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphAddMemcpyNode1D", "numDependencies"
-        )
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, count, "cudaGraphAddMemcpyNode1D: count")
     elif dst >> 64:
@@ -6159,12 +6195,6 @@ def cudaGraphAddMemcpyNode1D(
         src = _c.pointer(src, "src", False, count, "cudaGraphAddMemcpyNode1D: count")
     elif src >> 64:
         raise _c.address_error(src, "cudaGraphAddMemcpyNode1D", "src")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaGraphAddMemcpyNode1D", "count")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
-        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaGraphAddMemcpyNode1D", "kind")
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddMemcpyNode1D(
@@ -6221,6 +6251,20 @@ def cudaGraphAddMemcpyNodeFromSymbol(
 
     C: cudaError_t cudaGraphAddMemcpyNodeFromSymbol(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddMemcpyNodeFromSymbol", "numDependencies"
+        )
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaGraphAddMemcpyNodeFromSymbol", "count")
+    if offset.__class__ is not int or offset >> 64:
+        offset = _c.integer(offset, _range_size_t, "cudaGraphAddMemcpyNodeFromSymbol", "offset")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(
+            kind, _range_cudaMemcpyKind, "cudaGraphAddMemcpyNodeFromSymbol", "kind"
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
@@ -6234,10 +6278,6 @@ def cudaGraphAddMemcpyNodeFromSymbol(
         )
     elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddMemcpyNodeFromSymbol", "pDependencies")
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphAddMemcpyNodeFromSymbol", "numDependencies"
-        )
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, count, "cudaGraphAddMemcpyNodeFromSymbol: count")
     elif dst >> 64:
@@ -6252,16 +6292,6 @@ def cudaGraphAddMemcpyNodeFromSymbol(
         )
     elif symbol >> 64:
         raise _c.address_error(symbol, "cudaGraphAddMemcpyNodeFromSymbol", "symbol")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaGraphAddMemcpyNodeFromSymbol", "count")
-    if offset.__class__ is not int or offset >> 64:
-        offset = _c.integer(offset, _range_size_t, "cudaGraphAddMemcpyNodeFromSymbol", "offset")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
-        kind = _c.enum_argument(
-            kind, _range_cudaMemcpyKind, "cudaGraphAddMemcpyNodeFromSymbol", "kind"
-        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddMemcpyNodeFromSymbol(
@@ -6319,6 +6349,20 @@ def cudaGraphAddMemcpyNodeToSymbol(
 
     C: cudaError_t cudaGraphAddMemcpyNodeToSymbol(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddMemcpyNodeToSymbol", "numDependencies"
+        )
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaGraphAddMemcpyNodeToSymbol", "count")
+    if offset.__class__ is not int or offset >> 64:
+        offset = _c.integer(offset, _range_size_t, "cudaGraphAddMemcpyNodeToSymbol", "offset")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(
+            kind, _range_cudaMemcpyKind, "cudaGraphAddMemcpyNodeToSymbol", "kind"
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
@@ -6332,10 +6376,6 @@ def cudaGraphAddMemcpyNodeToSymbol(
         )
     elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddMemcpyNodeToSymbol", "pDependencies")
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphAddMemcpyNodeToSymbol", "numDependencies"
-        )
     if symbol.__class__ is not int:
         symbol = _c.pointer(
             symbol,
@@ -6350,16 +6390,6 @@ def cudaGraphAddMemcpyNodeToSymbol(
         src = _c.pointer(src, "src", False, count, "cudaGraphAddMemcpyNodeToSymbol: count")
     elif src >> 64:
         raise _c.address_error(src, "cudaGraphAddMemcpyNodeToSymbol", "src")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaGraphAddMemcpyNodeToSymbol", "count")
-    if offset.__class__ is not int or offset >> 64:
-        offset = _c.integer(offset, _range_size_t, "cudaGraphAddMemcpyNodeToSymbol", "offset")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
-        kind = _c.enum_argument(
-            kind, _range_cudaMemcpyKind, "cudaGraphAddMemcpyNodeToSymbol", "kind"
-        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddMemcpyNodeToSymbol(
@@ -6409,6 +6439,10 @@ def cudaGraphAddMemsetNode(
 
     C: cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaMemsetParams *pMemsetParams)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddMemsetNode", "numDependencies"
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
@@ -6422,10 +6456,6 @@ def cudaGraphAddMemsetNode(
         )
     elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddMemsetNode", "pDependencies")
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphAddMemsetNode", "numDependencies"
-        )
     if pMemsetParams.__class__ is not int:
         pMemsetParams = _c.ref(
             pMemsetParams,
@@ -6478,6 +6508,10 @@ def cudaGraphAddNode(
 
     C: cudaError_t cudaGraphAddNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, struct cudaGraphNodeParams *nodeParams)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddNode", "numDependencies"
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
@@ -6491,10 +6525,6 @@ def cudaGraphAddNode(
         )
     elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddNode", "pDependencies")
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphAddNode", "numDependencies"
-        )
     if nodeParams.__class__ is not int:
         nodeParams = _c.ref(
             nodeParams, cudaGraphNodeParams, "nodeParams", True, 1, "cudaGraphAddNode: the record"
@@ -6540,6 +6570,10 @@ def cudaGraphAddNode_v2(
 
     C: cudaError_t cudaGraphAddNode_v2(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, const cudaGraphEdgeData *dependencyData, size_t numDependencies, struct cudaGraphNodeParams *nodeParams)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddNode_v2", "numDependencies"
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
@@ -6565,10 +6599,6 @@ def cudaGraphAddNode_v2(
     elif dependencyData >> 64 or 0 < dependencyData < 65536:
         raise _c.address_error(
             dependencyData, "cudaGraphAddNode_v2", "dependencyData", "cudaGraphEdgeData"
-        )
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphAddNode_v2", "numDependencies"
         )
     if nodeParams.__class__ is not int:
         nodeParams = _c.ref(
@@ -6682,8 +6712,6 @@ def cudaGraphConditionalHandleCreate(
 
     C: cudaError_t cudaGraphConditionalHandleCreate(cudaGraphConditionalHandle *pHandle_out, cudaGraph_t graph, unsigned int defaultLaunchValue, unsigned int flags)
     """
-    if graph.__class__ is not cudaGraph_t:
-        graph = _c.handle(graph, cudaGraph_t, "graph")
     if defaultLaunchValue.__class__ is not int or defaultLaunchValue >> 32:
         defaultLaunchValue = _c.integer(
             defaultLaunchValue,
@@ -6693,6 +6721,8 @@ def cudaGraphConditionalHandleCreate(
         )
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, _range_unsigned_int, "cudaGraphConditionalHandleCreate", "flags")
+    if graph.__class__ is not cudaGraph_t:
+        graph = _c.handle(graph, cudaGraph_t, "graph")
     pHandle_out = cudaGraphConditionalHandle()
     try:
         err = _cudaGraphConditionalHandleCreate(pHandle_out, graph, defaultLaunchValue, flags)
@@ -6750,12 +6780,12 @@ def cudaGraphDebugDotPrint(
 
     C: cudaError_t cudaGraphDebugDotPrint(cudaGraph_t graph, const char *path, unsigned int flags)
     """
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaGraphDebugDotPrint", "flags")
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if path.__class__ is not bytes:
         path = _c.cstring(path, "path")
-    if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, _range_unsigned_int, "cudaGraphDebugDotPrint", "flags")
     try:
         err = _cudaGraphDebugDotPrint(graph, path, flags)
     except _ArgumentError as exc:
@@ -6780,11 +6810,14 @@ def cudaGraphDestroy(graph: cudaGraph_t | _HandleLike) -> None:
     """
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
+    _c.claim(graph, "graph", "cudaGraphDestroy")
     try:
         err = _cudaGraphDestroy(graph)
     except _ArgumentError as exc:
+        _c.unclaim(graph)
         raise _c.argument_error(exc, "cudaGraphDestroy", ("graph",)) from None
     if err:
+        _c.unclaim(graph)
         raise _error(err, _lib)
     _c.destroyed(graph, "cudaGraph_t", "cudaGraphDestroy")
 
@@ -6805,11 +6838,14 @@ def cudaGraphDestroyNode(node: cudaGraphNode_t | _HandleLike) -> None:
     """
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
+    _c.claim(node, "node", "cudaGraphDestroyNode")
     try:
         err = _cudaGraphDestroyNode(node)
     except _ArgumentError as exc:
+        _c.unclaim(node)
         raise _c.argument_error(exc, "cudaGraphDestroyNode", ("node",)) from None
     if err:
+        _c.unclaim(node)
         raise _error(err, _lib)
     _c.destroyed(node, "cudaGraphNode_t", "cudaGraphDestroyNode")
 
@@ -6981,11 +7017,14 @@ def cudaGraphExecDestroy(graphExec: cudaGraphExec_t | _HandleLike) -> None:
     """
     if graphExec.__class__ is not cudaGraphExec_t:
         graphExec = _c.handle(graphExec, cudaGraphExec_t, "graphExec")
+    _c.claim(graphExec, "graphExec", "cudaGraphExecDestroy")
     try:
         err = _cudaGraphExecDestroy(graphExec)
     except _ArgumentError as exc:
+        _c.unclaim(graphExec)
         raise _c.argument_error(exc, "cudaGraphExecDestroy", ("graphExec",)) from None
     if err:
+        _c.unclaim(graphExec)
         raise _error(err, _lib)
     _c.destroyed(graphExec, "cudaGraphExec_t", "cudaGraphExecDestroy")
 
@@ -7343,6 +7382,14 @@ def cudaGraphExecMemcpyNodeSetParams1D(
 
     C: cudaError_t cudaGraphExecMemcpyNodeSetParams1D(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
     """
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaGraphExecMemcpyNodeSetParams1D", "count")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(
+            kind, _range_cudaMemcpyKind, "cudaGraphExecMemcpyNodeSetParams1D", "kind"
+        )
     if hGraphExec.__class__ is not cudaGraphExec_t:
         hGraphExec = _c.handle(hGraphExec, cudaGraphExec_t, "hGraphExec")
     if node.__class__ is not cudaGraphNode_t:
@@ -7355,14 +7402,6 @@ def cudaGraphExecMemcpyNodeSetParams1D(
         src = _c.pointer(src, "src", False, count, "cudaGraphExecMemcpyNodeSetParams1D: count")
     elif src >> 64:
         raise _c.address_error(src, "cudaGraphExecMemcpyNodeSetParams1D", "src")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaGraphExecMemcpyNodeSetParams1D", "count")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
-        kind = _c.enum_argument(
-            kind, _range_cudaMemcpyKind, "cudaGraphExecMemcpyNodeSetParams1D", "kind"
-        )
     try:
         err = _cudaGraphExecMemcpyNodeSetParams1D(hGraphExec, node, dst, src, count, kind)
     except _ArgumentError as exc:
@@ -7401,6 +7440,20 @@ def cudaGraphExecMemcpyNodeSetParamsFromSymbol(
 
     C: cudaError_t cudaGraphExecMemcpyNodeSetParamsFromSymbol(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind)
     """
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(
+            count, _range_size_t, "cudaGraphExecMemcpyNodeSetParamsFromSymbol", "count"
+        )
+    if offset.__class__ is not int or offset >> 64:
+        offset = _c.integer(
+            offset, _range_size_t, "cudaGraphExecMemcpyNodeSetParamsFromSymbol", "offset"
+        )
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(
+            kind, _range_cudaMemcpyKind, "cudaGraphExecMemcpyNodeSetParamsFromSymbol", "kind"
+        )
     if hGraphExec.__class__ is not cudaGraphExec_t:
         hGraphExec = _c.handle(hGraphExec, cudaGraphExec_t, "hGraphExec")
     if node.__class__ is not cudaGraphNode_t:
@@ -7421,20 +7474,6 @@ def cudaGraphExecMemcpyNodeSetParamsFromSymbol(
         )
     elif symbol >> 64:
         raise _c.address_error(symbol, "cudaGraphExecMemcpyNodeSetParamsFromSymbol", "symbol")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(
-            count, _range_size_t, "cudaGraphExecMemcpyNodeSetParamsFromSymbol", "count"
-        )
-    if offset.__class__ is not int or offset >> 64:
-        offset = _c.integer(
-            offset, _range_size_t, "cudaGraphExecMemcpyNodeSetParamsFromSymbol", "offset"
-        )
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
-        kind = _c.enum_argument(
-            kind, _range_cudaMemcpyKind, "cudaGraphExecMemcpyNodeSetParamsFromSymbol", "kind"
-        )
     try:
         err = _cudaGraphExecMemcpyNodeSetParamsFromSymbol(
             hGraphExec, node, dst, symbol, count, offset, kind
@@ -7475,6 +7514,20 @@ def cudaGraphExecMemcpyNodeSetParamsToSymbol(
 
     C: cudaError_t cudaGraphExecMemcpyNodeSetParamsToSymbol(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind)
     """
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(
+            count, _range_size_t, "cudaGraphExecMemcpyNodeSetParamsToSymbol", "count"
+        )
+    if offset.__class__ is not int or offset >> 64:
+        offset = _c.integer(
+            offset, _range_size_t, "cudaGraphExecMemcpyNodeSetParamsToSymbol", "offset"
+        )
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(
+            kind, _range_cudaMemcpyKind, "cudaGraphExecMemcpyNodeSetParamsToSymbol", "kind"
+        )
     if hGraphExec.__class__ is not cudaGraphExec_t:
         hGraphExec = _c.handle(hGraphExec, cudaGraphExec_t, "hGraphExec")
     if node.__class__ is not cudaGraphNode_t:
@@ -7495,20 +7548,6 @@ def cudaGraphExecMemcpyNodeSetParamsToSymbol(
         )
     elif src >> 64:
         raise _c.address_error(src, "cudaGraphExecMemcpyNodeSetParamsToSymbol", "src")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(
-            count, _range_size_t, "cudaGraphExecMemcpyNodeSetParamsToSymbol", "count"
-        )
-    if offset.__class__ is not int or offset >> 64:
-        offset = _c.integer(
-            offset, _range_size_t, "cudaGraphExecMemcpyNodeSetParamsToSymbol", "offset"
-        )
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
-        kind = _c.enum_argument(
-            kind, _range_cudaMemcpyKind, "cudaGraphExecMemcpyNodeSetParamsToSymbol", "kind"
-        )
     try:
         err = _cudaGraphExecMemcpyNodeSetParamsToSymbol(
             hGraphExec, node, symbol, src, count, offset, kind
@@ -8020,10 +8059,10 @@ def cudaGraphInstantiate(graph: cudaGraph_t | _HandleLike, flags: int = 0) -> cu
 
     C: cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags)
     """
-    if graph.__class__ is not cudaGraph_t:
-        graph = _c.handle(graph, cudaGraph_t, "graph")
     if flags.__class__ is not int or flags >> 64:
         flags = _c.integer(flags, _range_unsigned_long_long, "cudaGraphInstantiate", "flags")
+    if graph.__class__ is not cudaGraph_t:
+        graph = _c.handle(graph, cudaGraph_t, "graph")
     pGraphExec = cudaGraphExec_t()
     try:
         err = _cudaGraphInstantiate(pGraphExec, graph, flags)
@@ -8057,12 +8096,12 @@ def cudaGraphInstantiateWithFlags(
 
     C: cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags)
     """
-    if graph.__class__ is not cudaGraph_t:
-        graph = _c.handle(graph, cudaGraph_t, "graph")
     if flags.__class__ is not int or flags >> 64:
         flags = _c.integer(
             flags, _range_unsigned_long_long, "cudaGraphInstantiateWithFlags", "flags"
         )
+    if graph.__class__ is not cudaGraph_t:
+        graph = _c.handle(graph, cudaGraph_t, "graph")
     pGraphExec = cudaGraphExec_t()
     try:
         err = _cudaGraphInstantiateWithFlags(pGraphExec, graph, flags)
@@ -8195,14 +8234,14 @@ def cudaGraphKernelNodeGetAttribute(
 
     C: cudaError_t cudaGraphKernelNodeGetAttribute(cudaGraphNode_t hNode, enum cudaLaunchAttributeID attr, union cudaLaunchAttributeValue *value_out)
     """
-    if hNode.__class__ is not cudaGraphNode_t:
-        hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
     if attr.__class__ is not cudaLaunchAttributeID and (
         attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
     ):
         attr = _c.enum_argument(
             attr, _range_cudaLaunchAttributeID, "cudaGraphKernelNodeGetAttribute", "attr"
         )
+    if hNode.__class__ is not cudaGraphNode_t:
+        hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
     value_out = _c.attribute_storage(
         attr, _cudaLaunchAttributeID_values, "cudaGraphKernelNodeGetAttribute"
     )
@@ -8286,14 +8325,14 @@ def cudaGraphKernelNodeSetAttribute(
 
     C: cudaError_t cudaGraphKernelNodeSetAttribute(cudaGraphNode_t hNode, enum cudaLaunchAttributeID attr, const union cudaLaunchAttributeValue *value)
     """
-    if hNode.__class__ is not cudaGraphNode_t:
-        hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
     if attr.__class__ is not cudaLaunchAttributeID and (
         attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
     ):
         attr = _c.enum_argument(
             attr, _range_cudaLaunchAttributeID, "cudaGraphKernelNodeSetAttribute", "attr"
         )
+    if hNode.__class__ is not cudaGraphNode_t:
+        hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
     value = _c.attribute_value(
         value, attr, _cudaLaunchAttributeID_values, "cudaGraphKernelNodeSetAttribute", "value"
     )
@@ -8523,6 +8562,14 @@ def cudaGraphMemcpyNodeSetParams1D(
 
     C: cudaError_t cudaGraphMemcpyNodeSetParams1D(cudaGraphNode_t node, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
     """
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaGraphMemcpyNodeSetParams1D", "count")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(
+            kind, _range_cudaMemcpyKind, "cudaGraphMemcpyNodeSetParams1D", "kind"
+        )
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if dst.__class__ is not int:
@@ -8533,14 +8580,6 @@ def cudaGraphMemcpyNodeSetParams1D(
         src = _c.pointer(src, "src", False, count, "cudaGraphMemcpyNodeSetParams1D: count")
     elif src >> 64:
         raise _c.address_error(src, "cudaGraphMemcpyNodeSetParams1D", "src")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaGraphMemcpyNodeSetParams1D", "count")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
-        kind = _c.enum_argument(
-            kind, _range_cudaMemcpyKind, "cudaGraphMemcpyNodeSetParams1D", "kind"
-        )
     try:
         err = _cudaGraphMemcpyNodeSetParams1D(node, dst, src, count, kind)
     except _ArgumentError as exc:
@@ -8575,6 +8614,18 @@ def cudaGraphMemcpyNodeSetParamsFromSymbol(
 
     C: cudaError_t cudaGraphMemcpyNodeSetParamsFromSymbol(cudaGraphNode_t node, void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind)
     """
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaGraphMemcpyNodeSetParamsFromSymbol", "count")
+    if offset.__class__ is not int or offset >> 64:
+        offset = _c.integer(
+            offset, _range_size_t, "cudaGraphMemcpyNodeSetParamsFromSymbol", "offset"
+        )
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(
+            kind, _range_cudaMemcpyKind, "cudaGraphMemcpyNodeSetParamsFromSymbol", "kind"
+        )
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if dst.__class__ is not int:
@@ -8591,18 +8642,6 @@ def cudaGraphMemcpyNodeSetParamsFromSymbol(
         )
     elif symbol >> 64:
         raise _c.address_error(symbol, "cudaGraphMemcpyNodeSetParamsFromSymbol", "symbol")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaGraphMemcpyNodeSetParamsFromSymbol", "count")
-    if offset.__class__ is not int or offset >> 64:
-        offset = _c.integer(
-            offset, _range_size_t, "cudaGraphMemcpyNodeSetParamsFromSymbol", "offset"
-        )
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
-        kind = _c.enum_argument(
-            kind, _range_cudaMemcpyKind, "cudaGraphMemcpyNodeSetParamsFromSymbol", "kind"
-        )
     try:
         err = _cudaGraphMemcpyNodeSetParamsFromSymbol(node, dst, symbol, count, offset, kind)
     except _ArgumentError as exc:
@@ -8639,6 +8678,16 @@ def cudaGraphMemcpyNodeSetParamsToSymbol(
 
     C: cudaError_t cudaGraphMemcpyNodeSetParamsToSymbol(cudaGraphNode_t node, const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind)
     """
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaGraphMemcpyNodeSetParamsToSymbol", "count")
+    if offset.__class__ is not int or offset >> 64:
+        offset = _c.integer(offset, _range_size_t, "cudaGraphMemcpyNodeSetParamsToSymbol", "offset")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(
+            kind, _range_cudaMemcpyKind, "cudaGraphMemcpyNodeSetParamsToSymbol", "kind"
+        )
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if symbol.__class__ is not int:
@@ -8655,16 +8704,6 @@ def cudaGraphMemcpyNodeSetParamsToSymbol(
         src = _c.pointer(src, "src", False, count, "cudaGraphMemcpyNodeSetParamsToSymbol: count")
     elif src >> 64:
         raise _c.address_error(src, "cudaGraphMemcpyNodeSetParamsToSymbol", "src")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaGraphMemcpyNodeSetParamsToSymbol", "count")
-    if offset.__class__ is not int or offset >> 64:
-        offset = _c.integer(offset, _range_size_t, "cudaGraphMemcpyNodeSetParamsToSymbol", "offset")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
-        kind = _c.enum_argument(
-            kind, _range_cudaMemcpyKind, "cudaGraphMemcpyNodeSetParamsToSymbol", "kind"
-        )
     try:
         err = _cudaGraphMemcpyNodeSetParamsToSymbol(node, symbol, src, count, offset, kind)
     except _ArgumentError as exc:
@@ -9011,14 +9050,14 @@ def cudaGraphNodeSetEnabled(
 
     C: cudaError_t cudaGraphNodeSetEnabled(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, unsigned int isEnabled)
     """
-    if hGraphExec.__class__ is not cudaGraphExec_t:
-        hGraphExec = _c.handle(hGraphExec, cudaGraphExec_t, "hGraphExec")
-    if hNode.__class__ is not cudaGraphNode_t:
-        hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
     if isEnabled.__class__ is not int or isEnabled >> 32:
         isEnabled = _c.integer(
             isEnabled, _range_unsigned_int, "cudaGraphNodeSetEnabled", "isEnabled"
         )
+    if hGraphExec.__class__ is not cudaGraphExec_t:
+        hGraphExec = _c.handle(hGraphExec, cudaGraphExec_t, "hGraphExec")
+    if hNode.__class__ is not cudaGraphNode_t:
+        hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
     try:
         err = _cudaGraphNodeSetEnabled(hGraphExec, hNode, isEnabled)
     except _ArgumentError as exc:
@@ -9081,12 +9120,12 @@ def cudaGraphReleaseUserObject(
 
     C: cudaError_t cudaGraphReleaseUserObject(cudaGraph_t graph, cudaUserObject_t object, unsigned int count)
     """
+    if count.__class__ is not int or count >> 32:
+        count = _c.integer(count, _range_unsigned_int, "cudaGraphReleaseUserObject", "count")
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if object.__class__ is not cudaUserObject_t:
         object = _c.handle(object, cudaUserObject_t, "object")
-    if count.__class__ is not int or count >> 32:
-        count = _c.integer(count, _range_unsigned_int, "cudaGraphReleaseUserObject", "count")
     try:
         err = _cudaGraphReleaseUserObject(graph, object, count)
     except _ArgumentError as exc:
@@ -9114,6 +9153,10 @@ def cudaGraphRemoveDependencies(
 
     C: cudaError_t cudaGraphRemoveDependencies(cudaGraph_t graph, const cudaGraphNode_t *from, const cudaGraphNode_t *to, size_t numDependencies)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphRemoveDependencies", "numDependencies"
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if from_.__class__ is not int:
@@ -9138,10 +9181,6 @@ def cudaGraphRemoveDependencies(
         )
     elif to >> 64:
         raise _c.address_error(to, "cudaGraphRemoveDependencies", "to")
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphRemoveDependencies", "numDependencies"
-        )
     try:
         err = _cudaGraphRemoveDependencies(graph, from_, to, numDependencies)
     except _ArgumentError as exc:
@@ -9174,6 +9213,10 @@ def cudaGraphRemoveDependencies_v2(
 
     C: cudaError_t cudaGraphRemoveDependencies_v2(cudaGraph_t graph, const cudaGraphNode_t *from, const cudaGraphNode_t *to, const cudaGraphEdgeData *edgeData, size_t numDependencies)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphRemoveDependencies_v2", "numDependencies"
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if from_.__class__ is not int:
@@ -9211,10 +9254,6 @@ def cudaGraphRemoveDependencies_v2(
         raise _c.address_error(
             edgeData, "cudaGraphRemoveDependencies_v2", "edgeData", "cudaGraphEdgeData"
         )
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphRemoveDependencies_v2", "numDependencies"
-        )
     try:
         err = _cudaGraphRemoveDependencies_v2(graph, from_, to, edgeData, numDependencies)
     except _ArgumentError as exc:
@@ -9247,14 +9286,14 @@ def cudaGraphRetainUserObject(
 
     C: cudaError_t cudaGraphRetainUserObject(cudaGraph_t graph, cudaUserObject_t object, unsigned int count, unsigned int flags)
     """
-    if graph.__class__ is not cudaGraph_t:
-        graph = _c.handle(graph, cudaGraph_t, "graph")
-    if object.__class__ is not cudaUserObject_t:
-        object = _c.handle(object, cudaUserObject_t, "object")
     if count.__class__ is not int or count >> 32:
         count = _c.integer(count, _range_unsigned_int, "cudaGraphRetainUserObject", "count")
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, _range_unsigned_int, "cudaGraphRetainUserObject", "flags")
+    if graph.__class__ is not cudaGraph_t:
+        graph = _c.handle(graph, cudaGraph_t, "graph")
+    if object.__class__ is not cudaUserObject_t:
+        object = _c.handle(object, cudaUserObject_t, "object")
     try:
         err = _cudaGraphRetainUserObject(graph, object, count, flags)
     except _ArgumentError as exc:
@@ -9310,10 +9349,10 @@ def cudaGraphicsEGLRegisterImage(
 
     C: cudaError_t cudaGraphicsEGLRegisterImage(struct cudaGraphicsResource **pCudaResource, EGLImageKHR image, unsigned int flags)
     """
-    if image.__class__ is not EGLImageKHR:
-        image = _c.handle(image, EGLImageKHR, "image")
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, _range_unsigned_int, "cudaGraphicsEGLRegisterImage", "flags")
+    if image.__class__ is not EGLImageKHR:
+        image = _c.handle(image, EGLImageKHR, "image")
     pCudaResource = cudaGraphicsResource_t()
     try:
         err = _cudaGraphicsEGLRegisterImage(pCudaResource, image, flags)
@@ -9459,8 +9498,6 @@ def cudaGraphicsResourceGetMappedEglFrame(
 
     C: cudaError_t cudaGraphicsResourceGetMappedEglFrame(cudaEglFrame *eglFrame, cudaGraphicsResource_t resource, unsigned int index, unsigned int mipLevel)
     """
-    if resource.__class__ is not cudaGraphicsResource_t:
-        resource = _c.handle(resource, cudaGraphicsResource_t, "resource")
     if index.__class__ is not int or index >> 32:
         index = _c.integer(
             index, _range_unsigned_int, "cudaGraphicsResourceGetMappedEglFrame", "index"
@@ -9469,6 +9506,8 @@ def cudaGraphicsResourceGetMappedEglFrame(
         mipLevel = _c.integer(
             mipLevel, _range_unsigned_int, "cudaGraphicsResourceGetMappedEglFrame", "mipLevel"
         )
+    if resource.__class__ is not cudaGraphicsResource_t:
+        resource = _c.handle(resource, cudaGraphicsResource_t, "resource")
     eglFrame = cudaEglFrame()
     try:
         err = _cudaGraphicsResourceGetMappedEglFrame(eglFrame, resource, index, mipLevel)
@@ -9567,10 +9606,10 @@ def cudaGraphicsResourceSetMapFlags(
 
     C: cudaError_t cudaGraphicsResourceSetMapFlags(cudaGraphicsResource_t resource, unsigned int flags)
     """
-    if resource.__class__ is not cudaGraphicsResource_t:
-        resource = _c.handle(resource, cudaGraphicsResource_t, "resource")
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, _range_unsigned_int, "cudaGraphicsResourceSetMapFlags", "flags")
+    if resource.__class__ is not cudaGraphicsResource_t:
+        resource = _c.handle(resource, cudaGraphicsResource_t, "resource")
     try:
         err = _cudaGraphicsResourceSetMapFlags(resource, flags)
     except _ArgumentError as exc:
@@ -9600,8 +9639,6 @@ def cudaGraphicsSubResourceGetMappedArray(
 
     C: cudaError_t cudaGraphicsSubResourceGetMappedArray(cudaArray_t *array, cudaGraphicsResource_t resource, unsigned int arrayIndex, unsigned int mipLevel)
     """
-    if resource.__class__ is not cudaGraphicsResource_t:
-        resource = _c.handle(resource, cudaGraphicsResource_t, "resource")
     if arrayIndex.__class__ is not int or arrayIndex >> 32:
         arrayIndex = _c.integer(
             arrayIndex, _range_unsigned_int, "cudaGraphicsSubResourceGetMappedArray", "arrayIndex"
@@ -9610,6 +9647,8 @@ def cudaGraphicsSubResourceGetMappedArray(
         mipLevel = _c.integer(
             mipLevel, _range_unsigned_int, "cudaGraphicsSubResourceGetMappedArray", "mipLevel"
         )
+    if resource.__class__ is not cudaGraphicsResource_t:
+        resource = _c.handle(resource, cudaGraphicsResource_t, "resource")
     array = cudaArray_t()
     try:
         err = _cudaGraphicsSubResourceGetMappedArray(array, resource, arrayIndex, mipLevel)
@@ -9681,11 +9720,14 @@ def cudaGraphicsUnregisterResource(resource: cudaGraphicsResource_t | _HandleLik
     """
     if resource.__class__ is not cudaGraphicsResource_t:
         resource = _c.handle(resource, cudaGraphicsResource_t, "resource")
+    _c.claim(resource, "resource", "cudaGraphicsUnregisterResource")
     try:
         err = _cudaGraphicsUnregisterResource(resource)
     except _ArgumentError as exc:
+        _c.unclaim(resource)
         raise _c.argument_error(exc, "cudaGraphicsUnregisterResource", ("resource",)) from None
     if err:
+        _c.unclaim(resource)
         raise _error(err, _lib)
     _c.destroyed(resource, "cudaGraphicsResource_t", "cudaGraphicsUnregisterResource")
 
@@ -9814,12 +9856,12 @@ def cudaHostGetDevicePointer(pHost: _PointerLike, flags: int) -> _HostMemory | i
 
     C: cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int flags)
     """
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaHostGetDevicePointer", "flags")
     if pHost.__class__ is not int:
         pHost = _c.pointer(pHost, "pHost", True)
     elif pHost >> 64:
         raise _c.address_error(pHost, "cudaHostGetDevicePointer", "pHost")
-    if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, _range_unsigned_int, "cudaHostGetDevicePointer", "flags")
     pDevice = c_void_p()
     try:
         err = _cudaHostGetDevicePointer(pDevice, pHost, flags)
@@ -9879,14 +9921,14 @@ def cudaHostRegister(ptr: _PointerLike, size: int, flags: int) -> None:
 
     C: cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
     """
-    if ptr.__class__ is not int:
-        ptr = _c.pointer(ptr, "ptr", True, size, "cudaHostRegister: size")
-    elif ptr >> 64:
-        raise _c.address_error(ptr, "cudaHostRegister", "ptr")
     if size.__class__ is not int or size >> 64:
         size = _c.integer(size, _range_size_t, "cudaHostRegister", "size")
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, _range_unsigned_int, "cudaHostRegister", "flags")
+    if ptr.__class__ is not int:
+        ptr = _c.pointer(ptr, "ptr", True, size, "cudaHostRegister: size")
+    elif ptr >> 64:
+        raise _c.address_error(ptr, "cudaHostRegister", "ptr")
     try:
         err = _cudaHostRegister(ptr, size, flags)
     except _ArgumentError as exc:
@@ -10196,6 +10238,8 @@ def cudaLaunchCooperativeKernel(
 
     C: cudaError_t cudaLaunchCooperativeKernel(const void *func, struct dim3 gridDim, struct dim3 blockDim, void **args, size_t sharedMem, cudaStream_t stream)
     """
+    if sharedMem.__class__ is not int or sharedMem >> 64:
+        sharedMem = _c.integer(sharedMem, _range_size_t, "cudaLaunchCooperativeKernel", "sharedMem")
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
     elif func >> 64:
@@ -10204,8 +10248,6 @@ def cudaLaunchCooperativeKernel(
         args = _c.kernel_args(args, func, "args")
     elif args >> 64:
         raise _c.address_error(args, "cudaLaunchCooperativeKernel", "args")
-    if sharedMem.__class__ is not int or sharedMem >> 64:
-        sharedMem = _c.integer(sharedMem, _range_size_t, "cudaLaunchCooperativeKernel", "sharedMem")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -10239,6 +10281,14 @@ def cudaLaunchCooperativeKernelMultiDevice(
     C: cudaError_t cudaLaunchCooperativeKernelMultiDevice(struct cudaLaunchParams *launchParamsList, unsigned int numDevices, unsigned int flags)
     """
     _c.deprecated("cudaLaunchCooperativeKernelMultiDevice", None)
+    if numDevices.__class__ is not int or numDevices >> 32:
+        numDevices = _c.integer(
+            numDevices, _range_unsigned_int, "cudaLaunchCooperativeKernelMultiDevice", "numDevices"
+        )
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(
+            flags, _range_unsigned_int, "cudaLaunchCooperativeKernelMultiDevice", "flags"
+        )
     if launchParamsList.__class__ is not int:
         launchParamsList = _c.ref(
             launchParamsList,
@@ -10254,14 +10304,6 @@ def cudaLaunchCooperativeKernelMultiDevice(
             "cudaLaunchCooperativeKernelMultiDevice",
             "launchParamsList",
             "cudaLaunchParams",
-        )
-    if numDevices.__class__ is not int or numDevices >> 32:
-        numDevices = _c.integer(
-            numDevices, _range_unsigned_int, "cudaLaunchCooperativeKernelMultiDevice", "numDevices"
-        )
-    if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(
-            flags, _range_unsigned_int, "cudaLaunchCooperativeKernelMultiDevice", "flags"
         )
     try:
         err = _cudaLaunchCooperativeKernelMultiDevice(launchParamsList, numDevices, flags)
@@ -10330,6 +10372,8 @@ def cudaLaunchKernel(
 
     C: cudaError_t cudaLaunchKernel(const void *func, struct dim3 gridDim, struct dim3 blockDim, void **args, size_t sharedMem, cudaStream_t stream)
     """
+    if sharedMem.__class__ is not int or sharedMem >> 64:
+        sharedMem = _c.integer(sharedMem, _range_size_t, "cudaLaunchKernel", "sharedMem")
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
     elif func >> 64:
@@ -10338,8 +10382,6 @@ def cudaLaunchKernel(
         args = _c.kernel_args(args, func, "args")
     elif args >> 64:
         raise _c.address_error(args, "cudaLaunchKernel", "args")
-    if sharedMem.__class__ is not int or sharedMem >> 64:
-        sharedMem = _c.integer(sharedMem, _range_size_t, "cudaLaunchKernel", "sharedMem")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -10461,14 +10503,14 @@ def cudaMalloc3DArray(desc: _PointerLike, extent: cudaExtent, flags: int = 0) ->
 
     C: cudaError_t cudaMalloc3DArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc, struct cudaExtent extent, unsigned int flags)
     """
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaMalloc3DArray", "flags")
     if desc.__class__ is not int:
         desc = _c.ref(
             desc, cudaChannelFormatDesc, "desc", False, 1, "cudaMalloc3DArray: the record"
         )
     elif desc >> 64 or 0 < desc < 65536:
         raise _c.address_error(desc, "cudaMalloc3DArray", "desc", "cudaChannelFormatDesc")
-    if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, _range_unsigned_int, "cudaMalloc3DArray", "flags")
     array = cudaArray_t()
     try:
         err = _cudaMalloc3DArray(array, desc, extent, flags)
@@ -10499,16 +10541,16 @@ def cudaMallocArray(desc: _PointerLike, width: int, height: int = 0, flags: int 
 
     C: cudaError_t cudaMallocArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc, size_t width, size_t height, unsigned int flags)
     """
-    if desc.__class__ is not int:
-        desc = _c.ref(desc, cudaChannelFormatDesc, "desc", False, 1, "cudaMallocArray: the record")
-    elif desc >> 64 or 0 < desc < 65536:
-        raise _c.address_error(desc, "cudaMallocArray", "desc", "cudaChannelFormatDesc")
     if width.__class__ is not int or width >> 64:
         width = _c.integer(width, _range_size_t, "cudaMallocArray", "width")
     if height.__class__ is not int or height >> 64:
         height = _c.integer(height, _range_size_t, "cudaMallocArray", "height")
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, _range_unsigned_int, "cudaMallocArray", "flags")
+    if desc.__class__ is not int:
+        desc = _c.ref(desc, cudaChannelFormatDesc, "desc", False, 1, "cudaMallocArray: the record")
+    elif desc >> 64 or 0 < desc < 65536:
+        raise _c.address_error(desc, "cudaMallocArray", "desc", "cudaChannelFormatDesc")
     array = cudaArray_t()
     try:
         err = _cudaMallocArray(array, desc, width, height, flags)
@@ -10673,18 +10715,18 @@ def cudaMallocMipmappedArray(
 
     C: cudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t *mipmappedArray, const struct cudaChannelFormatDesc *desc, struct cudaExtent extent, unsigned int numLevels, unsigned int flags)
     """
-    if desc.__class__ is not int:
-        desc = _c.ref(
-            desc, cudaChannelFormatDesc, "desc", False, 1, "cudaMallocMipmappedArray: the record"
-        )
-    elif desc >> 64 or 0 < desc < 65536:
-        raise _c.address_error(desc, "cudaMallocMipmappedArray", "desc", "cudaChannelFormatDesc")
     if numLevels.__class__ is not int or numLevels >> 32:
         numLevels = _c.integer(
             numLevels, _range_unsigned_int, "cudaMallocMipmappedArray", "numLevels"
         )
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, _range_unsigned_int, "cudaMallocMipmappedArray", "flags")
+    if desc.__class__ is not int:
+        desc = _c.ref(
+            desc, cudaChannelFormatDesc, "desc", False, 1, "cudaMallocMipmappedArray: the record"
+        )
+    elif desc >> 64 or 0 < desc < 65536:
+        raise _c.address_error(desc, "cudaMallocMipmappedArray", "desc", "cudaChannelFormatDesc")
     mipmappedArray = cudaMipmappedArray_t()
     try:
         err = _cudaMallocMipmappedArray(mipmappedArray, desc, extent, numLevels, flags)
@@ -10755,10 +10797,6 @@ def cudaMemAdvise(
 
     C: cudaError_t cudaMemAdvise(const void *devPtr, size_t count, enum cudaMemoryAdvise advice, int device)
     """
-    if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", False, count, "cudaMemAdvise: count")
-    elif devPtr >> 64:
-        raise _c.address_error(devPtr, "cudaMemAdvise", "devPtr")
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaMemAdvise", "count")
     if advice.__class__ is not cudaMemoryAdvise and (
@@ -10767,6 +10805,10 @@ def cudaMemAdvise(
         advice = _c.enum_argument(advice, _range_cudaMemoryAdvise, "cudaMemAdvise", "advice")
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
         device = _c.integer(device, _range_int, "cudaMemAdvise", "device")
+    if devPtr.__class__ is not int:
+        devPtr = _c.pointer(devPtr, "devPtr", False, count, "cudaMemAdvise: count")
+    elif devPtr >> 64:
+        raise _c.address_error(devPtr, "cudaMemAdvise", "devPtr")
     try:
         err = _cudaMemAdvise(devPtr, count, advice, device)
     except _ArgumentError as exc:
@@ -10794,16 +10836,16 @@ def cudaMemAdvise_v2(
 
     C: cudaError_t cudaMemAdvise_v2(const void *devPtr, size_t count, enum cudaMemoryAdvise advice, struct cudaMemLocation location)
     """
-    if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", False, count, "cudaMemAdvise_v2: count")
-    elif devPtr >> 64:
-        raise _c.address_error(devPtr, "cudaMemAdvise_v2", "devPtr")
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaMemAdvise_v2", "count")
     if advice.__class__ is not cudaMemoryAdvise and (
         advice.__class__ is not int or advice not in _cudaMemoryAdvise_members
     ):
         advice = _c.enum_argument(advice, _range_cudaMemoryAdvise, "cudaMemAdvise_v2", "advice")
+    if devPtr.__class__ is not int:
+        devPtr = _c.pointer(devPtr, "devPtr", False, count, "cudaMemAdvise_v2: count")
+    elif devPtr >> 64:
+        raise _c.address_error(devPtr, "cudaMemAdvise_v2", "devPtr")
     try:
         err = _cudaMemAdvise_v2(devPtr, count, advice, location)
     except _ArgumentError as exc:
@@ -10884,11 +10926,14 @@ def cudaMemPoolDestroy(memPool: cudaMemPool_t | _HandleLike) -> None:
     """
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
+    _c.claim(memPool, "memPool", "cudaMemPoolDestroy")
     try:
         err = _cudaMemPoolDestroy(memPool)
     except _ArgumentError as exc:
+        _c.unclaim(memPool)
         raise _c.argument_error(exc, "cudaMemPoolDestroy", ("memPool",)) from None
     if err:
+        _c.unclaim(memPool)
         raise _error(err, _lib)
     _c.destroyed(memPool, "cudaMemPool_t", "cudaMemPoolDestroy")
 
@@ -10942,14 +10987,6 @@ def cudaMemPoolExportToShareableHandle(
 
     C: cudaError_t cudaMemPoolExportToShareableHandle(void *shareableHandle, cudaMemPool_t memPool, enum cudaMemAllocationHandleType handleType, unsigned int flags)
     """
-    if shareableHandle.__class__ is not int:
-        shareableHandle = _c.pointer(shareableHandle, "shareableHandle", True)
-    elif shareableHandle >> 64:
-        raise _c.address_error(
-            shareableHandle, "cudaMemPoolExportToShareableHandle", "shareableHandle"
-        )
-    if memPool.__class__ is not cudaMemPool_t:
-        memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     if handleType.__class__ is not cudaMemAllocationHandleType and (
         handleType.__class__ is not int or handleType & -16
     ):
@@ -10963,6 +11000,14 @@ def cudaMemPoolExportToShareableHandle(
         flags = _c.integer(
             flags, _range_unsigned_int, "cudaMemPoolExportToShareableHandle", "flags"
         )
+    if shareableHandle.__class__ is not int:
+        shareableHandle = _c.pointer(shareableHandle, "shareableHandle", True)
+    elif shareableHandle >> 64:
+        raise _c.address_error(
+            shareableHandle, "cudaMemPoolExportToShareableHandle", "shareableHandle"
+        )
+    if memPool.__class__ is not cudaMemPool_t:
+        memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     try:
         err = _cudaMemPoolExportToShareableHandle(shareableHandle, memPool, handleType, flags)
     except _ArgumentError as exc:
@@ -11045,12 +11090,12 @@ def cudaMemPoolGetAttribute(
 
     C: cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value)
     """
-    if memPool.__class__ is not cudaMemPool_t:
-        memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     if attr.__class__ is not cudaMemPoolAttr and (
         attr.__class__ is not int or attr not in _cudaMemPoolAttr_members
     ):
         attr = _c.enum_argument(attr, _range_cudaMemPoolAttr, "cudaMemPoolGetAttribute", "attr")
+    if memPool.__class__ is not cudaMemPool_t:
+        memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     value = _c.attribute_storage(attr, _cudaMemPoolAttr_values, "cudaMemPoolGetAttribute")
     try:
         err = _cudaMemPoolGetAttribute(memPool, attr, _c.byref(value))
@@ -11082,12 +11127,6 @@ def cudaMemPoolImportFromShareableHandle(
 
     C: cudaError_t cudaMemPoolImportFromShareableHandle(cudaMemPool_t *memPool, void *shareableHandle, enum cudaMemAllocationHandleType handleType, unsigned int flags)
     """
-    if shareableHandle.__class__ is not int:
-        shareableHandle = _c.pointer(shareableHandle, "shareableHandle", True)
-    elif shareableHandle >> 64:
-        raise _c.address_error(
-            shareableHandle, "cudaMemPoolImportFromShareableHandle", "shareableHandle"
-        )
     if handleType.__class__ is not cudaMemAllocationHandleType and (
         handleType.__class__ is not int or handleType & -16
     ):
@@ -11100,6 +11139,12 @@ def cudaMemPoolImportFromShareableHandle(
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(
             flags, _range_unsigned_int, "cudaMemPoolImportFromShareableHandle", "flags"
+        )
+    if shareableHandle.__class__ is not int:
+        shareableHandle = _c.pointer(shareableHandle, "shareableHandle", True)
+    elif shareableHandle >> 64:
+        raise _c.address_error(
+            shareableHandle, "cudaMemPoolImportFromShareableHandle", "shareableHandle"
         )
     memPool = cudaMemPool_t()
     try:
@@ -11176,6 +11221,8 @@ def cudaMemPoolSetAccess(
 
     C: cudaError_t cudaMemPoolSetAccess(cudaMemPool_t memPool, const struct cudaMemAccessDesc *descList, size_t count)
     """
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemPoolSetAccess", "count")
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     if descList.__class__ is not int:
@@ -11184,8 +11231,6 @@ def cudaMemPoolSetAccess(
         )
     elif descList >> 64 or 0 < descList < 65536:
         raise _c.address_error(descList, "cudaMemPoolSetAccess", "descList", "cudaMemAccessDesc")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaMemPoolSetAccess", "count")
     try:
         err = _cudaMemPoolSetAccess(memPool, descList, count)
     except _ArgumentError as exc:
@@ -11224,12 +11269,12 @@ def cudaMemPoolSetAttribute(
 
     C: cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value)
     """
-    if memPool.__class__ is not cudaMemPool_t:
-        memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     if attr.__class__ is not cudaMemPoolAttr and (
         attr.__class__ is not int or attr not in _cudaMemPoolAttr_members
     ):
         attr = _c.enum_argument(attr, _range_cudaMemPoolAttr, "cudaMemPoolSetAttribute", "attr")
+    if memPool.__class__ is not cudaMemPool_t:
+        memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     value = _c.attribute_value(
         value, attr, _cudaMemPoolAttr_values, "cudaMemPoolSetAttribute", "value"
     )
@@ -11256,12 +11301,12 @@ def cudaMemPoolTrimTo(memPool: cudaMemPool_t | _HandleLike, minBytesToKeep: int)
 
     C: cudaError_t cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minBytesToKeep)
     """
-    if memPool.__class__ is not cudaMemPool_t:
-        memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     if minBytesToKeep.__class__ is not int or minBytesToKeep >> 64:
         minBytesToKeep = _c.integer(
             minBytesToKeep, _range_size_t, "cudaMemPoolTrimTo", "minBytesToKeep"
         )
+    if memPool.__class__ is not cudaMemPool_t:
+        memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     try:
         err = _cudaMemPoolTrimTo(memPool, minBytesToKeep)
     except _ArgumentError as exc:
@@ -11287,14 +11332,14 @@ def cudaMemPrefetchAsync(
 
     C: cudaError_t cudaMemPrefetchAsync(const void *devPtr, size_t count, int dstDevice, cudaStream_t stream)
     """
-    if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", False, count, "cudaMemPrefetchAsync: count")
-    elif devPtr >> 64:
-        raise _c.address_error(devPtr, "cudaMemPrefetchAsync", "devPtr")
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaMemPrefetchAsync", "count")
     if dstDevice.__class__ is not int or not -2147483648 <= dstDevice <= 2147483647:
         dstDevice = _c.integer(dstDevice, _range_int, "cudaMemPrefetchAsync", "dstDevice")
+    if devPtr.__class__ is not int:
+        devPtr = _c.pointer(devPtr, "devPtr", False, count, "cudaMemPrefetchAsync: count")
+    elif devPtr >> 64:
+        raise _c.address_error(devPtr, "cudaMemPrefetchAsync", "devPtr")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11329,14 +11374,14 @@ def cudaMemPrefetchAsync_v2(
 
     C: cudaError_t cudaMemPrefetchAsync_v2(const void *devPtr, size_t count, struct cudaMemLocation location, unsigned int flags, cudaStream_t stream)
     """
-    if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", False, count, "cudaMemPrefetchAsync_v2: count")
-    elif devPtr >> 64:
-        raise _c.address_error(devPtr, "cudaMemPrefetchAsync_v2", "devPtr")
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaMemPrefetchAsync_v2", "count")
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, _range_unsigned_int, "cudaMemPrefetchAsync_v2", "flags")
+    if devPtr.__class__ is not int:
+        devPtr = _c.pointer(devPtr, "devPtr", False, count, "cudaMemPrefetchAsync_v2: count")
+    elif devPtr >> 64:
+        raise _c.address_error(devPtr, "cudaMemPrefetchAsync_v2", "devPtr")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11389,12 +11434,12 @@ def cudaMemRangeGetAttribute(
         attribute = _c.enum_argument(
             attribute, _range_cudaMemRangeAttribute, "cudaMemRangeGetAttribute", "attribute"
         )
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemRangeGetAttribute", "count")
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", False, count, "cudaMemRangeGetAttribute: count")
     elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaMemRangeGetAttribute", "devPtr")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaMemRangeGetAttribute", "count")
     data = _c.attribute_storage(
         attribute, _cudaMemRangeAttribute_values, "cudaMemRangeGetAttribute", dataSize
     )
@@ -11446,6 +11491,12 @@ def cudaMemRangeGetAttributes(
 
     C: cudaError_t cudaMemRangeGetAttributes(void **data, size_t *dataSizes, enum cudaMemRangeAttribute *attributes, size_t numAttributes, const void *devPtr, size_t count)
     """
+    if numAttributes.__class__ is not int or numAttributes >> 64:
+        numAttributes = _c.integer(
+            numAttributes, _range_size_t, "cudaMemRangeGetAttributes", "numAttributes"
+        )
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemRangeGetAttributes", "count")
     if dataSizes.__class__ is not int:
         dataSizes = _c.ref(
             dataSizes,
@@ -11468,16 +11519,10 @@ def cudaMemRangeGetAttributes(
         )
     elif attributes >> 64:
         raise _c.address_error(attributes, "cudaMemRangeGetAttributes", "attributes")
-    if numAttributes.__class__ is not int or numAttributes >> 64:
-        numAttributes = _c.integer(
-            numAttributes, _range_size_t, "cudaMemRangeGetAttributes", "numAttributes"
-        )
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", False, count, "cudaMemRangeGetAttributes: count")
     elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaMemRangeGetAttributes", "devPtr")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaMemRangeGetAttributes", "count")
     data = _c.attribute_storages(
         attributes,
         _cudaMemRangeAttribute_values,
@@ -11517,6 +11562,12 @@ def cudaMemcpy(
 
     C: cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
     """
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemcpy", "count")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy", "kind")
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, count, "cudaMemcpy: count")
     elif dst >> 64:
@@ -11525,12 +11576,6 @@ def cudaMemcpy(
         src = _c.pointer(src, "src", False, count, "cudaMemcpy: count")
     elif src >> 64:
         raise _c.address_error(src, "cudaMemcpy", "src")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaMemcpy", "count")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
-        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy", "kind")
     try:
         err = _cudaMemcpy(dst, src, count, kind)
     except _ArgumentError as exc:
@@ -11565,28 +11610,8 @@ def cudaMemcpy2D(
 
     C: cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind)
     """
-    if dst.__class__ is not int:
-        dst = _c.pointer(
-            dst,
-            "dst",
-            True,
-            _c.rows(dpitch, width, height),
-            "cudaMemcpy2D: (height - 1) * dpitch + width",
-        )
-    elif dst >> 64:
-        raise _c.address_error(dst, "cudaMemcpy2D", "dst")
     if dpitch.__class__ is not int or dpitch >> 64:
         dpitch = _c.integer(dpitch, _range_size_t, "cudaMemcpy2D", "dpitch")
-    if src.__class__ is not int:
-        src = _c.pointer(
-            src,
-            "src",
-            False,
-            _c.rows(spitch, width, height),
-            "cudaMemcpy2D: (height - 1) * spitch + width",
-        )
-    elif src >> 64:
-        raise _c.address_error(src, "cudaMemcpy2D", "src")
     if spitch.__class__ is not int or spitch >> 64:
         spitch = _c.integer(spitch, _range_size_t, "cudaMemcpy2D", "spitch")
     if width.__class__ is not int or width >> 64:
@@ -11597,6 +11622,26 @@ def cudaMemcpy2D(
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2D", "kind")
+    if dst.__class__ is not int:
+        dst = _c.pointer(
+            dst,
+            "dst",
+            True,
+            _c.rows(dpitch, width, height),
+            "cudaMemcpy2D: (height - 1) * dpitch + width",
+        )
+    elif dst >> 64:
+        raise _c.address_error(dst, "cudaMemcpy2D", "dst")
+    if src.__class__ is not int:
+        src = _c.pointer(
+            src,
+            "src",
+            False,
+            _c.rows(spitch, width, height),
+            "cudaMemcpy2D: (height - 1) * spitch + width",
+        )
+    elif src >> 64:
+        raise _c.address_error(src, "cudaMemcpy2D", "src")
     try:
         err = _cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind)
     except _ArgumentError as exc:
@@ -11637,14 +11682,10 @@ def cudaMemcpy2DArrayToArray(
 
     C: cudaError_t cudaMemcpy2DArrayToArray(cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst, cudaArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc, size_t width, size_t height, enum cudaMemcpyKind kind)
     """
-    if dst.__class__ is not cudaArray_t:
-        dst = _c.handle(dst, cudaArray_t, "dst")
     if wOffsetDst.__class__ is not int or wOffsetDst >> 64:
         wOffsetDst = _c.integer(wOffsetDst, _range_size_t, "cudaMemcpy2DArrayToArray", "wOffsetDst")
     if hOffsetDst.__class__ is not int or hOffsetDst >> 64:
         hOffsetDst = _c.integer(hOffsetDst, _range_size_t, "cudaMemcpy2DArrayToArray", "hOffsetDst")
-    if src.__class__ is not cudaArray_const_t:
-        src = _c.handle(src, cudaArray_const_t, "src")
     if wOffsetSrc.__class__ is not int or wOffsetSrc >> 64:
         wOffsetSrc = _c.integer(wOffsetSrc, _range_size_t, "cudaMemcpy2DArrayToArray", "wOffsetSrc")
     if hOffsetSrc.__class__ is not int or hOffsetSrc >> 64:
@@ -11657,6 +11698,10 @@ def cudaMemcpy2DArrayToArray(
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DArrayToArray", "kind")
+    if dst.__class__ is not cudaArray_t:
+        dst = _c.handle(dst, cudaArray_t, "dst")
+    if src.__class__ is not cudaArray_const_t:
+        src = _c.handle(src, cudaArray_const_t, "src")
     try:
         err = _cudaMemcpy2DArrayToArray(
             dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, width, height, kind
@@ -11709,28 +11754,8 @@ def cudaMemcpy2DAsync(
 
     C: cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream)
     """
-    if dst.__class__ is not int:
-        dst = _c.pointer(
-            dst,
-            "dst",
-            True,
-            _c.rows(dpitch, width, height),
-            "cudaMemcpy2DAsync: (height - 1) * dpitch + width",
-        )
-    elif dst >> 64:
-        raise _c.address_error(dst, "cudaMemcpy2DAsync", "dst")
     if dpitch.__class__ is not int or dpitch >> 64:
         dpitch = _c.integer(dpitch, _range_size_t, "cudaMemcpy2DAsync", "dpitch")
-    if src.__class__ is not int:
-        src = _c.pointer(
-            src,
-            "src",
-            False,
-            _c.rows(spitch, width, height),
-            "cudaMemcpy2DAsync: (height - 1) * spitch + width",
-        )
-    elif src >> 64:
-        raise _c.address_error(src, "cudaMemcpy2DAsync", "src")
     if spitch.__class__ is not int or spitch >> 64:
         spitch = _c.integer(spitch, _range_size_t, "cudaMemcpy2DAsync", "spitch")
     if width.__class__ is not int or width >> 64:
@@ -11741,6 +11766,26 @@ def cudaMemcpy2DAsync(
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DAsync", "kind")
+    if dst.__class__ is not int:
+        dst = _c.pointer(
+            dst,
+            "dst",
+            True,
+            _c.rows(dpitch, width, height),
+            "cudaMemcpy2DAsync: (height - 1) * dpitch + width",
+        )
+    elif dst >> 64:
+        raise _c.address_error(dst, "cudaMemcpy2DAsync", "dst")
+    if src.__class__ is not int:
+        src = _c.pointer(
+            src,
+            "src",
+            False,
+            _c.rows(spitch, width, height),
+            "cudaMemcpy2DAsync: (height - 1) * spitch + width",
+        )
+    elif src >> 64:
+        raise _c.address_error(src, "cudaMemcpy2DAsync", "src")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11783,20 +11828,8 @@ def cudaMemcpy2DFromArray(
 
     C: cudaError_t cudaMemcpy2DFromArray(void *dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t width, size_t height, enum cudaMemcpyKind kind)
     """
-    if dst.__class__ is not int:
-        dst = _c.pointer(
-            dst,
-            "dst",
-            True,
-            _c.rows(dpitch, width, height),
-            "cudaMemcpy2DFromArray: (height - 1) * dpitch + width",
-        )
-    elif dst >> 64:
-        raise _c.address_error(dst, "cudaMemcpy2DFromArray", "dst")
     if dpitch.__class__ is not int or dpitch >> 64:
         dpitch = _c.integer(dpitch, _range_size_t, "cudaMemcpy2DFromArray", "dpitch")
-    if src.__class__ is not cudaArray_const_t:
-        src = _c.handle(src, cudaArray_const_t, "src")
     if wOffset.__class__ is not int or wOffset >> 64:
         wOffset = _c.integer(wOffset, _range_size_t, "cudaMemcpy2DFromArray", "wOffset")
     if hOffset.__class__ is not int or hOffset >> 64:
@@ -11809,6 +11842,18 @@ def cudaMemcpy2DFromArray(
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DFromArray", "kind")
+    if dst.__class__ is not int:
+        dst = _c.pointer(
+            dst,
+            "dst",
+            True,
+            _c.rows(dpitch, width, height),
+            "cudaMemcpy2DFromArray: (height - 1) * dpitch + width",
+        )
+    elif dst >> 64:
+        raise _c.address_error(dst, "cudaMemcpy2DFromArray", "dst")
+    if src.__class__ is not cudaArray_const_t:
+        src = _c.handle(src, cudaArray_const_t, "src")
     try:
         err = _cudaMemcpy2DFromArray(dst, dpitch, src, wOffset, hOffset, width, height, kind)
     except _ArgumentError as exc:
@@ -11851,20 +11896,8 @@ def cudaMemcpy2DFromArrayAsync(
 
     C: cudaError_t cudaMemcpy2DFromArrayAsync(void *dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream)
     """
-    if dst.__class__ is not int:
-        dst = _c.pointer(
-            dst,
-            "dst",
-            True,
-            _c.rows(dpitch, width, height),
-            "cudaMemcpy2DFromArrayAsync: (height - 1) * dpitch + width",
-        )
-    elif dst >> 64:
-        raise _c.address_error(dst, "cudaMemcpy2DFromArrayAsync", "dst")
     if dpitch.__class__ is not int or dpitch >> 64:
         dpitch = _c.integer(dpitch, _range_size_t, "cudaMemcpy2DFromArrayAsync", "dpitch")
-    if src.__class__ is not cudaArray_const_t:
-        src = _c.handle(src, cudaArray_const_t, "src")
     if wOffset.__class__ is not int or wOffset >> 64:
         wOffset = _c.integer(wOffset, _range_size_t, "cudaMemcpy2DFromArrayAsync", "wOffset")
     if hOffset.__class__ is not int or hOffset >> 64:
@@ -11877,6 +11910,18 @@ def cudaMemcpy2DFromArrayAsync(
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DFromArrayAsync", "kind")
+    if dst.__class__ is not int:
+        dst = _c.pointer(
+            dst,
+            "dst",
+            True,
+            _c.rows(dpitch, width, height),
+            "cudaMemcpy2DFromArrayAsync: (height - 1) * dpitch + width",
+        )
+    elif dst >> 64:
+        raise _c.address_error(dst, "cudaMemcpy2DFromArrayAsync", "dst")
+    if src.__class__ is not cudaArray_const_t:
+        src = _c.handle(src, cudaArray_const_t, "src")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11921,22 +11966,10 @@ def cudaMemcpy2DToArray(
 
     C: cudaError_t cudaMemcpy2DToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind)
     """
-    if dst.__class__ is not cudaArray_t:
-        dst = _c.handle(dst, cudaArray_t, "dst")
     if wOffset.__class__ is not int or wOffset >> 64:
         wOffset = _c.integer(wOffset, _range_size_t, "cudaMemcpy2DToArray", "wOffset")
     if hOffset.__class__ is not int or hOffset >> 64:
         hOffset = _c.integer(hOffset, _range_size_t, "cudaMemcpy2DToArray", "hOffset")
-    if src.__class__ is not int:
-        src = _c.pointer(
-            src,
-            "src",
-            False,
-            _c.rows(spitch, width, height),
-            "cudaMemcpy2DToArray: (height - 1) * spitch + width",
-        )
-    elif src >> 64:
-        raise _c.address_error(src, "cudaMemcpy2DToArray", "src")
     if spitch.__class__ is not int or spitch >> 64:
         spitch = _c.integer(spitch, _range_size_t, "cudaMemcpy2DToArray", "spitch")
     if width.__class__ is not int or width >> 64:
@@ -11947,6 +11980,18 @@ def cudaMemcpy2DToArray(
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DToArray", "kind")
+    if dst.__class__ is not cudaArray_t:
+        dst = _c.handle(dst, cudaArray_t, "dst")
+    if src.__class__ is not int:
+        src = _c.pointer(
+            src,
+            "src",
+            False,
+            _c.rows(spitch, width, height),
+            "cudaMemcpy2DToArray: (height - 1) * spitch + width",
+        )
+    elif src >> 64:
+        raise _c.address_error(src, "cudaMemcpy2DToArray", "src")
     try:
         err = _cudaMemcpy2DToArray(dst, wOffset, hOffset, src, spitch, width, height, kind)
     except _ArgumentError as exc:
@@ -11989,22 +12034,10 @@ def cudaMemcpy2DToArrayAsync(
 
     C: cudaError_t cudaMemcpy2DToArrayAsync(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream)
     """
-    if dst.__class__ is not cudaArray_t:
-        dst = _c.handle(dst, cudaArray_t, "dst")
     if wOffset.__class__ is not int or wOffset >> 64:
         wOffset = _c.integer(wOffset, _range_size_t, "cudaMemcpy2DToArrayAsync", "wOffset")
     if hOffset.__class__ is not int or hOffset >> 64:
         hOffset = _c.integer(hOffset, _range_size_t, "cudaMemcpy2DToArrayAsync", "hOffset")
-    if src.__class__ is not int:
-        src = _c.pointer(
-            src,
-            "src",
-            False,
-            _c.rows(spitch, width, height),
-            "cudaMemcpy2DToArrayAsync: (height - 1) * spitch + width",
-        )
-    elif src >> 64:
-        raise _c.address_error(src, "cudaMemcpy2DToArrayAsync", "src")
     if spitch.__class__ is not int or spitch >> 64:
         spitch = _c.integer(spitch, _range_size_t, "cudaMemcpy2DToArrayAsync", "spitch")
     if width.__class__ is not int or width >> 64:
@@ -12015,6 +12048,18 @@ def cudaMemcpy2DToArrayAsync(
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DToArrayAsync", "kind")
+    if dst.__class__ is not cudaArray_t:
+        dst = _c.handle(dst, cudaArray_t, "dst")
+    if src.__class__ is not int:
+        src = _c.pointer(
+            src,
+            "src",
+            False,
+            _c.rows(spitch, width, height),
+            "cudaMemcpy2DToArrayAsync: (height - 1) * spitch + width",
+        )
+    elif src >> 64:
+        raise _c.address_error(src, "cudaMemcpy2DToArrayAsync", "src")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -12164,14 +12209,10 @@ def cudaMemcpyArrayToArray(
     C: cudaError_t cudaMemcpyArrayToArray(cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst, cudaArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc, size_t count, enum cudaMemcpyKind kind)
     """
     _c.deprecated("cudaMemcpyArrayToArray", None)
-    if dst.__class__ is not cudaArray_t:
-        dst = _c.handle(dst, cudaArray_t, "dst")
     if wOffsetDst.__class__ is not int or wOffsetDst >> 64:
         wOffsetDst = _c.integer(wOffsetDst, _range_size_t, "cudaMemcpyArrayToArray", "wOffsetDst")
     if hOffsetDst.__class__ is not int or hOffsetDst >> 64:
         hOffsetDst = _c.integer(hOffsetDst, _range_size_t, "cudaMemcpyArrayToArray", "hOffsetDst")
-    if src.__class__ is not cudaArray_const_t:
-        src = _c.handle(src, cudaArray_const_t, "src")
     if wOffsetSrc.__class__ is not int or wOffsetSrc >> 64:
         wOffsetSrc = _c.integer(wOffsetSrc, _range_size_t, "cudaMemcpyArrayToArray", "wOffsetSrc")
     if hOffsetSrc.__class__ is not int or hOffsetSrc >> 64:
@@ -12182,6 +12223,10 @@ def cudaMemcpyArrayToArray(
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyArrayToArray", "kind")
+    if dst.__class__ is not cudaArray_t:
+        dst = _c.handle(dst, cudaArray_t, "dst")
+    if src.__class__ is not cudaArray_const_t:
+        src = _c.handle(src, cudaArray_const_t, "src")
     try:
         err = _cudaMemcpyArrayToArray(
             dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count, kind
@@ -12218,6 +12263,12 @@ def cudaMemcpyAsync(
 
     C: cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream)
     """
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemcpyAsync", "count")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyAsync", "kind")
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyAsync: count")
     elif dst >> 64:
@@ -12226,12 +12277,6 @@ def cudaMemcpyAsync(
         src = _c.pointer(src, "src", False, count, "cudaMemcpyAsync: count")
     elif src >> 64:
         raise _c.address_error(src, "cudaMemcpyAsync", "src")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaMemcpyAsync", "count")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
-        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyAsync", "kind")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -12271,12 +12316,6 @@ def cudaMemcpyFromArray(
     C: cudaError_t cudaMemcpyFromArray(void *dst, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t count, enum cudaMemcpyKind kind)
     """
     _c.deprecated("cudaMemcpyFromArray", None)
-    if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyFromArray: count")
-    elif dst >> 64:
-        raise _c.address_error(dst, "cudaMemcpyFromArray", "dst")
-    if src.__class__ is not cudaArray_const_t:
-        src = _c.handle(src, cudaArray_const_t, "src")
     if wOffset.__class__ is not int or wOffset >> 64:
         wOffset = _c.integer(wOffset, _range_size_t, "cudaMemcpyFromArray", "wOffset")
     if hOffset.__class__ is not int or hOffset >> 64:
@@ -12287,6 +12326,12 @@ def cudaMemcpyFromArray(
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyFromArray", "kind")
+    if dst.__class__ is not int:
+        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyFromArray: count")
+    elif dst >> 64:
+        raise _c.address_error(dst, "cudaMemcpyFromArray", "dst")
+    if src.__class__ is not cudaArray_const_t:
+        src = _c.handle(src, cudaArray_const_t, "src")
     try:
         err = _cudaMemcpyFromArray(dst, src, wOffset, hOffset, count, kind)
     except _ArgumentError as exc:
@@ -12326,12 +12371,6 @@ def cudaMemcpyFromArrayAsync(
     C: cudaError_t cudaMemcpyFromArrayAsync(void *dst, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream)
     """
     _c.deprecated("cudaMemcpyFromArrayAsync", None)
-    if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyFromArrayAsync: count")
-    elif dst >> 64:
-        raise _c.address_error(dst, "cudaMemcpyFromArrayAsync", "dst")
-    if src.__class__ is not cudaArray_const_t:
-        src = _c.handle(src, cudaArray_const_t, "src")
     if wOffset.__class__ is not int or wOffset >> 64:
         wOffset = _c.integer(wOffset, _range_size_t, "cudaMemcpyFromArrayAsync", "wOffset")
     if hOffset.__class__ is not int or hOffset >> 64:
@@ -12342,6 +12381,12 @@ def cudaMemcpyFromArrayAsync(
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyFromArrayAsync", "kind")
+    if dst.__class__ is not int:
+        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyFromArrayAsync: count")
+    elif dst >> 64:
+        raise _c.address_error(dst, "cudaMemcpyFromArrayAsync", "dst")
+    if src.__class__ is not cudaArray_const_t:
+        src = _c.handle(src, cudaArray_const_t, "src")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -12378,6 +12423,14 @@ def cudaMemcpyFromSymbol(
 
     C: cudaError_t cudaMemcpyFromSymbol(void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind)
     """
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemcpyFromSymbol", "count")
+    if offset.__class__ is not int or offset >> 64:
+        offset = _c.integer(offset, _range_size_t, "cudaMemcpyFromSymbol", "offset")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyFromSymbol", "kind")
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyFromSymbol: count")
     elif dst >> 64:
@@ -12388,14 +12441,6 @@ def cudaMemcpyFromSymbol(
         )
     elif symbol >> 64:
         raise _c.address_error(symbol, "cudaMemcpyFromSymbol", "symbol")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaMemcpyFromSymbol", "count")
-    if offset.__class__ is not int or offset >> 64:
-        offset = _c.integer(offset, _range_size_t, "cudaMemcpyFromSymbol", "offset")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
-        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyFromSymbol", "kind")
     try:
         err = _cudaMemcpyFromSymbol(dst, symbol, count, offset, kind)
     except _ArgumentError as exc:
@@ -12430,6 +12475,14 @@ def cudaMemcpyFromSymbolAsync(
 
     C: cudaError_t cudaMemcpyFromSymbolAsync(void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream)
     """
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemcpyFromSymbolAsync", "count")
+    if offset.__class__ is not int or offset >> 64:
+        offset = _c.integer(offset, _range_size_t, "cudaMemcpyFromSymbolAsync", "offset")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyFromSymbolAsync", "kind")
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyFromSymbolAsync: count")
     elif dst >> 64:
@@ -12444,14 +12497,6 @@ def cudaMemcpyFromSymbolAsync(
         )
     elif symbol >> 64:
         raise _c.address_error(symbol, "cudaMemcpyFromSymbolAsync", "symbol")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaMemcpyFromSymbolAsync", "count")
-    if offset.__class__ is not int or offset >> 64:
-        offset = _c.integer(offset, _range_size_t, "cudaMemcpyFromSymbolAsync", "offset")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
-        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyFromSymbolAsync", "kind")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -12482,20 +12527,20 @@ def cudaMemcpyPeer(
 
     C: cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count)
     """
-    if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyPeer: count")
-    elif dst >> 64:
-        raise _c.address_error(dst, "cudaMemcpyPeer", "dst")
     if dstDevice.__class__ is not int or not -2147483648 <= dstDevice <= 2147483647:
         dstDevice = _c.integer(dstDevice, _range_int, "cudaMemcpyPeer", "dstDevice")
-    if src.__class__ is not int:
-        src = _c.pointer(src, "src", False, count, "cudaMemcpyPeer: count")
-    elif src >> 64:
-        raise _c.address_error(src, "cudaMemcpyPeer", "src")
     if srcDevice.__class__ is not int or not -2147483648 <= srcDevice <= 2147483647:
         srcDevice = _c.integer(srcDevice, _range_int, "cudaMemcpyPeer", "srcDevice")
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaMemcpyPeer", "count")
+    if dst.__class__ is not int:
+        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyPeer: count")
+    elif dst >> 64:
+        raise _c.address_error(dst, "cudaMemcpyPeer", "dst")
+    if src.__class__ is not int:
+        src = _c.pointer(src, "src", False, count, "cudaMemcpyPeer: count")
+    elif src >> 64:
+        raise _c.address_error(src, "cudaMemcpyPeer", "src")
     try:
         err = _cudaMemcpyPeer(dst, dstDevice, src, srcDevice, count)
     except _ArgumentError as exc:
@@ -12530,20 +12575,20 @@ def cudaMemcpyPeerAsync(
 
     C: cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice, size_t count, cudaStream_t stream)
     """
-    if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyPeerAsync: count")
-    elif dst >> 64:
-        raise _c.address_error(dst, "cudaMemcpyPeerAsync", "dst")
     if dstDevice.__class__ is not int or not -2147483648 <= dstDevice <= 2147483647:
         dstDevice = _c.integer(dstDevice, _range_int, "cudaMemcpyPeerAsync", "dstDevice")
-    if src.__class__ is not int:
-        src = _c.pointer(src, "src", False, count, "cudaMemcpyPeerAsync: count")
-    elif src >> 64:
-        raise _c.address_error(src, "cudaMemcpyPeerAsync", "src")
     if srcDevice.__class__ is not int or not -2147483648 <= srcDevice <= 2147483647:
         srcDevice = _c.integer(srcDevice, _range_int, "cudaMemcpyPeerAsync", "srcDevice")
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaMemcpyPeerAsync", "count")
+    if dst.__class__ is not int:
+        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyPeerAsync: count")
+    elif dst >> 64:
+        raise _c.address_error(dst, "cudaMemcpyPeerAsync", "dst")
+    if src.__class__ is not int:
+        src = _c.pointer(src, "src", False, count, "cudaMemcpyPeerAsync: count")
+    elif src >> 64:
+        raise _c.address_error(src, "cudaMemcpyPeerAsync", "src")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -12583,22 +12628,22 @@ def cudaMemcpyToArray(
     C: cudaError_t cudaMemcpyToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t count, enum cudaMemcpyKind kind)
     """
     _c.deprecated("cudaMemcpyToArray", None)
-    if dst.__class__ is not cudaArray_t:
-        dst = _c.handle(dst, cudaArray_t, "dst")
     if wOffset.__class__ is not int or wOffset >> 64:
         wOffset = _c.integer(wOffset, _range_size_t, "cudaMemcpyToArray", "wOffset")
     if hOffset.__class__ is not int or hOffset >> 64:
         hOffset = _c.integer(hOffset, _range_size_t, "cudaMemcpyToArray", "hOffset")
-    if src.__class__ is not int:
-        src = _c.pointer(src, "src", False, count, "cudaMemcpyToArray: count")
-    elif src >> 64:
-        raise _c.address_error(src, "cudaMemcpyToArray", "src")
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaMemcpyToArray", "count")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyToArray", "kind")
+    if dst.__class__ is not cudaArray_t:
+        dst = _c.handle(dst, cudaArray_t, "dst")
+    if src.__class__ is not int:
+        src = _c.pointer(src, "src", False, count, "cudaMemcpyToArray: count")
+    elif src >> 64:
+        raise _c.address_error(src, "cudaMemcpyToArray", "src")
     try:
         err = _cudaMemcpyToArray(dst, wOffset, hOffset, src, count, kind)
     except _ArgumentError as exc:
@@ -12638,22 +12683,22 @@ def cudaMemcpyToArrayAsync(
     C: cudaError_t cudaMemcpyToArrayAsync(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream)
     """
     _c.deprecated("cudaMemcpyToArrayAsync", None)
-    if dst.__class__ is not cudaArray_t:
-        dst = _c.handle(dst, cudaArray_t, "dst")
     if wOffset.__class__ is not int or wOffset >> 64:
         wOffset = _c.integer(wOffset, _range_size_t, "cudaMemcpyToArrayAsync", "wOffset")
     if hOffset.__class__ is not int or hOffset >> 64:
         hOffset = _c.integer(hOffset, _range_size_t, "cudaMemcpyToArrayAsync", "hOffset")
-    if src.__class__ is not int:
-        src = _c.pointer(src, "src", False, count, "cudaMemcpyToArrayAsync: count")
-    elif src >> 64:
-        raise _c.address_error(src, "cudaMemcpyToArrayAsync", "src")
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaMemcpyToArrayAsync", "count")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyToArrayAsync", "kind")
+    if dst.__class__ is not cudaArray_t:
+        dst = _c.handle(dst, cudaArray_t, "dst")
+    if src.__class__ is not int:
+        src = _c.pointer(src, "src", False, count, "cudaMemcpyToArrayAsync: count")
+    elif src >> 64:
+        raise _c.address_error(src, "cudaMemcpyToArrayAsync", "src")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -12690,6 +12735,14 @@ def cudaMemcpyToSymbol(
 
     C: cudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind)
     """
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemcpyToSymbol", "count")
+    if offset.__class__ is not int or offset >> 64:
+        offset = _c.integer(offset, _range_size_t, "cudaMemcpyToSymbol", "offset")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyToSymbol", "kind")
     if symbol.__class__ is not int:
         symbol = _c.pointer(
             symbol, "symbol", False, _c.span(count, offset), "cudaMemcpyToSymbol: count + offset"
@@ -12700,14 +12753,6 @@ def cudaMemcpyToSymbol(
         src = _c.pointer(src, "src", False, count, "cudaMemcpyToSymbol: count")
     elif src >> 64:
         raise _c.address_error(src, "cudaMemcpyToSymbol", "src")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaMemcpyToSymbol", "count")
-    if offset.__class__ is not int or offset >> 64:
-        offset = _c.integer(offset, _range_size_t, "cudaMemcpyToSymbol", "offset")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
-        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyToSymbol", "kind")
     try:
         err = _cudaMemcpyToSymbol(symbol, src, count, offset, kind)
     except _ArgumentError as exc:
@@ -12742,6 +12787,14 @@ def cudaMemcpyToSymbolAsync(
 
     C: cudaError_t cudaMemcpyToSymbolAsync(const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream)
     """
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemcpyToSymbolAsync", "count")
+    if offset.__class__ is not int or offset >> 64:
+        offset = _c.integer(offset, _range_size_t, "cudaMemcpyToSymbolAsync", "offset")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyToSymbolAsync", "kind")
     if symbol.__class__ is not int:
         symbol = _c.pointer(
             symbol,
@@ -12756,14 +12809,6 @@ def cudaMemcpyToSymbolAsync(
         src = _c.pointer(src, "src", False, count, "cudaMemcpyToSymbolAsync: count")
     elif src >> 64:
         raise _c.address_error(src, "cudaMemcpyToSymbolAsync", "src")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaMemcpyToSymbolAsync", "count")
-    if offset.__class__ is not int or offset >> 64:
-        offset = _c.integer(offset, _range_size_t, "cudaMemcpyToSymbolAsync", "offset")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
-        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyToSymbolAsync", "kind")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -12790,14 +12835,14 @@ def cudaMemset(devPtr: _PointerLike, value: int, count: int) -> None:
 
     C: cudaError_t cudaMemset(void *devPtr, int value, size_t count)
     """
-    if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", True, count, "cudaMemset: count")
-    elif devPtr >> 64:
-        raise _c.address_error(devPtr, "cudaMemset", "devPtr")
     if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
         value = _c.integer(value, _range_int, "cudaMemset", "value")
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaMemset", "count")
+    if devPtr.__class__ is not int:
+        devPtr = _c.pointer(devPtr, "devPtr", True, count, "cudaMemset: count")
+    elif devPtr >> 64:
+        raise _c.address_error(devPtr, "cudaMemset", "devPtr")
     try:
         err = _cudaMemset(devPtr, value, count)
     except _ArgumentError as exc:
@@ -12822,6 +12867,14 @@ def cudaMemset2D(devPtr: _PointerLike, pitch: int, value: int, width: int, heigh
 
     C: cudaError_t cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width, size_t height)
     """
+    if pitch.__class__ is not int or pitch >> 64:
+        pitch = _c.integer(pitch, _range_size_t, "cudaMemset2D", "pitch")
+    if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
+        value = _c.integer(value, _range_int, "cudaMemset2D", "value")
+    if width.__class__ is not int or width >> 64:
+        width = _c.integer(width, _range_size_t, "cudaMemset2D", "width")
+    if height.__class__ is not int or height >> 64:
+        height = _c.integer(height, _range_size_t, "cudaMemset2D", "height")
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(
             devPtr,
@@ -12832,14 +12885,6 @@ def cudaMemset2D(devPtr: _PointerLike, pitch: int, value: int, width: int, heigh
         )
     elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaMemset2D", "devPtr")
-    if pitch.__class__ is not int or pitch >> 64:
-        pitch = _c.integer(pitch, _range_size_t, "cudaMemset2D", "pitch")
-    if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
-        value = _c.integer(value, _range_int, "cudaMemset2D", "value")
-    if width.__class__ is not int or width >> 64:
-        width = _c.integer(width, _range_size_t, "cudaMemset2D", "width")
-    if height.__class__ is not int or height >> 64:
-        height = _c.integer(height, _range_size_t, "cudaMemset2D", "height")
     try:
         err = _cudaMemset2D(devPtr, pitch, value, width, height)
     except _ArgumentError as exc:
@@ -12874,6 +12919,14 @@ def cudaMemset2DAsync(
 
     C: cudaError_t cudaMemset2DAsync(void *devPtr, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream)
     """
+    if pitch.__class__ is not int or pitch >> 64:
+        pitch = _c.integer(pitch, _range_size_t, "cudaMemset2DAsync", "pitch")
+    if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
+        value = _c.integer(value, _range_int, "cudaMemset2DAsync", "value")
+    if width.__class__ is not int or width >> 64:
+        width = _c.integer(width, _range_size_t, "cudaMemset2DAsync", "width")
+    if height.__class__ is not int or height >> 64:
+        height = _c.integer(height, _range_size_t, "cudaMemset2DAsync", "height")
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(
             devPtr,
@@ -12884,14 +12937,6 @@ def cudaMemset2DAsync(
         )
     elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaMemset2DAsync", "devPtr")
-    if pitch.__class__ is not int or pitch >> 64:
-        pitch = _c.integer(pitch, _range_size_t, "cudaMemset2DAsync", "pitch")
-    if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
-        value = _c.integer(value, _range_int, "cudaMemset2DAsync", "value")
-    if width.__class__ is not int or width >> 64:
-        width = _c.integer(width, _range_size_t, "cudaMemset2DAsync", "width")
-    if height.__class__ is not int or height >> 64:
-        height = _c.integer(height, _range_size_t, "cudaMemset2DAsync", "height")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -12979,14 +13024,14 @@ def cudaMemsetAsync(
 
     C: cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
     """
-    if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", True, count, "cudaMemsetAsync: count")
-    elif devPtr >> 64:
-        raise _c.address_error(devPtr, "cudaMemsetAsync", "devPtr")
     if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
         value = _c.integer(value, _range_int, "cudaMemsetAsync", "value")
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaMemsetAsync", "count")
+    if devPtr.__class__ is not int:
+        devPtr = _c.pointer(devPtr, "devPtr", True, count, "cudaMemsetAsync: count")
+    elif devPtr >> 64:
+        raise _c.address_error(devPtr, "cudaMemsetAsync", "devPtr")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -13017,10 +13062,10 @@ def cudaMipmappedArrayGetMemoryRequirements(
 
     C: cudaError_t cudaMipmappedArrayGetMemoryRequirements(struct cudaArrayMemoryRequirements *memoryRequirements, cudaMipmappedArray_t mipmap, int device)
     """
-    if mipmap.__class__ is not cudaMipmappedArray_t:
-        mipmap = _c.handle(mipmap, cudaMipmappedArray_t, "mipmap")
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
         device = _c.integer(device, _range_int, "cudaMipmappedArrayGetMemoryRequirements", "device")
+    if mipmap.__class__ is not cudaMipmappedArray_t:
+        mipmap = _c.handle(mipmap, cudaMipmappedArray_t, "mipmap")
     memoryRequirements = cudaArrayMemoryRequirements()
     try:
         err = _cudaMipmappedArrayGetMemoryRequirements(memoryRequirements, mipmap, device)
@@ -13085,10 +13130,6 @@ def cudaOccupancyAvailableDynamicSMemPerBlock(
 
     C: cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSmemSize, const void *func, int numBlocks, int blockSize)
     """
-    if func.__class__ is not int:
-        func = _c.device_function(func, "func")
-    elif func >> 64:
-        raise _c.address_error(func, "cudaOccupancyAvailableDynamicSMemPerBlock", "func")
     if numBlocks.__class__ is not int or not -2147483648 <= numBlocks <= 2147483647:
         numBlocks = _c.integer(
             numBlocks, _range_int, "cudaOccupancyAvailableDynamicSMemPerBlock", "numBlocks"
@@ -13097,6 +13138,10 @@ def cudaOccupancyAvailableDynamicSMemPerBlock(
         blockSize = _c.integer(
             blockSize, _range_int, "cudaOccupancyAvailableDynamicSMemPerBlock", "blockSize"
         )
+    if func.__class__ is not int:
+        func = _c.device_function(func, "func")
+    elif func >> 64:
+        raise _c.address_error(func, "cudaOccupancyAvailableDynamicSMemPerBlock", "func")
     try:
         if _compiled:
             err, dynamicSmemSize = _cudaOccupancyAvailableDynamicSMemPerBlock_out(
@@ -13138,10 +13183,6 @@ def cudaOccupancyMaxActiveBlocksPerMultiprocessor(
 
     C: cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, const void *func, int blockSize, size_t dynamicSMemSize)
     """
-    if func.__class__ is not int:
-        func = _c.device_function(func, "func")
-    elif func >> 64:
-        raise _c.address_error(func, "cudaOccupancyMaxActiveBlocksPerMultiprocessor", "func")
     if blockSize.__class__ is not int or not -2147483648 <= blockSize <= 2147483647:
         blockSize = _c.integer(
             blockSize, _range_int, "cudaOccupancyMaxActiveBlocksPerMultiprocessor", "blockSize"
@@ -13153,6 +13194,10 @@ def cudaOccupancyMaxActiveBlocksPerMultiprocessor(
             "cudaOccupancyMaxActiveBlocksPerMultiprocessor",
             "dynamicSMemSize",
         )
+    if func.__class__ is not int:
+        func = _c.device_function(func, "func")
+    elif func >> 64:
+        raise _c.address_error(func, "cudaOccupancyMaxActiveBlocksPerMultiprocessor", "func")
     try:
         if _compiled:
             err, numBlocks = _cudaOccupancyMaxActiveBlocksPerMultiprocessor_out(
@@ -13195,12 +13240,6 @@ def cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
 
     C: cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, const void *func, int blockSize, size_t dynamicSMemSize, unsigned int flags)
     """
-    if func.__class__ is not int:
-        func = _c.device_function(func, "func")
-    elif func >> 64:
-        raise _c.address_error(
-            func, "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "func"
-        )
     if blockSize.__class__ is not int or not -2147483648 <= blockSize <= 2147483647:
         blockSize = _c.integer(
             blockSize,
@@ -13221,6 +13260,12 @@ def cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
             _range_unsigned_int,
             "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
             "flags",
+        )
+    if func.__class__ is not int:
+        func = _c.device_function(func, "func")
+    elif func >> 64:
+        raise _c.address_error(
+            func, "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "func"
         )
     try:
         if _compiled:
@@ -13554,12 +13599,12 @@ def cudaSetValidDevices(device_arr: _PointerLike, len: int) -> None:
 
     C: cudaError_t cudaSetValidDevices(int *device_arr, int len)
     """
+    if len.__class__ is not int or not -2147483648 <= len <= 2147483647:
+        len = _c.integer(len, _range_int, "cudaSetValidDevices", "len")
     if device_arr.__class__ is not int:
         device_arr = _c.ref(device_arr, c_int, "device_arr", True, len, "cudaSetValidDevices: len")
     elif device_arr >> 64:
         raise _c.address_error(device_arr, "cudaSetValidDevices", "device_arr")
-    if len.__class__ is not int or not -2147483648 <= len <= 2147483647:
-        len = _c.integer(len, _range_int, "cudaSetValidDevices", "len")
     try:
         err = _cudaSetValidDevices(device_arr, len)
     except _ArgumentError as exc:
@@ -13588,6 +13633,10 @@ def cudaSignalExternalSemaphoresAsync(
 
     C: cudaError_t cudaSignalExternalSemaphoresAsync_v2(const cudaExternalSemaphore_t *extSemArray, const struct cudaExternalSemaphoreSignalParams *paramsArray, unsigned int numExtSems, cudaStream_t stream)
     """
+    if numExtSems.__class__ is not int or numExtSems >> 32:
+        numExtSems = _c.integer(
+            numExtSems, _range_unsigned_int, "cudaSignalExternalSemaphoresAsync", "numExtSems"
+        )
     if extSemArray.__class__ is not int:
         extSemArray = _c.ref(
             extSemArray,
@@ -13614,10 +13663,6 @@ def cudaSignalExternalSemaphoresAsync(
             "cudaSignalExternalSemaphoresAsync",
             "paramsArray",
             "cudaExternalSemaphoreSignalParams",
-        )
-    if numExtSems.__class__ is not int or numExtSems >> 32:
-        numExtSems = _c.integer(
-            numExtSems, _range_unsigned_int, "cudaSignalExternalSemaphoresAsync", "numExtSems"
         )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
@@ -13653,6 +13698,10 @@ def cudaSignalExternalSemaphoresAsync_v2(
 
     C: cudaError_t cudaSignalExternalSemaphoresAsync_v2(const cudaExternalSemaphore_t *extSemArray, const struct cudaExternalSemaphoreSignalParams *paramsArray, unsigned int numExtSems, cudaStream_t stream)
     """
+    if numExtSems.__class__ is not int or numExtSems >> 32:
+        numExtSems = _c.integer(
+            numExtSems, _range_unsigned_int, "cudaSignalExternalSemaphoresAsync_v2", "numExtSems"
+        )
     if extSemArray.__class__ is not int:
         extSemArray = _c.ref(
             extSemArray,
@@ -13679,10 +13728,6 @@ def cudaSignalExternalSemaphoresAsync_v2(
             "cudaSignalExternalSemaphoresAsync_v2",
             "paramsArray",
             "cudaExternalSemaphoreSignalParams",
-        )
-    if numExtSems.__class__ is not int or numExtSems >> 32:
-        numExtSems = _c.integer(
-            numExtSems, _range_unsigned_int, "cudaSignalExternalSemaphoresAsync_v2", "numExtSems"
         )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
@@ -13715,13 +13760,13 @@ def cudaStreamAddCallback(
 
     C: cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback, void *userData, unsigned int flags)
     """
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaStreamAddCallback", "flags")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     callback, userData, _callback_token = _c.callback(
         callback, userData, "cudaStreamCallback_t", _lib, ("callback", "userData"), stream
     )
-    if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, _range_unsigned_int, "cudaStreamAddCallback", "flags")
     try:
         err = _cudaStreamAddCallback(stream, callback, userData, flags)
     except _ArgumentError as exc:
@@ -13754,16 +13799,16 @@ def cudaStreamAttachMemAsync(
 
     C: cudaError_t cudaStreamAttachMemAsync(cudaStream_t stream, void *devPtr, size_t length, unsigned int flags)
     """
+    if length.__class__ is not int or length >> 64:
+        length = _c.integer(length, _range_size_t, "cudaStreamAttachMemAsync", "length")
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaStreamAttachMemAsync", "flags")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", True, length, "cudaStreamAttachMemAsync: length")
     elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaStreamAttachMemAsync", "devPtr")
-    if length.__class__ is not int or length >> 64:
-        length = _c.integer(length, _range_size_t, "cudaStreamAttachMemAsync", "length")
-    if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, _range_unsigned_int, "cudaStreamAttachMemAsync", "flags")
     try:
         err = _cudaStreamAttachMemAsync(stream, devPtr, length, flags)
     except _ArgumentError as exc:
@@ -13789,14 +13834,14 @@ def cudaStreamBeginCapture(
 
     C: cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode)
     """
-    if stream.__class__ is not cudaStream_t:
-        stream = _c.handle(stream, cudaStream_t, "stream")
     if mode.__class__ is not cudaStreamCaptureMode and (
         mode.__class__ is not int or mode not in _cudaStreamCaptureMode_members
     ):
         mode = _c.enum_argument(
             mode, _range_cudaStreamCaptureMode, "cudaStreamBeginCapture", "mode"
         )
+    if stream.__class__ is not cudaStream_t:
+        stream = _c.handle(stream, cudaStream_t, "stream")
     try:
         err = _cudaStreamBeginCapture(stream, mode)
     except _ArgumentError as exc:
@@ -13829,6 +13874,16 @@ def cudaStreamBeginCaptureToGraph(
 
     C: cudaError_t cudaStreamBeginCaptureToGraph(cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t *dependencies, const cudaGraphEdgeData *dependencyData, size_t numDependencies, enum cudaStreamCaptureMode mode)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaStreamBeginCaptureToGraph", "numDependencies"
+        )
+    if mode.__class__ is not cudaStreamCaptureMode and (
+        mode.__class__ is not int or mode not in _cudaStreamCaptureMode_members
+    ):
+        mode = _c.enum_argument(
+            mode, _range_cudaStreamCaptureMode, "cudaStreamBeginCaptureToGraph", "mode"
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     if graph.__class__ is not cudaGraph_t:
@@ -13856,16 +13911,6 @@ def cudaStreamBeginCaptureToGraph(
     elif dependencyData >> 64 or 0 < dependencyData < 65536:
         raise _c.address_error(
             dependencyData, "cudaStreamBeginCaptureToGraph", "dependencyData", "cudaGraphEdgeData"
-        )
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaStreamBeginCaptureToGraph", "numDependencies"
-        )
-    if mode.__class__ is not cudaStreamCaptureMode and (
-        mode.__class__ is not int or mode not in _cudaStreamCaptureMode_members
-    ):
-        mode = _c.enum_argument(
-            mode, _range_cudaStreamCaptureMode, "cudaStreamBeginCaptureToGraph", "mode"
         )
     try:
         err = _cudaStreamBeginCaptureToGraph(
@@ -14005,11 +14050,14 @@ def cudaStreamDestroy(stream: cudaStream_t | _HandleLike) -> None:
     """
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
+    _c.claim(stream, "stream", "cudaStreamDestroy")
     try:
         err = _cudaStreamDestroy(stream)
     except _ArgumentError as exc:
+        _c.unclaim(stream)
         raise _c.argument_error(exc, "cudaStreamDestroy", ("stream",)) from None
     if err:
+        _c.unclaim(stream)
         raise _error(err, _lib)
     _c.destroyed(stream, "cudaStream_t", "cudaStreamDestroy")
 
@@ -14082,14 +14130,14 @@ def cudaStreamGetAttribute(
 
     C: cudaError_t cudaStreamGetAttribute(cudaStream_t hStream, enum cudaLaunchAttributeID attr, union cudaLaunchAttributeValue *value_out)
     """
-    if hStream.__class__ is not cudaStream_t:
-        hStream = _c.handle(hStream, cudaStream_t, "hStream")
     if attr.__class__ is not cudaLaunchAttributeID and (
         attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
     ):
         attr = _c.enum_argument(
             attr, _range_cudaLaunchAttributeID, "cudaStreamGetAttribute", "attr"
         )
+    if hStream.__class__ is not cudaStream_t:
+        hStream = _c.handle(hStream, cudaStream_t, "hStream")
     value_out = _c.attribute_storage(attr, _cudaLaunchAttributeID_values, "cudaStreamGetAttribute")
     try:
         err = _cudaStreamGetAttribute(hStream, attr, _c.byref(value_out))
@@ -14473,14 +14521,14 @@ def cudaStreamSetAttribute(
 
     C: cudaError_t cudaStreamSetAttribute(cudaStream_t hStream, enum cudaLaunchAttributeID attr, const union cudaLaunchAttributeValue *value)
     """
-    if hStream.__class__ is not cudaStream_t:
-        hStream = _c.handle(hStream, cudaStream_t, "hStream")
     if attr.__class__ is not cudaLaunchAttributeID and (
         attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
     ):
         attr = _c.enum_argument(
             attr, _range_cudaLaunchAttributeID, "cudaStreamSetAttribute", "attr"
         )
+    if hStream.__class__ is not cudaStream_t:
+        hStream = _c.handle(hStream, cudaStream_t, "hStream")
     value = _c.attribute_value(
         value, attr, _cudaLaunchAttributeID_values, "cudaStreamSetAttribute", "value"
     )
@@ -14536,6 +14584,14 @@ def cudaStreamUpdateCaptureDependencies(
 
     C: cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t stream, cudaGraphNode_t *dependencies, size_t numDependencies, unsigned int flags)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaStreamUpdateCaptureDependencies", "numDependencies"
+        )
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(
+            flags, _range_unsigned_int, "cudaStreamUpdateCaptureDependencies", "flags"
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     if dependencies.__class__ is not int:
@@ -14549,14 +14605,6 @@ def cudaStreamUpdateCaptureDependencies(
         )
     elif dependencies >> 64:
         raise _c.address_error(dependencies, "cudaStreamUpdateCaptureDependencies", "dependencies")
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaStreamUpdateCaptureDependencies", "numDependencies"
-        )
-    if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(
-            flags, _range_unsigned_int, "cudaStreamUpdateCaptureDependencies", "flags"
-        )
     try:
         err = _cudaStreamUpdateCaptureDependencies(stream, dependencies, numDependencies, flags)
     except _ArgumentError as exc:
@@ -14591,6 +14639,17 @@ def cudaStreamUpdateCaptureDependencies_v2(
 
     C: cudaError_t cudaStreamUpdateCaptureDependencies_v2(cudaStream_t stream, cudaGraphNode_t *dependencies, const cudaGraphEdgeData *dependencyData, size_t numDependencies, unsigned int flags)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies,
+            _range_size_t,
+            "cudaStreamUpdateCaptureDependencies_v2",
+            "numDependencies",
+        )
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(
+            flags, _range_unsigned_int, "cudaStreamUpdateCaptureDependencies_v2", "flags"
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     if dependencies.__class__ is not int:
@@ -14622,17 +14681,6 @@ def cudaStreamUpdateCaptureDependencies_v2(
             "dependencyData",
             "cudaGraphEdgeData",
         )
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies,
-            _range_size_t,
-            "cudaStreamUpdateCaptureDependencies_v2",
-            "numDependencies",
-        )
-    if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(
-            flags, _range_unsigned_int, "cudaStreamUpdateCaptureDependencies_v2", "flags"
-        )
     try:
         err = _cudaStreamUpdateCaptureDependencies_v2(
             stream, dependencies, dependencyData, numDependencies, flags
@@ -14663,12 +14711,12 @@ def cudaStreamWaitEvent(
 
     C: cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags)
     """
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaStreamWaitEvent", "flags")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     if event.__class__ is not cudaEvent_t:
         event = _c.handle(event, cudaEvent_t, "event")
-    if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, _range_unsigned_int, "cudaStreamWaitEvent", "flags")
     try:
         err = _cudaStreamWaitEvent(stream, event, flags)
     except _ArgumentError as exc:
@@ -14884,15 +14932,15 @@ def cudaUserObjectCreate(
 
     C: cudaError_t cudaUserObjectCreate(cudaUserObject_t *object_out, void *ptr, cudaHostFn_t destroy, unsigned int initialRefcount, unsigned int flags)
     """
-    destroy, ptr, _destroy_token = _c.callback(
-        destroy, ptr, "cudaHostFn_t", _lib, ("destroy", "ptr")
-    )
     if initialRefcount.__class__ is not int or initialRefcount >> 32:
         initialRefcount = _c.integer(
             initialRefcount, _range_unsigned_int, "cudaUserObjectCreate", "initialRefcount"
         )
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, _range_unsigned_int, "cudaUserObjectCreate", "flags")
+    destroy, ptr, _destroy_token = _c.callback(
+        destroy, ptr, "cudaHostFn_t", _lib, ("destroy", "ptr")
+    )
     object_out = cudaUserObject_t()
     try:
         err = _cudaUserObjectCreate(object_out, ptr, destroy, initialRefcount, flags)
@@ -14922,10 +14970,10 @@ def cudaUserObjectRelease(object: cudaUserObject_t | _HandleLike, count: int = 1
 
     C: cudaError_t cudaUserObjectRelease(cudaUserObject_t object, unsigned int count)
     """
-    if object.__class__ is not cudaUserObject_t:
-        object = _c.handle(object, cudaUserObject_t, "object")
     if count.__class__ is not int or count >> 32:
         count = _c.integer(count, _range_unsigned_int, "cudaUserObjectRelease", "count")
+    if object.__class__ is not cudaUserObject_t:
+        object = _c.handle(object, cudaUserObject_t, "object")
     try:
         err = _cudaUserObjectRelease(object, count)
     except _ArgumentError as exc:
@@ -14947,10 +14995,10 @@ def cudaUserObjectRetain(object: cudaUserObject_t | _HandleLike, count: int = 1)
 
     C: cudaError_t cudaUserObjectRetain(cudaUserObject_t object, unsigned int count)
     """
-    if object.__class__ is not cudaUserObject_t:
-        object = _c.handle(object, cudaUserObject_t, "object")
     if count.__class__ is not int or count >> 32:
         count = _c.integer(count, _range_unsigned_int, "cudaUserObjectRetain", "count")
+    if object.__class__ is not cudaUserObject_t:
+        object = _c.handle(object, cudaUserObject_t, "object")
     try:
         err = _cudaUserObjectRetain(object, count)
     except _ArgumentError as exc:
@@ -14978,7 +15026,9 @@ def cudaVDPAUGetDevice(vdpDevice: int, vdpGetProcAddress: _PointerLike) -> int:
             vdpDevice, _range_VdpDevice_unsigned_int, "cudaVDPAUGetDevice", "vdpDevice"
         )
     if vdpGetProcAddress.__class__ is not int:
-        vdpGetProcAddress = _c.pointer(vdpGetProcAddress, "vdpGetProcAddress", True)
+        vdpGetProcAddress = _c.function_pointer(
+            vdpGetProcAddress, "vdpGetProcAddress", "function pointer"
+        )
     elif vdpGetProcAddress >> 64:
         raise _c.address_error(vdpGetProcAddress, "cudaVDPAUGetDevice", "vdpGetProcAddress")
     try:
@@ -15018,7 +15068,9 @@ def cudaVDPAUSetVDPAUDevice(device: int, vdpDevice: int, vdpGetProcAddress: _Poi
             vdpDevice, _range_VdpDevice_unsigned_int, "cudaVDPAUSetVDPAUDevice", "vdpDevice"
         )
     if vdpGetProcAddress.__class__ is not int:
-        vdpGetProcAddress = _c.pointer(vdpGetProcAddress, "vdpGetProcAddress", True)
+        vdpGetProcAddress = _c.function_pointer(
+            vdpGetProcAddress, "vdpGetProcAddress", "function pointer"
+        )
     elif vdpGetProcAddress >> 64:
         raise _c.address_error(vdpGetProcAddress, "cudaVDPAUSetVDPAUDevice", "vdpGetProcAddress")
     try:
@@ -15051,6 +15103,10 @@ def cudaWaitExternalSemaphoresAsync(
 
     C: cudaError_t cudaWaitExternalSemaphoresAsync_v2(const cudaExternalSemaphore_t *extSemArray, const struct cudaExternalSemaphoreWaitParams *paramsArray, unsigned int numExtSems, cudaStream_t stream)
     """
+    if numExtSems.__class__ is not int or numExtSems >> 32:
+        numExtSems = _c.integer(
+            numExtSems, _range_unsigned_int, "cudaWaitExternalSemaphoresAsync", "numExtSems"
+        )
     if extSemArray.__class__ is not int:
         extSemArray = _c.ref(
             extSemArray,
@@ -15077,10 +15133,6 @@ def cudaWaitExternalSemaphoresAsync(
             "cudaWaitExternalSemaphoresAsync",
             "paramsArray",
             "cudaExternalSemaphoreWaitParams",
-        )
-    if numExtSems.__class__ is not int or numExtSems >> 32:
-        numExtSems = _c.integer(
-            numExtSems, _range_unsigned_int, "cudaWaitExternalSemaphoresAsync", "numExtSems"
         )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
@@ -15116,6 +15168,10 @@ def cudaWaitExternalSemaphoresAsync_v2(
 
     C: cudaError_t cudaWaitExternalSemaphoresAsync_v2(const cudaExternalSemaphore_t *extSemArray, const struct cudaExternalSemaphoreWaitParams *paramsArray, unsigned int numExtSems, cudaStream_t stream)
     """
+    if numExtSems.__class__ is not int or numExtSems >> 32:
+        numExtSems = _c.integer(
+            numExtSems, _range_unsigned_int, "cudaWaitExternalSemaphoresAsync_v2", "numExtSems"
+        )
     if extSemArray.__class__ is not int:
         extSemArray = _c.ref(
             extSemArray,
@@ -15142,10 +15198,6 @@ def cudaWaitExternalSemaphoresAsync_v2(
             "cudaWaitExternalSemaphoresAsync_v2",
             "paramsArray",
             "cudaExternalSemaphoreWaitParams",
-        )
-    if numExtSems.__class__ is not int or numExtSems >> 32:
-        numExtSems = _c.integer(
-            numExtSems, _range_unsigned_int, "cudaWaitExternalSemaphoresAsync_v2", "numExtSems"
         )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
@@ -15236,7 +15288,9 @@ def make_cudaPitchedPtr(d: int | None, p: int, xsz: int, ysz: int) -> cudaPitche
 
     As sys_12060.make_cudaPitchedPtr, with each integer checked against its C type's range (a record's field would mask it).
     """
-    if d.__class__ is int and not 0 <= d < 18446744073709551616:
+    if d.__class__ is not int:
+        d = _c.address(d, "d")
+    elif not 0 <= d < 18446744073709551616:
         raise _c.address_error(d, "make_cudaPitchedPtr", "d")
     if p.__class__ is not int or p >> 64:
         p = _c.integer(p, _range_size_t, "make_cudaPitchedPtr", "p")

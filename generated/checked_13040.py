@@ -1105,7 +1105,7 @@ _c.bind_on_first_call(
         ),
         "cudaDevSmResourceSplitByCount": (
             c_uint,
-            (POINTER(cudaDevResource), POINTER(c_uint), c_void_p, c_void_p, c_uint, c_uint),
+            (c_void_p, POINTER(c_uint), c_void_p, POINTER(cudaDevResource), c_uint, c_uint),
         ),
         "cudaDeviceCanAccessPeer": (c_uint, (POINTER(c_int), c_int, c_int), (0,)),
         "cudaDeviceDisablePeerAccess": (c_uint, (c_int,)),
@@ -2346,10 +2346,10 @@ def cudaArrayGetMemoryRequirements(
 
     C: cudaError_t cudaArrayGetMemoryRequirements(struct cudaArrayMemoryRequirements *memoryRequirements, cudaArray_t array, int device)
     """
-    if array.__class__ is not cudaArray_t:
-        array = _c.handle(array, cudaArray_t, "array")
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
         device = _c.integer(device, _range_int, "cudaArrayGetMemoryRequirements", "device")
+    if array.__class__ is not cudaArray_t:
+        array = _c.handle(array, cudaArray_t, "array")
     memoryRequirements = cudaArrayMemoryRequirements()
     try:
         err = _cudaArrayGetMemoryRequirements(memoryRequirements, array, device)
@@ -2378,10 +2378,10 @@ def cudaArrayGetPlane(hArray: cudaArray_t | _HandleLike, planeIdx: int) -> cudaA
 
     C: cudaError_t cudaArrayGetPlane(cudaArray_t *pPlaneArray, cudaArray_t hArray, unsigned int planeIdx)
     """
-    if hArray.__class__ is not cudaArray_t:
-        hArray = _c.handle(hArray, cudaArray_t, "hArray")
     if planeIdx.__class__ is not int or planeIdx >> 32:
         planeIdx = _c.integer(planeIdx, _range_unsigned_int, "cudaArrayGetPlane", "planeIdx")
+    if hArray.__class__ is not cudaArray_t:
+        hArray = _c.handle(hArray, cudaArray_t, "hArray")
     pPlaneArray = cudaArray_t()
     try:
         err = _cudaArrayGetPlane(pPlaneArray, hArray, planeIdx)
@@ -2610,11 +2610,14 @@ def cudaDestroyExternalMemory(extMem: cudaExternalMemory_t | _HandleLike) -> Non
     """
     if extMem.__class__ is not cudaExternalMemory_t:
         extMem = _c.handle(extMem, cudaExternalMemory_t, "extMem")
+    _c.claim(extMem, "extMem", "cudaDestroyExternalMemory")
     try:
         err = _cudaDestroyExternalMemory(extMem)
     except _ArgumentError as exc:
+        _c.unclaim(extMem)
         raise _c.argument_error(exc, "cudaDestroyExternalMemory", ("extMem",)) from None
     if err:
+        _c.unclaim(extMem)
         raise _error(err, _lib)
     _c.destroyed(extMem, "cudaExternalMemory_t", "cudaDestroyExternalMemory")
 
@@ -2635,11 +2638,14 @@ def cudaDestroyExternalSemaphore(extSem: cudaExternalSemaphore_t | _HandleLike) 
     """
     if extSem.__class__ is not cudaExternalSemaphore_t:
         extSem = _c.handle(extSem, cudaExternalSemaphore_t, "extSem")
+    _c.claim(extSem, "extSem", "cudaDestroyExternalSemaphore")
     try:
         err = _cudaDestroyExternalSemaphore(extSem)
     except _ArgumentError as exc:
+        _c.unclaim(extSem)
         raise _c.argument_error(exc, "cudaDestroyExternalSemaphore", ("extSem",)) from None
     if err:
+        _c.unclaim(extSem)
         raise _error(err, _lib)
     _c.destroyed(extSem, "cudaExternalSemaphore_t", "cudaDestroyExternalSemaphore")
 
@@ -2659,11 +2665,14 @@ def cudaDestroySurfaceObject(surfObject: int) -> None:
     C: cudaError_t cudaDestroySurfaceObject(cudaSurfaceObject_t surfObject)
     """
     surfObject = _c.integer_handle(surfObject, "cudaSurfaceObject_t", "surfObject")
+    _c.claim(surfObject, "surfObject", "cudaDestroySurfaceObject")
     try:
         err = _cudaDestroySurfaceObject(surfObject)
     except _ArgumentError as exc:
+        _c.unclaim(surfObject)
         raise _c.argument_error(exc, "cudaDestroySurfaceObject", ("surfObject",)) from None
     if err:
+        _c.unclaim(surfObject)
         raise _error(err, _lib)
     _c.destroyed(surfObject, "cudaSurfaceObject_t", "cudaDestroySurfaceObject")
 
@@ -2683,11 +2692,14 @@ def cudaDestroyTextureObject(texObject: int) -> None:
     C: cudaError_t cudaDestroyTextureObject(cudaTextureObject_t texObject)
     """
     texObject = _c.integer_handle(texObject, "cudaTextureObject_t", "texObject")
+    _c.claim(texObject, "texObject", "cudaDestroyTextureObject")
     try:
         err = _cudaDestroyTextureObject(texObject)
     except _ArgumentError as exc:
+        _c.unclaim(texObject)
         raise _c.argument_error(exc, "cudaDestroyTextureObject", ("texObject",)) from None
     if err:
+        _c.unclaim(texObject)
         raise _error(err, _lib)
     _c.destroyed(texObject, "cudaTextureObject_t", "cudaDestroyTextureObject")
 
@@ -2708,6 +2720,10 @@ def cudaDevResourceGenerateDesc(resources: _PointerLike, nbResources: int) -> cu
 
     C: cudaError_t cudaDevResourceGenerateDesc(cudaDevResourceDesc_t *phDesc, cudaDevResource *resources, unsigned int nbResources)
     """
+    if nbResources.__class__ is not int or nbResources >> 32:
+        nbResources = _c.integer(
+            nbResources, _range_unsigned_int, "cudaDevResourceGenerateDesc", "nbResources"
+        )
     if resources.__class__ is not int:
         resources = _c.ref(
             resources,
@@ -2720,10 +2736,6 @@ def cudaDevResourceGenerateDesc(resources: _PointerLike, nbResources: int) -> cu
     elif resources >> 64 or 0 < resources < 65536:
         raise _c.address_error(
             resources, "cudaDevResourceGenerateDesc", "resources", "cudaDevResource"
-        )
-    if nbResources.__class__ is not int or nbResources >> 32:
-        nbResources = _c.integer(
-            nbResources, _range_unsigned_int, "cudaDevResourceGenerateDesc", "nbResources"
         )
     phDesc = cudaDevResourceDesc_t()
     try:
@@ -2760,14 +2772,14 @@ def cudaDevSmResourceSplit(
     """
     if nbGroups.__class__ is not int or nbGroups >> 32:
         nbGroups = _c.integer(nbGroups, _range_unsigned_int, "cudaDevSmResourceSplit", "nbGroups")
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaDevSmResourceSplit", "flags")
     if input.__class__ is not int:
         input = _c.ref(
             input, cudaDevResource, "input", False, 1, "cudaDevSmResourceSplit: the record"
         )
     elif input >> 64 or 0 < input < 65536:
         raise _c.address_error(input, "cudaDevSmResourceSplit", "input", "cudaDevResource")
-    if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, _range_unsigned_int, "cudaDevSmResourceSplit", "flags")
     if groupParams.__class__ is not int:
         groupParams = _c.ref(
             groupParams,
@@ -2797,44 +2809,30 @@ def cudaDevSmResourceSplit(
 
 
 def cudaDevSmResourceSplitByCount(
-    input: _PointerLike, remaining: _PointerLike, flags: int, minCount: int
-) -> tuple[cudaDevResource, int]:
-    """cudaDevSmResourceSplitByCount(input: _PointerLike, remaining: _PointerLike, flags: int, minCount: int) -> tuple[cudaDevResource, int]
+    nbGroups: int, input: _PointerLike, flags: int, minCount: int
+) -> tuple[list[cudaDevResource], int, cudaDevResource]:
+    """cudaDevSmResourceSplitByCount(nbGroups: int, input: _PointerLike, flags: int, minCount: int) -> tuple[list[cudaDevResource], int, cudaDevResource]
 
     Splits cudaDevResourceTypeSm resources.
 
     Parameters:
+        nbGroups: This is a pointer, specifying the number of groups that would be or should be created as described below.
         input: Input SM resource to be split.
-        remaining: If the input resource cannot be cleanly split among nbGroups, the remaining is placed in here.
         flags: Flags specifying how these partitions are used or which constraints to abide by when splitting the input.
         minCount: Minimum number of SMs required
 
     Returns:
         result: Output array of cudaDevResource resources.
         nbGroups: This is a pointer, specifying the number of groups that would be or should be created as described below.
+        remaining: If the input resource cannot be cleanly split among nbGroups, the remaining is placed in here.
 
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorNotPermitted, cudaErrorInvalidResourceType, cudaErrorInvalidResourceConfiguration, cudaErrorNotSupported, cudaErrorCudartUnloading, cudaErrorInitializationError.
 
     C: cudaError_t cudaDevSmResourceSplitByCount(cudaDevResource *result, unsigned int *nbGroups, const cudaDevResource *input, cudaDevResource *remaining, unsigned int flags, unsigned int minCount)
     """
-    if input.__class__ is not int:
-        input = _c.ref(
-            input, cudaDevResource, "input", False, 1, "cudaDevSmResourceSplitByCount: the record"
-        )
-    elif input >> 64 or 0 < input < 65536:
-        raise _c.address_error(input, "cudaDevSmResourceSplitByCount", "input", "cudaDevResource")
-    if remaining.__class__ is not int:
-        remaining = _c.ref(
-            remaining,
-            cudaDevResource,
-            "remaining",
-            True,
-            1,
-            "cudaDevSmResourceSplitByCount: the record",
-        )
-    elif remaining >> 64 or 0 < remaining < 65536:
-        raise _c.address_error(
-            remaining, "cudaDevSmResourceSplitByCount", "remaining", "cudaDevResource"
+    if nbGroups.__class__ is not int or nbGroups >> 32:
+        nbGroups = _c.integer(
+            nbGroups, _range_unsigned_int, "cudaDevSmResourceSplitByCount", "nbGroups"
         )
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, _range_unsigned_int, "cudaDevSmResourceSplitByCount", "flags")
@@ -2842,10 +2840,17 @@ def cudaDevSmResourceSplitByCount(
         minCount = _c.integer(
             minCount, _range_unsigned_int, "cudaDevSmResourceSplitByCount", "minCount"
         )
-    result = cudaDevResource()
-    nbGroups = c_uint()
+    if input.__class__ is not int:
+        input = _c.ref(
+            input, cudaDevResource, "input", False, 1, "cudaDevSmResourceSplitByCount: the record"
+        )
+    elif input >> 64 or 0 < input < 65536:
+        raise _c.address_error(input, "cudaDevSmResourceSplitByCount", "input", "cudaDevResource")
+    result = (cudaDevResource * nbGroups)() if nbGroups else None
+    nbGroups_ = c_uint(nbGroups)
+    remaining = cudaDevResource()
     try:
-        err = _cudaDevSmResourceSplitByCount(result, nbGroups, input, remaining, flags, minCount)
+        err = _cudaDevSmResourceSplitByCount(result, nbGroups_, input, remaining, flags, minCount)
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc,
@@ -2854,7 +2859,7 @@ def cudaDevSmResourceSplitByCount(
         ) from None
     if err:
         raise _error(err, _lib)
-    return result, nbGroups.value
+    return result[: nbGroups_.value] if result is not None else [], nbGroups_.value, remaining
 
 
 def cudaDeviceCanAccessPeer(device: int, peerDevice: int) -> int:
@@ -3230,6 +3235,12 @@ def cudaDeviceGetHostAtomicCapabilities(
 
     C: cudaError_t cudaDeviceGetHostAtomicCapabilities(unsigned int *capabilities, const enum cudaAtomicOperation *operations, unsigned int count, int device)
     """
+    if count.__class__ is not int or count >> 32:
+        count = _c.integer(
+            count, _range_unsigned_int, "cudaDeviceGetHostAtomicCapabilities", "count"
+        )
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(device, _range_int, "cudaDeviceGetHostAtomicCapabilities", "device")
     if operations.__class__ is not int:
         operations = _c.ref(
             operations,
@@ -3241,12 +3252,6 @@ def cudaDeviceGetHostAtomicCapabilities(
         )
     elif operations >> 64:
         raise _c.address_error(operations, "cudaDeviceGetHostAtomicCapabilities", "operations")
-    if count.__class__ is not int or count >> 32:
-        count = _c.integer(
-            count, _range_unsigned_int, "cudaDeviceGetHostAtomicCapabilities", "count"
-        )
-    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(device, _range_int, "cudaDeviceGetHostAtomicCapabilities", "device")
     capabilities = (c_uint * count)()
     try:
         err = _cudaDeviceGetHostAtomicCapabilities(capabilities, operations, count, device)
@@ -3332,16 +3337,16 @@ def cudaDeviceGetNvSciSyncAttributes(
 
     C: cudaError_t cudaDeviceGetNvSciSyncAttributes(void *nvSciSyncAttrList, int device, int flags)
     """
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(device, _range_int, "cudaDeviceGetNvSciSyncAttributes", "device")
+    if flags.__class__ is not int or not -2147483648 <= flags <= 2147483647:
+        flags = _c.integer(flags, _range_int, "cudaDeviceGetNvSciSyncAttributes", "flags")
     if nvSciSyncAttrList.__class__ is not int:
         nvSciSyncAttrList = _c.pointer(nvSciSyncAttrList, "nvSciSyncAttrList", True)
     elif nvSciSyncAttrList >> 64:
         raise _c.address_error(
             nvSciSyncAttrList, "cudaDeviceGetNvSciSyncAttributes", "nvSciSyncAttrList"
         )
-    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(device, _range_int, "cudaDeviceGetNvSciSyncAttributes", "device")
-    if flags.__class__ is not int or not -2147483648 <= flags <= 2147483647:
-        flags = _c.integer(flags, _range_int, "cudaDeviceGetNvSciSyncAttributes", "flags")
     try:
         err = _cudaDeviceGetNvSciSyncAttributes(nvSciSyncAttrList, device, flags)
     except _ArgumentError as exc:
@@ -3372,17 +3377,6 @@ def cudaDeviceGetP2PAtomicCapabilities(
 
     C: cudaError_t cudaDeviceGetP2PAtomicCapabilities(unsigned int *capabilities, const enum cudaAtomicOperation *operations, unsigned int count, int srcDevice, int dstDevice)
     """
-    if operations.__class__ is not int:
-        operations = _c.ref(
-            operations,
-            c_uint,
-            "operations",
-            False,
-            count,
-            "cudaDeviceGetP2PAtomicCapabilities: count",
-        )
-    elif operations >> 64:
-        raise _c.address_error(operations, "cudaDeviceGetP2PAtomicCapabilities", "operations")
     if count.__class__ is not int or count >> 32:
         count = _c.integer(
             count, _range_unsigned_int, "cudaDeviceGetP2PAtomicCapabilities", "count"
@@ -3395,6 +3389,17 @@ def cudaDeviceGetP2PAtomicCapabilities(
         dstDevice = _c.integer(
             dstDevice, _range_int, "cudaDeviceGetP2PAtomicCapabilities", "dstDevice"
         )
+    if operations.__class__ is not int:
+        operations = _c.ref(
+            operations,
+            c_uint,
+            "operations",
+            False,
+            count,
+            "cudaDeviceGetP2PAtomicCapabilities: count",
+        )
+    elif operations >> 64:
+        raise _c.address_error(operations, "cudaDeviceGetP2PAtomicCapabilities", "operations")
     capabilities = (c_uint * count)()
     try:
         err = _cudaDeviceGetP2PAtomicCapabilities(
@@ -3557,6 +3562,8 @@ def cudaDeviceGetTexture1DLinearMaxWidth(fmtDesc: _PointerLike, device: int) -> 
 
     C: cudaError_t cudaDeviceGetTexture1DLinearMaxWidth(size_t *maxWidthInElements, const struct cudaChannelFormatDesc *fmtDesc, int device)
     """
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(device, _range_int, "cudaDeviceGetTexture1DLinearMaxWidth", "device")
     if fmtDesc.__class__ is not int:
         fmtDesc = _c.ref(
             fmtDesc,
@@ -3570,8 +3577,6 @@ def cudaDeviceGetTexture1DLinearMaxWidth(fmtDesc: _PointerLike, device: int) -> 
         raise _c.address_error(
             fmtDesc, "cudaDeviceGetTexture1DLinearMaxWidth", "fmtDesc", "cudaChannelFormatDesc"
         )
-    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(device, _range_int, "cudaDeviceGetTexture1DLinearMaxWidth", "device")
     try:
         if _compiled:
             err, maxWidthInElements = _cudaDeviceGetTexture1DLinearMaxWidth_out(fmtDesc, device)
@@ -3632,7 +3637,7 @@ def cudaDeviceRegisterAsyncNotification(
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
         device = _c.integer(device, _range_int, "cudaDeviceRegisterAsyncNotification", "device")
     if callbackFunc.__class__ is not int:
-        callbackFunc = _c.pointer(callbackFunc, "callbackFunc", True)
+        callbackFunc = _c.function_pointer(callbackFunc, "callbackFunc", "cudaAsyncCallback")
     elif callbackFunc >> 64:
         raise _c.address_error(callbackFunc, "cudaDeviceRegisterAsyncNotification", "callbackFunc")
     if userData.__class__ is not int:
@@ -3852,13 +3857,16 @@ def cudaDeviceUnregisterAsyncNotification(
         device = _c.integer(device, _range_int, "cudaDeviceUnregisterAsyncNotification", "device")
     if callback.__class__ is not cudaAsyncCallbackHandle_t:
         callback = _c.handle(callback, cudaAsyncCallbackHandle_t, "callback")
+    _c.claim(callback, "callback", "cudaDeviceUnregisterAsyncNotification")
     try:
         err = _cudaDeviceUnregisterAsyncNotification(device, callback)
     except _ArgumentError as exc:
+        _c.unclaim(callback)
         raise _c.argument_error(
             exc, "cudaDeviceUnregisterAsyncNotification", ("device", "callback")
         ) from None
     if err:
+        _c.unclaim(callback)
         raise _error(err, _lib)
     _c.destroyed(callback, "cudaAsyncCallbackHandle_t", "cudaDeviceUnregisterAsyncNotification")
 
@@ -3906,6 +3914,10 @@ def cudaEGLStreamConsumerAcquireFrame(
 
     C: cudaError_t cudaEGLStreamConsumerAcquireFrame(cudaEglStreamConnection *conn, cudaGraphicsResource_t *pCudaResource, cudaStream_t *pStream, unsigned int timeout)
     """
+    if timeout.__class__ is not int or timeout >> 32:
+        timeout = _c.integer(
+            timeout, _range_unsigned_int, "cudaEGLStreamConsumerAcquireFrame", "timeout"
+        )
     if conn.__class__ is not int:
         conn = _c.ref(
             conn,
@@ -3939,10 +3951,6 @@ def cudaEGLStreamConsumerAcquireFrame(
         )
     elif pStream >> 64:
         raise _c.address_error(pStream, "cudaEGLStreamConsumerAcquireFrame", "pStream")
-    if timeout.__class__ is not int or timeout >> 32:
-        timeout = _c.integer(
-            timeout, _range_unsigned_int, "cudaEGLStreamConsumerAcquireFrame", "timeout"
-        )
     try:
         err = _cudaEGLStreamConsumerAcquireFrame(conn, pCudaResource, pStream, timeout)
     except _ArgumentError as exc:
@@ -4002,12 +4010,12 @@ def cudaEGLStreamConsumerConnectWithFlags(
 
     C: cudaError_t cudaEGLStreamConsumerConnectWithFlags(cudaEglStreamConnection *conn, EGLStreamKHR eglStream, unsigned int flags)
     """
-    if eglStream.__class__ is not EGLStreamKHR:
-        eglStream = _c.handle(eglStream, EGLStreamKHR, "eglStream")
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(
             flags, _range_unsigned_int, "cudaEGLStreamConsumerConnectWithFlags", "flags"
         )
+    if eglStream.__class__ is not EGLStreamKHR:
+        eglStream = _c.handle(eglStream, EGLStreamKHR, "eglStream")
     conn = cudaEglStreamConnection()
     try:
         err = _cudaEGLStreamConsumerConnectWithFlags(conn, eglStream, flags)
@@ -4120,12 +4128,12 @@ def cudaEGLStreamProducerConnect(
 
     C: cudaError_t cudaEGLStreamProducerConnect(cudaEglStreamConnection *conn, EGLStreamKHR eglStream, EGLint width, EGLint height)
     """
-    if eglStream.__class__ is not EGLStreamKHR:
-        eglStream = _c.handle(eglStream, EGLStreamKHR, "eglStream")
     if width.__class__ is not int or not -2147483648 <= width <= 2147483647:
         width = _c.integer(width, _range_EGLint_int, "cudaEGLStreamProducerConnect", "width")
     if height.__class__ is not int or not -2147483648 <= height <= 2147483647:
         height = _c.integer(height, _range_EGLint_int, "cudaEGLStreamProducerConnect", "height")
+    if eglStream.__class__ is not EGLStreamKHR:
+        eglStream = _c.handle(eglStream, EGLStreamKHR, "eglStream")
     conn = cudaEglStreamConnection()
     try:
         err = _cudaEGLStreamProducerConnect(conn, eglStream, width, height)
@@ -4295,10 +4303,10 @@ def cudaEventCreateFromEGLSync(eglSync: EGLSyncKHR | _HandleLike, flags: int) ->
 
     C: cudaError_t cudaEventCreateFromEGLSync(cudaEvent_t *phEvent, EGLSyncKHR eglSync, unsigned int flags)
     """
-    if eglSync.__class__ is not EGLSyncKHR:
-        eglSync = _c.handle(eglSync, EGLSyncKHR, "eglSync")
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, _range_unsigned_int, "cudaEventCreateFromEGLSync", "flags")
+    if eglSync.__class__ is not EGLSyncKHR:
+        eglSync = _c.handle(eglSync, EGLSyncKHR, "eglSync")
     phEvent = cudaEvent_t()
     try:
         err = _cudaEventCreateFromEGLSync(phEvent, eglSync, flags)
@@ -4354,11 +4362,14 @@ def cudaEventDestroy(event: cudaEvent_t | _HandleLike) -> None:
     """
     if event.__class__ is not cudaEvent_t:
         event = _c.handle(event, cudaEvent_t, "event")
+    _c.claim(event, "event", "cudaEventDestroy")
     try:
         err = _cudaEventDestroy(event)
     except _ArgumentError as exc:
+        _c.unclaim(event)
         raise _c.argument_error(exc, "cudaEventDestroy", ("event",)) from None
     if err:
+        _c.unclaim(event)
         raise _error(err, _lib)
     _c.destroyed(event, "cudaEvent_t", "cudaEventDestroy")
 
@@ -4467,12 +4478,12 @@ def cudaEventRecordWithFlags(
 
     C: cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags)
     """
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaEventRecordWithFlags", "flags")
     if event.__class__ is not cudaEvent_t:
         event = _c.handle(event, cudaEvent_t, "event")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
-    if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, _range_unsigned_int, "cudaEventRecordWithFlags", "flags")
     try:
         err = _cudaEventRecordWithFlags(event, stream, flags)
     except _ArgumentError as exc:
@@ -4521,11 +4532,14 @@ def cudaExecutionCtxDestroy(ctx: cudaExecutionContext_t | _HandleLike) -> None:
     """
     if ctx.__class__ is not cudaExecutionContext_t:
         ctx = _c.handle(ctx, cudaExecutionContext_t, "ctx")
+    _c.claim(ctx, "ctx", "cudaExecutionCtxDestroy")
     try:
         err = _cudaExecutionCtxDestroy(ctx)
     except _ArgumentError as exc:
+        _c.unclaim(ctx)
         raise _c.argument_error(exc, "cudaExecutionCtxDestroy", ("ctx",)) from None
     if err:
+        _c.unclaim(ctx)
         raise _error(err, _lib)
     _c.destroyed(ctx, "cudaExecutionContext_t", "cudaExecutionCtxDestroy")
 
@@ -4548,14 +4562,14 @@ def cudaExecutionCtxGetDevResource(
 
     C: cudaError_t cudaExecutionCtxGetDevResource(cudaExecutionContext_t ctx, cudaDevResource *resource, enum cudaDevResourceType type)
     """
-    if ctx.__class__ is not cudaExecutionContext_t:
-        ctx = _c.handle(ctx, cudaExecutionContext_t, "ctx")
     if type.__class__ is not cudaDevResourceType and (
         type.__class__ is not int or type not in _cudaDevResourceType_members
     ):
         type = _c.enum_argument(
             type, _range_cudaDevResourceType, "cudaExecutionCtxGetDevResource", "type"
         )
+    if ctx.__class__ is not cudaExecutionContext_t:
+        ctx = _c.handle(ctx, cudaExecutionContext_t, "ctx")
     resource = cudaDevResource()
     try:
         err = _cudaExecutionCtxGetDevResource(ctx, resource, type)
@@ -4676,12 +4690,12 @@ def cudaExecutionCtxStreamCreate(
 
     C: cudaError_t cudaExecutionCtxStreamCreate(cudaStream_t *phStream, cudaExecutionContext_t ctx, unsigned int flags, int priority)
     """
-    if ctx.__class__ is not cudaExecutionContext_t:
-        ctx = _c.handle(ctx, cudaExecutionContext_t, "ctx")
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, _range_unsigned_int, "cudaExecutionCtxStreamCreate", "flags")
     if priority.__class__ is not int or not -2147483648 <= priority <= 2147483647:
         priority = _c.integer(priority, _range_int, "cudaExecutionCtxStreamCreate", "priority")
+    if ctx.__class__ is not cudaExecutionContext_t:
+        ctx = _c.handle(ctx, cudaExecutionContext_t, "ctx")
     phStream = cudaStream_t()
     try:
         err = _cudaExecutionCtxStreamCreate(phStream, ctx, flags, priority)
@@ -4861,11 +4875,14 @@ def cudaFree(devPtr: _PointerLike) -> None:
         devPtr = _c.pointer(devPtr, "devPtr", True)
     elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaFree", "devPtr")
+    _c.claim(devPtr, "devPtr", "cudaFree")
     try:
         err = _cudaFree(devPtr)
     except _ArgumentError as exc:
+        _c.unclaim(devPtr)
         raise _c.argument_error(exc, "cudaFree", ("devPtr",)) from None
     if err:
+        _c.unclaim(devPtr)
         raise _error(err, _lib)
     _c.host_freed(devPtr)
 
@@ -4886,11 +4903,14 @@ def cudaFreeArray(array: cudaArray_t | _HandleLike) -> None:
     """
     if array.__class__ is not cudaArray_t:
         array = _c.handle(array, cudaArray_t, "array")
+    _c.claim(array, "array", "cudaFreeArray")
     try:
         err = _cudaFreeArray(array)
     except _ArgumentError as exc:
+        _c.unclaim(array)
         raise _c.argument_error(exc, "cudaFreeArray", ("array",)) from None
     if err:
+        _c.unclaim(array)
         raise _error(err, _lib)
     _c.destroyed(array, "cudaArray_t", "cudaFreeArray")
 
@@ -4940,11 +4960,14 @@ def cudaFreeHost(ptr: _PointerLike) -> None:
         ptr = _c.pointer(ptr, "ptr", True)
     elif ptr >> 64:
         raise _c.address_error(ptr, "cudaFreeHost", "ptr")
+    _c.claim(ptr, "ptr", "cudaFreeHost")
     try:
         err = _cudaFreeHost(ptr)
     except _ArgumentError as exc:
+        _c.unclaim(ptr)
         raise _c.argument_error(exc, "cudaFreeHost", ("ptr",)) from None
     if err:
+        _c.unclaim(ptr)
         raise _error(err, _lib)
     _c.host_freed(ptr)
 
@@ -4965,11 +4988,14 @@ def cudaFreeMipmappedArray(mipmappedArray: cudaMipmappedArray_t | _HandleLike) -
     """
     if mipmappedArray.__class__ is not cudaMipmappedArray_t:
         mipmappedArray = _c.handle(mipmappedArray, cudaMipmappedArray_t, "mipmappedArray")
+    _c.claim(mipmappedArray, "mipmappedArray", "cudaFreeMipmappedArray")
     try:
         err = _cudaFreeMipmappedArray(mipmappedArray)
     except _ArgumentError as exc:
+        _c.unclaim(mipmappedArray)
         raise _c.argument_error(exc, "cudaFreeMipmappedArray", ("mipmappedArray",)) from None
     if err:
+        _c.unclaim(mipmappedArray)
         raise _error(err, _lib)
     _c.destroyed(mipmappedArray, "cudaMipmappedArray_t", "cudaFreeMipmappedArray")
 
@@ -5078,12 +5104,12 @@ def cudaFuncGetParamInfo(func: _PointerLike, paramIndex: int) -> tuple[int, int]
 
     C: cudaError_t cudaFuncGetParamInfo(const void *func, size_t paramIndex, size_t *paramOffset, size_t *paramSize)
     """
+    if paramIndex.__class__ is not int or paramIndex >> 64:
+        paramIndex = _c.integer(paramIndex, _range_size_t, "cudaFuncGetParamInfo", "paramIndex")
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
     elif func >> 64:
         raise _c.address_error(func, "cudaFuncGetParamInfo", "func")
-    if paramIndex.__class__ is not int or paramIndex >> 64:
-        paramIndex = _c.integer(paramIndex, _range_size_t, "cudaFuncGetParamInfo", "paramIndex")
     try:
         if _compiled:
             err, paramOffset, paramSize = _cudaFuncGetParamInfo_out(func, paramIndex)
@@ -5116,16 +5142,16 @@ def cudaFuncSetAttribute(func: _PointerLike, attr: cudaFuncAttribute | int, valu
 
     C: cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value)
     """
-    if func.__class__ is not int:
-        func = _c.device_function(func, "func")
-    elif func >> 64:
-        raise _c.address_error(func, "cudaFuncSetAttribute", "func")
     if attr.__class__ is not cudaFuncAttribute and (
         attr.__class__ is not int or attr not in _cudaFuncAttribute_members
     ):
         attr = _c.enum_argument(attr, _range_cudaFuncAttribute, "cudaFuncSetAttribute", "attr")
     if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
         value = _c.integer(value, _range_int, "cudaFuncSetAttribute", "value")
+    if func.__class__ is not int:
+        func = _c.device_function(func, "func")
+    elif func >> 64:
+        raise _c.address_error(func, "cudaFuncSetAttribute", "func")
     try:
         err = _cudaFuncSetAttribute(func, attr, value)
     except _ArgumentError as exc:
@@ -5147,16 +5173,16 @@ def cudaFuncSetCacheConfig(func: _PointerLike, cacheConfig: cudaFuncCache | int)
 
     C: cudaError_t cudaFuncSetCacheConfig(const void *func, enum cudaFuncCache cacheConfig)
     """
-    if func.__class__ is not int:
-        func = _c.device_function(func, "func")
-    elif func >> 64:
-        raise _c.address_error(func, "cudaFuncSetCacheConfig", "func")
     if cacheConfig.__class__ is not cudaFuncCache and (
         cacheConfig.__class__ is not int or cacheConfig not in _cudaFuncCache_members
     ):
         cacheConfig = _c.enum_argument(
             cacheConfig, _range_cudaFuncCache, "cudaFuncSetCacheConfig", "cacheConfig"
         )
+    if func.__class__ is not int:
+        func = _c.device_function(func, "func")
+    elif func >> 64:
+        raise _c.address_error(func, "cudaFuncSetCacheConfig", "func")
     try:
         err = _cudaFuncSetCacheConfig(func, cacheConfig)
     except _ArgumentError as exc:
@@ -5181,16 +5207,16 @@ def cudaFuncSetSharedMemConfig(func: _PointerLike, config: cudaSharedMemConfig |
     C: cudaError_t cudaFuncSetSharedMemConfig(const void *func, enum cudaSharedMemConfig config)
     """
     _c.deprecated("cudaFuncSetSharedMemConfig", None)
-    if func.__class__ is not int:
-        func = _c.device_function(func, "func")
-    elif func >> 64:
-        raise _c.address_error(func, "cudaFuncSetSharedMemConfig", "func")
     if config.__class__ is not cudaSharedMemConfig and (
         config.__class__ is not int or config not in _cudaSharedMemConfig_members
     ):
         config = _c.enum_argument(
             config, _range_cudaSharedMemConfig, "cudaFuncSetSharedMemConfig", "config"
         )
+    if func.__class__ is not int:
+        func = _c.device_function(func, "func")
+    elif func >> 64:
+        raise _c.address_error(func, "cudaFuncSetSharedMemConfig", "func")
     try:
         err = _cudaFuncSetSharedMemConfig(func, config)
     except _ArgumentError as exc:
@@ -5632,10 +5658,10 @@ def cudaGetDriverEntryPoint(
     C: cudaError_t cudaGetDriverEntryPoint(const char *symbol, void **funcPtr, unsigned long long flags, enum cudaDriverEntryPointQueryResult *driverStatus)
     """
     _c.deprecated("cudaGetDriverEntryPoint", None)
-    if symbol.__class__ is not bytes:
-        symbol = _c.cstring(symbol, "symbol")
     if flags.__class__ is not int or flags >> 64:
         flags = _c.integer(flags, _range_unsigned_long_long, "cudaGetDriverEntryPoint", "flags")
+    if symbol.__class__ is not bytes:
+        symbol = _c.cstring(symbol, "symbol")
     try:
         if _compiled:
             err, funcPtr, driverStatus = _cudaGetDriverEntryPoint_out(symbol, flags)
@@ -5674,8 +5700,6 @@ def cudaGetDriverEntryPointByVersion(
 
     C: cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr, unsigned int cudaVersion, unsigned long long flags, enum cudaDriverEntryPointQueryResult *driverStatus)
     """
-    if symbol.__class__ is not bytes:
-        symbol = _c.cstring(symbol, "symbol")
     if cudaVersion.__class__ is not int or cudaVersion >> 32:
         cudaVersion = _c.integer(
             cudaVersion, _range_unsigned_int, "cudaGetDriverEntryPointByVersion", "cudaVersion"
@@ -5684,6 +5708,8 @@ def cudaGetDriverEntryPointByVersion(
         flags = _c.integer(
             flags, _range_unsigned_long_long, "cudaGetDriverEntryPointByVersion", "flags"
         )
+    if symbol.__class__ is not bytes:
+        symbol = _c.cstring(symbol, "symbol")
     try:
         if _compiled:
             err, funcPtr, driverStatus = _cudaGetDriverEntryPointByVersion_out(
@@ -5867,10 +5893,10 @@ def cudaGetMipmappedArrayLevel(
 
     C: cudaError_t cudaGetMipmappedArrayLevel(cudaArray_t *levelArray, cudaMipmappedArray_const_t mipmappedArray, unsigned int level)
     """
-    if mipmappedArray.__class__ is not cudaMipmappedArray_const_t:
-        mipmappedArray = _c.handle(mipmappedArray, cudaMipmappedArray_const_t, "mipmappedArray")
     if level.__class__ is not int or level >> 32:
         level = _c.integer(level, _range_unsigned_int, "cudaGetMipmappedArrayLevel", "level")
+    if mipmappedArray.__class__ is not cudaMipmappedArray_const_t:
+        mipmappedArray = _c.handle(mipmappedArray, cudaMipmappedArray_const_t, "mipmappedArray")
     levelArray = cudaArray_t()
     try:
         err = _cudaGetMipmappedArrayLevel(levelArray, mipmappedArray, level)
@@ -6086,6 +6112,10 @@ def cudaGraphAddChildGraphNode(
 
     C: cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, cudaGraph_t childGraph)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddChildGraphNode", "numDependencies"
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
@@ -6099,10 +6129,6 @@ def cudaGraphAddChildGraphNode(
         )
     elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddChildGraphNode", "pDependencies")
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphAddChildGraphNode", "numDependencies"
-        )
     if childGraph.__class__ is not cudaGraph_t:
         childGraph = _c.handle(childGraph, cudaGraph_t, "childGraph")
     pGraphNode = cudaGraphNode_t()
@@ -6144,6 +6170,10 @@ def cudaGraphAddDependencies(
 
     C: cudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cudaGraphNode_t *from, const cudaGraphNode_t *to, const cudaGraphEdgeData *edgeData, size_t numDependencies)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddDependencies", "numDependencies"
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if from_.__class__ is not int:
@@ -6181,10 +6211,6 @@ def cudaGraphAddDependencies(
         raise _c.address_error(
             edgeData, "cudaGraphAddDependencies", "edgeData", "cudaGraphEdgeData"
         )
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphAddDependencies", "numDependencies"
-        )
     try:
         err = _cudaGraphAddDependencies(graph, from_, to, edgeData, numDependencies)
     except _ArgumentError as exc:
@@ -6214,6 +6240,10 @@ def cudaGraphAddEmptyNode(
 
     C: cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddEmptyNode", "numDependencies"
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
@@ -6227,10 +6257,6 @@ def cudaGraphAddEmptyNode(
         )
     elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddEmptyNode", "pDependencies")
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphAddEmptyNode", "numDependencies"
-        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddEmptyNode(pGraphNode, graph, pDependencies, numDependencies)
@@ -6268,6 +6294,10 @@ def cudaGraphAddEventRecordNode(
 
     C: cudaError_t cudaGraphAddEventRecordNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, cudaEvent_t event)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddEventRecordNode", "numDependencies"
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
@@ -6281,10 +6311,6 @@ def cudaGraphAddEventRecordNode(
         )
     elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddEventRecordNode", "pDependencies")
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphAddEventRecordNode", "numDependencies"
-        )
     if event.__class__ is not cudaEvent_t:
         event = _c.handle(event, cudaEvent_t, "event")
     pGraphNode = cudaGraphNode_t()
@@ -6324,6 +6350,10 @@ def cudaGraphAddEventWaitNode(
 
     C: cudaError_t cudaGraphAddEventWaitNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, cudaEvent_t event)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddEventWaitNode", "numDependencies"
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
@@ -6337,10 +6367,6 @@ def cudaGraphAddEventWaitNode(
         )
     elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddEventWaitNode", "pDependencies")
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphAddEventWaitNode", "numDependencies"
-        )
     if event.__class__ is not cudaEvent_t:
         event = _c.handle(event, cudaEvent_t, "event")
     pGraphNode = cudaGraphNode_t()
@@ -6380,6 +6406,13 @@ def cudaGraphAddExternalSemaphoresSignalNode(
 
     C: cudaError_t cudaGraphAddExternalSemaphoresSignalNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaExternalSemaphoreSignalNodeParams *nodeParams)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies,
+            _range_size_t,
+            "cudaGraphAddExternalSemaphoresSignalNode",
+            "numDependencies",
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
@@ -6394,13 +6427,6 @@ def cudaGraphAddExternalSemaphoresSignalNode(
     elif pDependencies >> 64:
         raise _c.address_error(
             pDependencies, "cudaGraphAddExternalSemaphoresSignalNode", "pDependencies"
-        )
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies,
-            _range_size_t,
-            "cudaGraphAddExternalSemaphoresSignalNode",
-            "numDependencies",
         )
     if nodeParams.__class__ is not int:
         nodeParams = _c.ref(
@@ -6457,6 +6483,13 @@ def cudaGraphAddExternalSemaphoresWaitNode(
 
     C: cudaError_t cudaGraphAddExternalSemaphoresWaitNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaExternalSemaphoreWaitNodeParams *nodeParams)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies,
+            _range_size_t,
+            "cudaGraphAddExternalSemaphoresWaitNode",
+            "numDependencies",
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
@@ -6471,13 +6504,6 @@ def cudaGraphAddExternalSemaphoresWaitNode(
     elif pDependencies >> 64:
         raise _c.address_error(
             pDependencies, "cudaGraphAddExternalSemaphoresWaitNode", "pDependencies"
-        )
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies,
-            _range_size_t,
-            "cudaGraphAddExternalSemaphoresWaitNode",
-            "numDependencies",
         )
     if nodeParams.__class__ is not int:
         nodeParams = _c.ref(
@@ -6536,6 +6562,10 @@ def cudaGraphAddHostNode(
 
     C: cudaError_t cudaGraphAddHostNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaHostNodeParams *pNodeParams)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddHostNode", "numDependencies"
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
@@ -6549,10 +6579,6 @@ def cudaGraphAddHostNode(
         )
     elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddHostNode", "pDependencies")
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphAddHostNode", "numDependencies"
-        )
     pNodeParams, _pNodeParams_token = _c.callback_record(
         pNodeParams, cudaHostNodeParams, _lib, "pNodeParams"
     )
@@ -6597,6 +6623,10 @@ def cudaGraphAddKernelNode(
 
     C: cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaKernelNodeParams *pNodeParams)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddKernelNode", "numDependencies"
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
@@ -6610,10 +6640,6 @@ def cudaGraphAddKernelNode(
         )
     elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddKernelNode", "pDependencies")
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphAddKernelNode", "numDependencies"
-        )
     if pNodeParams.__class__ is not int:
         pNodeParams = _c.ref(
             pNodeParams,
@@ -6666,6 +6692,10 @@ def cudaGraphAddMemAllocNode(
 
     C: cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, struct cudaMemAllocNodeParams *nodeParams)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddMemAllocNode", "numDependencies"
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
@@ -6679,10 +6709,6 @@ def cudaGraphAddMemAllocNode(
         )
     elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddMemAllocNode", "pDependencies")
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphAddMemAllocNode", "numDependencies"
-        )
     if nodeParams.__class__ is not int:
         nodeParams = _c.ref(
             nodeParams,
@@ -6735,6 +6761,10 @@ def cudaGraphAddMemFreeNode(
 
     C: cudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, void *dptr)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddMemFreeNode", "numDependencies"
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
@@ -6748,10 +6778,6 @@ def cudaGraphAddMemFreeNode(
         )
     elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddMemFreeNode", "pDependencies")
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphAddMemFreeNode", "numDependencies"
-        )
     if dptr.__class__ is not int:
         dptr = _c.pointer(dptr, "dptr", True)
     elif dptr >> 64:
@@ -6793,6 +6819,10 @@ def cudaGraphAddMemcpyNode(
 
     C: cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaMemcpy3DParms *pCopyParams)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddMemcpyNode", "numDependencies"
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
@@ -6806,10 +6836,6 @@ def cudaGraphAddMemcpyNode(
         )
     elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddMemcpyNode", "pDependencies")
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphAddMemcpyNode", "numDependencies"
-        )
     if pCopyParams.__class__ is not int:
         pCopyParams = _c.ref(
             pCopyParams,
@@ -6868,6 +6894,16 @@ def cudaGraphAddMemcpyNode1D(
 
     C: cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddMemcpyNode1D", "numDependencies"
+        )
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaGraphAddMemcpyNode1D", "count")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaGraphAddMemcpyNode1D", "kind")
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
@@ -6881,10 +6917,6 @@ def cudaGraphAddMemcpyNode1D(
         )
     elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddMemcpyNode1D", "pDependencies")
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphAddMemcpyNode1D", "numDependencies"
-        )
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, count, "cudaGraphAddMemcpyNode1D: count")
     elif dst >> 64:
@@ -6893,12 +6925,6 @@ def cudaGraphAddMemcpyNode1D(
         src = _c.pointer(src, "src", False, count, "cudaGraphAddMemcpyNode1D: count")
     elif src >> 64:
         raise _c.address_error(src, "cudaGraphAddMemcpyNode1D", "src")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaGraphAddMemcpyNode1D", "count")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
-        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaGraphAddMemcpyNode1D", "kind")
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddMemcpyNode1D(
@@ -6955,6 +6981,20 @@ def cudaGraphAddMemcpyNodeFromSymbol(
 
     C: cudaError_t cudaGraphAddMemcpyNodeFromSymbol(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddMemcpyNodeFromSymbol", "numDependencies"
+        )
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaGraphAddMemcpyNodeFromSymbol", "count")
+    if offset.__class__ is not int or offset >> 64:
+        offset = _c.integer(offset, _range_size_t, "cudaGraphAddMemcpyNodeFromSymbol", "offset")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(
+            kind, _range_cudaMemcpyKind, "cudaGraphAddMemcpyNodeFromSymbol", "kind"
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
@@ -6968,10 +7008,6 @@ def cudaGraphAddMemcpyNodeFromSymbol(
         )
     elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddMemcpyNodeFromSymbol", "pDependencies")
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphAddMemcpyNodeFromSymbol", "numDependencies"
-        )
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, count, "cudaGraphAddMemcpyNodeFromSymbol: count")
     elif dst >> 64:
@@ -6986,16 +7022,6 @@ def cudaGraphAddMemcpyNodeFromSymbol(
         )
     elif symbol >> 64:
         raise _c.address_error(symbol, "cudaGraphAddMemcpyNodeFromSymbol", "symbol")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaGraphAddMemcpyNodeFromSymbol", "count")
-    if offset.__class__ is not int or offset >> 64:
-        offset = _c.integer(offset, _range_size_t, "cudaGraphAddMemcpyNodeFromSymbol", "offset")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
-        kind = _c.enum_argument(
-            kind, _range_cudaMemcpyKind, "cudaGraphAddMemcpyNodeFromSymbol", "kind"
-        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddMemcpyNodeFromSymbol(
@@ -7053,6 +7079,20 @@ def cudaGraphAddMemcpyNodeToSymbol(
 
     C: cudaError_t cudaGraphAddMemcpyNodeToSymbol(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddMemcpyNodeToSymbol", "numDependencies"
+        )
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaGraphAddMemcpyNodeToSymbol", "count")
+    if offset.__class__ is not int or offset >> 64:
+        offset = _c.integer(offset, _range_size_t, "cudaGraphAddMemcpyNodeToSymbol", "offset")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(
+            kind, _range_cudaMemcpyKind, "cudaGraphAddMemcpyNodeToSymbol", "kind"
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
@@ -7066,10 +7106,6 @@ def cudaGraphAddMemcpyNodeToSymbol(
         )
     elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddMemcpyNodeToSymbol", "pDependencies")
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphAddMemcpyNodeToSymbol", "numDependencies"
-        )
     if symbol.__class__ is not int:
         symbol = _c.pointer(
             symbol,
@@ -7084,16 +7120,6 @@ def cudaGraphAddMemcpyNodeToSymbol(
         src = _c.pointer(src, "src", False, count, "cudaGraphAddMemcpyNodeToSymbol: count")
     elif src >> 64:
         raise _c.address_error(src, "cudaGraphAddMemcpyNodeToSymbol", "src")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaGraphAddMemcpyNodeToSymbol", "count")
-    if offset.__class__ is not int or offset >> 64:
-        offset = _c.integer(offset, _range_size_t, "cudaGraphAddMemcpyNodeToSymbol", "offset")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
-        kind = _c.enum_argument(
-            kind, _range_cudaMemcpyKind, "cudaGraphAddMemcpyNodeToSymbol", "kind"
-        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddMemcpyNodeToSymbol(
@@ -7143,6 +7169,10 @@ def cudaGraphAddMemsetNode(
 
     C: cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaMemsetParams *pMemsetParams)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddMemsetNode", "numDependencies"
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
@@ -7156,10 +7186,6 @@ def cudaGraphAddMemsetNode(
         )
     elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddMemsetNode", "pDependencies")
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphAddMemsetNode", "numDependencies"
-        )
     if pMemsetParams.__class__ is not int:
         pMemsetParams = _c.ref(
             pMemsetParams,
@@ -7214,6 +7240,10 @@ def cudaGraphAddNode(
 
     C: cudaError_t cudaGraphAddNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, const cudaGraphEdgeData *dependencyData, size_t numDependencies, struct cudaGraphNodeParams *nodeParams)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddNode", "numDependencies"
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
@@ -7239,10 +7269,6 @@ def cudaGraphAddNode(
     elif dependencyData >> 64 or 0 < dependencyData < 65536:
         raise _c.address_error(
             dependencyData, "cudaGraphAddNode", "dependencyData", "cudaGraphEdgeData"
-        )
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphAddNode", "numDependencies"
         )
     if nodeParams.__class__ is not int:
         nodeParams = _c.ref(
@@ -7349,8 +7375,6 @@ def cudaGraphConditionalHandleCreate(
 
     C: cudaError_t cudaGraphConditionalHandleCreate(cudaGraphConditionalHandle *pHandle_out, cudaGraph_t graph, unsigned int defaultLaunchValue, unsigned int flags)
     """
-    if graph.__class__ is not cudaGraph_t:
-        graph = _c.handle(graph, cudaGraph_t, "graph")
     if defaultLaunchValue.__class__ is not int or defaultLaunchValue >> 32:
         defaultLaunchValue = _c.integer(
             defaultLaunchValue,
@@ -7360,6 +7384,8 @@ def cudaGraphConditionalHandleCreate(
         )
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, _range_unsigned_int, "cudaGraphConditionalHandleCreate", "flags")
+    if graph.__class__ is not cudaGraph_t:
+        graph = _c.handle(graph, cudaGraph_t, "graph")
     pHandle_out = cudaGraphConditionalHandle()
     try:
         err = _cudaGraphConditionalHandleCreate(pHandle_out, graph, defaultLaunchValue, flags)
@@ -7395,10 +7421,6 @@ def cudaGraphConditionalHandleCreate_v2(
 
     C: cudaError_t cudaGraphConditionalHandleCreate_v2(cudaGraphConditionalHandle *pHandle_out, cudaGraph_t graph, cudaExecutionContext_t ctx, unsigned int defaultLaunchValue, unsigned int flags)
     """
-    if graph.__class__ is not cudaGraph_t:
-        graph = _c.handle(graph, cudaGraph_t, "graph")
-    if ctx.__class__ is not cudaExecutionContext_t:
-        ctx = _c.handle(ctx, cudaExecutionContext_t, "ctx")
     if defaultLaunchValue.__class__ is not int or defaultLaunchValue >> 32:
         defaultLaunchValue = _c.integer(
             defaultLaunchValue,
@@ -7410,6 +7432,10 @@ def cudaGraphConditionalHandleCreate_v2(
         flags = _c.integer(
             flags, _range_unsigned_int, "cudaGraphConditionalHandleCreate_v2", "flags"
         )
+    if graph.__class__ is not cudaGraph_t:
+        graph = _c.handle(graph, cudaGraph_t, "graph")
+    if ctx.__class__ is not cudaExecutionContext_t:
+        ctx = _c.handle(ctx, cudaExecutionContext_t, "ctx")
     pHandle_out = cudaGraphConditionalHandle()
     try:
         err = _cudaGraphConditionalHandleCreate_v2(
@@ -7469,12 +7495,12 @@ def cudaGraphDebugDotPrint(
 
     C: cudaError_t cudaGraphDebugDotPrint(cudaGraph_t graph, const char *path, unsigned int flags)
     """
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaGraphDebugDotPrint", "flags")
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if path.__class__ is not bytes:
         path = _c.cstring(path, "path")
-    if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, _range_unsigned_int, "cudaGraphDebugDotPrint", "flags")
     try:
         err = _cudaGraphDebugDotPrint(graph, path, flags)
     except _ArgumentError as exc:
@@ -7499,11 +7525,14 @@ def cudaGraphDestroy(graph: cudaGraph_t | _HandleLike) -> None:
     """
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
+    _c.claim(graph, "graph", "cudaGraphDestroy")
     try:
         err = _cudaGraphDestroy(graph)
     except _ArgumentError as exc:
+        _c.unclaim(graph)
         raise _c.argument_error(exc, "cudaGraphDestroy", ("graph",)) from None
     if err:
+        _c.unclaim(graph)
         raise _error(err, _lib)
     _c.destroyed(graph, "cudaGraph_t", "cudaGraphDestroy")
 
@@ -7524,11 +7553,14 @@ def cudaGraphDestroyNode(node: cudaGraphNode_t | _HandleLike) -> None:
     """
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
+    _c.claim(node, "node", "cudaGraphDestroyNode")
     try:
         err = _cudaGraphDestroyNode(node)
     except _ArgumentError as exc:
+        _c.unclaim(node)
         raise _c.argument_error(exc, "cudaGraphDestroyNode", ("node",)) from None
     if err:
+        _c.unclaim(node)
         raise _error(err, _lib)
     _c.destroyed(node, "cudaGraphNode_t", "cudaGraphDestroyNode")
 
@@ -7700,11 +7732,14 @@ def cudaGraphExecDestroy(graphExec: cudaGraphExec_t | _HandleLike) -> None:
     """
     if graphExec.__class__ is not cudaGraphExec_t:
         graphExec = _c.handle(graphExec, cudaGraphExec_t, "graphExec")
+    _c.claim(graphExec, "graphExec", "cudaGraphExecDestroy")
     try:
         err = _cudaGraphExecDestroy(graphExec)
     except _ArgumentError as exc:
+        _c.unclaim(graphExec)
         raise _c.argument_error(exc, "cudaGraphExecDestroy", ("graphExec",)) from None
     if err:
+        _c.unclaim(graphExec)
         raise _error(err, _lib)
     _c.destroyed(graphExec, "cudaGraphExec_t", "cudaGraphExecDestroy")
 
@@ -8093,6 +8128,14 @@ def cudaGraphExecMemcpyNodeSetParams1D(
 
     C: cudaError_t cudaGraphExecMemcpyNodeSetParams1D(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
     """
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaGraphExecMemcpyNodeSetParams1D", "count")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(
+            kind, _range_cudaMemcpyKind, "cudaGraphExecMemcpyNodeSetParams1D", "kind"
+        )
     if hGraphExec.__class__ is not cudaGraphExec_t:
         hGraphExec = _c.handle(hGraphExec, cudaGraphExec_t, "hGraphExec")
     if node.__class__ is not cudaGraphNode_t:
@@ -8105,14 +8148,6 @@ def cudaGraphExecMemcpyNodeSetParams1D(
         src = _c.pointer(src, "src", False, count, "cudaGraphExecMemcpyNodeSetParams1D: count")
     elif src >> 64:
         raise _c.address_error(src, "cudaGraphExecMemcpyNodeSetParams1D", "src")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaGraphExecMemcpyNodeSetParams1D", "count")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
-        kind = _c.enum_argument(
-            kind, _range_cudaMemcpyKind, "cudaGraphExecMemcpyNodeSetParams1D", "kind"
-        )
     try:
         err = _cudaGraphExecMemcpyNodeSetParams1D(hGraphExec, node, dst, src, count, kind)
     except _ArgumentError as exc:
@@ -8151,6 +8186,20 @@ def cudaGraphExecMemcpyNodeSetParamsFromSymbol(
 
     C: cudaError_t cudaGraphExecMemcpyNodeSetParamsFromSymbol(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind)
     """
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(
+            count, _range_size_t, "cudaGraphExecMemcpyNodeSetParamsFromSymbol", "count"
+        )
+    if offset.__class__ is not int or offset >> 64:
+        offset = _c.integer(
+            offset, _range_size_t, "cudaGraphExecMemcpyNodeSetParamsFromSymbol", "offset"
+        )
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(
+            kind, _range_cudaMemcpyKind, "cudaGraphExecMemcpyNodeSetParamsFromSymbol", "kind"
+        )
     if hGraphExec.__class__ is not cudaGraphExec_t:
         hGraphExec = _c.handle(hGraphExec, cudaGraphExec_t, "hGraphExec")
     if node.__class__ is not cudaGraphNode_t:
@@ -8171,20 +8220,6 @@ def cudaGraphExecMemcpyNodeSetParamsFromSymbol(
         )
     elif symbol >> 64:
         raise _c.address_error(symbol, "cudaGraphExecMemcpyNodeSetParamsFromSymbol", "symbol")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(
-            count, _range_size_t, "cudaGraphExecMemcpyNodeSetParamsFromSymbol", "count"
-        )
-    if offset.__class__ is not int or offset >> 64:
-        offset = _c.integer(
-            offset, _range_size_t, "cudaGraphExecMemcpyNodeSetParamsFromSymbol", "offset"
-        )
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
-        kind = _c.enum_argument(
-            kind, _range_cudaMemcpyKind, "cudaGraphExecMemcpyNodeSetParamsFromSymbol", "kind"
-        )
     try:
         err = _cudaGraphExecMemcpyNodeSetParamsFromSymbol(
             hGraphExec, node, dst, symbol, count, offset, kind
@@ -8225,6 +8260,20 @@ def cudaGraphExecMemcpyNodeSetParamsToSymbol(
 
     C: cudaError_t cudaGraphExecMemcpyNodeSetParamsToSymbol(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind)
     """
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(
+            count, _range_size_t, "cudaGraphExecMemcpyNodeSetParamsToSymbol", "count"
+        )
+    if offset.__class__ is not int or offset >> 64:
+        offset = _c.integer(
+            offset, _range_size_t, "cudaGraphExecMemcpyNodeSetParamsToSymbol", "offset"
+        )
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(
+            kind, _range_cudaMemcpyKind, "cudaGraphExecMemcpyNodeSetParamsToSymbol", "kind"
+        )
     if hGraphExec.__class__ is not cudaGraphExec_t:
         hGraphExec = _c.handle(hGraphExec, cudaGraphExec_t, "hGraphExec")
     if node.__class__ is not cudaGraphNode_t:
@@ -8245,20 +8294,6 @@ def cudaGraphExecMemcpyNodeSetParamsToSymbol(
         )
     elif src >> 64:
         raise _c.address_error(src, "cudaGraphExecMemcpyNodeSetParamsToSymbol", "src")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(
-            count, _range_size_t, "cudaGraphExecMemcpyNodeSetParamsToSymbol", "count"
-        )
-    if offset.__class__ is not int or offset >> 64:
-        offset = _c.integer(
-            offset, _range_size_t, "cudaGraphExecMemcpyNodeSetParamsToSymbol", "offset"
-        )
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
-        kind = _c.enum_argument(
-            kind, _range_cudaMemcpyKind, "cudaGraphExecMemcpyNodeSetParamsToSymbol", "kind"
-        )
     try:
         err = _cudaGraphExecMemcpyNodeSetParamsToSymbol(
             hGraphExec, node, symbol, src, count, offset, kind
@@ -8764,10 +8799,10 @@ def cudaGraphInstantiate(graph: cudaGraph_t | _HandleLike, flags: int = 0) -> cu
 
     C: cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags)
     """
-    if graph.__class__ is not cudaGraph_t:
-        graph = _c.handle(graph, cudaGraph_t, "graph")
     if flags.__class__ is not int or flags >> 64:
         flags = _c.integer(flags, _range_unsigned_long_long, "cudaGraphInstantiate", "flags")
+    if graph.__class__ is not cudaGraph_t:
+        graph = _c.handle(graph, cudaGraph_t, "graph")
     pGraphExec = cudaGraphExec_t()
     try:
         err = _cudaGraphInstantiate(pGraphExec, graph, flags)
@@ -8801,12 +8836,12 @@ def cudaGraphInstantiateWithFlags(
 
     C: cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags)
     """
-    if graph.__class__ is not cudaGraph_t:
-        graph = _c.handle(graph, cudaGraph_t, "graph")
     if flags.__class__ is not int or flags >> 64:
         flags = _c.integer(
             flags, _range_unsigned_long_long, "cudaGraphInstantiateWithFlags", "flags"
         )
+    if graph.__class__ is not cudaGraph_t:
+        graph = _c.handle(graph, cudaGraph_t, "graph")
     pGraphExec = cudaGraphExec_t()
     try:
         err = _cudaGraphInstantiateWithFlags(pGraphExec, graph, flags)
@@ -8944,14 +8979,14 @@ def cudaGraphKernelNodeGetAttribute(
 
     C: cudaError_t cudaGraphKernelNodeGetAttribute(cudaGraphNode_t hNode, enum cudaLaunchAttributeID attr, union cudaLaunchAttributeValue *value_out)
     """
-    if hNode.__class__ is not cudaGraphNode_t:
-        hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
     if attr.__class__ is not cudaLaunchAttributeID and (
         attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
     ):
         attr = _c.enum_argument(
             attr, _range_cudaLaunchAttributeID, "cudaGraphKernelNodeGetAttribute", "attr"
         )
+    if hNode.__class__ is not cudaGraphNode_t:
+        hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
     value_out = _c.attribute_storage(
         attr, _cudaLaunchAttributeID_values, "cudaGraphKernelNodeGetAttribute"
     )
@@ -9040,14 +9075,14 @@ def cudaGraphKernelNodeSetAttribute(
 
     C: cudaError_t cudaGraphKernelNodeSetAttribute(cudaGraphNode_t hNode, enum cudaLaunchAttributeID attr, const union cudaLaunchAttributeValue *value)
     """
-    if hNode.__class__ is not cudaGraphNode_t:
-        hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
     if attr.__class__ is not cudaLaunchAttributeID and (
         attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
     ):
         attr = _c.enum_argument(
             attr, _range_cudaLaunchAttributeID, "cudaGraphKernelNodeSetAttribute", "attr"
         )
+    if hNode.__class__ is not cudaGraphNode_t:
+        hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
     value = _c.attribute_value(
         value, attr, _cudaLaunchAttributeID_values, "cudaGraphKernelNodeSetAttribute", "value"
     )
@@ -9277,6 +9312,14 @@ def cudaGraphMemcpyNodeSetParams1D(
 
     C: cudaError_t cudaGraphMemcpyNodeSetParams1D(cudaGraphNode_t node, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
     """
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaGraphMemcpyNodeSetParams1D", "count")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(
+            kind, _range_cudaMemcpyKind, "cudaGraphMemcpyNodeSetParams1D", "kind"
+        )
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if dst.__class__ is not int:
@@ -9287,14 +9330,6 @@ def cudaGraphMemcpyNodeSetParams1D(
         src = _c.pointer(src, "src", False, count, "cudaGraphMemcpyNodeSetParams1D: count")
     elif src >> 64:
         raise _c.address_error(src, "cudaGraphMemcpyNodeSetParams1D", "src")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaGraphMemcpyNodeSetParams1D", "count")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
-        kind = _c.enum_argument(
-            kind, _range_cudaMemcpyKind, "cudaGraphMemcpyNodeSetParams1D", "kind"
-        )
     try:
         err = _cudaGraphMemcpyNodeSetParams1D(node, dst, src, count, kind)
     except _ArgumentError as exc:
@@ -9329,6 +9364,18 @@ def cudaGraphMemcpyNodeSetParamsFromSymbol(
 
     C: cudaError_t cudaGraphMemcpyNodeSetParamsFromSymbol(cudaGraphNode_t node, void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind)
     """
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaGraphMemcpyNodeSetParamsFromSymbol", "count")
+    if offset.__class__ is not int or offset >> 64:
+        offset = _c.integer(
+            offset, _range_size_t, "cudaGraphMemcpyNodeSetParamsFromSymbol", "offset"
+        )
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(
+            kind, _range_cudaMemcpyKind, "cudaGraphMemcpyNodeSetParamsFromSymbol", "kind"
+        )
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if dst.__class__ is not int:
@@ -9345,18 +9392,6 @@ def cudaGraphMemcpyNodeSetParamsFromSymbol(
         )
     elif symbol >> 64:
         raise _c.address_error(symbol, "cudaGraphMemcpyNodeSetParamsFromSymbol", "symbol")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaGraphMemcpyNodeSetParamsFromSymbol", "count")
-    if offset.__class__ is not int or offset >> 64:
-        offset = _c.integer(
-            offset, _range_size_t, "cudaGraphMemcpyNodeSetParamsFromSymbol", "offset"
-        )
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
-        kind = _c.enum_argument(
-            kind, _range_cudaMemcpyKind, "cudaGraphMemcpyNodeSetParamsFromSymbol", "kind"
-        )
     try:
         err = _cudaGraphMemcpyNodeSetParamsFromSymbol(node, dst, symbol, count, offset, kind)
     except _ArgumentError as exc:
@@ -9393,6 +9428,16 @@ def cudaGraphMemcpyNodeSetParamsToSymbol(
 
     C: cudaError_t cudaGraphMemcpyNodeSetParamsToSymbol(cudaGraphNode_t node, const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind)
     """
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaGraphMemcpyNodeSetParamsToSymbol", "count")
+    if offset.__class__ is not int or offset >> 64:
+        offset = _c.integer(offset, _range_size_t, "cudaGraphMemcpyNodeSetParamsToSymbol", "offset")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(
+            kind, _range_cudaMemcpyKind, "cudaGraphMemcpyNodeSetParamsToSymbol", "kind"
+        )
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if symbol.__class__ is not int:
@@ -9409,16 +9454,6 @@ def cudaGraphMemcpyNodeSetParamsToSymbol(
         src = _c.pointer(src, "src", False, count, "cudaGraphMemcpyNodeSetParamsToSymbol: count")
     elif src >> 64:
         raise _c.address_error(src, "cudaGraphMemcpyNodeSetParamsToSymbol", "src")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaGraphMemcpyNodeSetParamsToSymbol", "count")
-    if offset.__class__ is not int or offset >> 64:
-        offset = _c.integer(offset, _range_size_t, "cudaGraphMemcpyNodeSetParamsToSymbol", "offset")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
-        kind = _c.enum_argument(
-            kind, _range_cudaMemcpyKind, "cudaGraphMemcpyNodeSetParamsToSymbol", "kind"
-        )
     try:
         err = _cudaGraphMemcpyNodeSetParamsToSymbol(node, symbol, src, count, offset, kind)
     except _ArgumentError as exc:
@@ -9815,14 +9850,14 @@ def cudaGraphNodeSetEnabled(
 
     C: cudaError_t cudaGraphNodeSetEnabled(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, unsigned int isEnabled)
     """
-    if hGraphExec.__class__ is not cudaGraphExec_t:
-        hGraphExec = _c.handle(hGraphExec, cudaGraphExec_t, "hGraphExec")
-    if hNode.__class__ is not cudaGraphNode_t:
-        hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
     if isEnabled.__class__ is not int or isEnabled >> 32:
         isEnabled = _c.integer(
             isEnabled, _range_unsigned_int, "cudaGraphNodeSetEnabled", "isEnabled"
         )
+    if hGraphExec.__class__ is not cudaGraphExec_t:
+        hGraphExec = _c.handle(hGraphExec, cudaGraphExec_t, "hGraphExec")
+    if hNode.__class__ is not cudaGraphNode_t:
+        hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
     try:
         err = _cudaGraphNodeSetEnabled(hGraphExec, hNode, isEnabled)
     except _ArgumentError as exc:
@@ -9885,12 +9920,12 @@ def cudaGraphReleaseUserObject(
 
     C: cudaError_t cudaGraphReleaseUserObject(cudaGraph_t graph, cudaUserObject_t object, unsigned int count)
     """
+    if count.__class__ is not int or count >> 32:
+        count = _c.integer(count, _range_unsigned_int, "cudaGraphReleaseUserObject", "count")
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if object.__class__ is not cudaUserObject_t:
         object = _c.handle(object, cudaUserObject_t, "object")
-    if count.__class__ is not int or count >> 32:
-        count = _c.integer(count, _range_unsigned_int, "cudaGraphReleaseUserObject", "count")
     try:
         err = _cudaGraphReleaseUserObject(graph, object, count)
     except _ArgumentError as exc:
@@ -9923,6 +9958,10 @@ def cudaGraphRemoveDependencies(
 
     C: cudaError_t cudaGraphRemoveDependencies(cudaGraph_t graph, const cudaGraphNode_t *from, const cudaGraphNode_t *to, const cudaGraphEdgeData *edgeData, size_t numDependencies)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphRemoveDependencies", "numDependencies"
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if from_.__class__ is not int:
@@ -9960,10 +9999,6 @@ def cudaGraphRemoveDependencies(
         raise _c.address_error(
             edgeData, "cudaGraphRemoveDependencies", "edgeData", "cudaGraphEdgeData"
         )
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphRemoveDependencies", "numDependencies"
-        )
     try:
         err = _cudaGraphRemoveDependencies(graph, from_, to, edgeData, numDependencies)
     except _ArgumentError as exc:
@@ -9996,14 +10031,14 @@ def cudaGraphRetainUserObject(
 
     C: cudaError_t cudaGraphRetainUserObject(cudaGraph_t graph, cudaUserObject_t object, unsigned int count, unsigned int flags)
     """
-    if graph.__class__ is not cudaGraph_t:
-        graph = _c.handle(graph, cudaGraph_t, "graph")
-    if object.__class__ is not cudaUserObject_t:
-        object = _c.handle(object, cudaUserObject_t, "object")
     if count.__class__ is not int or count >> 32:
         count = _c.integer(count, _range_unsigned_int, "cudaGraphRetainUserObject", "count")
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, _range_unsigned_int, "cudaGraphRetainUserObject", "flags")
+    if graph.__class__ is not cudaGraph_t:
+        graph = _c.handle(graph, cudaGraph_t, "graph")
+    if object.__class__ is not cudaUserObject_t:
+        object = _c.handle(object, cudaUserObject_t, "object")
     try:
         err = _cudaGraphRetainUserObject(graph, object, count, flags)
     except _ArgumentError as exc:
@@ -10059,10 +10094,10 @@ def cudaGraphicsEGLRegisterImage(
 
     C: cudaError_t cudaGraphicsEGLRegisterImage(struct cudaGraphicsResource **pCudaResource, EGLImageKHR image, unsigned int flags)
     """
-    if image.__class__ is not EGLImageKHR:
-        image = _c.handle(image, EGLImageKHR, "image")
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, _range_unsigned_int, "cudaGraphicsEGLRegisterImage", "flags")
+    if image.__class__ is not EGLImageKHR:
+        image = _c.handle(image, EGLImageKHR, "image")
     pCudaResource = cudaGraphicsResource_t()
     try:
         err = _cudaGraphicsEGLRegisterImage(pCudaResource, image, flags)
@@ -10208,8 +10243,6 @@ def cudaGraphicsResourceGetMappedEglFrame(
 
     C: cudaError_t cudaGraphicsResourceGetMappedEglFrame(cudaEglFrame *eglFrame, cudaGraphicsResource_t resource, unsigned int index, unsigned int mipLevel)
     """
-    if resource.__class__ is not cudaGraphicsResource_t:
-        resource = _c.handle(resource, cudaGraphicsResource_t, "resource")
     if index.__class__ is not int or index >> 32:
         index = _c.integer(
             index, _range_unsigned_int, "cudaGraphicsResourceGetMappedEglFrame", "index"
@@ -10218,6 +10251,8 @@ def cudaGraphicsResourceGetMappedEglFrame(
         mipLevel = _c.integer(
             mipLevel, _range_unsigned_int, "cudaGraphicsResourceGetMappedEglFrame", "mipLevel"
         )
+    if resource.__class__ is not cudaGraphicsResource_t:
+        resource = _c.handle(resource, cudaGraphicsResource_t, "resource")
     eglFrame = cudaEglFrame()
     try:
         err = _cudaGraphicsResourceGetMappedEglFrame(eglFrame, resource, index, mipLevel)
@@ -10316,10 +10351,10 @@ def cudaGraphicsResourceSetMapFlags(
 
     C: cudaError_t cudaGraphicsResourceSetMapFlags(cudaGraphicsResource_t resource, unsigned int flags)
     """
-    if resource.__class__ is not cudaGraphicsResource_t:
-        resource = _c.handle(resource, cudaGraphicsResource_t, "resource")
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, _range_unsigned_int, "cudaGraphicsResourceSetMapFlags", "flags")
+    if resource.__class__ is not cudaGraphicsResource_t:
+        resource = _c.handle(resource, cudaGraphicsResource_t, "resource")
     try:
         err = _cudaGraphicsResourceSetMapFlags(resource, flags)
     except _ArgumentError as exc:
@@ -10349,8 +10384,6 @@ def cudaGraphicsSubResourceGetMappedArray(
 
     C: cudaError_t cudaGraphicsSubResourceGetMappedArray(cudaArray_t *array, cudaGraphicsResource_t resource, unsigned int arrayIndex, unsigned int mipLevel)
     """
-    if resource.__class__ is not cudaGraphicsResource_t:
-        resource = _c.handle(resource, cudaGraphicsResource_t, "resource")
     if arrayIndex.__class__ is not int or arrayIndex >> 32:
         arrayIndex = _c.integer(
             arrayIndex, _range_unsigned_int, "cudaGraphicsSubResourceGetMappedArray", "arrayIndex"
@@ -10359,6 +10392,8 @@ def cudaGraphicsSubResourceGetMappedArray(
         mipLevel = _c.integer(
             mipLevel, _range_unsigned_int, "cudaGraphicsSubResourceGetMappedArray", "mipLevel"
         )
+    if resource.__class__ is not cudaGraphicsResource_t:
+        resource = _c.handle(resource, cudaGraphicsResource_t, "resource")
     array = cudaArray_t()
     try:
         err = _cudaGraphicsSubResourceGetMappedArray(array, resource, arrayIndex, mipLevel)
@@ -10430,11 +10465,14 @@ def cudaGraphicsUnregisterResource(resource: cudaGraphicsResource_t | _HandleLik
     """
     if resource.__class__ is not cudaGraphicsResource_t:
         resource = _c.handle(resource, cudaGraphicsResource_t, "resource")
+    _c.claim(resource, "resource", "cudaGraphicsUnregisterResource")
     try:
         err = _cudaGraphicsUnregisterResource(resource)
     except _ArgumentError as exc:
+        _c.unclaim(resource)
         raise _c.argument_error(exc, "cudaGraphicsUnregisterResource", ("resource",)) from None
     if err:
+        _c.unclaim(resource)
         raise _error(err, _lib)
     _c.destroyed(resource, "cudaGraphicsResource_t", "cudaGraphicsUnregisterResource")
 
@@ -10536,12 +10574,12 @@ def cudaGreenCtxCreate(
 
     C: cudaError_t cudaGreenCtxCreate(cudaExecutionContext_t *phCtx, cudaDevResourceDesc_t desc, int device, unsigned int flags)
     """
-    if desc.__class__ is not cudaDevResourceDesc_t:
-        desc = _c.handle(desc, cudaDevResourceDesc_t, "desc")
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
         device = _c.integer(device, _range_int, "cudaGreenCtxCreate", "device")
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, _range_unsigned_int, "cudaGreenCtxCreate", "flags")
+    if desc.__class__ is not cudaDevResourceDesc_t:
+        desc = _c.handle(desc, cudaDevResourceDesc_t, "desc")
     phCtx = cudaExecutionContext_t()
     try:
         err = _cudaGreenCtxCreate(phCtx, desc, device, flags)
@@ -10600,12 +10638,12 @@ def cudaHostGetDevicePointer(pHost: _PointerLike, flags: int) -> _HostMemory | i
 
     C: cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int flags)
     """
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaHostGetDevicePointer", "flags")
     if pHost.__class__ is not int:
         pHost = _c.pointer(pHost, "pHost", True)
     elif pHost >> 64:
         raise _c.address_error(pHost, "cudaHostGetDevicePointer", "pHost")
-    if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, _range_unsigned_int, "cudaHostGetDevicePointer", "flags")
     pDevice = c_void_p()
     try:
         err = _cudaHostGetDevicePointer(pDevice, pHost, flags)
@@ -10665,14 +10703,14 @@ def cudaHostRegister(ptr: _PointerLike, size: int, flags: int) -> None:
 
     C: cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
     """
-    if ptr.__class__ is not int:
-        ptr = _c.pointer(ptr, "ptr", True, size, "cudaHostRegister: size")
-    elif ptr >> 64:
-        raise _c.address_error(ptr, "cudaHostRegister", "ptr")
     if size.__class__ is not int or size >> 64:
         size = _c.integer(size, _range_size_t, "cudaHostRegister", "size")
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, _range_unsigned_int, "cudaHostRegister", "flags")
+    if ptr.__class__ is not int:
+        ptr = _c.pointer(ptr, "ptr", True, size, "cudaHostRegister: size")
+    elif ptr >> 64:
+        raise _c.address_error(ptr, "cudaHostRegister", "ptr")
     try:
         err = _cudaHostRegister(ptr, size, flags)
     except _ArgumentError as exc:
@@ -10975,8 +11013,6 @@ def cudaKernelSetAttributeForDevice(
 
     C: cudaError_t cudaKernelSetAttributeForDevice(cudaKernel_t kernel, enum cudaFuncAttribute attr, int value, int device)
     """
-    if kernel.__class__ is not cudaKernel_t:
-        kernel = _c.handle(kernel, cudaKernel_t, "kernel")
     if attr.__class__ is not cudaFuncAttribute and (
         attr.__class__ is not int or attr not in _cudaFuncAttribute_members
     ):
@@ -10987,6 +11023,8 @@ def cudaKernelSetAttributeForDevice(
         value = _c.integer(value, _range_int, "cudaKernelSetAttributeForDevice", "value")
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
         device = _c.integer(device, _range_int, "cudaKernelSetAttributeForDevice", "device")
+    if kernel.__class__ is not cudaKernel_t:
+        kernel = _c.handle(kernel, cudaKernel_t, "kernel")
     try:
         err = _cudaKernelSetAttributeForDevice(kernel, attr, value, device)
     except _ArgumentError as exc:
@@ -11021,6 +11059,8 @@ def cudaLaunchCooperativeKernel(
 
     C: cudaError_t cudaLaunchCooperativeKernel(const void *func, struct dim3 gridDim, struct dim3 blockDim, void **args, size_t sharedMem, cudaStream_t stream)
     """
+    if sharedMem.__class__ is not int or sharedMem >> 64:
+        sharedMem = _c.integer(sharedMem, _range_size_t, "cudaLaunchCooperativeKernel", "sharedMem")
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
     elif func >> 64:
@@ -11029,8 +11069,6 @@ def cudaLaunchCooperativeKernel(
         args = _c.kernel_args(args, func, "args")
     elif args >> 64:
         raise _c.address_error(args, "cudaLaunchCooperativeKernel", "args")
-    if sharedMem.__class__ is not int or sharedMem >> 64:
-        sharedMem = _c.integer(sharedMem, _range_size_t, "cudaLaunchCooperativeKernel", "sharedMem")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11093,13 +11131,13 @@ def cudaLaunchHostFunc_v2(
 
     C: cudaError_t cudaLaunchHostFunc_v2(cudaStream_t stream, cudaHostFn_t fn, void *userData, unsigned int syncMode)
     """
+    if syncMode.__class__ is not int or syncMode >> 32:
+        syncMode = _c.integer(syncMode, _range_unsigned_int, "cudaLaunchHostFunc_v2", "syncMode")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     fn, userData, _fn_token = _c.callback(
         fn, userData, "cudaHostFn_t", _lib, ("fn", "userData"), stream
     )
-    if syncMode.__class__ is not int or syncMode >> 32:
-        syncMode = _c.integer(syncMode, _range_unsigned_int, "cudaLaunchHostFunc_v2", "syncMode")
     try:
         err = _cudaLaunchHostFunc_v2(stream, fn, userData, syncMode)
     except _ArgumentError as exc:
@@ -11136,6 +11174,8 @@ def cudaLaunchKernel(
 
     C: cudaError_t cudaLaunchKernel(const void *func, struct dim3 gridDim, struct dim3 blockDim, void **args, size_t sharedMem, cudaStream_t stream)
     """
+    if sharedMem.__class__ is not int or sharedMem >> 64:
+        sharedMem = _c.integer(sharedMem, _range_size_t, "cudaLaunchKernel", "sharedMem")
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
     elif func >> 64:
@@ -11144,8 +11184,6 @@ def cudaLaunchKernel(
         args = _c.kernel_args(args, func, "args")
     elif args >> 64:
         raise _c.address_error(args, "cudaLaunchKernel", "args")
-    if sharedMem.__class__ is not int or sharedMem >> 64:
-        sharedMem = _c.integer(sharedMem, _range_size_t, "cudaLaunchKernel", "sharedMem")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11444,8 +11482,16 @@ def cudaLibraryLoadData(
 
     C: cudaError_t cudaLibraryLoadData(cudaLibrary_t *library, const void *code, enum cudaJitOption *jitOptions, void **jitOptionsValues, unsigned int numJitOptions, enum cudaLibraryOption *libraryOptions, void **libraryOptionValues, unsigned int numLibraryOptions)
     """
+    if numJitOptions.__class__ is not int or numJitOptions >> 32:
+        numJitOptions = _c.integer(
+            numJitOptions, _range_unsigned_int, "cudaLibraryLoadData", "numJitOptions"
+        )
+    if numLibraryOptions.__class__ is not int or numLibraryOptions >> 32:
+        numLibraryOptions = _c.integer(
+            numLibraryOptions, _range_unsigned_int, "cudaLibraryLoadData", "numLibraryOptions"
+        )
     if code.__class__ is not int:
-        code = _c.pointer(code, "code", False)
+        code = _c.image(code, "code")
     elif code >> 64:
         raise _c.address_error(code, "cudaLibraryLoadData", "code")
     if jitOptions.__class__ is not int:
@@ -11469,10 +11515,6 @@ def cudaLibraryLoadData(
         )
     elif jitOptionsValues >> 64:
         raise _c.address_error(jitOptionsValues, "cudaLibraryLoadData", "jitOptionsValues")
-    if numJitOptions.__class__ is not int or numJitOptions >> 32:
-        numJitOptions = _c.integer(
-            numJitOptions, _range_unsigned_int, "cudaLibraryLoadData", "numJitOptions"
-        )
     if libraryOptions.__class__ is not int:
         libraryOptions = _c.ref(
             libraryOptions,
@@ -11494,10 +11536,6 @@ def cudaLibraryLoadData(
         )
     elif libraryOptionValues >> 64:
         raise _c.address_error(libraryOptionValues, "cudaLibraryLoadData", "libraryOptionValues")
-    if numLibraryOptions.__class__ is not int or numLibraryOptions >> 32:
-        numLibraryOptions = _c.integer(
-            numLibraryOptions, _range_unsigned_int, "cudaLibraryLoadData", "numLibraryOptions"
-        )
     library = cudaLibrary_t()
     try:
         err = _cudaLibraryLoadData(
@@ -11559,8 +11597,15 @@ def cudaLibraryLoadFromFile(
 
     C: cudaError_t cudaLibraryLoadFromFile(cudaLibrary_t *library, const char *fileName, enum cudaJitOption *jitOptions, void **jitOptionsValues, unsigned int numJitOptions, enum cudaLibraryOption *libraryOptions, void **libraryOptionValues, unsigned int numLibraryOptions)
     """
-    if fileName.__class__ is not bytes:
-        fileName = _c.cstring(fileName, "fileName")
+    if numJitOptions.__class__ is not int or numJitOptions >> 32:
+        numJitOptions = _c.integer(
+            numJitOptions, _range_unsigned_int, "cudaLibraryLoadFromFile", "numJitOptions"
+        )
+    if numLibraryOptions.__class__ is not int or numLibraryOptions >> 32:
+        numLibraryOptions = _c.integer(
+            numLibraryOptions, _range_unsigned_int, "cudaLibraryLoadFromFile", "numLibraryOptions"
+        )
+    fileName = _c.image_file(fileName, "fileName")
     if jitOptions.__class__ is not int:
         jitOptions = _c.ref(
             jitOptions,
@@ -11582,10 +11627,6 @@ def cudaLibraryLoadFromFile(
         )
     elif jitOptionsValues >> 64:
         raise _c.address_error(jitOptionsValues, "cudaLibraryLoadFromFile", "jitOptionsValues")
-    if numJitOptions.__class__ is not int or numJitOptions >> 32:
-        numJitOptions = _c.integer(
-            numJitOptions, _range_unsigned_int, "cudaLibraryLoadFromFile", "numJitOptions"
-        )
     if libraryOptions.__class__ is not int:
         libraryOptions = _c.ref(
             libraryOptions,
@@ -11608,10 +11649,6 @@ def cudaLibraryLoadFromFile(
     elif libraryOptionValues >> 64:
         raise _c.address_error(
             libraryOptionValues, "cudaLibraryLoadFromFile", "libraryOptionValues"
-        )
-    if numLibraryOptions.__class__ is not int or numLibraryOptions >> 32:
-        numLibraryOptions = _c.integer(
-            numLibraryOptions, _range_unsigned_int, "cudaLibraryLoadFromFile", "numLibraryOptions"
         )
     library = cudaLibrary_t()
     try:
@@ -11661,11 +11698,14 @@ def cudaLibraryUnload(library: cudaLibrary_t | _HandleLike) -> None:
     """
     if library.__class__ is not cudaLibrary_t:
         library = _c.handle(library, cudaLibrary_t, "library")
+    _c.claim(library, "library", "cudaLibraryUnload")
     try:
         err = _cudaLibraryUnload(library)
     except _ArgumentError as exc:
+        _c.unclaim(library)
         raise _c.argument_error(exc, "cudaLibraryUnload", ("library",)) from None
     if err:
+        _c.unclaim(library)
         raise _error(err, _lib)
     _c.destroyed(library, "cudaLibrary_t", "cudaLibraryUnload")
 
@@ -11718,10 +11758,10 @@ def cudaLogsDumpToFile(iterator: int, pathToFile: str | bytes | None, flags: int
         iterator = _c.integer(
             iterator, _range_cudaLogIterator_unsigned_int, "cudaLogsDumpToFile", "iterator"
         )
-    if pathToFile.__class__ is not bytes:
-        pathToFile = _c.cstring(pathToFile, "pathToFile")
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, _range_unsigned_int, "cudaLogsDumpToFile", "flags")
+    if pathToFile.__class__ is not bytes:
+        pathToFile = _c.cstring(pathToFile, "pathToFile")
     iterator_ = cudaLogIterator(iterator)
     try:
         err = _cudaLogsDumpToFile(iterator_, pathToFile, flags)
@@ -11759,14 +11799,14 @@ def cudaLogsDumpToMemory(
         iterator = _c.integer(
             iterator, _range_cudaLogIterator_unsigned_int, "cudaLogsDumpToMemory", "iterator"
         )
-    if buffer.__class__ is not int:
-        buffer = _c.ref(buffer, c_char, "buffer", True, None, "cudaLogsDumpToMemory: size", size)
-    elif buffer >> 64:
-        raise _c.address_error(buffer, "cudaLogsDumpToMemory", "buffer")
     if size.__class__ is not int or size >> 64:
         size = _c.integer(size, _range_size_t, "cudaLogsDumpToMemory", "size")
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, _range_unsigned_int, "cudaLogsDumpToMemory", "flags")
+    if buffer.__class__ is not int:
+        buffer = _c.ref(buffer, c_char, "buffer", True, None, "cudaLogsDumpToMemory: size", size)
+    elif buffer >> 64:
+        raise _c.address_error(buffer, "cudaLogsDumpToMemory", "buffer")
     iterator_ = cudaLogIterator(iterator)
     size_ = c_size_t(size)
     try:
@@ -11799,7 +11839,7 @@ def cudaLogsRegisterCallback(
     C: cudaError_t cudaLogsRegisterCallback(cudaLogsCallback_t callbackFunc, void *userData, cudaLogsCallbackHandle *callback_out)
     """
     if callbackFunc.__class__ is not int:
-        callbackFunc = _c.pointer(callbackFunc, "callbackFunc", True)
+        callbackFunc = _c.function_pointer(callbackFunc, "callbackFunc", "cudaLogsCallback_t")
     elif callbackFunc >> 64:
         raise _c.address_error(callbackFunc, "cudaLogsRegisterCallback", "callbackFunc")
     if userData.__class__ is not int:
@@ -11834,11 +11874,14 @@ def cudaLogsUnregisterCallback(callback: cudaLogsCallbackHandle | _HandleLike) -
     """
     if callback.__class__ is not cudaLogsCallbackHandle:
         callback = _c.handle(callback, cudaLogsCallbackHandle, "callback")
+    _c.claim(callback, "callback", "cudaLogsUnregisterCallback")
     try:
         err = _cudaLogsUnregisterCallback(callback)
     except _ArgumentError as exc:
+        _c.unclaim(callback)
         raise _c.argument_error(exc, "cudaLogsUnregisterCallback", ("callback",)) from None
     if err:
+        _c.unclaim(callback)
         raise _error(err, _lib)
     _c.destroyed(callback, "cudaLogsCallbackHandle", "cudaLogsUnregisterCallback")
 
@@ -11916,14 +11959,14 @@ def cudaMalloc3DArray(desc: _PointerLike, extent: cudaExtent, flags: int = 0) ->
 
     C: cudaError_t cudaMalloc3DArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc, struct cudaExtent extent, unsigned int flags)
     """
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaMalloc3DArray", "flags")
     if desc.__class__ is not int:
         desc = _c.ref(
             desc, cudaChannelFormatDesc, "desc", False, 1, "cudaMalloc3DArray: the record"
         )
     elif desc >> 64 or 0 < desc < 65536:
         raise _c.address_error(desc, "cudaMalloc3DArray", "desc", "cudaChannelFormatDesc")
-    if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, _range_unsigned_int, "cudaMalloc3DArray", "flags")
     array = cudaArray_t()
     try:
         err = _cudaMalloc3DArray(array, desc, extent, flags)
@@ -11954,16 +11997,16 @@ def cudaMallocArray(desc: _PointerLike, width: int, height: int = 0, flags: int 
 
     C: cudaError_t cudaMallocArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc, size_t width, size_t height, unsigned int flags)
     """
-    if desc.__class__ is not int:
-        desc = _c.ref(desc, cudaChannelFormatDesc, "desc", False, 1, "cudaMallocArray: the record")
-    elif desc >> 64 or 0 < desc < 65536:
-        raise _c.address_error(desc, "cudaMallocArray", "desc", "cudaChannelFormatDesc")
     if width.__class__ is not int or width >> 64:
         width = _c.integer(width, _range_size_t, "cudaMallocArray", "width")
     if height.__class__ is not int or height >> 64:
         height = _c.integer(height, _range_size_t, "cudaMallocArray", "height")
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, _range_unsigned_int, "cudaMallocArray", "flags")
+    if desc.__class__ is not int:
+        desc = _c.ref(desc, cudaChannelFormatDesc, "desc", False, 1, "cudaMallocArray: the record")
+    elif desc >> 64 or 0 < desc < 65536:
+        raise _c.address_error(desc, "cudaMallocArray", "desc", "cudaChannelFormatDesc")
     array = cudaArray_t()
     try:
         err = _cudaMallocArray(array, desc, width, height, flags)
@@ -12128,18 +12171,18 @@ def cudaMallocMipmappedArray(
 
     C: cudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t *mipmappedArray, const struct cudaChannelFormatDesc *desc, struct cudaExtent extent, unsigned int numLevels, unsigned int flags)
     """
-    if desc.__class__ is not int:
-        desc = _c.ref(
-            desc, cudaChannelFormatDesc, "desc", False, 1, "cudaMallocMipmappedArray: the record"
-        )
-    elif desc >> 64 or 0 < desc < 65536:
-        raise _c.address_error(desc, "cudaMallocMipmappedArray", "desc", "cudaChannelFormatDesc")
     if numLevels.__class__ is not int or numLevels >> 32:
         numLevels = _c.integer(
             numLevels, _range_unsigned_int, "cudaMallocMipmappedArray", "numLevels"
         )
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, _range_unsigned_int, "cudaMallocMipmappedArray", "flags")
+    if desc.__class__ is not int:
+        desc = _c.ref(
+            desc, cudaChannelFormatDesc, "desc", False, 1, "cudaMallocMipmappedArray: the record"
+        )
+    elif desc >> 64 or 0 < desc < 65536:
+        raise _c.address_error(desc, "cudaMallocMipmappedArray", "desc", "cudaChannelFormatDesc")
     mipmappedArray = cudaMipmappedArray_t()
     try:
         err = _cudaMallocMipmappedArray(mipmappedArray, desc, extent, numLevels, flags)
@@ -12210,16 +12253,16 @@ def cudaMemAdvise(
 
     C: cudaError_t cudaMemAdvise(const void *devPtr, size_t count, enum cudaMemoryAdvise advice, struct cudaMemLocation location)
     """
-    if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", False, count, "cudaMemAdvise: count")
-    elif devPtr >> 64:
-        raise _c.address_error(devPtr, "cudaMemAdvise", "devPtr")
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaMemAdvise", "count")
     if advice.__class__ is not cudaMemoryAdvise and (
         advice.__class__ is not int or advice not in _cudaMemoryAdvise_members
     ):
         advice = _c.enum_argument(advice, _range_cudaMemoryAdvise, "cudaMemAdvise", "advice")
+    if devPtr.__class__ is not int:
+        devPtr = _c.pointer(devPtr, "devPtr", False, count, "cudaMemAdvise: count")
+    elif devPtr >> 64:
+        raise _c.address_error(devPtr, "cudaMemAdvise", "devPtr")
     try:
         err = _cudaMemAdvise(devPtr, count, advice, location)
     except _ArgumentError as exc:
@@ -12256,6 +12299,16 @@ def cudaMemDiscardAndPrefetchBatchAsync(
 
     C: cudaError_t cudaMemDiscardAndPrefetchBatchAsync(void **dptrs, size_t *sizes, size_t count, struct cudaMemLocation *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, cudaStream_t stream)
     """
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemDiscardAndPrefetchBatchAsync", "count")
+    if numPrefetchLocs.__class__ is not int or numPrefetchLocs >> 64:
+        numPrefetchLocs = _c.integer(
+            numPrefetchLocs, _range_size_t, "cudaMemDiscardAndPrefetchBatchAsync", "numPrefetchLocs"
+        )
+    if flags.__class__ is not int or flags >> 64:
+        flags = _c.integer(
+            flags, _range_unsigned_long_long, "cudaMemDiscardAndPrefetchBatchAsync", "flags"
+        )
     if dptrs.__class__ is not int:
         dptrs = _c.pointer(
             dptrs,
@@ -12272,8 +12325,6 @@ def cudaMemDiscardAndPrefetchBatchAsync(
         )
     elif sizes >> 64:
         raise _c.address_error(sizes, "cudaMemDiscardAndPrefetchBatchAsync", "sizes")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaMemDiscardAndPrefetchBatchAsync", "count")
     if prefetchLocs.__class__ is not int:
         prefetchLocs = _c.ref(
             prefetchLocs,
@@ -12299,14 +12350,6 @@ def cudaMemDiscardAndPrefetchBatchAsync(
     elif prefetchLocIdxs >> 64:
         raise _c.address_error(
             prefetchLocIdxs, "cudaMemDiscardAndPrefetchBatchAsync", "prefetchLocIdxs"
-        )
-    if numPrefetchLocs.__class__ is not int or numPrefetchLocs >> 64:
-        numPrefetchLocs = _c.integer(
-            numPrefetchLocs, _range_size_t, "cudaMemDiscardAndPrefetchBatchAsync", "numPrefetchLocs"
-        )
-    if flags.__class__ is not int or flags >> 64:
-        flags = _c.integer(
-            flags, _range_unsigned_long_long, "cudaMemDiscardAndPrefetchBatchAsync", "flags"
         )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
@@ -12353,6 +12396,10 @@ def cudaMemDiscardBatchAsync(
 
     C: cudaError_t cudaMemDiscardBatchAsync(void **dptrs, size_t *sizes, size_t count, unsigned long long flags, cudaStream_t stream)
     """
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemDiscardBatchAsync", "count")
+    if flags.__class__ is not int or flags >> 64:
+        flags = _c.integer(flags, _range_unsigned_long_long, "cudaMemDiscardBatchAsync", "flags")
     if dptrs.__class__ is not int:
         dptrs = _c.pointer(
             dptrs,
@@ -12367,10 +12414,6 @@ def cudaMemDiscardBatchAsync(
         sizes = _c.ref(sizes, c_size_t, "sizes", True, count, "cudaMemDiscardBatchAsync: count")
     elif sizes >> 64:
         raise _c.address_error(sizes, "cudaMemDiscardBatchAsync", "sizes")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaMemDiscardBatchAsync", "count")
-    if flags.__class__ is not int or flags >> 64:
-        flags = _c.integer(flags, _range_unsigned_long_long, "cudaMemDiscardBatchAsync", "flags")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -12397,18 +12440,18 @@ def cudaMemGetDefaultMemPool(
 
     C: cudaError_t cudaMemGetDefaultMemPool(cudaMemPool_t *memPool, struct cudaMemLocation *location, enum cudaMemAllocationType type)
     """
-    if location.__class__ is not int:
-        location = _c.ref(
-            location, cudaMemLocation, "location", True, 1, "cudaMemGetDefaultMemPool: the record"
-        )
-    elif location >> 64 or 0 < location < 65536:
-        raise _c.address_error(location, "cudaMemGetDefaultMemPool", "location", "cudaMemLocation")
     if type.__class__ is not cudaMemAllocationType and (
         type.__class__ is not int or type not in _cudaMemAllocationType_members
     ):
         type = _c.enum_argument(
             type, _range_cudaMemAllocationType, "cudaMemGetDefaultMemPool", "type"
         )
+    if location.__class__ is not int:
+        location = _c.ref(
+            location, cudaMemLocation, "location", True, 1, "cudaMemGetDefaultMemPool: the record"
+        )
+    elif location >> 64 or 0 < location < 65536:
+        raise _c.address_error(location, "cudaMemGetDefaultMemPool", "location", "cudaMemLocation")
     memPool = cudaMemPool_t()
     try:
         err = _cudaMemGetDefaultMemPool(memPool, location, type)
@@ -12470,10 +12513,6 @@ def cudaMemGetLocationInfo(
 
     C: cudaError_t cudaMemGetLocationInfo(void *devPtr, size_t size, size_t summaryGranularity, size_t samplingGranularity, struct cudaMemLocation *location_out)
     """
-    if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", True, size, "cudaMemGetLocationInfo: size")
-    elif devPtr >> 64:
-        raise _c.address_error(devPtr, "cudaMemGetLocationInfo", "devPtr")
     if size.__class__ is not int or size >> 64:
         size = _c.integer(size, _range_size_t, "cudaMemGetLocationInfo", "size")
     if summaryGranularity.__class__ is not int or summaryGranularity >> 64:
@@ -12484,6 +12523,10 @@ def cudaMemGetLocationInfo(
         samplingGranularity = _c.integer(
             samplingGranularity, _range_size_t, "cudaMemGetLocationInfo", "samplingGranularity"
         )
+    if devPtr.__class__ is not int:
+        devPtr = _c.pointer(devPtr, "devPtr", True, size, "cudaMemGetLocationInfo: size")
+    elif devPtr >> 64:
+        raise _c.address_error(devPtr, "cudaMemGetLocationInfo", "devPtr")
     location_out = cudaMemLocation()
     try:
         err = _cudaMemGetLocationInfo(
@@ -12512,16 +12555,16 @@ def cudaMemGetMemPool(location: _PointerLike, type: cudaMemAllocationType | int)
 
     C: cudaError_t cudaMemGetMemPool(cudaMemPool_t *memPool, struct cudaMemLocation *location, enum cudaMemAllocationType type)
     """
+    if type.__class__ is not cudaMemAllocationType and (
+        type.__class__ is not int or type not in _cudaMemAllocationType_members
+    ):
+        type = _c.enum_argument(type, _range_cudaMemAllocationType, "cudaMemGetMemPool", "type")
     if location.__class__ is not int:
         location = _c.ref(
             location, cudaMemLocation, "location", True, 1, "cudaMemGetMemPool: the record"
         )
     elif location >> 64 or 0 < location < 65536:
         raise _c.address_error(location, "cudaMemGetMemPool", "location", "cudaMemLocation")
-    if type.__class__ is not cudaMemAllocationType and (
-        type.__class__ is not int or type not in _cudaMemAllocationType_members
-    ):
-        type = _c.enum_argument(type, _range_cudaMemAllocationType, "cudaMemGetMemPool", "type")
     memPool = cudaMemPool_t()
     try:
         err = _cudaMemGetMemPool(memPool, location, type)
@@ -12573,11 +12616,14 @@ def cudaMemPoolDestroy(memPool: cudaMemPool_t | _HandleLike) -> None:
     """
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
+    _c.claim(memPool, "memPool", "cudaMemPoolDestroy")
     try:
         err = _cudaMemPoolDestroy(memPool)
     except _ArgumentError as exc:
+        _c.unclaim(memPool)
         raise _c.argument_error(exc, "cudaMemPoolDestroy", ("memPool",)) from None
     if err:
+        _c.unclaim(memPool)
         raise _error(err, _lib)
     _c.destroyed(memPool, "cudaMemPool_t", "cudaMemPoolDestroy")
 
@@ -12631,14 +12677,6 @@ def cudaMemPoolExportToShareableHandle(
 
     C: cudaError_t cudaMemPoolExportToShareableHandle(void *shareableHandle, cudaMemPool_t memPool, enum cudaMemAllocationHandleType handleType, unsigned int flags)
     """
-    if shareableHandle.__class__ is not int:
-        shareableHandle = _c.pointer(shareableHandle, "shareableHandle", True)
-    elif shareableHandle >> 64:
-        raise _c.address_error(
-            shareableHandle, "cudaMemPoolExportToShareableHandle", "shareableHandle"
-        )
-    if memPool.__class__ is not cudaMemPool_t:
-        memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     if handleType.__class__ is not cudaMemAllocationHandleType and (
         handleType.__class__ is not int or handleType & -16
     ):
@@ -12652,6 +12690,14 @@ def cudaMemPoolExportToShareableHandle(
         flags = _c.integer(
             flags, _range_unsigned_int, "cudaMemPoolExportToShareableHandle", "flags"
         )
+    if shareableHandle.__class__ is not int:
+        shareableHandle = _c.pointer(shareableHandle, "shareableHandle", True)
+    elif shareableHandle >> 64:
+        raise _c.address_error(
+            shareableHandle, "cudaMemPoolExportToShareableHandle", "shareableHandle"
+        )
+    if memPool.__class__ is not cudaMemPool_t:
+        memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     try:
         err = _cudaMemPoolExportToShareableHandle(shareableHandle, memPool, handleType, flags)
     except _ArgumentError as exc:
@@ -12741,12 +12787,12 @@ def cudaMemPoolGetAttribute(
 
     C: cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value)
     """
-    if memPool.__class__ is not cudaMemPool_t:
-        memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     if attr.__class__ is not cudaMemPoolAttr and (
         attr.__class__ is not int or attr not in _cudaMemPoolAttr_members
     ):
         attr = _c.enum_argument(attr, _range_cudaMemPoolAttr, "cudaMemPoolGetAttribute", "attr")
+    if memPool.__class__ is not cudaMemPool_t:
+        memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     value = _c.attribute_storage(attr, _cudaMemPoolAttr_values, "cudaMemPoolGetAttribute")
     try:
         err = _cudaMemPoolGetAttribute(memPool, attr, _c.byref(value))
@@ -12778,12 +12824,6 @@ def cudaMemPoolImportFromShareableHandle(
 
     C: cudaError_t cudaMemPoolImportFromShareableHandle(cudaMemPool_t *memPool, void *shareableHandle, enum cudaMemAllocationHandleType handleType, unsigned int flags)
     """
-    if shareableHandle.__class__ is not int:
-        shareableHandle = _c.pointer(shareableHandle, "shareableHandle", True)
-    elif shareableHandle >> 64:
-        raise _c.address_error(
-            shareableHandle, "cudaMemPoolImportFromShareableHandle", "shareableHandle"
-        )
     if handleType.__class__ is not cudaMemAllocationHandleType and (
         handleType.__class__ is not int or handleType & -16
     ):
@@ -12796,6 +12836,12 @@ def cudaMemPoolImportFromShareableHandle(
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(
             flags, _range_unsigned_int, "cudaMemPoolImportFromShareableHandle", "flags"
+        )
+    if shareableHandle.__class__ is not int:
+        shareableHandle = _c.pointer(shareableHandle, "shareableHandle", True)
+    elif shareableHandle >> 64:
+        raise _c.address_error(
+            shareableHandle, "cudaMemPoolImportFromShareableHandle", "shareableHandle"
         )
     memPool = cudaMemPool_t()
     try:
@@ -12872,6 +12918,8 @@ def cudaMemPoolSetAccess(
 
     C: cudaError_t cudaMemPoolSetAccess(cudaMemPool_t memPool, const struct cudaMemAccessDesc *descList, size_t count)
     """
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemPoolSetAccess", "count")
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     if descList.__class__ is not int:
@@ -12880,8 +12928,6 @@ def cudaMemPoolSetAccess(
         )
     elif descList >> 64 or 0 < descList < 65536:
         raise _c.address_error(descList, "cudaMemPoolSetAccess", "descList", "cudaMemAccessDesc")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaMemPoolSetAccess", "count")
     try:
         err = _cudaMemPoolSetAccess(memPool, descList, count)
     except _ArgumentError as exc:
@@ -12927,12 +12973,12 @@ def cudaMemPoolSetAttribute(
 
     C: cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value)
     """
-    if memPool.__class__ is not cudaMemPool_t:
-        memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     if attr.__class__ is not cudaMemPoolAttr and (
         attr.__class__ is not int or attr not in _cudaMemPoolAttr_members
     ):
         attr = _c.enum_argument(attr, _range_cudaMemPoolAttr, "cudaMemPoolSetAttribute", "attr")
+    if memPool.__class__ is not cudaMemPool_t:
+        memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     value = _c.attribute_value(
         value, attr, _cudaMemPoolAttr_values, "cudaMemPoolSetAttribute", "value"
     )
@@ -12959,12 +13005,12 @@ def cudaMemPoolTrimTo(memPool: cudaMemPool_t | _HandleLike, minBytesToKeep: int)
 
     C: cudaError_t cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minBytesToKeep)
     """
-    if memPool.__class__ is not cudaMemPool_t:
-        memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     if minBytesToKeep.__class__ is not int or minBytesToKeep >> 64:
         minBytesToKeep = _c.integer(
             minBytesToKeep, _range_size_t, "cudaMemPoolTrimTo", "minBytesToKeep"
         )
+    if memPool.__class__ is not cudaMemPool_t:
+        memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     try:
         err = _cudaMemPoolTrimTo(memPool, minBytesToKeep)
     except _ArgumentError as exc:
@@ -12995,14 +13041,14 @@ def cudaMemPrefetchAsync(
 
     C: cudaError_t cudaMemPrefetchAsync(const void *devPtr, size_t count, struct cudaMemLocation location, unsigned int flags, cudaStream_t stream)
     """
-    if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", False, count, "cudaMemPrefetchAsync: count")
-    elif devPtr >> 64:
-        raise _c.address_error(devPtr, "cudaMemPrefetchAsync", "devPtr")
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaMemPrefetchAsync", "count")
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, _range_unsigned_int, "cudaMemPrefetchAsync", "flags")
+    if devPtr.__class__ is not int:
+        devPtr = _c.pointer(devPtr, "devPtr", False, count, "cudaMemPrefetchAsync: count")
+    elif devPtr >> 64:
+        raise _c.address_error(devPtr, "cudaMemPrefetchAsync", "devPtr")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -13041,6 +13087,14 @@ def cudaMemPrefetchBatchAsync(
 
     C: cudaError_t cudaMemPrefetchBatchAsync(void **dptrs, size_t *sizes, size_t count, struct cudaMemLocation *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, cudaStream_t stream)
     """
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemPrefetchBatchAsync", "count")
+    if numPrefetchLocs.__class__ is not int or numPrefetchLocs >> 64:
+        numPrefetchLocs = _c.integer(
+            numPrefetchLocs, _range_size_t, "cudaMemPrefetchBatchAsync", "numPrefetchLocs"
+        )
+    if flags.__class__ is not int or flags >> 64:
+        flags = _c.integer(flags, _range_unsigned_long_long, "cudaMemPrefetchBatchAsync", "flags")
     if dptrs.__class__ is not int:
         dptrs = _c.pointer(
             dptrs,
@@ -13055,8 +13109,6 @@ def cudaMemPrefetchBatchAsync(
         sizes = _c.ref(sizes, c_size_t, "sizes", True, count, "cudaMemPrefetchBatchAsync: count")
     elif sizes >> 64:
         raise _c.address_error(sizes, "cudaMemPrefetchBatchAsync", "sizes")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaMemPrefetchBatchAsync", "count")
     if prefetchLocs.__class__ is not int:
         prefetchLocs = _c.ref(
             prefetchLocs,
@@ -13081,12 +13133,6 @@ def cudaMemPrefetchBatchAsync(
         )
     elif prefetchLocIdxs >> 64:
         raise _c.address_error(prefetchLocIdxs, "cudaMemPrefetchBatchAsync", "prefetchLocIdxs")
-    if numPrefetchLocs.__class__ is not int or numPrefetchLocs >> 64:
-        numPrefetchLocs = _c.integer(
-            numPrefetchLocs, _range_size_t, "cudaMemPrefetchBatchAsync", "numPrefetchLocs"
-        )
-    if flags.__class__ is not int or flags >> 64:
-        flags = _c.integer(flags, _range_unsigned_long_long, "cudaMemPrefetchBatchAsync", "flags")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -13152,12 +13198,12 @@ def cudaMemRangeGetAttribute(
         attribute = _c.enum_argument(
             attribute, _range_cudaMemRangeAttribute, "cudaMemRangeGetAttribute", "attribute"
         )
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemRangeGetAttribute", "count")
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", False, count, "cudaMemRangeGetAttribute: count")
     elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaMemRangeGetAttribute", "devPtr")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaMemRangeGetAttribute", "count")
     data = _c.attribute_storage(
         attribute, _cudaMemRangeAttribute_values, "cudaMemRangeGetAttribute", dataSize
     )
@@ -13209,6 +13255,12 @@ def cudaMemRangeGetAttributes(
 
     C: cudaError_t cudaMemRangeGetAttributes(void **data, size_t *dataSizes, enum cudaMemRangeAttribute *attributes, size_t numAttributes, const void *devPtr, size_t count)
     """
+    if numAttributes.__class__ is not int or numAttributes >> 64:
+        numAttributes = _c.integer(
+            numAttributes, _range_size_t, "cudaMemRangeGetAttributes", "numAttributes"
+        )
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemRangeGetAttributes", "count")
     if dataSizes.__class__ is not int:
         dataSizes = _c.ref(
             dataSizes,
@@ -13231,16 +13283,10 @@ def cudaMemRangeGetAttributes(
         )
     elif attributes >> 64:
         raise _c.address_error(attributes, "cudaMemRangeGetAttributes", "attributes")
-    if numAttributes.__class__ is not int or numAttributes >> 64:
-        numAttributes = _c.integer(
-            numAttributes, _range_size_t, "cudaMemRangeGetAttributes", "numAttributes"
-        )
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", False, count, "cudaMemRangeGetAttributes: count")
     elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaMemRangeGetAttributes", "devPtr")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaMemRangeGetAttributes", "count")
     data = _c.attribute_storages(
         attributes,
         _cudaMemRangeAttribute_values,
@@ -13274,16 +13320,16 @@ def cudaMemSetMemPool(
 
     C: cudaError_t cudaMemSetMemPool(struct cudaMemLocation *location, enum cudaMemAllocationType type, cudaMemPool_t memPool)
     """
+    if type.__class__ is not cudaMemAllocationType and (
+        type.__class__ is not int or type not in _cudaMemAllocationType_members
+    ):
+        type = _c.enum_argument(type, _range_cudaMemAllocationType, "cudaMemSetMemPool", "type")
     if location.__class__ is not int:
         location = _c.ref(
             location, cudaMemLocation, "location", True, 1, "cudaMemSetMemPool: the record"
         )
     elif location >> 64 or 0 < location < 65536:
         raise _c.address_error(location, "cudaMemSetMemPool", "location", "cudaMemLocation")
-    if type.__class__ is not cudaMemAllocationType and (
-        type.__class__ is not int or type not in _cudaMemAllocationType_members
-    ):
-        type = _c.enum_argument(type, _range_cudaMemAllocationType, "cudaMemSetMemPool", "type")
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     try:
@@ -13311,6 +13357,12 @@ def cudaMemcpy(
 
     C: cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
     """
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemcpy", "count")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy", "kind")
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, count, "cudaMemcpy: count")
     elif dst >> 64:
@@ -13319,12 +13371,6 @@ def cudaMemcpy(
         src = _c.pointer(src, "src", False, count, "cudaMemcpy: count")
     elif src >> 64:
         raise _c.address_error(src, "cudaMemcpy", "src")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaMemcpy", "count")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
-        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy", "kind")
     try:
         err = _cudaMemcpy(dst, src, count, kind)
     except _ArgumentError as exc:
@@ -13359,28 +13405,8 @@ def cudaMemcpy2D(
 
     C: cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind)
     """
-    if dst.__class__ is not int:
-        dst = _c.pointer(
-            dst,
-            "dst",
-            True,
-            _c.rows(dpitch, width, height),
-            "cudaMemcpy2D: (height - 1) * dpitch + width",
-        )
-    elif dst >> 64:
-        raise _c.address_error(dst, "cudaMemcpy2D", "dst")
     if dpitch.__class__ is not int or dpitch >> 64:
         dpitch = _c.integer(dpitch, _range_size_t, "cudaMemcpy2D", "dpitch")
-    if src.__class__ is not int:
-        src = _c.pointer(
-            src,
-            "src",
-            False,
-            _c.rows(spitch, width, height),
-            "cudaMemcpy2D: (height - 1) * spitch + width",
-        )
-    elif src >> 64:
-        raise _c.address_error(src, "cudaMemcpy2D", "src")
     if spitch.__class__ is not int or spitch >> 64:
         spitch = _c.integer(spitch, _range_size_t, "cudaMemcpy2D", "spitch")
     if width.__class__ is not int or width >> 64:
@@ -13391,6 +13417,26 @@ def cudaMemcpy2D(
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2D", "kind")
+    if dst.__class__ is not int:
+        dst = _c.pointer(
+            dst,
+            "dst",
+            True,
+            _c.rows(dpitch, width, height),
+            "cudaMemcpy2D: (height - 1) * dpitch + width",
+        )
+    elif dst >> 64:
+        raise _c.address_error(dst, "cudaMemcpy2D", "dst")
+    if src.__class__ is not int:
+        src = _c.pointer(
+            src,
+            "src",
+            False,
+            _c.rows(spitch, width, height),
+            "cudaMemcpy2D: (height - 1) * spitch + width",
+        )
+    elif src >> 64:
+        raise _c.address_error(src, "cudaMemcpy2D", "src")
     try:
         err = _cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind)
     except _ArgumentError as exc:
@@ -13431,14 +13477,10 @@ def cudaMemcpy2DArrayToArray(
 
     C: cudaError_t cudaMemcpy2DArrayToArray(cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst, cudaArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc, size_t width, size_t height, enum cudaMemcpyKind kind)
     """
-    if dst.__class__ is not cudaArray_t:
-        dst = _c.handle(dst, cudaArray_t, "dst")
     if wOffsetDst.__class__ is not int or wOffsetDst >> 64:
         wOffsetDst = _c.integer(wOffsetDst, _range_size_t, "cudaMemcpy2DArrayToArray", "wOffsetDst")
     if hOffsetDst.__class__ is not int or hOffsetDst >> 64:
         hOffsetDst = _c.integer(hOffsetDst, _range_size_t, "cudaMemcpy2DArrayToArray", "hOffsetDst")
-    if src.__class__ is not cudaArray_const_t:
-        src = _c.handle(src, cudaArray_const_t, "src")
     if wOffsetSrc.__class__ is not int or wOffsetSrc >> 64:
         wOffsetSrc = _c.integer(wOffsetSrc, _range_size_t, "cudaMemcpy2DArrayToArray", "wOffsetSrc")
     if hOffsetSrc.__class__ is not int or hOffsetSrc >> 64:
@@ -13451,6 +13493,10 @@ def cudaMemcpy2DArrayToArray(
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DArrayToArray", "kind")
+    if dst.__class__ is not cudaArray_t:
+        dst = _c.handle(dst, cudaArray_t, "dst")
+    if src.__class__ is not cudaArray_const_t:
+        src = _c.handle(src, cudaArray_const_t, "src")
     try:
         err = _cudaMemcpy2DArrayToArray(
             dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, width, height, kind
@@ -13503,28 +13549,8 @@ def cudaMemcpy2DAsync(
 
     C: cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream)
     """
-    if dst.__class__ is not int:
-        dst = _c.pointer(
-            dst,
-            "dst",
-            True,
-            _c.rows(dpitch, width, height),
-            "cudaMemcpy2DAsync: (height - 1) * dpitch + width",
-        )
-    elif dst >> 64:
-        raise _c.address_error(dst, "cudaMemcpy2DAsync", "dst")
     if dpitch.__class__ is not int or dpitch >> 64:
         dpitch = _c.integer(dpitch, _range_size_t, "cudaMemcpy2DAsync", "dpitch")
-    if src.__class__ is not int:
-        src = _c.pointer(
-            src,
-            "src",
-            False,
-            _c.rows(spitch, width, height),
-            "cudaMemcpy2DAsync: (height - 1) * spitch + width",
-        )
-    elif src >> 64:
-        raise _c.address_error(src, "cudaMemcpy2DAsync", "src")
     if spitch.__class__ is not int or spitch >> 64:
         spitch = _c.integer(spitch, _range_size_t, "cudaMemcpy2DAsync", "spitch")
     if width.__class__ is not int or width >> 64:
@@ -13535,6 +13561,26 @@ def cudaMemcpy2DAsync(
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DAsync", "kind")
+    if dst.__class__ is not int:
+        dst = _c.pointer(
+            dst,
+            "dst",
+            True,
+            _c.rows(dpitch, width, height),
+            "cudaMemcpy2DAsync: (height - 1) * dpitch + width",
+        )
+    elif dst >> 64:
+        raise _c.address_error(dst, "cudaMemcpy2DAsync", "dst")
+    if src.__class__ is not int:
+        src = _c.pointer(
+            src,
+            "src",
+            False,
+            _c.rows(spitch, width, height),
+            "cudaMemcpy2DAsync: (height - 1) * spitch + width",
+        )
+    elif src >> 64:
+        raise _c.address_error(src, "cudaMemcpy2DAsync", "src")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -13577,20 +13623,8 @@ def cudaMemcpy2DFromArray(
 
     C: cudaError_t cudaMemcpy2DFromArray(void *dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t width, size_t height, enum cudaMemcpyKind kind)
     """
-    if dst.__class__ is not int:
-        dst = _c.pointer(
-            dst,
-            "dst",
-            True,
-            _c.rows(dpitch, width, height),
-            "cudaMemcpy2DFromArray: (height - 1) * dpitch + width",
-        )
-    elif dst >> 64:
-        raise _c.address_error(dst, "cudaMemcpy2DFromArray", "dst")
     if dpitch.__class__ is not int or dpitch >> 64:
         dpitch = _c.integer(dpitch, _range_size_t, "cudaMemcpy2DFromArray", "dpitch")
-    if src.__class__ is not cudaArray_const_t:
-        src = _c.handle(src, cudaArray_const_t, "src")
     if wOffset.__class__ is not int or wOffset >> 64:
         wOffset = _c.integer(wOffset, _range_size_t, "cudaMemcpy2DFromArray", "wOffset")
     if hOffset.__class__ is not int or hOffset >> 64:
@@ -13603,6 +13637,18 @@ def cudaMemcpy2DFromArray(
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DFromArray", "kind")
+    if dst.__class__ is not int:
+        dst = _c.pointer(
+            dst,
+            "dst",
+            True,
+            _c.rows(dpitch, width, height),
+            "cudaMemcpy2DFromArray: (height - 1) * dpitch + width",
+        )
+    elif dst >> 64:
+        raise _c.address_error(dst, "cudaMemcpy2DFromArray", "dst")
+    if src.__class__ is not cudaArray_const_t:
+        src = _c.handle(src, cudaArray_const_t, "src")
     try:
         err = _cudaMemcpy2DFromArray(dst, dpitch, src, wOffset, hOffset, width, height, kind)
     except _ArgumentError as exc:
@@ -13645,20 +13691,8 @@ def cudaMemcpy2DFromArrayAsync(
 
     C: cudaError_t cudaMemcpy2DFromArrayAsync(void *dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream)
     """
-    if dst.__class__ is not int:
-        dst = _c.pointer(
-            dst,
-            "dst",
-            True,
-            _c.rows(dpitch, width, height),
-            "cudaMemcpy2DFromArrayAsync: (height - 1) * dpitch + width",
-        )
-    elif dst >> 64:
-        raise _c.address_error(dst, "cudaMemcpy2DFromArrayAsync", "dst")
     if dpitch.__class__ is not int or dpitch >> 64:
         dpitch = _c.integer(dpitch, _range_size_t, "cudaMemcpy2DFromArrayAsync", "dpitch")
-    if src.__class__ is not cudaArray_const_t:
-        src = _c.handle(src, cudaArray_const_t, "src")
     if wOffset.__class__ is not int or wOffset >> 64:
         wOffset = _c.integer(wOffset, _range_size_t, "cudaMemcpy2DFromArrayAsync", "wOffset")
     if hOffset.__class__ is not int or hOffset >> 64:
@@ -13671,6 +13705,18 @@ def cudaMemcpy2DFromArrayAsync(
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DFromArrayAsync", "kind")
+    if dst.__class__ is not int:
+        dst = _c.pointer(
+            dst,
+            "dst",
+            True,
+            _c.rows(dpitch, width, height),
+            "cudaMemcpy2DFromArrayAsync: (height - 1) * dpitch + width",
+        )
+    elif dst >> 64:
+        raise _c.address_error(dst, "cudaMemcpy2DFromArrayAsync", "dst")
+    if src.__class__ is not cudaArray_const_t:
+        src = _c.handle(src, cudaArray_const_t, "src")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -13715,22 +13761,10 @@ def cudaMemcpy2DToArray(
 
     C: cudaError_t cudaMemcpy2DToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind)
     """
-    if dst.__class__ is not cudaArray_t:
-        dst = _c.handle(dst, cudaArray_t, "dst")
     if wOffset.__class__ is not int or wOffset >> 64:
         wOffset = _c.integer(wOffset, _range_size_t, "cudaMemcpy2DToArray", "wOffset")
     if hOffset.__class__ is not int or hOffset >> 64:
         hOffset = _c.integer(hOffset, _range_size_t, "cudaMemcpy2DToArray", "hOffset")
-    if src.__class__ is not int:
-        src = _c.pointer(
-            src,
-            "src",
-            False,
-            _c.rows(spitch, width, height),
-            "cudaMemcpy2DToArray: (height - 1) * spitch + width",
-        )
-    elif src >> 64:
-        raise _c.address_error(src, "cudaMemcpy2DToArray", "src")
     if spitch.__class__ is not int or spitch >> 64:
         spitch = _c.integer(spitch, _range_size_t, "cudaMemcpy2DToArray", "spitch")
     if width.__class__ is not int or width >> 64:
@@ -13741,6 +13775,18 @@ def cudaMemcpy2DToArray(
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DToArray", "kind")
+    if dst.__class__ is not cudaArray_t:
+        dst = _c.handle(dst, cudaArray_t, "dst")
+    if src.__class__ is not int:
+        src = _c.pointer(
+            src,
+            "src",
+            False,
+            _c.rows(spitch, width, height),
+            "cudaMemcpy2DToArray: (height - 1) * spitch + width",
+        )
+    elif src >> 64:
+        raise _c.address_error(src, "cudaMemcpy2DToArray", "src")
     try:
         err = _cudaMemcpy2DToArray(dst, wOffset, hOffset, src, spitch, width, height, kind)
     except _ArgumentError as exc:
@@ -13783,22 +13829,10 @@ def cudaMemcpy2DToArrayAsync(
 
     C: cudaError_t cudaMemcpy2DToArrayAsync(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream)
     """
-    if dst.__class__ is not cudaArray_t:
-        dst = _c.handle(dst, cudaArray_t, "dst")
     if wOffset.__class__ is not int or wOffset >> 64:
         wOffset = _c.integer(wOffset, _range_size_t, "cudaMemcpy2DToArrayAsync", "wOffset")
     if hOffset.__class__ is not int or hOffset >> 64:
         hOffset = _c.integer(hOffset, _range_size_t, "cudaMemcpy2DToArrayAsync", "hOffset")
-    if src.__class__ is not int:
-        src = _c.pointer(
-            src,
-            "src",
-            False,
-            _c.rows(spitch, width, height),
-            "cudaMemcpy2DToArrayAsync: (height - 1) * spitch + width",
-        )
-    elif src >> 64:
-        raise _c.address_error(src, "cudaMemcpy2DToArrayAsync", "src")
     if spitch.__class__ is not int or spitch >> 64:
         spitch = _c.integer(spitch, _range_size_t, "cudaMemcpy2DToArrayAsync", "spitch")
     if width.__class__ is not int or width >> 64:
@@ -13809,6 +13843,18 @@ def cudaMemcpy2DToArrayAsync(
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DToArrayAsync", "kind")
+    if dst.__class__ is not cudaArray_t:
+        dst = _c.handle(dst, cudaArray_t, "dst")
+    if src.__class__ is not int:
+        src = _c.pointer(
+            src,
+            "src",
+            False,
+            _c.rows(spitch, width, height),
+            "cudaMemcpy2DToArrayAsync: (height - 1) * spitch + width",
+        )
+    elif src >> 64:
+        raise _c.address_error(src, "cudaMemcpy2DToArrayAsync", "src")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -13895,14 +13941,14 @@ def cudaMemcpy3DBatchAsync(
     """
     if numOps.__class__ is not int or numOps >> 64:
         numOps = _c.integer(numOps, _range_size_t, "cudaMemcpy3DBatchAsync", "numOps")
+    if flags.__class__ is not int or flags >> 64:
+        flags = _c.integer(flags, _range_unsigned_long_long, "cudaMemcpy3DBatchAsync", "flags")
     if opList.__class__ is not int:
         opList = _c.ref(
             opList, cudaMemcpy3DBatchOp, "opList", True, numOps, "cudaMemcpy3DBatchAsync: numOps"
         )
     elif opList >> 64 or 0 < opList < 65536:
         raise _c.address_error(opList, "cudaMemcpy3DBatchAsync", "opList", "cudaMemcpy3DBatchOp")
-    if flags.__class__ is not int or flags >> 64:
-        flags = _c.integer(flags, _range_unsigned_long_long, "cudaMemcpy3DBatchAsync", "flags")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -13980,16 +14026,16 @@ def cudaMemcpy3DWithAttributesAsync(
 
     C: cudaError_t cudaMemcpy3DWithAttributesAsync(struct cudaMemcpy3DBatchOp *op, unsigned long long flags, cudaStream_t stream)
     """
+    if flags.__class__ is not int or flags >> 64:
+        flags = _c.integer(
+            flags, _range_unsigned_long_long, "cudaMemcpy3DWithAttributesAsync", "flags"
+        )
     if op.__class__ is not int:
         op = _c.ref(
             op, cudaMemcpy3DBatchOp, "op", True, 1, "cudaMemcpy3DWithAttributesAsync: the record"
         )
     elif op >> 64 or 0 < op < 65536:
         raise _c.address_error(op, "cudaMemcpy3DWithAttributesAsync", "op", "cudaMemcpy3DBatchOp")
-    if flags.__class__ is not int or flags >> 64:
-        flags = _c.integer(
-            flags, _range_unsigned_long_long, "cudaMemcpy3DWithAttributesAsync", "flags"
-        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -14033,14 +14079,10 @@ def cudaMemcpyArrayToArray(
     C: cudaError_t cudaMemcpyArrayToArray(cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst, cudaArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc, size_t count, enum cudaMemcpyKind kind)
     """
     _c.deprecated("cudaMemcpyArrayToArray", None)
-    if dst.__class__ is not cudaArray_t:
-        dst = _c.handle(dst, cudaArray_t, "dst")
     if wOffsetDst.__class__ is not int or wOffsetDst >> 64:
         wOffsetDst = _c.integer(wOffsetDst, _range_size_t, "cudaMemcpyArrayToArray", "wOffsetDst")
     if hOffsetDst.__class__ is not int or hOffsetDst >> 64:
         hOffsetDst = _c.integer(hOffsetDst, _range_size_t, "cudaMemcpyArrayToArray", "hOffsetDst")
-    if src.__class__ is not cudaArray_const_t:
-        src = _c.handle(src, cudaArray_const_t, "src")
     if wOffsetSrc.__class__ is not int or wOffsetSrc >> 64:
         wOffsetSrc = _c.integer(wOffsetSrc, _range_size_t, "cudaMemcpyArrayToArray", "wOffsetSrc")
     if hOffsetSrc.__class__ is not int or hOffsetSrc >> 64:
@@ -14051,6 +14093,10 @@ def cudaMemcpyArrayToArray(
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyArrayToArray", "kind")
+    if dst.__class__ is not cudaArray_t:
+        dst = _c.handle(dst, cudaArray_t, "dst")
+    if src.__class__ is not cudaArray_const_t:
+        src = _c.handle(src, cudaArray_const_t, "src")
     try:
         err = _cudaMemcpyArrayToArray(
             dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count, kind
@@ -14087,6 +14133,12 @@ def cudaMemcpyAsync(
 
     C: cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream)
     """
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemcpyAsync", "count")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyAsync", "kind")
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyAsync: count")
     elif dst >> 64:
@@ -14095,12 +14147,6 @@ def cudaMemcpyAsync(
         src = _c.pointer(src, "src", False, count, "cudaMemcpyAsync: count")
     elif src >> 64:
         raise _c.address_error(src, "cudaMemcpyAsync", "src")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaMemcpyAsync", "count")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
-        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyAsync", "kind")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -14141,6 +14187,10 @@ def cudaMemcpyBatchAsync(
 
     C: cudaError_t cudaMemcpyBatchAsync(void *const *dsts, const void *const *srcs, const size_t *sizes, size_t count, struct cudaMemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs, cudaStream_t stream)
     """
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemcpyBatchAsync", "count")
+    if numAttrs.__class__ is not int or numAttrs >> 64:
+        numAttrs = _c.integer(numAttrs, _range_size_t, "cudaMemcpyBatchAsync", "numAttrs")
     if dsts.__class__ is not int:
         dsts = _c.pointer(
             dsts,
@@ -14165,8 +14215,6 @@ def cudaMemcpyBatchAsync(
         sizes = _c.ref(sizes, c_size_t, "sizes", False, count, "cudaMemcpyBatchAsync: count")
     elif sizes >> 64:
         raise _c.address_error(sizes, "cudaMemcpyBatchAsync", "sizes")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaMemcpyBatchAsync", "count")
     if attrs.__class__ is not int:
         attrs = _c.ref(
             attrs, cudaMemcpyAttributes, "attrs", True, numAttrs, "cudaMemcpyBatchAsync: numAttrs"
@@ -14179,8 +14227,6 @@ def cudaMemcpyBatchAsync(
         )
     elif attrsIdxs >> 64:
         raise _c.address_error(attrsIdxs, "cudaMemcpyBatchAsync", "attrsIdxs")
-    if numAttrs.__class__ is not int or numAttrs >> 64:
-        numAttrs = _c.integer(numAttrs, _range_size_t, "cudaMemcpyBatchAsync", "numAttrs")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -14222,12 +14268,6 @@ def cudaMemcpyFromArray(
     C: cudaError_t cudaMemcpyFromArray(void *dst, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t count, enum cudaMemcpyKind kind)
     """
     _c.deprecated("cudaMemcpyFromArray", None)
-    if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyFromArray: count")
-    elif dst >> 64:
-        raise _c.address_error(dst, "cudaMemcpyFromArray", "dst")
-    if src.__class__ is not cudaArray_const_t:
-        src = _c.handle(src, cudaArray_const_t, "src")
     if wOffset.__class__ is not int or wOffset >> 64:
         wOffset = _c.integer(wOffset, _range_size_t, "cudaMemcpyFromArray", "wOffset")
     if hOffset.__class__ is not int or hOffset >> 64:
@@ -14238,6 +14278,12 @@ def cudaMemcpyFromArray(
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyFromArray", "kind")
+    if dst.__class__ is not int:
+        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyFromArray: count")
+    elif dst >> 64:
+        raise _c.address_error(dst, "cudaMemcpyFromArray", "dst")
+    if src.__class__ is not cudaArray_const_t:
+        src = _c.handle(src, cudaArray_const_t, "src")
     try:
         err = _cudaMemcpyFromArray(dst, src, wOffset, hOffset, count, kind)
     except _ArgumentError as exc:
@@ -14277,12 +14323,6 @@ def cudaMemcpyFromArrayAsync(
     C: cudaError_t cudaMemcpyFromArrayAsync(void *dst, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream)
     """
     _c.deprecated("cudaMemcpyFromArrayAsync", None)
-    if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyFromArrayAsync: count")
-    elif dst >> 64:
-        raise _c.address_error(dst, "cudaMemcpyFromArrayAsync", "dst")
-    if src.__class__ is not cudaArray_const_t:
-        src = _c.handle(src, cudaArray_const_t, "src")
     if wOffset.__class__ is not int or wOffset >> 64:
         wOffset = _c.integer(wOffset, _range_size_t, "cudaMemcpyFromArrayAsync", "wOffset")
     if hOffset.__class__ is not int or hOffset >> 64:
@@ -14293,6 +14333,12 @@ def cudaMemcpyFromArrayAsync(
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyFromArrayAsync", "kind")
+    if dst.__class__ is not int:
+        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyFromArrayAsync: count")
+    elif dst >> 64:
+        raise _c.address_error(dst, "cudaMemcpyFromArrayAsync", "dst")
+    if src.__class__ is not cudaArray_const_t:
+        src = _c.handle(src, cudaArray_const_t, "src")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -14329,6 +14375,14 @@ def cudaMemcpyFromSymbol(
 
     C: cudaError_t cudaMemcpyFromSymbol(void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind)
     """
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemcpyFromSymbol", "count")
+    if offset.__class__ is not int or offset >> 64:
+        offset = _c.integer(offset, _range_size_t, "cudaMemcpyFromSymbol", "offset")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyFromSymbol", "kind")
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyFromSymbol: count")
     elif dst >> 64:
@@ -14339,14 +14393,6 @@ def cudaMemcpyFromSymbol(
         )
     elif symbol >> 64:
         raise _c.address_error(symbol, "cudaMemcpyFromSymbol", "symbol")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaMemcpyFromSymbol", "count")
-    if offset.__class__ is not int or offset >> 64:
-        offset = _c.integer(offset, _range_size_t, "cudaMemcpyFromSymbol", "offset")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
-        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyFromSymbol", "kind")
     try:
         err = _cudaMemcpyFromSymbol(dst, symbol, count, offset, kind)
     except _ArgumentError as exc:
@@ -14381,6 +14427,14 @@ def cudaMemcpyFromSymbolAsync(
 
     C: cudaError_t cudaMemcpyFromSymbolAsync(void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream)
     """
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemcpyFromSymbolAsync", "count")
+    if offset.__class__ is not int or offset >> 64:
+        offset = _c.integer(offset, _range_size_t, "cudaMemcpyFromSymbolAsync", "offset")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyFromSymbolAsync", "kind")
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyFromSymbolAsync: count")
     elif dst >> 64:
@@ -14395,14 +14449,6 @@ def cudaMemcpyFromSymbolAsync(
         )
     elif symbol >> 64:
         raise _c.address_error(symbol, "cudaMemcpyFromSymbolAsync", "symbol")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaMemcpyFromSymbolAsync", "count")
-    if offset.__class__ is not int or offset >> 64:
-        offset = _c.integer(offset, _range_size_t, "cudaMemcpyFromSymbolAsync", "offset")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
-        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyFromSymbolAsync", "kind")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -14433,20 +14479,20 @@ def cudaMemcpyPeer(
 
     C: cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count)
     """
-    if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyPeer: count")
-    elif dst >> 64:
-        raise _c.address_error(dst, "cudaMemcpyPeer", "dst")
     if dstDevice.__class__ is not int or not -2147483648 <= dstDevice <= 2147483647:
         dstDevice = _c.integer(dstDevice, _range_int, "cudaMemcpyPeer", "dstDevice")
-    if src.__class__ is not int:
-        src = _c.pointer(src, "src", False, count, "cudaMemcpyPeer: count")
-    elif src >> 64:
-        raise _c.address_error(src, "cudaMemcpyPeer", "src")
     if srcDevice.__class__ is not int or not -2147483648 <= srcDevice <= 2147483647:
         srcDevice = _c.integer(srcDevice, _range_int, "cudaMemcpyPeer", "srcDevice")
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaMemcpyPeer", "count")
+    if dst.__class__ is not int:
+        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyPeer: count")
+    elif dst >> 64:
+        raise _c.address_error(dst, "cudaMemcpyPeer", "dst")
+    if src.__class__ is not int:
+        src = _c.pointer(src, "src", False, count, "cudaMemcpyPeer: count")
+    elif src >> 64:
+        raise _c.address_error(src, "cudaMemcpyPeer", "src")
     try:
         err = _cudaMemcpyPeer(dst, dstDevice, src, srcDevice, count)
     except _ArgumentError as exc:
@@ -14481,20 +14527,20 @@ def cudaMemcpyPeerAsync(
 
     C: cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice, size_t count, cudaStream_t stream)
     """
-    if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyPeerAsync: count")
-    elif dst >> 64:
-        raise _c.address_error(dst, "cudaMemcpyPeerAsync", "dst")
     if dstDevice.__class__ is not int or not -2147483648 <= dstDevice <= 2147483647:
         dstDevice = _c.integer(dstDevice, _range_int, "cudaMemcpyPeerAsync", "dstDevice")
-    if src.__class__ is not int:
-        src = _c.pointer(src, "src", False, count, "cudaMemcpyPeerAsync: count")
-    elif src >> 64:
-        raise _c.address_error(src, "cudaMemcpyPeerAsync", "src")
     if srcDevice.__class__ is not int or not -2147483648 <= srcDevice <= 2147483647:
         srcDevice = _c.integer(srcDevice, _range_int, "cudaMemcpyPeerAsync", "srcDevice")
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaMemcpyPeerAsync", "count")
+    if dst.__class__ is not int:
+        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyPeerAsync: count")
+    elif dst >> 64:
+        raise _c.address_error(dst, "cudaMemcpyPeerAsync", "dst")
+    if src.__class__ is not int:
+        src = _c.pointer(src, "src", False, count, "cudaMemcpyPeerAsync: count")
+    elif src >> 64:
+        raise _c.address_error(src, "cudaMemcpyPeerAsync", "src")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -14534,22 +14580,22 @@ def cudaMemcpyToArray(
     C: cudaError_t cudaMemcpyToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t count, enum cudaMemcpyKind kind)
     """
     _c.deprecated("cudaMemcpyToArray", None)
-    if dst.__class__ is not cudaArray_t:
-        dst = _c.handle(dst, cudaArray_t, "dst")
     if wOffset.__class__ is not int or wOffset >> 64:
         wOffset = _c.integer(wOffset, _range_size_t, "cudaMemcpyToArray", "wOffset")
     if hOffset.__class__ is not int or hOffset >> 64:
         hOffset = _c.integer(hOffset, _range_size_t, "cudaMemcpyToArray", "hOffset")
-    if src.__class__ is not int:
-        src = _c.pointer(src, "src", False, count, "cudaMemcpyToArray: count")
-    elif src >> 64:
-        raise _c.address_error(src, "cudaMemcpyToArray", "src")
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaMemcpyToArray", "count")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyToArray", "kind")
+    if dst.__class__ is not cudaArray_t:
+        dst = _c.handle(dst, cudaArray_t, "dst")
+    if src.__class__ is not int:
+        src = _c.pointer(src, "src", False, count, "cudaMemcpyToArray: count")
+    elif src >> 64:
+        raise _c.address_error(src, "cudaMemcpyToArray", "src")
     try:
         err = _cudaMemcpyToArray(dst, wOffset, hOffset, src, count, kind)
     except _ArgumentError as exc:
@@ -14589,22 +14635,22 @@ def cudaMemcpyToArrayAsync(
     C: cudaError_t cudaMemcpyToArrayAsync(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream)
     """
     _c.deprecated("cudaMemcpyToArrayAsync", None)
-    if dst.__class__ is not cudaArray_t:
-        dst = _c.handle(dst, cudaArray_t, "dst")
     if wOffset.__class__ is not int or wOffset >> 64:
         wOffset = _c.integer(wOffset, _range_size_t, "cudaMemcpyToArrayAsync", "wOffset")
     if hOffset.__class__ is not int or hOffset >> 64:
         hOffset = _c.integer(hOffset, _range_size_t, "cudaMemcpyToArrayAsync", "hOffset")
-    if src.__class__ is not int:
-        src = _c.pointer(src, "src", False, count, "cudaMemcpyToArrayAsync: count")
-    elif src >> 64:
-        raise _c.address_error(src, "cudaMemcpyToArrayAsync", "src")
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaMemcpyToArrayAsync", "count")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyToArrayAsync", "kind")
+    if dst.__class__ is not cudaArray_t:
+        dst = _c.handle(dst, cudaArray_t, "dst")
+    if src.__class__ is not int:
+        src = _c.pointer(src, "src", False, count, "cudaMemcpyToArrayAsync: count")
+    elif src >> 64:
+        raise _c.address_error(src, "cudaMemcpyToArrayAsync", "src")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -14641,6 +14687,14 @@ def cudaMemcpyToSymbol(
 
     C: cudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind)
     """
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemcpyToSymbol", "count")
+    if offset.__class__ is not int or offset >> 64:
+        offset = _c.integer(offset, _range_size_t, "cudaMemcpyToSymbol", "offset")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyToSymbol", "kind")
     if symbol.__class__ is not int:
         symbol = _c.pointer(
             symbol, "symbol", False, _c.span(count, offset), "cudaMemcpyToSymbol: count + offset"
@@ -14651,14 +14705,6 @@ def cudaMemcpyToSymbol(
         src = _c.pointer(src, "src", False, count, "cudaMemcpyToSymbol: count")
     elif src >> 64:
         raise _c.address_error(src, "cudaMemcpyToSymbol", "src")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaMemcpyToSymbol", "count")
-    if offset.__class__ is not int or offset >> 64:
-        offset = _c.integer(offset, _range_size_t, "cudaMemcpyToSymbol", "offset")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
-        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyToSymbol", "kind")
     try:
         err = _cudaMemcpyToSymbol(symbol, src, count, offset, kind)
     except _ArgumentError as exc:
@@ -14693,6 +14739,14 @@ def cudaMemcpyToSymbolAsync(
 
     C: cudaError_t cudaMemcpyToSymbolAsync(const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream)
     """
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemcpyToSymbolAsync", "count")
+    if offset.__class__ is not int or offset >> 64:
+        offset = _c.integer(offset, _range_size_t, "cudaMemcpyToSymbolAsync", "offset")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyToSymbolAsync", "kind")
     if symbol.__class__ is not int:
         symbol = _c.pointer(
             symbol,
@@ -14707,14 +14761,6 @@ def cudaMemcpyToSymbolAsync(
         src = _c.pointer(src, "src", False, count, "cudaMemcpyToSymbolAsync: count")
     elif src >> 64:
         raise _c.address_error(src, "cudaMemcpyToSymbolAsync", "src")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaMemcpyToSymbolAsync", "count")
-    if offset.__class__ is not int or offset >> 64:
-        offset = _c.integer(offset, _range_size_t, "cudaMemcpyToSymbolAsync", "offset")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
-        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyToSymbolAsync", "kind")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -14747,6 +14793,8 @@ def cudaMemcpyWithAttributesAsync(
 
     C: cudaError_t cudaMemcpyWithAttributesAsync(void *dst, const void *src, size_t size, struct cudaMemcpyAttributes *attr, cudaStream_t stream)
     """
+    if size.__class__ is not int or size >> 64:
+        size = _c.integer(size, _range_size_t, "cudaMemcpyWithAttributesAsync", "size")
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, size, "cudaMemcpyWithAttributesAsync: size")
     elif dst >> 64:
@@ -14755,8 +14803,6 @@ def cudaMemcpyWithAttributesAsync(
         src = _c.pointer(src, "src", False, size, "cudaMemcpyWithAttributesAsync: size")
     elif src >> 64:
         raise _c.address_error(src, "cudaMemcpyWithAttributesAsync", "src")
-    if size.__class__ is not int or size >> 64:
-        size = _c.integer(size, _range_size_t, "cudaMemcpyWithAttributesAsync", "size")
     if attr.__class__ is not int:
         attr = _c.ref(
             attr, cudaMemcpyAttributes, "attr", True, 1, "cudaMemcpyWithAttributesAsync: the record"
@@ -14791,14 +14837,14 @@ def cudaMemset(devPtr: _PointerLike, value: int, count: int) -> None:
 
     C: cudaError_t cudaMemset(void *devPtr, int value, size_t count)
     """
-    if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", True, count, "cudaMemset: count")
-    elif devPtr >> 64:
-        raise _c.address_error(devPtr, "cudaMemset", "devPtr")
     if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
         value = _c.integer(value, _range_int, "cudaMemset", "value")
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaMemset", "count")
+    if devPtr.__class__ is not int:
+        devPtr = _c.pointer(devPtr, "devPtr", True, count, "cudaMemset: count")
+    elif devPtr >> 64:
+        raise _c.address_error(devPtr, "cudaMemset", "devPtr")
     try:
         err = _cudaMemset(devPtr, value, count)
     except _ArgumentError as exc:
@@ -14823,6 +14869,14 @@ def cudaMemset2D(devPtr: _PointerLike, pitch: int, value: int, width: int, heigh
 
     C: cudaError_t cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width, size_t height)
     """
+    if pitch.__class__ is not int or pitch >> 64:
+        pitch = _c.integer(pitch, _range_size_t, "cudaMemset2D", "pitch")
+    if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
+        value = _c.integer(value, _range_int, "cudaMemset2D", "value")
+    if width.__class__ is not int or width >> 64:
+        width = _c.integer(width, _range_size_t, "cudaMemset2D", "width")
+    if height.__class__ is not int or height >> 64:
+        height = _c.integer(height, _range_size_t, "cudaMemset2D", "height")
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(
             devPtr,
@@ -14833,14 +14887,6 @@ def cudaMemset2D(devPtr: _PointerLike, pitch: int, value: int, width: int, heigh
         )
     elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaMemset2D", "devPtr")
-    if pitch.__class__ is not int or pitch >> 64:
-        pitch = _c.integer(pitch, _range_size_t, "cudaMemset2D", "pitch")
-    if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
-        value = _c.integer(value, _range_int, "cudaMemset2D", "value")
-    if width.__class__ is not int or width >> 64:
-        width = _c.integer(width, _range_size_t, "cudaMemset2D", "width")
-    if height.__class__ is not int or height >> 64:
-        height = _c.integer(height, _range_size_t, "cudaMemset2D", "height")
     try:
         err = _cudaMemset2D(devPtr, pitch, value, width, height)
     except _ArgumentError as exc:
@@ -14875,6 +14921,14 @@ def cudaMemset2DAsync(
 
     C: cudaError_t cudaMemset2DAsync(void *devPtr, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream)
     """
+    if pitch.__class__ is not int or pitch >> 64:
+        pitch = _c.integer(pitch, _range_size_t, "cudaMemset2DAsync", "pitch")
+    if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
+        value = _c.integer(value, _range_int, "cudaMemset2DAsync", "value")
+    if width.__class__ is not int or width >> 64:
+        width = _c.integer(width, _range_size_t, "cudaMemset2DAsync", "width")
+    if height.__class__ is not int or height >> 64:
+        height = _c.integer(height, _range_size_t, "cudaMemset2DAsync", "height")
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(
             devPtr,
@@ -14885,14 +14939,6 @@ def cudaMemset2DAsync(
         )
     elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaMemset2DAsync", "devPtr")
-    if pitch.__class__ is not int or pitch >> 64:
-        pitch = _c.integer(pitch, _range_size_t, "cudaMemset2DAsync", "pitch")
-    if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
-        value = _c.integer(value, _range_int, "cudaMemset2DAsync", "value")
-    if width.__class__ is not int or width >> 64:
-        width = _c.integer(width, _range_size_t, "cudaMemset2DAsync", "width")
-    if height.__class__ is not int or height >> 64:
-        height = _c.integer(height, _range_size_t, "cudaMemset2DAsync", "height")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -14980,14 +15026,14 @@ def cudaMemsetAsync(
 
     C: cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
     """
-    if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", True, count, "cudaMemsetAsync: count")
-    elif devPtr >> 64:
-        raise _c.address_error(devPtr, "cudaMemsetAsync", "devPtr")
     if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
         value = _c.integer(value, _range_int, "cudaMemsetAsync", "value")
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaMemsetAsync", "count")
+    if devPtr.__class__ is not int:
+        devPtr = _c.pointer(devPtr, "devPtr", True, count, "cudaMemsetAsync: count")
+    elif devPtr >> 64:
+        raise _c.address_error(devPtr, "cudaMemsetAsync", "devPtr")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -15018,10 +15064,10 @@ def cudaMipmappedArrayGetMemoryRequirements(
 
     C: cudaError_t cudaMipmappedArrayGetMemoryRequirements(struct cudaArrayMemoryRequirements *memoryRequirements, cudaMipmappedArray_t mipmap, int device)
     """
-    if mipmap.__class__ is not cudaMipmappedArray_t:
-        mipmap = _c.handle(mipmap, cudaMipmappedArray_t, "mipmap")
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
         device = _c.integer(device, _range_int, "cudaMipmappedArrayGetMemoryRequirements", "device")
+    if mipmap.__class__ is not cudaMipmappedArray_t:
+        mipmap = _c.handle(mipmap, cudaMipmappedArray_t, "mipmap")
     memoryRequirements = cudaArrayMemoryRequirements()
     try:
         err = _cudaMipmappedArrayGetMemoryRequirements(memoryRequirements, mipmap, device)
@@ -15086,10 +15132,6 @@ def cudaOccupancyAvailableDynamicSMemPerBlock(
 
     C: cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSmemSize, const void *func, int numBlocks, int blockSize)
     """
-    if func.__class__ is not int:
-        func = _c.device_function(func, "func")
-    elif func >> 64:
-        raise _c.address_error(func, "cudaOccupancyAvailableDynamicSMemPerBlock", "func")
     if numBlocks.__class__ is not int or not -2147483648 <= numBlocks <= 2147483647:
         numBlocks = _c.integer(
             numBlocks, _range_int, "cudaOccupancyAvailableDynamicSMemPerBlock", "numBlocks"
@@ -15098,6 +15140,10 @@ def cudaOccupancyAvailableDynamicSMemPerBlock(
         blockSize = _c.integer(
             blockSize, _range_int, "cudaOccupancyAvailableDynamicSMemPerBlock", "blockSize"
         )
+    if func.__class__ is not int:
+        func = _c.device_function(func, "func")
+    elif func >> 64:
+        raise _c.address_error(func, "cudaOccupancyAvailableDynamicSMemPerBlock", "func")
     try:
         if _compiled:
             err, dynamicSmemSize = _cudaOccupancyAvailableDynamicSMemPerBlock_out(
@@ -15139,10 +15185,6 @@ def cudaOccupancyMaxActiveBlocksPerMultiprocessor(
 
     C: cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, const void *func, int blockSize, size_t dynamicSMemSize)
     """
-    if func.__class__ is not int:
-        func = _c.device_function(func, "func")
-    elif func >> 64:
-        raise _c.address_error(func, "cudaOccupancyMaxActiveBlocksPerMultiprocessor", "func")
     if blockSize.__class__ is not int or not -2147483648 <= blockSize <= 2147483647:
         blockSize = _c.integer(
             blockSize, _range_int, "cudaOccupancyMaxActiveBlocksPerMultiprocessor", "blockSize"
@@ -15154,6 +15196,10 @@ def cudaOccupancyMaxActiveBlocksPerMultiprocessor(
             "cudaOccupancyMaxActiveBlocksPerMultiprocessor",
             "dynamicSMemSize",
         )
+    if func.__class__ is not int:
+        func = _c.device_function(func, "func")
+    elif func >> 64:
+        raise _c.address_error(func, "cudaOccupancyMaxActiveBlocksPerMultiprocessor", "func")
     try:
         if _compiled:
             err, numBlocks = _cudaOccupancyMaxActiveBlocksPerMultiprocessor_out(
@@ -15196,12 +15242,6 @@ def cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
 
     C: cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, const void *func, int blockSize, size_t dynamicSMemSize, unsigned int flags)
     """
-    if func.__class__ is not int:
-        func = _c.device_function(func, "func")
-    elif func >> 64:
-        raise _c.address_error(
-            func, "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "func"
-        )
     if blockSize.__class__ is not int or not -2147483648 <= blockSize <= 2147483647:
         blockSize = _c.integer(
             blockSize,
@@ -15222,6 +15262,12 @@ def cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
             _range_unsigned_int,
             "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
             "flags",
+        )
+    if func.__class__ is not int:
+        func = _c.device_function(func, "func")
+    elif func >> 64:
+        raise _c.address_error(
+            func, "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "func"
         )
     try:
         if _compiled:
@@ -15505,12 +15551,12 @@ def cudaSetValidDevices(device_arr: _PointerLike, len: int) -> None:
 
     C: cudaError_t cudaSetValidDevices(int *device_arr, int len)
     """
+    if len.__class__ is not int or not -2147483648 <= len <= 2147483647:
+        len = _c.integer(len, _range_int, "cudaSetValidDevices", "len")
     if device_arr.__class__ is not int:
         device_arr = _c.ref(device_arr, c_int, "device_arr", True, len, "cudaSetValidDevices: len")
     elif device_arr >> 64:
         raise _c.address_error(device_arr, "cudaSetValidDevices", "device_arr")
-    if len.__class__ is not int or not -2147483648 <= len <= 2147483647:
-        len = _c.integer(len, _range_int, "cudaSetValidDevices", "len")
     try:
         err = _cudaSetValidDevices(device_arr, len)
     except _ArgumentError as exc:
@@ -15539,6 +15585,10 @@ def cudaSignalExternalSemaphoresAsync(
 
     C: cudaError_t cudaSignalExternalSemaphoresAsync(const cudaExternalSemaphore_t *extSemArray, const struct cudaExternalSemaphoreSignalParams *paramsArray, unsigned int numExtSems, cudaStream_t stream)
     """
+    if numExtSems.__class__ is not int or numExtSems >> 32:
+        numExtSems = _c.integer(
+            numExtSems, _range_unsigned_int, "cudaSignalExternalSemaphoresAsync", "numExtSems"
+        )
     if extSemArray.__class__ is not int:
         extSemArray = _c.ref(
             extSemArray,
@@ -15565,10 +15615,6 @@ def cudaSignalExternalSemaphoresAsync(
             "cudaSignalExternalSemaphoresAsync",
             "paramsArray",
             "cudaExternalSemaphoreSignalParams",
-        )
-    if numExtSems.__class__ is not int or numExtSems >> 32:
-        numExtSems = _c.integer(
-            numExtSems, _range_unsigned_int, "cudaSignalExternalSemaphoresAsync", "numExtSems"
         )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
@@ -15601,13 +15647,13 @@ def cudaStreamAddCallback(
 
     C: cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback, void *userData, unsigned int flags)
     """
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaStreamAddCallback", "flags")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     callback, userData, _callback_token = _c.callback(
         callback, userData, "cudaStreamCallback_t", _lib, ("callback", "userData"), stream
     )
-    if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, _range_unsigned_int, "cudaStreamAddCallback", "flags")
     try:
         err = _cudaStreamAddCallback(stream, callback, userData, flags)
     except _ArgumentError as exc:
@@ -15640,16 +15686,16 @@ def cudaStreamAttachMemAsync(
 
     C: cudaError_t cudaStreamAttachMemAsync(cudaStream_t stream, void *devPtr, size_t length, unsigned int flags)
     """
+    if length.__class__ is not int or length >> 64:
+        length = _c.integer(length, _range_size_t, "cudaStreamAttachMemAsync", "length")
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaStreamAttachMemAsync", "flags")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", True, length, "cudaStreamAttachMemAsync: length")
     elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaStreamAttachMemAsync", "devPtr")
-    if length.__class__ is not int or length >> 64:
-        length = _c.integer(length, _range_size_t, "cudaStreamAttachMemAsync", "length")
-    if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, _range_unsigned_int, "cudaStreamAttachMemAsync", "flags")
     try:
         err = _cudaStreamAttachMemAsync(stream, devPtr, length, flags)
     except _ArgumentError as exc:
@@ -15675,14 +15721,14 @@ def cudaStreamBeginCapture(
 
     C: cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode)
     """
-    if stream.__class__ is not cudaStream_t:
-        stream = _c.handle(stream, cudaStream_t, "stream")
     if mode.__class__ is not cudaStreamCaptureMode and (
         mode.__class__ is not int or mode not in _cudaStreamCaptureMode_members
     ):
         mode = _c.enum_argument(
             mode, _range_cudaStreamCaptureMode, "cudaStreamBeginCapture", "mode"
         )
+    if stream.__class__ is not cudaStream_t:
+        stream = _c.handle(stream, cudaStream_t, "stream")
     try:
         err = _cudaStreamBeginCapture(stream, mode)
     except _ArgumentError as exc:
@@ -15715,6 +15761,16 @@ def cudaStreamBeginCaptureToGraph(
 
     C: cudaError_t cudaStreamBeginCaptureToGraph(cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t *dependencies, const cudaGraphEdgeData *dependencyData, size_t numDependencies, enum cudaStreamCaptureMode mode)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaStreamBeginCaptureToGraph", "numDependencies"
+        )
+    if mode.__class__ is not cudaStreamCaptureMode and (
+        mode.__class__ is not int or mode not in _cudaStreamCaptureMode_members
+    ):
+        mode = _c.enum_argument(
+            mode, _range_cudaStreamCaptureMode, "cudaStreamBeginCaptureToGraph", "mode"
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     if graph.__class__ is not cudaGraph_t:
@@ -15742,16 +15798,6 @@ def cudaStreamBeginCaptureToGraph(
     elif dependencyData >> 64 or 0 < dependencyData < 65536:
         raise _c.address_error(
             dependencyData, "cudaStreamBeginCaptureToGraph", "dependencyData", "cudaGraphEdgeData"
-        )
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaStreamBeginCaptureToGraph", "numDependencies"
-        )
-    if mode.__class__ is not cudaStreamCaptureMode and (
-        mode.__class__ is not int or mode not in _cudaStreamCaptureMode_members
-    ):
-        mode = _c.enum_argument(
-            mode, _range_cudaStreamCaptureMode, "cudaStreamBeginCaptureToGraph", "mode"
         )
     try:
         err = _cudaStreamBeginCaptureToGraph(
@@ -15787,14 +15833,14 @@ def cudaStreamBeginRecaptureToGraph(
 
     C: cudaError_t cudaStreamBeginRecaptureToGraph(cudaStream_t stream, enum cudaStreamCaptureMode mode, cudaGraph_t graph, struct cudaGraphRecaptureCallbackData *callbackData)
     """
-    if stream.__class__ is not cudaStream_t:
-        stream = _c.handle(stream, cudaStream_t, "stream")
     if mode.__class__ is not cudaStreamCaptureMode and (
         mode.__class__ is not int or mode not in _cudaStreamCaptureMode_members
     ):
         mode = _c.enum_argument(
             mode, _range_cudaStreamCaptureMode, "cudaStreamBeginRecaptureToGraph", "mode"
         )
+    if stream.__class__ is not cudaStream_t:
+        stream = _c.handle(stream, cudaStream_t, "stream")
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if callbackData.__class__ is not int:
@@ -15947,11 +15993,14 @@ def cudaStreamDestroy(stream: cudaStream_t | _HandleLike) -> None:
     """
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
+    _c.claim(stream, "stream", "cudaStreamDestroy")
     try:
         err = _cudaStreamDestroy(stream)
     except _ArgumentError as exc:
+        _c.unclaim(stream)
         raise _c.argument_error(exc, "cudaStreamDestroy", ("stream",)) from None
     if err:
+        _c.unclaim(stream)
         raise _error(err, _lib)
     _c.destroyed(stream, "cudaStream_t", "cudaStreamDestroy")
 
@@ -16029,14 +16078,14 @@ def cudaStreamGetAttribute(
 
     C: cudaError_t cudaStreamGetAttribute(cudaStream_t hStream, enum cudaLaunchAttributeID attr, union cudaLaunchAttributeValue *value_out)
     """
-    if hStream.__class__ is not cudaStream_t:
-        hStream = _c.handle(hStream, cudaStream_t, "hStream")
     if attr.__class__ is not cudaLaunchAttributeID and (
         attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
     ):
         attr = _c.enum_argument(
             attr, _range_cudaLaunchAttributeID, "cudaStreamGetAttribute", "attr"
         )
+    if hStream.__class__ is not cudaStream_t:
+        hStream = _c.handle(hStream, cudaStream_t, "hStream")
     value_out = _c.attribute_storage(attr, _cudaLaunchAttributeID_values, "cudaStreamGetAttribute")
     try:
         err = _cudaStreamGetAttribute(hStream, attr, _c.byref(value_out))
@@ -16137,14 +16186,14 @@ def cudaStreamGetDevResource(
 
     C: cudaError_t cudaStreamGetDevResource(cudaStream_t hStream, cudaDevResource *resource, enum cudaDevResourceType type)
     """
-    if hStream.__class__ is not cudaStream_t:
-        hStream = _c.handle(hStream, cudaStream_t, "hStream")
     if type.__class__ is not cudaDevResourceType and (
         type.__class__ is not int or type not in _cudaDevResourceType_members
     ):
         type = _c.enum_argument(
             type, _range_cudaDevResourceType, "cudaStreamGetDevResource", "type"
         )
+    if hStream.__class__ is not cudaStream_t:
+        hStream = _c.handle(hStream, cudaStream_t, "hStream")
     resource = cudaDevResource()
     try:
         err = _cudaStreamGetDevResource(hStream, resource, type)
@@ -16386,14 +16435,14 @@ def cudaStreamSetAttribute(
 
     C: cudaError_t cudaStreamSetAttribute(cudaStream_t hStream, enum cudaLaunchAttributeID attr, const union cudaLaunchAttributeValue *value)
     """
-    if hStream.__class__ is not cudaStream_t:
-        hStream = _c.handle(hStream, cudaStream_t, "hStream")
     if attr.__class__ is not cudaLaunchAttributeID and (
         attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
     ):
         attr = _c.enum_argument(
             attr, _range_cudaLaunchAttributeID, "cudaStreamSetAttribute", "attr"
         )
+    if hStream.__class__ is not cudaStream_t:
+        hStream = _c.handle(hStream, cudaStream_t, "hStream")
     value = _c.attribute_value(
         value, attr, _cudaLaunchAttributeID_values, "cudaStreamSetAttribute", "value"
     )
@@ -16451,6 +16500,14 @@ def cudaStreamUpdateCaptureDependencies(
 
     C: cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t stream, cudaGraphNode_t *dependencies, const cudaGraphEdgeData *dependencyData, size_t numDependencies, unsigned int flags)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaStreamUpdateCaptureDependencies", "numDependencies"
+        )
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(
+            flags, _range_unsigned_int, "cudaStreamUpdateCaptureDependencies", "flags"
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     if dependencies.__class__ is not int:
@@ -16479,14 +16536,6 @@ def cudaStreamUpdateCaptureDependencies(
             "cudaStreamUpdateCaptureDependencies",
             "dependencyData",
             "cudaGraphEdgeData",
-        )
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaStreamUpdateCaptureDependencies", "numDependencies"
-        )
-    if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(
-            flags, _range_unsigned_int, "cudaStreamUpdateCaptureDependencies", "flags"
         )
     try:
         err = _cudaStreamUpdateCaptureDependencies(
@@ -16518,12 +16567,12 @@ def cudaStreamWaitEvent(
 
     C: cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags)
     """
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaStreamWaitEvent", "flags")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     if event.__class__ is not cudaEvent_t:
         event = _c.handle(event, cudaEvent_t, "event")
-    if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, _range_unsigned_int, "cudaStreamWaitEvent", "flags")
     try:
         err = _cudaStreamWaitEvent(stream, event, flags)
     except _ArgumentError as exc:
@@ -16583,15 +16632,15 @@ def cudaUserObjectCreate(
 
     C: cudaError_t cudaUserObjectCreate(cudaUserObject_t *object_out, void *ptr, cudaHostFn_t destroy, unsigned int initialRefcount, unsigned int flags)
     """
-    destroy, ptr, _destroy_token = _c.callback(
-        destroy, ptr, "cudaHostFn_t", _lib, ("destroy", "ptr")
-    )
     if initialRefcount.__class__ is not int or initialRefcount >> 32:
         initialRefcount = _c.integer(
             initialRefcount, _range_unsigned_int, "cudaUserObjectCreate", "initialRefcount"
         )
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, _range_unsigned_int, "cudaUserObjectCreate", "flags")
+    destroy, ptr, _destroy_token = _c.callback(
+        destroy, ptr, "cudaHostFn_t", _lib, ("destroy", "ptr")
+    )
     object_out = cudaUserObject_t()
     try:
         err = _cudaUserObjectCreate(object_out, ptr, destroy, initialRefcount, flags)
@@ -16621,10 +16670,10 @@ def cudaUserObjectRelease(object: cudaUserObject_t | _HandleLike, count: int = 1
 
     C: cudaError_t cudaUserObjectRelease(cudaUserObject_t object, unsigned int count)
     """
-    if object.__class__ is not cudaUserObject_t:
-        object = _c.handle(object, cudaUserObject_t, "object")
     if count.__class__ is not int or count >> 32:
         count = _c.integer(count, _range_unsigned_int, "cudaUserObjectRelease", "count")
+    if object.__class__ is not cudaUserObject_t:
+        object = _c.handle(object, cudaUserObject_t, "object")
     try:
         err = _cudaUserObjectRelease(object, count)
     except _ArgumentError as exc:
@@ -16646,10 +16695,10 @@ def cudaUserObjectRetain(object: cudaUserObject_t | _HandleLike, count: int = 1)
 
     C: cudaError_t cudaUserObjectRetain(cudaUserObject_t object, unsigned int count)
     """
-    if object.__class__ is not cudaUserObject_t:
-        object = _c.handle(object, cudaUserObject_t, "object")
     if count.__class__ is not int or count >> 32:
         count = _c.integer(count, _range_unsigned_int, "cudaUserObjectRetain", "count")
+    if object.__class__ is not cudaUserObject_t:
+        object = _c.handle(object, cudaUserObject_t, "object")
     try:
         err = _cudaUserObjectRetain(object, count)
     except _ArgumentError as exc:
@@ -16677,7 +16726,9 @@ def cudaVDPAUGetDevice(vdpDevice: int, vdpGetProcAddress: _PointerLike) -> int:
             vdpDevice, _range_VdpDevice_unsigned_int, "cudaVDPAUGetDevice", "vdpDevice"
         )
     if vdpGetProcAddress.__class__ is not int:
-        vdpGetProcAddress = _c.pointer(vdpGetProcAddress, "vdpGetProcAddress", True)
+        vdpGetProcAddress = _c.function_pointer(
+            vdpGetProcAddress, "vdpGetProcAddress", "function pointer"
+        )
     elif vdpGetProcAddress >> 64:
         raise _c.address_error(vdpGetProcAddress, "cudaVDPAUGetDevice", "vdpGetProcAddress")
     try:
@@ -16717,7 +16768,9 @@ def cudaVDPAUSetVDPAUDevice(device: int, vdpDevice: int, vdpGetProcAddress: _Poi
             vdpDevice, _range_VdpDevice_unsigned_int, "cudaVDPAUSetVDPAUDevice", "vdpDevice"
         )
     if vdpGetProcAddress.__class__ is not int:
-        vdpGetProcAddress = _c.pointer(vdpGetProcAddress, "vdpGetProcAddress", True)
+        vdpGetProcAddress = _c.function_pointer(
+            vdpGetProcAddress, "vdpGetProcAddress", "function pointer"
+        )
     elif vdpGetProcAddress >> 64:
         raise _c.address_error(vdpGetProcAddress, "cudaVDPAUSetVDPAUDevice", "vdpGetProcAddress")
     try:
@@ -16750,6 +16803,10 @@ def cudaWaitExternalSemaphoresAsync(
 
     C: cudaError_t cudaWaitExternalSemaphoresAsync(const cudaExternalSemaphore_t *extSemArray, const struct cudaExternalSemaphoreWaitParams *paramsArray, unsigned int numExtSems, cudaStream_t stream)
     """
+    if numExtSems.__class__ is not int or numExtSems >> 32:
+        numExtSems = _c.integer(
+            numExtSems, _range_unsigned_int, "cudaWaitExternalSemaphoresAsync", "numExtSems"
+        )
     if extSemArray.__class__ is not int:
         extSemArray = _c.ref(
             extSemArray,
@@ -16776,10 +16833,6 @@ def cudaWaitExternalSemaphoresAsync(
             "cudaWaitExternalSemaphoresAsync",
             "paramsArray",
             "cudaExternalSemaphoreWaitParams",
-        )
-    if numExtSems.__class__ is not int or numExtSems >> 32:
-        numExtSems = _c.integer(
-            numExtSems, _range_unsigned_int, "cudaWaitExternalSemaphoresAsync", "numExtSems"
         )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
@@ -16870,7 +16923,9 @@ def make_cudaPitchedPtr(d: int | None, p: int, xsz: int, ysz: int) -> cudaPitche
 
     As sys_13040.make_cudaPitchedPtr, with each integer checked against its C type's range (a record's field would mask it).
     """
-    if d.__class__ is int and not 0 <= d < 18446744073709551616:
+    if d.__class__ is not int:
+        d = _c.address(d, "d")
+    elif not 0 <= d < 18446744073709551616:
         raise _c.address_error(d, "make_cudaPitchedPtr", "d")
     if p.__class__ is not int or p >> 64:
         p = _c.integer(p, _range_size_t, "make_cudaPitchedPtr", "p")

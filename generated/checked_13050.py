@@ -2347,10 +2347,10 @@ def cudaArrayGetMemoryRequirements(
 
     C: cudaError_t cudaArrayGetMemoryRequirements(struct cudaArrayMemoryRequirements *memoryRequirements, cudaArray_t array, int device)
     """
-    if array.__class__ is not cudaArray_t:
-        array = _c.handle(array, cudaArray_t, "array")
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
         device = _c.integer(device, _range_int, "cudaArrayGetMemoryRequirements", "device")
+    if array.__class__ is not cudaArray_t:
+        array = _c.handle(array, cudaArray_t, "array")
     memoryRequirements = cudaArrayMemoryRequirements()
     try:
         err = _cudaArrayGetMemoryRequirements(memoryRequirements, array, device)
@@ -2379,10 +2379,10 @@ def cudaArrayGetPlane(hArray: cudaArray_t | _HandleLike, planeIdx: int) -> cudaA
 
     C: cudaError_t cudaArrayGetPlane(cudaArray_t *pPlaneArray, cudaArray_t hArray, unsigned int planeIdx)
     """
-    if hArray.__class__ is not cudaArray_t:
-        hArray = _c.handle(hArray, cudaArray_t, "hArray")
     if planeIdx.__class__ is not int or planeIdx >> 32:
         planeIdx = _c.integer(planeIdx, _range_unsigned_int, "cudaArrayGetPlane", "planeIdx")
+    if hArray.__class__ is not cudaArray_t:
+        hArray = _c.handle(hArray, cudaArray_t, "hArray")
     pPlaneArray = cudaArray_t()
     try:
         err = _cudaArrayGetPlane(pPlaneArray, hArray, planeIdx)
@@ -2721,6 +2721,10 @@ def cudaDevResourceGenerateDesc(resources: _PointerLike, nbResources: int) -> cu
 
     C: cudaError_t cudaDevResourceGenerateDesc(cudaDevResourceDesc_t *phDesc, cudaDevResource *resources, unsigned int nbResources)
     """
+    if nbResources.__class__ is not int or nbResources >> 32:
+        nbResources = _c.integer(
+            nbResources, _range_unsigned_int, "cudaDevResourceGenerateDesc", "nbResources"
+        )
     if resources.__class__ is not int:
         resources = _c.ref(
             resources,
@@ -2733,10 +2737,6 @@ def cudaDevResourceGenerateDesc(resources: _PointerLike, nbResources: int) -> cu
     elif resources >> 64 or 0 < resources < 65536:
         raise _c.address_error(
             resources, "cudaDevResourceGenerateDesc", "resources", "cudaDevResource"
-        )
-    if nbResources.__class__ is not int or nbResources >> 32:
-        nbResources = _c.integer(
-            nbResources, _range_unsigned_int, "cudaDevResourceGenerateDesc", "nbResources"
         )
     phDesc = cudaDevResourceDesc_t()
     try:
@@ -2773,14 +2773,14 @@ def cudaDevSmResourceSplit(
     """
     if nbGroups.__class__ is not int or nbGroups >> 32:
         nbGroups = _c.integer(nbGroups, _range_unsigned_int, "cudaDevSmResourceSplit", "nbGroups")
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaDevSmResourceSplit", "flags")
     if input.__class__ is not int:
         input = _c.ref(
             input, cudaDevResource, "input", False, 1, "cudaDevSmResourceSplit: the record"
         )
     elif input >> 64 or 0 < input < 65536:
         raise _c.address_error(input, "cudaDevSmResourceSplit", "input", "cudaDevResource")
-    if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, _range_unsigned_int, "cudaDevSmResourceSplit", "flags")
     if groupParams.__class__ is not int:
         groupParams = _c.ref(
             groupParams,
@@ -2835,18 +2835,18 @@ def cudaDevSmResourceSplitByCount(
         nbGroups = _c.integer(
             nbGroups, _range_unsigned_int, "cudaDevSmResourceSplitByCount", "nbGroups"
         )
-    if input.__class__ is not int:
-        input = _c.ref(
-            input, cudaDevResource, "input", False, 1, "cudaDevSmResourceSplitByCount: the record"
-        )
-    elif input >> 64 or 0 < input < 65536:
-        raise _c.address_error(input, "cudaDevSmResourceSplitByCount", "input", "cudaDevResource")
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, _range_unsigned_int, "cudaDevSmResourceSplitByCount", "flags")
     if minCount.__class__ is not int or minCount >> 32:
         minCount = _c.integer(
             minCount, _range_unsigned_int, "cudaDevSmResourceSplitByCount", "minCount"
         )
+    if input.__class__ is not int:
+        input = _c.ref(
+            input, cudaDevResource, "input", False, 1, "cudaDevSmResourceSplitByCount: the record"
+        )
+    elif input >> 64 or 0 < input < 65536:
+        raise _c.address_error(input, "cudaDevSmResourceSplitByCount", "input", "cudaDevResource")
     result = (cudaDevResource * nbGroups)() if nbGroups else None
     nbGroups_ = c_uint(nbGroups)
     remaining = cudaDevResource()
@@ -3236,6 +3236,12 @@ def cudaDeviceGetHostAtomicCapabilities(
 
     C: cudaError_t cudaDeviceGetHostAtomicCapabilities(unsigned int *capabilities, const enum cudaAtomicOperation *operations, unsigned int count, int device)
     """
+    if count.__class__ is not int or count >> 32:
+        count = _c.integer(
+            count, _range_unsigned_int, "cudaDeviceGetHostAtomicCapabilities", "count"
+        )
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(device, _range_int, "cudaDeviceGetHostAtomicCapabilities", "device")
     if operations.__class__ is not int:
         operations = _c.ref(
             operations,
@@ -3247,12 +3253,6 @@ def cudaDeviceGetHostAtomicCapabilities(
         )
     elif operations >> 64:
         raise _c.address_error(operations, "cudaDeviceGetHostAtomicCapabilities", "operations")
-    if count.__class__ is not int or count >> 32:
-        count = _c.integer(
-            count, _range_unsigned_int, "cudaDeviceGetHostAtomicCapabilities", "count"
-        )
-    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(device, _range_int, "cudaDeviceGetHostAtomicCapabilities", "device")
     capabilities = (c_uint * count)()
     try:
         err = _cudaDeviceGetHostAtomicCapabilities(capabilities, operations, count, device)
@@ -3338,16 +3338,16 @@ def cudaDeviceGetNvSciSyncAttributes(
 
     C: cudaError_t cudaDeviceGetNvSciSyncAttributes(void *nvSciSyncAttrList, int device, int flags)
     """
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(device, _range_int, "cudaDeviceGetNvSciSyncAttributes", "device")
+    if flags.__class__ is not int or not -2147483648 <= flags <= 2147483647:
+        flags = _c.integer(flags, _range_int, "cudaDeviceGetNvSciSyncAttributes", "flags")
     if nvSciSyncAttrList.__class__ is not int:
         nvSciSyncAttrList = _c.pointer(nvSciSyncAttrList, "nvSciSyncAttrList", True)
     elif nvSciSyncAttrList >> 64:
         raise _c.address_error(
             nvSciSyncAttrList, "cudaDeviceGetNvSciSyncAttributes", "nvSciSyncAttrList"
         )
-    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(device, _range_int, "cudaDeviceGetNvSciSyncAttributes", "device")
-    if flags.__class__ is not int or not -2147483648 <= flags <= 2147483647:
-        flags = _c.integer(flags, _range_int, "cudaDeviceGetNvSciSyncAttributes", "flags")
     try:
         err = _cudaDeviceGetNvSciSyncAttributes(nvSciSyncAttrList, device, flags)
     except _ArgumentError as exc:
@@ -3378,17 +3378,6 @@ def cudaDeviceGetP2PAtomicCapabilities(
 
     C: cudaError_t cudaDeviceGetP2PAtomicCapabilities(unsigned int *capabilities, const enum cudaAtomicOperation *operations, unsigned int count, int srcDevice, int dstDevice)
     """
-    if operations.__class__ is not int:
-        operations = _c.ref(
-            operations,
-            c_uint,
-            "operations",
-            False,
-            count,
-            "cudaDeviceGetP2PAtomicCapabilities: count",
-        )
-    elif operations >> 64:
-        raise _c.address_error(operations, "cudaDeviceGetP2PAtomicCapabilities", "operations")
     if count.__class__ is not int or count >> 32:
         count = _c.integer(
             count, _range_unsigned_int, "cudaDeviceGetP2PAtomicCapabilities", "count"
@@ -3401,6 +3390,17 @@ def cudaDeviceGetP2PAtomicCapabilities(
         dstDevice = _c.integer(
             dstDevice, _range_int, "cudaDeviceGetP2PAtomicCapabilities", "dstDevice"
         )
+    if operations.__class__ is not int:
+        operations = _c.ref(
+            operations,
+            c_uint,
+            "operations",
+            False,
+            count,
+            "cudaDeviceGetP2PAtomicCapabilities: count",
+        )
+    elif operations >> 64:
+        raise _c.address_error(operations, "cudaDeviceGetP2PAtomicCapabilities", "operations")
     capabilities = (c_uint * count)()
     try:
         err = _cudaDeviceGetP2PAtomicCapabilities(
@@ -3563,6 +3563,8 @@ def cudaDeviceGetTexture1DLinearMaxWidth(fmtDesc: _PointerLike, device: int) -> 
 
     C: cudaError_t cudaDeviceGetTexture1DLinearMaxWidth(size_t *maxWidthInElements, const struct cudaChannelFormatDesc *fmtDesc, int device)
     """
+    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
+        device = _c.integer(device, _range_int, "cudaDeviceGetTexture1DLinearMaxWidth", "device")
     if fmtDesc.__class__ is not int:
         fmtDesc = _c.ref(
             fmtDesc,
@@ -3576,8 +3578,6 @@ def cudaDeviceGetTexture1DLinearMaxWidth(fmtDesc: _PointerLike, device: int) -> 
         raise _c.address_error(
             fmtDesc, "cudaDeviceGetTexture1DLinearMaxWidth", "fmtDesc", "cudaChannelFormatDesc"
         )
-    if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
-        device = _c.integer(device, _range_int, "cudaDeviceGetTexture1DLinearMaxWidth", "device")
     try:
         if _compiled:
             err, maxWidthInElements = _cudaDeviceGetTexture1DLinearMaxWidth_out(fmtDesc, device)
@@ -3915,6 +3915,10 @@ def cudaEGLStreamConsumerAcquireFrame(
 
     C: cudaError_t cudaEGLStreamConsumerAcquireFrame(cudaEglStreamConnection *conn, cudaGraphicsResource_t *pCudaResource, cudaStream_t *pStream, unsigned int timeout)
     """
+    if timeout.__class__ is not int or timeout >> 32:
+        timeout = _c.integer(
+            timeout, _range_unsigned_int, "cudaEGLStreamConsumerAcquireFrame", "timeout"
+        )
     if conn.__class__ is not int:
         conn = _c.ref(
             conn,
@@ -3948,10 +3952,6 @@ def cudaEGLStreamConsumerAcquireFrame(
         )
     elif pStream >> 64:
         raise _c.address_error(pStream, "cudaEGLStreamConsumerAcquireFrame", "pStream")
-    if timeout.__class__ is not int or timeout >> 32:
-        timeout = _c.integer(
-            timeout, _range_unsigned_int, "cudaEGLStreamConsumerAcquireFrame", "timeout"
-        )
     try:
         err = _cudaEGLStreamConsumerAcquireFrame(conn, pCudaResource, pStream, timeout)
     except _ArgumentError as exc:
@@ -4011,12 +4011,12 @@ def cudaEGLStreamConsumerConnectWithFlags(
 
     C: cudaError_t cudaEGLStreamConsumerConnectWithFlags(cudaEglStreamConnection *conn, EGLStreamKHR eglStream, unsigned int flags)
     """
-    if eglStream.__class__ is not EGLStreamKHR:
-        eglStream = _c.handle(eglStream, EGLStreamKHR, "eglStream")
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(
             flags, _range_unsigned_int, "cudaEGLStreamConsumerConnectWithFlags", "flags"
         )
+    if eglStream.__class__ is not EGLStreamKHR:
+        eglStream = _c.handle(eglStream, EGLStreamKHR, "eglStream")
     conn = cudaEglStreamConnection()
     try:
         err = _cudaEGLStreamConsumerConnectWithFlags(conn, eglStream, flags)
@@ -4129,12 +4129,12 @@ def cudaEGLStreamProducerConnect(
 
     C: cudaError_t cudaEGLStreamProducerConnect(cudaEglStreamConnection *conn, EGLStreamKHR eglStream, EGLint width, EGLint height)
     """
-    if eglStream.__class__ is not EGLStreamKHR:
-        eglStream = _c.handle(eglStream, EGLStreamKHR, "eglStream")
     if width.__class__ is not int or not -2147483648 <= width <= 2147483647:
         width = _c.integer(width, _range_EGLint_int, "cudaEGLStreamProducerConnect", "width")
     if height.__class__ is not int or not -2147483648 <= height <= 2147483647:
         height = _c.integer(height, _range_EGLint_int, "cudaEGLStreamProducerConnect", "height")
+    if eglStream.__class__ is not EGLStreamKHR:
+        eglStream = _c.handle(eglStream, EGLStreamKHR, "eglStream")
     conn = cudaEglStreamConnection()
     try:
         err = _cudaEGLStreamProducerConnect(conn, eglStream, width, height)
@@ -4304,10 +4304,10 @@ def cudaEventCreateFromEGLSync(eglSync: EGLSyncKHR | _HandleLike, flags: int) ->
 
     C: cudaError_t cudaEventCreateFromEGLSync(cudaEvent_t *phEvent, EGLSyncKHR eglSync, unsigned int flags)
     """
-    if eglSync.__class__ is not EGLSyncKHR:
-        eglSync = _c.handle(eglSync, EGLSyncKHR, "eglSync")
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, _range_unsigned_int, "cudaEventCreateFromEGLSync", "flags")
+    if eglSync.__class__ is not EGLSyncKHR:
+        eglSync = _c.handle(eglSync, EGLSyncKHR, "eglSync")
     phEvent = cudaEvent_t()
     try:
         err = _cudaEventCreateFromEGLSync(phEvent, eglSync, flags)
@@ -4479,12 +4479,12 @@ def cudaEventRecordWithFlags(
 
     C: cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags)
     """
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaEventRecordWithFlags", "flags")
     if event.__class__ is not cudaEvent_t:
         event = _c.handle(event, cudaEvent_t, "event")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
-    if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, _range_unsigned_int, "cudaEventRecordWithFlags", "flags")
     try:
         err = _cudaEventRecordWithFlags(event, stream, flags)
     except _ArgumentError as exc:
@@ -4563,14 +4563,14 @@ def cudaExecutionCtxGetDevResource(
 
     C: cudaError_t cudaExecutionCtxGetDevResource(cudaExecutionContext_t ctx, cudaDevResource *resource, enum cudaDevResourceType type)
     """
-    if ctx.__class__ is not cudaExecutionContext_t:
-        ctx = _c.handle(ctx, cudaExecutionContext_t, "ctx")
     if type.__class__ is not cudaDevResourceType and (
         type.__class__ is not int or type not in _cudaDevResourceType_members
     ):
         type = _c.enum_argument(
             type, _range_cudaDevResourceType, "cudaExecutionCtxGetDevResource", "type"
         )
+    if ctx.__class__ is not cudaExecutionContext_t:
+        ctx = _c.handle(ctx, cudaExecutionContext_t, "ctx")
     resource = cudaDevResource()
     try:
         err = _cudaExecutionCtxGetDevResource(ctx, resource, type)
@@ -4691,12 +4691,12 @@ def cudaExecutionCtxStreamCreate(
 
     C: cudaError_t cudaExecutionCtxStreamCreate(cudaStream_t *phStream, cudaExecutionContext_t ctx, unsigned int flags, int priority)
     """
-    if ctx.__class__ is not cudaExecutionContext_t:
-        ctx = _c.handle(ctx, cudaExecutionContext_t, "ctx")
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, _range_unsigned_int, "cudaExecutionCtxStreamCreate", "flags")
     if priority.__class__ is not int or not -2147483648 <= priority <= 2147483647:
         priority = _c.integer(priority, _range_int, "cudaExecutionCtxStreamCreate", "priority")
+    if ctx.__class__ is not cudaExecutionContext_t:
+        ctx = _c.handle(ctx, cudaExecutionContext_t, "ctx")
     phStream = cudaStream_t()
     try:
         err = _cudaExecutionCtxStreamCreate(phStream, ctx, flags, priority)
@@ -5105,12 +5105,12 @@ def cudaFuncGetParamInfo(func: _PointerLike, paramIndex: int) -> tuple[int, int]
 
     C: cudaError_t cudaFuncGetParamInfo(const void *func, size_t paramIndex, size_t *paramOffset, size_t *paramSize)
     """
+    if paramIndex.__class__ is not int or paramIndex >> 64:
+        paramIndex = _c.integer(paramIndex, _range_size_t, "cudaFuncGetParamInfo", "paramIndex")
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
     elif func >> 64:
         raise _c.address_error(func, "cudaFuncGetParamInfo", "func")
-    if paramIndex.__class__ is not int or paramIndex >> 64:
-        paramIndex = _c.integer(paramIndex, _range_size_t, "cudaFuncGetParamInfo", "paramIndex")
     try:
         if _compiled:
             err, paramOffset, paramSize = _cudaFuncGetParamInfo_out(func, paramIndex)
@@ -5143,16 +5143,16 @@ def cudaFuncSetAttribute(func: _PointerLike, attr: cudaFuncAttribute | int, valu
 
     C: cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value)
     """
-    if func.__class__ is not int:
-        func = _c.device_function(func, "func")
-    elif func >> 64:
-        raise _c.address_error(func, "cudaFuncSetAttribute", "func")
     if attr.__class__ is not cudaFuncAttribute and (
         attr.__class__ is not int or attr not in _cudaFuncAttribute_members
     ):
         attr = _c.enum_argument(attr, _range_cudaFuncAttribute, "cudaFuncSetAttribute", "attr")
     if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
         value = _c.integer(value, _range_int, "cudaFuncSetAttribute", "value")
+    if func.__class__ is not int:
+        func = _c.device_function(func, "func")
+    elif func >> 64:
+        raise _c.address_error(func, "cudaFuncSetAttribute", "func")
     try:
         err = _cudaFuncSetAttribute(func, attr, value)
     except _ArgumentError as exc:
@@ -5174,16 +5174,16 @@ def cudaFuncSetCacheConfig(func: _PointerLike, cacheConfig: cudaFuncCache | int)
 
     C: cudaError_t cudaFuncSetCacheConfig(const void *func, enum cudaFuncCache cacheConfig)
     """
-    if func.__class__ is not int:
-        func = _c.device_function(func, "func")
-    elif func >> 64:
-        raise _c.address_error(func, "cudaFuncSetCacheConfig", "func")
     if cacheConfig.__class__ is not cudaFuncCache and (
         cacheConfig.__class__ is not int or cacheConfig not in _cudaFuncCache_members
     ):
         cacheConfig = _c.enum_argument(
             cacheConfig, _range_cudaFuncCache, "cudaFuncSetCacheConfig", "cacheConfig"
         )
+    if func.__class__ is not int:
+        func = _c.device_function(func, "func")
+    elif func >> 64:
+        raise _c.address_error(func, "cudaFuncSetCacheConfig", "func")
     try:
         err = _cudaFuncSetCacheConfig(func, cacheConfig)
     except _ArgumentError as exc:
@@ -5208,16 +5208,16 @@ def cudaFuncSetSharedMemConfig(func: _PointerLike, config: cudaSharedMemConfig |
     C: cudaError_t cudaFuncSetSharedMemConfig(const void *func, enum cudaSharedMemConfig config)
     """
     _c.deprecated("cudaFuncSetSharedMemConfig", None)
-    if func.__class__ is not int:
-        func = _c.device_function(func, "func")
-    elif func >> 64:
-        raise _c.address_error(func, "cudaFuncSetSharedMemConfig", "func")
     if config.__class__ is not cudaSharedMemConfig and (
         config.__class__ is not int or config not in _cudaSharedMemConfig_members
     ):
         config = _c.enum_argument(
             config, _range_cudaSharedMemConfig, "cudaFuncSetSharedMemConfig", "config"
         )
+    if func.__class__ is not int:
+        func = _c.device_function(func, "func")
+    elif func >> 64:
+        raise _c.address_error(func, "cudaFuncSetSharedMemConfig", "func")
     try:
         err = _cudaFuncSetSharedMemConfig(func, config)
     except _ArgumentError as exc:
@@ -5659,10 +5659,10 @@ def cudaGetDriverEntryPoint(
     C: cudaError_t cudaGetDriverEntryPoint(const char *symbol, void **funcPtr, unsigned long long flags, enum cudaDriverEntryPointQueryResult *driverStatus)
     """
     _c.deprecated("cudaGetDriverEntryPoint", None)
-    if symbol.__class__ is not bytes:
-        symbol = _c.cstring(symbol, "symbol")
     if flags.__class__ is not int or flags >> 64:
         flags = _c.integer(flags, _range_unsigned_long_long, "cudaGetDriverEntryPoint", "flags")
+    if symbol.__class__ is not bytes:
+        symbol = _c.cstring(symbol, "symbol")
     try:
         if _compiled:
             err, funcPtr, driverStatus = _cudaGetDriverEntryPoint_out(symbol, flags)
@@ -5701,8 +5701,6 @@ def cudaGetDriverEntryPointByVersion(
 
     C: cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr, unsigned int cudaVersion, unsigned long long flags, enum cudaDriverEntryPointQueryResult *driverStatus)
     """
-    if symbol.__class__ is not bytes:
-        symbol = _c.cstring(symbol, "symbol")
     if cudaVersion.__class__ is not int or cudaVersion >> 32:
         cudaVersion = _c.integer(
             cudaVersion, _range_unsigned_int, "cudaGetDriverEntryPointByVersion", "cudaVersion"
@@ -5711,6 +5709,8 @@ def cudaGetDriverEntryPointByVersion(
         flags = _c.integer(
             flags, _range_unsigned_long_long, "cudaGetDriverEntryPointByVersion", "flags"
         )
+    if symbol.__class__ is not bytes:
+        symbol = _c.cstring(symbol, "symbol")
     try:
         if _compiled:
             err, funcPtr, driverStatus = _cudaGetDriverEntryPointByVersion_out(
@@ -5894,10 +5894,10 @@ def cudaGetMipmappedArrayLevel(
 
     C: cudaError_t cudaGetMipmappedArrayLevel(cudaArray_t *levelArray, cudaMipmappedArray_const_t mipmappedArray, unsigned int level)
     """
-    if mipmappedArray.__class__ is not cudaMipmappedArray_const_t:
-        mipmappedArray = _c.handle(mipmappedArray, cudaMipmappedArray_const_t, "mipmappedArray")
     if level.__class__ is not int or level >> 32:
         level = _c.integer(level, _range_unsigned_int, "cudaGetMipmappedArrayLevel", "level")
+    if mipmappedArray.__class__ is not cudaMipmappedArray_const_t:
+        mipmappedArray = _c.handle(mipmappedArray, cudaMipmappedArray_const_t, "mipmappedArray")
     levelArray = cudaArray_t()
     try:
         err = _cudaGetMipmappedArrayLevel(levelArray, mipmappedArray, level)
@@ -6113,6 +6113,10 @@ def cudaGraphAddChildGraphNode(
 
     C: cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, cudaGraph_t childGraph)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddChildGraphNode", "numDependencies"
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
@@ -6126,10 +6130,6 @@ def cudaGraphAddChildGraphNode(
         )
     elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddChildGraphNode", "pDependencies")
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphAddChildGraphNode", "numDependencies"
-        )
     if childGraph.__class__ is not cudaGraph_t:
         childGraph = _c.handle(childGraph, cudaGraph_t, "childGraph")
     pGraphNode = cudaGraphNode_t()
@@ -6171,6 +6171,10 @@ def cudaGraphAddDependencies(
 
     C: cudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cudaGraphNode_t *from, const cudaGraphNode_t *to, const cudaGraphEdgeData *edgeData, size_t numDependencies)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddDependencies", "numDependencies"
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if from_.__class__ is not int:
@@ -6208,10 +6212,6 @@ def cudaGraphAddDependencies(
         raise _c.address_error(
             edgeData, "cudaGraphAddDependencies", "edgeData", "cudaGraphEdgeData"
         )
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphAddDependencies", "numDependencies"
-        )
     try:
         err = _cudaGraphAddDependencies(graph, from_, to, edgeData, numDependencies)
     except _ArgumentError as exc:
@@ -6241,6 +6241,10 @@ def cudaGraphAddEmptyNode(
 
     C: cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddEmptyNode", "numDependencies"
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
@@ -6254,10 +6258,6 @@ def cudaGraphAddEmptyNode(
         )
     elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddEmptyNode", "pDependencies")
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphAddEmptyNode", "numDependencies"
-        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddEmptyNode(pGraphNode, graph, pDependencies, numDependencies)
@@ -6295,6 +6295,10 @@ def cudaGraphAddEventRecordNode(
 
     C: cudaError_t cudaGraphAddEventRecordNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, cudaEvent_t event)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddEventRecordNode", "numDependencies"
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
@@ -6308,10 +6312,6 @@ def cudaGraphAddEventRecordNode(
         )
     elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddEventRecordNode", "pDependencies")
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphAddEventRecordNode", "numDependencies"
-        )
     if event.__class__ is not cudaEvent_t:
         event = _c.handle(event, cudaEvent_t, "event")
     pGraphNode = cudaGraphNode_t()
@@ -6351,6 +6351,10 @@ def cudaGraphAddEventWaitNode(
 
     C: cudaError_t cudaGraphAddEventWaitNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, cudaEvent_t event)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddEventWaitNode", "numDependencies"
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
@@ -6364,10 +6368,6 @@ def cudaGraphAddEventWaitNode(
         )
     elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddEventWaitNode", "pDependencies")
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphAddEventWaitNode", "numDependencies"
-        )
     if event.__class__ is not cudaEvent_t:
         event = _c.handle(event, cudaEvent_t, "event")
     pGraphNode = cudaGraphNode_t()
@@ -6407,6 +6407,13 @@ def cudaGraphAddExternalSemaphoresSignalNode(
 
     C: cudaError_t cudaGraphAddExternalSemaphoresSignalNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaExternalSemaphoreSignalNodeParams *nodeParams)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies,
+            _range_size_t,
+            "cudaGraphAddExternalSemaphoresSignalNode",
+            "numDependencies",
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
@@ -6421,13 +6428,6 @@ def cudaGraphAddExternalSemaphoresSignalNode(
     elif pDependencies >> 64:
         raise _c.address_error(
             pDependencies, "cudaGraphAddExternalSemaphoresSignalNode", "pDependencies"
-        )
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies,
-            _range_size_t,
-            "cudaGraphAddExternalSemaphoresSignalNode",
-            "numDependencies",
         )
     if nodeParams.__class__ is not int:
         nodeParams = _c.ref(
@@ -6484,6 +6484,13 @@ def cudaGraphAddExternalSemaphoresWaitNode(
 
     C: cudaError_t cudaGraphAddExternalSemaphoresWaitNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaExternalSemaphoreWaitNodeParams *nodeParams)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies,
+            _range_size_t,
+            "cudaGraphAddExternalSemaphoresWaitNode",
+            "numDependencies",
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
@@ -6498,13 +6505,6 @@ def cudaGraphAddExternalSemaphoresWaitNode(
     elif pDependencies >> 64:
         raise _c.address_error(
             pDependencies, "cudaGraphAddExternalSemaphoresWaitNode", "pDependencies"
-        )
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies,
-            _range_size_t,
-            "cudaGraphAddExternalSemaphoresWaitNode",
-            "numDependencies",
         )
     if nodeParams.__class__ is not int:
         nodeParams = _c.ref(
@@ -6563,6 +6563,10 @@ def cudaGraphAddHostNode(
 
     C: cudaError_t cudaGraphAddHostNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaHostNodeParams *pNodeParams)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddHostNode", "numDependencies"
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
@@ -6576,10 +6580,6 @@ def cudaGraphAddHostNode(
         )
     elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddHostNode", "pDependencies")
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphAddHostNode", "numDependencies"
-        )
     pNodeParams, _pNodeParams_token = _c.callback_record(
         pNodeParams, cudaHostNodeParams, _lib, "pNodeParams"
     )
@@ -6624,6 +6624,10 @@ def cudaGraphAddKernelNode(
 
     C: cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaKernelNodeParams *pNodeParams)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddKernelNode", "numDependencies"
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
@@ -6637,10 +6641,6 @@ def cudaGraphAddKernelNode(
         )
     elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddKernelNode", "pDependencies")
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphAddKernelNode", "numDependencies"
-        )
     if pNodeParams.__class__ is not int:
         pNodeParams = _c.ref(
             pNodeParams,
@@ -6693,6 +6693,10 @@ def cudaGraphAddMemAllocNode(
 
     C: cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, struct cudaMemAllocNodeParams *nodeParams)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddMemAllocNode", "numDependencies"
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
@@ -6706,10 +6710,6 @@ def cudaGraphAddMemAllocNode(
         )
     elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddMemAllocNode", "pDependencies")
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphAddMemAllocNode", "numDependencies"
-        )
     if nodeParams.__class__ is not int:
         nodeParams = _c.ref(
             nodeParams,
@@ -6762,6 +6762,10 @@ def cudaGraphAddMemFreeNode(
 
     C: cudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, void *dptr)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddMemFreeNode", "numDependencies"
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
@@ -6775,10 +6779,6 @@ def cudaGraphAddMemFreeNode(
         )
     elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddMemFreeNode", "pDependencies")
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphAddMemFreeNode", "numDependencies"
-        )
     if dptr.__class__ is not int:
         dptr = _c.pointer(dptr, "dptr", True)
     elif dptr >> 64:
@@ -6820,6 +6820,10 @@ def cudaGraphAddMemcpyNode(
 
     C: cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaMemcpy3DParms *pCopyParams)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddMemcpyNode", "numDependencies"
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
@@ -6833,10 +6837,6 @@ def cudaGraphAddMemcpyNode(
         )
     elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddMemcpyNode", "pDependencies")
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphAddMemcpyNode", "numDependencies"
-        )
     if pCopyParams.__class__ is not int:
         pCopyParams = _c.ref(
             pCopyParams,
@@ -6895,6 +6895,16 @@ def cudaGraphAddMemcpyNode1D(
 
     C: cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddMemcpyNode1D", "numDependencies"
+        )
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaGraphAddMemcpyNode1D", "count")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaGraphAddMemcpyNode1D", "kind")
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
@@ -6908,10 +6918,6 @@ def cudaGraphAddMemcpyNode1D(
         )
     elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddMemcpyNode1D", "pDependencies")
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphAddMemcpyNode1D", "numDependencies"
-        )
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, count, "cudaGraphAddMemcpyNode1D: count")
     elif dst >> 64:
@@ -6920,12 +6926,6 @@ def cudaGraphAddMemcpyNode1D(
         src = _c.pointer(src, "src", False, count, "cudaGraphAddMemcpyNode1D: count")
     elif src >> 64:
         raise _c.address_error(src, "cudaGraphAddMemcpyNode1D", "src")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaGraphAddMemcpyNode1D", "count")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
-        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaGraphAddMemcpyNode1D", "kind")
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddMemcpyNode1D(
@@ -6982,6 +6982,20 @@ def cudaGraphAddMemcpyNodeFromSymbol(
 
     C: cudaError_t cudaGraphAddMemcpyNodeFromSymbol(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddMemcpyNodeFromSymbol", "numDependencies"
+        )
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaGraphAddMemcpyNodeFromSymbol", "count")
+    if offset.__class__ is not int or offset >> 64:
+        offset = _c.integer(offset, _range_size_t, "cudaGraphAddMemcpyNodeFromSymbol", "offset")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(
+            kind, _range_cudaMemcpyKind, "cudaGraphAddMemcpyNodeFromSymbol", "kind"
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
@@ -6995,10 +7009,6 @@ def cudaGraphAddMemcpyNodeFromSymbol(
         )
     elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddMemcpyNodeFromSymbol", "pDependencies")
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphAddMemcpyNodeFromSymbol", "numDependencies"
-        )
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, count, "cudaGraphAddMemcpyNodeFromSymbol: count")
     elif dst >> 64:
@@ -7013,16 +7023,6 @@ def cudaGraphAddMemcpyNodeFromSymbol(
         )
     elif symbol >> 64:
         raise _c.address_error(symbol, "cudaGraphAddMemcpyNodeFromSymbol", "symbol")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaGraphAddMemcpyNodeFromSymbol", "count")
-    if offset.__class__ is not int or offset >> 64:
-        offset = _c.integer(offset, _range_size_t, "cudaGraphAddMemcpyNodeFromSymbol", "offset")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
-        kind = _c.enum_argument(
-            kind, _range_cudaMemcpyKind, "cudaGraphAddMemcpyNodeFromSymbol", "kind"
-        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddMemcpyNodeFromSymbol(
@@ -7080,6 +7080,20 @@ def cudaGraphAddMemcpyNodeToSymbol(
 
     C: cudaError_t cudaGraphAddMemcpyNodeToSymbol(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddMemcpyNodeToSymbol", "numDependencies"
+        )
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaGraphAddMemcpyNodeToSymbol", "count")
+    if offset.__class__ is not int or offset >> 64:
+        offset = _c.integer(offset, _range_size_t, "cudaGraphAddMemcpyNodeToSymbol", "offset")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(
+            kind, _range_cudaMemcpyKind, "cudaGraphAddMemcpyNodeToSymbol", "kind"
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
@@ -7093,10 +7107,6 @@ def cudaGraphAddMemcpyNodeToSymbol(
         )
     elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddMemcpyNodeToSymbol", "pDependencies")
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphAddMemcpyNodeToSymbol", "numDependencies"
-        )
     if symbol.__class__ is not int:
         symbol = _c.pointer(
             symbol,
@@ -7111,16 +7121,6 @@ def cudaGraphAddMemcpyNodeToSymbol(
         src = _c.pointer(src, "src", False, count, "cudaGraphAddMemcpyNodeToSymbol: count")
     elif src >> 64:
         raise _c.address_error(src, "cudaGraphAddMemcpyNodeToSymbol", "src")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaGraphAddMemcpyNodeToSymbol", "count")
-    if offset.__class__ is not int or offset >> 64:
-        offset = _c.integer(offset, _range_size_t, "cudaGraphAddMemcpyNodeToSymbol", "offset")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
-        kind = _c.enum_argument(
-            kind, _range_cudaMemcpyKind, "cudaGraphAddMemcpyNodeToSymbol", "kind"
-        )
     pGraphNode = cudaGraphNode_t()
     try:
         err = _cudaGraphAddMemcpyNodeToSymbol(
@@ -7170,6 +7170,10 @@ def cudaGraphAddMemsetNode(
 
     C: cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaMemsetParams *pMemsetParams)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddMemsetNode", "numDependencies"
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
@@ -7183,10 +7187,6 @@ def cudaGraphAddMemsetNode(
         )
     elif pDependencies >> 64:
         raise _c.address_error(pDependencies, "cudaGraphAddMemsetNode", "pDependencies")
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphAddMemsetNode", "numDependencies"
-        )
     if pMemsetParams.__class__ is not int:
         pMemsetParams = _c.ref(
             pMemsetParams,
@@ -7241,6 +7241,10 @@ def cudaGraphAddNode(
 
     C: cudaError_t cudaGraphAddNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, const cudaGraphEdgeData *dependencyData, size_t numDependencies, struct cudaGraphNodeParams *nodeParams)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphAddNode", "numDependencies"
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if pDependencies.__class__ is not int:
@@ -7266,10 +7270,6 @@ def cudaGraphAddNode(
     elif dependencyData >> 64 or 0 < dependencyData < 65536:
         raise _c.address_error(
             dependencyData, "cudaGraphAddNode", "dependencyData", "cudaGraphEdgeData"
-        )
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphAddNode", "numDependencies"
         )
     if nodeParams.__class__ is not int:
         nodeParams = _c.ref(
@@ -7376,8 +7376,6 @@ def cudaGraphConditionalHandleCreate(
 
     C: cudaError_t cudaGraphConditionalHandleCreate(cudaGraphConditionalHandle *pHandle_out, cudaGraph_t graph, unsigned int defaultLaunchValue, unsigned int flags)
     """
-    if graph.__class__ is not cudaGraph_t:
-        graph = _c.handle(graph, cudaGraph_t, "graph")
     if defaultLaunchValue.__class__ is not int or defaultLaunchValue >> 32:
         defaultLaunchValue = _c.integer(
             defaultLaunchValue,
@@ -7387,6 +7385,8 @@ def cudaGraphConditionalHandleCreate(
         )
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, _range_unsigned_int, "cudaGraphConditionalHandleCreate", "flags")
+    if graph.__class__ is not cudaGraph_t:
+        graph = _c.handle(graph, cudaGraph_t, "graph")
     pHandle_out = cudaGraphConditionalHandle()
     try:
         err = _cudaGraphConditionalHandleCreate(pHandle_out, graph, defaultLaunchValue, flags)
@@ -7422,10 +7422,6 @@ def cudaGraphConditionalHandleCreate_v2(
 
     C: cudaError_t cudaGraphConditionalHandleCreate_v2(cudaGraphConditionalHandle *pHandle_out, cudaGraph_t graph, cudaExecutionContext_t ctx, unsigned int defaultLaunchValue, unsigned int flags)
     """
-    if graph.__class__ is not cudaGraph_t:
-        graph = _c.handle(graph, cudaGraph_t, "graph")
-    if ctx.__class__ is not cudaExecutionContext_t:
-        ctx = _c.handle(ctx, cudaExecutionContext_t, "ctx")
     if defaultLaunchValue.__class__ is not int or defaultLaunchValue >> 32:
         defaultLaunchValue = _c.integer(
             defaultLaunchValue,
@@ -7437,6 +7433,10 @@ def cudaGraphConditionalHandleCreate_v2(
         flags = _c.integer(
             flags, _range_unsigned_int, "cudaGraphConditionalHandleCreate_v2", "flags"
         )
+    if graph.__class__ is not cudaGraph_t:
+        graph = _c.handle(graph, cudaGraph_t, "graph")
+    if ctx.__class__ is not cudaExecutionContext_t:
+        ctx = _c.handle(ctx, cudaExecutionContext_t, "ctx")
     pHandle_out = cudaGraphConditionalHandle()
     try:
         err = _cudaGraphConditionalHandleCreate_v2(
@@ -7496,12 +7496,12 @@ def cudaGraphDebugDotPrint(
 
     C: cudaError_t cudaGraphDebugDotPrint(cudaGraph_t graph, const char *path, unsigned int flags)
     """
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaGraphDebugDotPrint", "flags")
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if path.__class__ is not bytes:
         path = _c.cstring(path, "path")
-    if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, _range_unsigned_int, "cudaGraphDebugDotPrint", "flags")
     try:
         err = _cudaGraphDebugDotPrint(graph, path, flags)
     except _ArgumentError as exc:
@@ -8129,6 +8129,14 @@ def cudaGraphExecMemcpyNodeSetParams1D(
 
     C: cudaError_t cudaGraphExecMemcpyNodeSetParams1D(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
     """
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaGraphExecMemcpyNodeSetParams1D", "count")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(
+            kind, _range_cudaMemcpyKind, "cudaGraphExecMemcpyNodeSetParams1D", "kind"
+        )
     if hGraphExec.__class__ is not cudaGraphExec_t:
         hGraphExec = _c.handle(hGraphExec, cudaGraphExec_t, "hGraphExec")
     if node.__class__ is not cudaGraphNode_t:
@@ -8141,14 +8149,6 @@ def cudaGraphExecMemcpyNodeSetParams1D(
         src = _c.pointer(src, "src", False, count, "cudaGraphExecMemcpyNodeSetParams1D: count")
     elif src >> 64:
         raise _c.address_error(src, "cudaGraphExecMemcpyNodeSetParams1D", "src")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaGraphExecMemcpyNodeSetParams1D", "count")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
-        kind = _c.enum_argument(
-            kind, _range_cudaMemcpyKind, "cudaGraphExecMemcpyNodeSetParams1D", "kind"
-        )
     try:
         err = _cudaGraphExecMemcpyNodeSetParams1D(hGraphExec, node, dst, src, count, kind)
     except _ArgumentError as exc:
@@ -8187,6 +8187,20 @@ def cudaGraphExecMemcpyNodeSetParamsFromSymbol(
 
     C: cudaError_t cudaGraphExecMemcpyNodeSetParamsFromSymbol(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind)
     """
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(
+            count, _range_size_t, "cudaGraphExecMemcpyNodeSetParamsFromSymbol", "count"
+        )
+    if offset.__class__ is not int or offset >> 64:
+        offset = _c.integer(
+            offset, _range_size_t, "cudaGraphExecMemcpyNodeSetParamsFromSymbol", "offset"
+        )
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(
+            kind, _range_cudaMemcpyKind, "cudaGraphExecMemcpyNodeSetParamsFromSymbol", "kind"
+        )
     if hGraphExec.__class__ is not cudaGraphExec_t:
         hGraphExec = _c.handle(hGraphExec, cudaGraphExec_t, "hGraphExec")
     if node.__class__ is not cudaGraphNode_t:
@@ -8207,20 +8221,6 @@ def cudaGraphExecMemcpyNodeSetParamsFromSymbol(
         )
     elif symbol >> 64:
         raise _c.address_error(symbol, "cudaGraphExecMemcpyNodeSetParamsFromSymbol", "symbol")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(
-            count, _range_size_t, "cudaGraphExecMemcpyNodeSetParamsFromSymbol", "count"
-        )
-    if offset.__class__ is not int or offset >> 64:
-        offset = _c.integer(
-            offset, _range_size_t, "cudaGraphExecMemcpyNodeSetParamsFromSymbol", "offset"
-        )
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
-        kind = _c.enum_argument(
-            kind, _range_cudaMemcpyKind, "cudaGraphExecMemcpyNodeSetParamsFromSymbol", "kind"
-        )
     try:
         err = _cudaGraphExecMemcpyNodeSetParamsFromSymbol(
             hGraphExec, node, dst, symbol, count, offset, kind
@@ -8261,6 +8261,20 @@ def cudaGraphExecMemcpyNodeSetParamsToSymbol(
 
     C: cudaError_t cudaGraphExecMemcpyNodeSetParamsToSymbol(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind)
     """
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(
+            count, _range_size_t, "cudaGraphExecMemcpyNodeSetParamsToSymbol", "count"
+        )
+    if offset.__class__ is not int or offset >> 64:
+        offset = _c.integer(
+            offset, _range_size_t, "cudaGraphExecMemcpyNodeSetParamsToSymbol", "offset"
+        )
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(
+            kind, _range_cudaMemcpyKind, "cudaGraphExecMemcpyNodeSetParamsToSymbol", "kind"
+        )
     if hGraphExec.__class__ is not cudaGraphExec_t:
         hGraphExec = _c.handle(hGraphExec, cudaGraphExec_t, "hGraphExec")
     if node.__class__ is not cudaGraphNode_t:
@@ -8281,20 +8295,6 @@ def cudaGraphExecMemcpyNodeSetParamsToSymbol(
         )
     elif src >> 64:
         raise _c.address_error(src, "cudaGraphExecMemcpyNodeSetParamsToSymbol", "src")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(
-            count, _range_size_t, "cudaGraphExecMemcpyNodeSetParamsToSymbol", "count"
-        )
-    if offset.__class__ is not int or offset >> 64:
-        offset = _c.integer(
-            offset, _range_size_t, "cudaGraphExecMemcpyNodeSetParamsToSymbol", "offset"
-        )
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
-        kind = _c.enum_argument(
-            kind, _range_cudaMemcpyKind, "cudaGraphExecMemcpyNodeSetParamsToSymbol", "kind"
-        )
     try:
         err = _cudaGraphExecMemcpyNodeSetParamsToSymbol(
             hGraphExec, node, symbol, src, count, offset, kind
@@ -8800,10 +8800,10 @@ def cudaGraphInstantiate(graph: cudaGraph_t | _HandleLike, flags: int = 0) -> cu
 
     C: cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags)
     """
-    if graph.__class__ is not cudaGraph_t:
-        graph = _c.handle(graph, cudaGraph_t, "graph")
     if flags.__class__ is not int or flags >> 64:
         flags = _c.integer(flags, _range_unsigned_long_long, "cudaGraphInstantiate", "flags")
+    if graph.__class__ is not cudaGraph_t:
+        graph = _c.handle(graph, cudaGraph_t, "graph")
     pGraphExec = cudaGraphExec_t()
     try:
         err = _cudaGraphInstantiate(pGraphExec, graph, flags)
@@ -8837,12 +8837,12 @@ def cudaGraphInstantiateWithFlags(
 
     C: cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags)
     """
-    if graph.__class__ is not cudaGraph_t:
-        graph = _c.handle(graph, cudaGraph_t, "graph")
     if flags.__class__ is not int or flags >> 64:
         flags = _c.integer(
             flags, _range_unsigned_long_long, "cudaGraphInstantiateWithFlags", "flags"
         )
+    if graph.__class__ is not cudaGraph_t:
+        graph = _c.handle(graph, cudaGraph_t, "graph")
     pGraphExec = cudaGraphExec_t()
     try:
         err = _cudaGraphInstantiateWithFlags(pGraphExec, graph, flags)
@@ -8980,14 +8980,14 @@ def cudaGraphKernelNodeGetAttribute(
 
     C: cudaError_t cudaGraphKernelNodeGetAttribute(cudaGraphNode_t hNode, enum cudaLaunchAttributeID attr, union cudaLaunchAttributeValue *value_out)
     """
-    if hNode.__class__ is not cudaGraphNode_t:
-        hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
     if attr.__class__ is not cudaLaunchAttributeID and (
         attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
     ):
         attr = _c.enum_argument(
             attr, _range_cudaLaunchAttributeID, "cudaGraphKernelNodeGetAttribute", "attr"
         )
+    if hNode.__class__ is not cudaGraphNode_t:
+        hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
     value_out = _c.attribute_storage(
         attr, _cudaLaunchAttributeID_values, "cudaGraphKernelNodeGetAttribute"
     )
@@ -9076,14 +9076,14 @@ def cudaGraphKernelNodeSetAttribute(
 
     C: cudaError_t cudaGraphKernelNodeSetAttribute(cudaGraphNode_t hNode, enum cudaLaunchAttributeID attr, const union cudaLaunchAttributeValue *value)
     """
-    if hNode.__class__ is not cudaGraphNode_t:
-        hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
     if attr.__class__ is not cudaLaunchAttributeID and (
         attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
     ):
         attr = _c.enum_argument(
             attr, _range_cudaLaunchAttributeID, "cudaGraphKernelNodeSetAttribute", "attr"
         )
+    if hNode.__class__ is not cudaGraphNode_t:
+        hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
     value = _c.attribute_value(
         value, attr, _cudaLaunchAttributeID_values, "cudaGraphKernelNodeSetAttribute", "value"
     )
@@ -9313,6 +9313,14 @@ def cudaGraphMemcpyNodeSetParams1D(
 
     C: cudaError_t cudaGraphMemcpyNodeSetParams1D(cudaGraphNode_t node, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
     """
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaGraphMemcpyNodeSetParams1D", "count")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(
+            kind, _range_cudaMemcpyKind, "cudaGraphMemcpyNodeSetParams1D", "kind"
+        )
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if dst.__class__ is not int:
@@ -9323,14 +9331,6 @@ def cudaGraphMemcpyNodeSetParams1D(
         src = _c.pointer(src, "src", False, count, "cudaGraphMemcpyNodeSetParams1D: count")
     elif src >> 64:
         raise _c.address_error(src, "cudaGraphMemcpyNodeSetParams1D", "src")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaGraphMemcpyNodeSetParams1D", "count")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
-        kind = _c.enum_argument(
-            kind, _range_cudaMemcpyKind, "cudaGraphMemcpyNodeSetParams1D", "kind"
-        )
     try:
         err = _cudaGraphMemcpyNodeSetParams1D(node, dst, src, count, kind)
     except _ArgumentError as exc:
@@ -9365,6 +9365,18 @@ def cudaGraphMemcpyNodeSetParamsFromSymbol(
 
     C: cudaError_t cudaGraphMemcpyNodeSetParamsFromSymbol(cudaGraphNode_t node, void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind)
     """
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaGraphMemcpyNodeSetParamsFromSymbol", "count")
+    if offset.__class__ is not int or offset >> 64:
+        offset = _c.integer(
+            offset, _range_size_t, "cudaGraphMemcpyNodeSetParamsFromSymbol", "offset"
+        )
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(
+            kind, _range_cudaMemcpyKind, "cudaGraphMemcpyNodeSetParamsFromSymbol", "kind"
+        )
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if dst.__class__ is not int:
@@ -9381,18 +9393,6 @@ def cudaGraphMemcpyNodeSetParamsFromSymbol(
         )
     elif symbol >> 64:
         raise _c.address_error(symbol, "cudaGraphMemcpyNodeSetParamsFromSymbol", "symbol")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaGraphMemcpyNodeSetParamsFromSymbol", "count")
-    if offset.__class__ is not int or offset >> 64:
-        offset = _c.integer(
-            offset, _range_size_t, "cudaGraphMemcpyNodeSetParamsFromSymbol", "offset"
-        )
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
-        kind = _c.enum_argument(
-            kind, _range_cudaMemcpyKind, "cudaGraphMemcpyNodeSetParamsFromSymbol", "kind"
-        )
     try:
         err = _cudaGraphMemcpyNodeSetParamsFromSymbol(node, dst, symbol, count, offset, kind)
     except _ArgumentError as exc:
@@ -9429,6 +9429,16 @@ def cudaGraphMemcpyNodeSetParamsToSymbol(
 
     C: cudaError_t cudaGraphMemcpyNodeSetParamsToSymbol(cudaGraphNode_t node, const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind)
     """
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaGraphMemcpyNodeSetParamsToSymbol", "count")
+    if offset.__class__ is not int or offset >> 64:
+        offset = _c.integer(offset, _range_size_t, "cudaGraphMemcpyNodeSetParamsToSymbol", "offset")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(
+            kind, _range_cudaMemcpyKind, "cudaGraphMemcpyNodeSetParamsToSymbol", "kind"
+        )
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
     if symbol.__class__ is not int:
@@ -9445,16 +9455,6 @@ def cudaGraphMemcpyNodeSetParamsToSymbol(
         src = _c.pointer(src, "src", False, count, "cudaGraphMemcpyNodeSetParamsToSymbol: count")
     elif src >> 64:
         raise _c.address_error(src, "cudaGraphMemcpyNodeSetParamsToSymbol", "src")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaGraphMemcpyNodeSetParamsToSymbol", "count")
-    if offset.__class__ is not int or offset >> 64:
-        offset = _c.integer(offset, _range_size_t, "cudaGraphMemcpyNodeSetParamsToSymbol", "offset")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
-        kind = _c.enum_argument(
-            kind, _range_cudaMemcpyKind, "cudaGraphMemcpyNodeSetParamsToSymbol", "kind"
-        )
     try:
         err = _cudaGraphMemcpyNodeSetParamsToSymbol(node, symbol, src, count, offset, kind)
     except _ArgumentError as exc:
@@ -9851,14 +9851,14 @@ def cudaGraphNodeSetEnabled(
 
     C: cudaError_t cudaGraphNodeSetEnabled(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, unsigned int isEnabled)
     """
-    if hGraphExec.__class__ is not cudaGraphExec_t:
-        hGraphExec = _c.handle(hGraphExec, cudaGraphExec_t, "hGraphExec")
-    if hNode.__class__ is not cudaGraphNode_t:
-        hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
     if isEnabled.__class__ is not int or isEnabled >> 32:
         isEnabled = _c.integer(
             isEnabled, _range_unsigned_int, "cudaGraphNodeSetEnabled", "isEnabled"
         )
+    if hGraphExec.__class__ is not cudaGraphExec_t:
+        hGraphExec = _c.handle(hGraphExec, cudaGraphExec_t, "hGraphExec")
+    if hNode.__class__ is not cudaGraphNode_t:
+        hNode = _c.handle(hNode, cudaGraphNode_t, "hNode")
     try:
         err = _cudaGraphNodeSetEnabled(hGraphExec, hNode, isEnabled)
     except _ArgumentError as exc:
@@ -9921,12 +9921,12 @@ def cudaGraphReleaseUserObject(
 
     C: cudaError_t cudaGraphReleaseUserObject(cudaGraph_t graph, cudaUserObject_t object, unsigned int count)
     """
+    if count.__class__ is not int or count >> 32:
+        count = _c.integer(count, _range_unsigned_int, "cudaGraphReleaseUserObject", "count")
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if object.__class__ is not cudaUserObject_t:
         object = _c.handle(object, cudaUserObject_t, "object")
-    if count.__class__ is not int or count >> 32:
-        count = _c.integer(count, _range_unsigned_int, "cudaGraphReleaseUserObject", "count")
     try:
         err = _cudaGraphReleaseUserObject(graph, object, count)
     except _ArgumentError as exc:
@@ -9959,6 +9959,10 @@ def cudaGraphRemoveDependencies(
 
     C: cudaError_t cudaGraphRemoveDependencies(cudaGraph_t graph, const cudaGraphNode_t *from, const cudaGraphNode_t *to, const cudaGraphEdgeData *edgeData, size_t numDependencies)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaGraphRemoveDependencies", "numDependencies"
+        )
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if from_.__class__ is not int:
@@ -9996,10 +10000,6 @@ def cudaGraphRemoveDependencies(
         raise _c.address_error(
             edgeData, "cudaGraphRemoveDependencies", "edgeData", "cudaGraphEdgeData"
         )
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaGraphRemoveDependencies", "numDependencies"
-        )
     try:
         err = _cudaGraphRemoveDependencies(graph, from_, to, edgeData, numDependencies)
     except _ArgumentError as exc:
@@ -10032,14 +10032,14 @@ def cudaGraphRetainUserObject(
 
     C: cudaError_t cudaGraphRetainUserObject(cudaGraph_t graph, cudaUserObject_t object, unsigned int count, unsigned int flags)
     """
-    if graph.__class__ is not cudaGraph_t:
-        graph = _c.handle(graph, cudaGraph_t, "graph")
-    if object.__class__ is not cudaUserObject_t:
-        object = _c.handle(object, cudaUserObject_t, "object")
     if count.__class__ is not int or count >> 32:
         count = _c.integer(count, _range_unsigned_int, "cudaGraphRetainUserObject", "count")
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, _range_unsigned_int, "cudaGraphRetainUserObject", "flags")
+    if graph.__class__ is not cudaGraph_t:
+        graph = _c.handle(graph, cudaGraph_t, "graph")
+    if object.__class__ is not cudaUserObject_t:
+        object = _c.handle(object, cudaUserObject_t, "object")
     try:
         err = _cudaGraphRetainUserObject(graph, object, count, flags)
     except _ArgumentError as exc:
@@ -10095,10 +10095,10 @@ def cudaGraphicsEGLRegisterImage(
 
     C: cudaError_t cudaGraphicsEGLRegisterImage(struct cudaGraphicsResource **pCudaResource, EGLImageKHR image, unsigned int flags)
     """
-    if image.__class__ is not EGLImageKHR:
-        image = _c.handle(image, EGLImageKHR, "image")
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, _range_unsigned_int, "cudaGraphicsEGLRegisterImage", "flags")
+    if image.__class__ is not EGLImageKHR:
+        image = _c.handle(image, EGLImageKHR, "image")
     pCudaResource = cudaGraphicsResource_t()
     try:
         err = _cudaGraphicsEGLRegisterImage(pCudaResource, image, flags)
@@ -10244,8 +10244,6 @@ def cudaGraphicsResourceGetMappedEglFrame(
 
     C: cudaError_t cudaGraphicsResourceGetMappedEglFrame(cudaEglFrame *eglFrame, cudaGraphicsResource_t resource, unsigned int index, unsigned int mipLevel)
     """
-    if resource.__class__ is not cudaGraphicsResource_t:
-        resource = _c.handle(resource, cudaGraphicsResource_t, "resource")
     if index.__class__ is not int or index >> 32:
         index = _c.integer(
             index, _range_unsigned_int, "cudaGraphicsResourceGetMappedEglFrame", "index"
@@ -10254,6 +10252,8 @@ def cudaGraphicsResourceGetMappedEglFrame(
         mipLevel = _c.integer(
             mipLevel, _range_unsigned_int, "cudaGraphicsResourceGetMappedEglFrame", "mipLevel"
         )
+    if resource.__class__ is not cudaGraphicsResource_t:
+        resource = _c.handle(resource, cudaGraphicsResource_t, "resource")
     eglFrame = cudaEglFrame()
     try:
         err = _cudaGraphicsResourceGetMappedEglFrame(eglFrame, resource, index, mipLevel)
@@ -10352,10 +10352,10 @@ def cudaGraphicsResourceSetMapFlags(
 
     C: cudaError_t cudaGraphicsResourceSetMapFlags(cudaGraphicsResource_t resource, unsigned int flags)
     """
-    if resource.__class__ is not cudaGraphicsResource_t:
-        resource = _c.handle(resource, cudaGraphicsResource_t, "resource")
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, _range_unsigned_int, "cudaGraphicsResourceSetMapFlags", "flags")
+    if resource.__class__ is not cudaGraphicsResource_t:
+        resource = _c.handle(resource, cudaGraphicsResource_t, "resource")
     try:
         err = _cudaGraphicsResourceSetMapFlags(resource, flags)
     except _ArgumentError as exc:
@@ -10385,8 +10385,6 @@ def cudaGraphicsSubResourceGetMappedArray(
 
     C: cudaError_t cudaGraphicsSubResourceGetMappedArray(cudaArray_t *array, cudaGraphicsResource_t resource, unsigned int arrayIndex, unsigned int mipLevel)
     """
-    if resource.__class__ is not cudaGraphicsResource_t:
-        resource = _c.handle(resource, cudaGraphicsResource_t, "resource")
     if arrayIndex.__class__ is not int or arrayIndex >> 32:
         arrayIndex = _c.integer(
             arrayIndex, _range_unsigned_int, "cudaGraphicsSubResourceGetMappedArray", "arrayIndex"
@@ -10395,6 +10393,8 @@ def cudaGraphicsSubResourceGetMappedArray(
         mipLevel = _c.integer(
             mipLevel, _range_unsigned_int, "cudaGraphicsSubResourceGetMappedArray", "mipLevel"
         )
+    if resource.__class__ is not cudaGraphicsResource_t:
+        resource = _c.handle(resource, cudaGraphicsResource_t, "resource")
     array = cudaArray_t()
     try:
         err = _cudaGraphicsSubResourceGetMappedArray(array, resource, arrayIndex, mipLevel)
@@ -10575,12 +10575,12 @@ def cudaGreenCtxCreate(
 
     C: cudaError_t cudaGreenCtxCreate(cudaExecutionContext_t *phCtx, cudaDevResourceDesc_t desc, int device, unsigned int flags)
     """
-    if desc.__class__ is not cudaDevResourceDesc_t:
-        desc = _c.handle(desc, cudaDevResourceDesc_t, "desc")
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
         device = _c.integer(device, _range_int, "cudaGreenCtxCreate", "device")
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, _range_unsigned_int, "cudaGreenCtxCreate", "flags")
+    if desc.__class__ is not cudaDevResourceDesc_t:
+        desc = _c.handle(desc, cudaDevResourceDesc_t, "desc")
     phCtx = cudaExecutionContext_t()
     try:
         err = _cudaGreenCtxCreate(phCtx, desc, device, flags)
@@ -10639,12 +10639,12 @@ def cudaHostGetDevicePointer(pHost: _PointerLike, flags: int) -> _HostMemory | i
 
     C: cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int flags)
     """
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaHostGetDevicePointer", "flags")
     if pHost.__class__ is not int:
         pHost = _c.pointer(pHost, "pHost", True)
     elif pHost >> 64:
         raise _c.address_error(pHost, "cudaHostGetDevicePointer", "pHost")
-    if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, _range_unsigned_int, "cudaHostGetDevicePointer", "flags")
     pDevice = c_void_p()
     try:
         err = _cudaHostGetDevicePointer(pDevice, pHost, flags)
@@ -10704,14 +10704,14 @@ def cudaHostRegister(ptr: _PointerLike, size: int, flags: int) -> None:
 
     C: cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
     """
-    if ptr.__class__ is not int:
-        ptr = _c.pointer(ptr, "ptr", True, size, "cudaHostRegister: size")
-    elif ptr >> 64:
-        raise _c.address_error(ptr, "cudaHostRegister", "ptr")
     if size.__class__ is not int or size >> 64:
         size = _c.integer(size, _range_size_t, "cudaHostRegister", "size")
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, _range_unsigned_int, "cudaHostRegister", "flags")
+    if ptr.__class__ is not int:
+        ptr = _c.pointer(ptr, "ptr", True, size, "cudaHostRegister: size")
+    elif ptr >> 64:
+        raise _c.address_error(ptr, "cudaHostRegister", "ptr")
     try:
         err = _cudaHostRegister(ptr, size, flags)
     except _ArgumentError as exc:
@@ -11014,8 +11014,6 @@ def cudaKernelSetAttributeForDevice(
 
     C: cudaError_t cudaKernelSetAttributeForDevice(cudaKernel_t kernel, enum cudaFuncAttribute attr, int value, int device)
     """
-    if kernel.__class__ is not cudaKernel_t:
-        kernel = _c.handle(kernel, cudaKernel_t, "kernel")
     if attr.__class__ is not cudaFuncAttribute and (
         attr.__class__ is not int or attr not in _cudaFuncAttribute_members
     ):
@@ -11026,6 +11024,8 @@ def cudaKernelSetAttributeForDevice(
         value = _c.integer(value, _range_int, "cudaKernelSetAttributeForDevice", "value")
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
         device = _c.integer(device, _range_int, "cudaKernelSetAttributeForDevice", "device")
+    if kernel.__class__ is not cudaKernel_t:
+        kernel = _c.handle(kernel, cudaKernel_t, "kernel")
     try:
         err = _cudaKernelSetAttributeForDevice(kernel, attr, value, device)
     except _ArgumentError as exc:
@@ -11060,6 +11060,8 @@ def cudaLaunchCooperativeKernel(
 
     C: cudaError_t cudaLaunchCooperativeKernel(const void *func, struct dim3 gridDim, struct dim3 blockDim, void **args, size_t sharedMem, cudaStream_t stream)
     """
+    if sharedMem.__class__ is not int or sharedMem >> 64:
+        sharedMem = _c.integer(sharedMem, _range_size_t, "cudaLaunchCooperativeKernel", "sharedMem")
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
     elif func >> 64:
@@ -11068,8 +11070,6 @@ def cudaLaunchCooperativeKernel(
         args = _c.kernel_args(args, func, "args")
     elif args >> 64:
         raise _c.address_error(args, "cudaLaunchCooperativeKernel", "args")
-    if sharedMem.__class__ is not int or sharedMem >> 64:
-        sharedMem = _c.integer(sharedMem, _range_size_t, "cudaLaunchCooperativeKernel", "sharedMem")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11132,13 +11132,13 @@ def cudaLaunchHostFunc_v2(
 
     C: cudaError_t cudaLaunchHostFunc_v2(cudaStream_t stream, cudaHostFn_t fn, void *userData, unsigned int syncMode)
     """
+    if syncMode.__class__ is not int or syncMode >> 32:
+        syncMode = _c.integer(syncMode, _range_unsigned_int, "cudaLaunchHostFunc_v2", "syncMode")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     fn, userData, _fn_token = _c.callback(
         fn, userData, "cudaHostFn_t", _lib, ("fn", "userData"), stream
     )
-    if syncMode.__class__ is not int or syncMode >> 32:
-        syncMode = _c.integer(syncMode, _range_unsigned_int, "cudaLaunchHostFunc_v2", "syncMode")
     try:
         err = _cudaLaunchHostFunc_v2(stream, fn, userData, syncMode)
     except _ArgumentError as exc:
@@ -11175,6 +11175,8 @@ def cudaLaunchKernel(
 
     C: cudaError_t cudaLaunchKernel(const void *func, struct dim3 gridDim, struct dim3 blockDim, void **args, size_t sharedMem, cudaStream_t stream)
     """
+    if sharedMem.__class__ is not int or sharedMem >> 64:
+        sharedMem = _c.integer(sharedMem, _range_size_t, "cudaLaunchKernel", "sharedMem")
     if func.__class__ is not int:
         func = _c.device_function(func, "func")
     elif func >> 64:
@@ -11183,8 +11185,6 @@ def cudaLaunchKernel(
         args = _c.kernel_args(args, func, "args")
     elif args >> 64:
         raise _c.address_error(args, "cudaLaunchKernel", "args")
-    if sharedMem.__class__ is not int or sharedMem >> 64:
-        sharedMem = _c.integer(sharedMem, _range_size_t, "cudaLaunchKernel", "sharedMem")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -11483,6 +11483,14 @@ def cudaLibraryLoadData(
 
     C: cudaError_t cudaLibraryLoadData(cudaLibrary_t *library, const void *code, enum cudaJitOption *jitOptions, void **jitOptionsValues, unsigned int numJitOptions, enum cudaLibraryOption *libraryOptions, void **libraryOptionValues, unsigned int numLibraryOptions)
     """
+    if numJitOptions.__class__ is not int or numJitOptions >> 32:
+        numJitOptions = _c.integer(
+            numJitOptions, _range_unsigned_int, "cudaLibraryLoadData", "numJitOptions"
+        )
+    if numLibraryOptions.__class__ is not int or numLibraryOptions >> 32:
+        numLibraryOptions = _c.integer(
+            numLibraryOptions, _range_unsigned_int, "cudaLibraryLoadData", "numLibraryOptions"
+        )
     if code.__class__ is not int:
         code = _c.image(code, "code")
     elif code >> 64:
@@ -11508,10 +11516,6 @@ def cudaLibraryLoadData(
         )
     elif jitOptionsValues >> 64:
         raise _c.address_error(jitOptionsValues, "cudaLibraryLoadData", "jitOptionsValues")
-    if numJitOptions.__class__ is not int or numJitOptions >> 32:
-        numJitOptions = _c.integer(
-            numJitOptions, _range_unsigned_int, "cudaLibraryLoadData", "numJitOptions"
-        )
     if libraryOptions.__class__ is not int:
         libraryOptions = _c.ref(
             libraryOptions,
@@ -11533,10 +11537,6 @@ def cudaLibraryLoadData(
         )
     elif libraryOptionValues >> 64:
         raise _c.address_error(libraryOptionValues, "cudaLibraryLoadData", "libraryOptionValues")
-    if numLibraryOptions.__class__ is not int or numLibraryOptions >> 32:
-        numLibraryOptions = _c.integer(
-            numLibraryOptions, _range_unsigned_int, "cudaLibraryLoadData", "numLibraryOptions"
-        )
     library = cudaLibrary_t()
     try:
         err = _cudaLibraryLoadData(
@@ -11598,6 +11598,14 @@ def cudaLibraryLoadFromFile(
 
     C: cudaError_t cudaLibraryLoadFromFile(cudaLibrary_t *library, const char *fileName, enum cudaJitOption *jitOptions, void **jitOptionsValues, unsigned int numJitOptions, enum cudaLibraryOption *libraryOptions, void **libraryOptionValues, unsigned int numLibraryOptions)
     """
+    if numJitOptions.__class__ is not int or numJitOptions >> 32:
+        numJitOptions = _c.integer(
+            numJitOptions, _range_unsigned_int, "cudaLibraryLoadFromFile", "numJitOptions"
+        )
+    if numLibraryOptions.__class__ is not int or numLibraryOptions >> 32:
+        numLibraryOptions = _c.integer(
+            numLibraryOptions, _range_unsigned_int, "cudaLibraryLoadFromFile", "numLibraryOptions"
+        )
     fileName = _c.image_file(fileName, "fileName")
     if jitOptions.__class__ is not int:
         jitOptions = _c.ref(
@@ -11620,10 +11628,6 @@ def cudaLibraryLoadFromFile(
         )
     elif jitOptionsValues >> 64:
         raise _c.address_error(jitOptionsValues, "cudaLibraryLoadFromFile", "jitOptionsValues")
-    if numJitOptions.__class__ is not int or numJitOptions >> 32:
-        numJitOptions = _c.integer(
-            numJitOptions, _range_unsigned_int, "cudaLibraryLoadFromFile", "numJitOptions"
-        )
     if libraryOptions.__class__ is not int:
         libraryOptions = _c.ref(
             libraryOptions,
@@ -11646,10 +11650,6 @@ def cudaLibraryLoadFromFile(
     elif libraryOptionValues >> 64:
         raise _c.address_error(
             libraryOptionValues, "cudaLibraryLoadFromFile", "libraryOptionValues"
-        )
-    if numLibraryOptions.__class__ is not int or numLibraryOptions >> 32:
-        numLibraryOptions = _c.integer(
-            numLibraryOptions, _range_unsigned_int, "cudaLibraryLoadFromFile", "numLibraryOptions"
         )
     library = cudaLibrary_t()
     try:
@@ -11759,10 +11759,10 @@ def cudaLogsDumpToFile(iterator: int, pathToFile: str | bytes | None, flags: int
         iterator = _c.integer(
             iterator, _range_cudaLogIterator_unsigned_int, "cudaLogsDumpToFile", "iterator"
         )
-    if pathToFile.__class__ is not bytes:
-        pathToFile = _c.cstring(pathToFile, "pathToFile")
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, _range_unsigned_int, "cudaLogsDumpToFile", "flags")
+    if pathToFile.__class__ is not bytes:
+        pathToFile = _c.cstring(pathToFile, "pathToFile")
     iterator_ = cudaLogIterator(iterator)
     try:
         err = _cudaLogsDumpToFile(iterator_, pathToFile, flags)
@@ -11800,14 +11800,14 @@ def cudaLogsDumpToMemory(
         iterator = _c.integer(
             iterator, _range_cudaLogIterator_unsigned_int, "cudaLogsDumpToMemory", "iterator"
         )
-    if buffer.__class__ is not int:
-        buffer = _c.ref(buffer, c_char, "buffer", True, None, "cudaLogsDumpToMemory: size", size)
-    elif buffer >> 64:
-        raise _c.address_error(buffer, "cudaLogsDumpToMemory", "buffer")
     if size.__class__ is not int or size >> 64:
         size = _c.integer(size, _range_size_t, "cudaLogsDumpToMemory", "size")
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, _range_unsigned_int, "cudaLogsDumpToMemory", "flags")
+    if buffer.__class__ is not int:
+        buffer = _c.ref(buffer, c_char, "buffer", True, None, "cudaLogsDumpToMemory: size", size)
+    elif buffer >> 64:
+        raise _c.address_error(buffer, "cudaLogsDumpToMemory", "buffer")
     iterator_ = cudaLogIterator(iterator)
     size_ = c_size_t(size)
     try:
@@ -11960,14 +11960,14 @@ def cudaMalloc3DArray(desc: _PointerLike, extent: cudaExtent, flags: int = 0) ->
 
     C: cudaError_t cudaMalloc3DArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc, struct cudaExtent extent, unsigned int flags)
     """
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaMalloc3DArray", "flags")
     if desc.__class__ is not int:
         desc = _c.ref(
             desc, cudaChannelFormatDesc, "desc", False, 1, "cudaMalloc3DArray: the record"
         )
     elif desc >> 64 or 0 < desc < 65536:
         raise _c.address_error(desc, "cudaMalloc3DArray", "desc", "cudaChannelFormatDesc")
-    if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, _range_unsigned_int, "cudaMalloc3DArray", "flags")
     array = cudaArray_t()
     try:
         err = _cudaMalloc3DArray(array, desc, extent, flags)
@@ -11998,16 +11998,16 @@ def cudaMallocArray(desc: _PointerLike, width: int, height: int = 0, flags: int 
 
     C: cudaError_t cudaMallocArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc, size_t width, size_t height, unsigned int flags)
     """
-    if desc.__class__ is not int:
-        desc = _c.ref(desc, cudaChannelFormatDesc, "desc", False, 1, "cudaMallocArray: the record")
-    elif desc >> 64 or 0 < desc < 65536:
-        raise _c.address_error(desc, "cudaMallocArray", "desc", "cudaChannelFormatDesc")
     if width.__class__ is not int or width >> 64:
         width = _c.integer(width, _range_size_t, "cudaMallocArray", "width")
     if height.__class__ is not int or height >> 64:
         height = _c.integer(height, _range_size_t, "cudaMallocArray", "height")
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, _range_unsigned_int, "cudaMallocArray", "flags")
+    if desc.__class__ is not int:
+        desc = _c.ref(desc, cudaChannelFormatDesc, "desc", False, 1, "cudaMallocArray: the record")
+    elif desc >> 64 or 0 < desc < 65536:
+        raise _c.address_error(desc, "cudaMallocArray", "desc", "cudaChannelFormatDesc")
     array = cudaArray_t()
     try:
         err = _cudaMallocArray(array, desc, width, height, flags)
@@ -12172,18 +12172,18 @@ def cudaMallocMipmappedArray(
 
     C: cudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t *mipmappedArray, const struct cudaChannelFormatDesc *desc, struct cudaExtent extent, unsigned int numLevels, unsigned int flags)
     """
-    if desc.__class__ is not int:
-        desc = _c.ref(
-            desc, cudaChannelFormatDesc, "desc", False, 1, "cudaMallocMipmappedArray: the record"
-        )
-    elif desc >> 64 or 0 < desc < 65536:
-        raise _c.address_error(desc, "cudaMallocMipmappedArray", "desc", "cudaChannelFormatDesc")
     if numLevels.__class__ is not int or numLevels >> 32:
         numLevels = _c.integer(
             numLevels, _range_unsigned_int, "cudaMallocMipmappedArray", "numLevels"
         )
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, _range_unsigned_int, "cudaMallocMipmappedArray", "flags")
+    if desc.__class__ is not int:
+        desc = _c.ref(
+            desc, cudaChannelFormatDesc, "desc", False, 1, "cudaMallocMipmappedArray: the record"
+        )
+    elif desc >> 64 or 0 < desc < 65536:
+        raise _c.address_error(desc, "cudaMallocMipmappedArray", "desc", "cudaChannelFormatDesc")
     mipmappedArray = cudaMipmappedArray_t()
     try:
         err = _cudaMallocMipmappedArray(mipmappedArray, desc, extent, numLevels, flags)
@@ -12254,16 +12254,16 @@ def cudaMemAdvise(
 
     C: cudaError_t cudaMemAdvise(const void *devPtr, size_t count, enum cudaMemoryAdvise advice, struct cudaMemLocation location)
     """
-    if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", False, count, "cudaMemAdvise: count")
-    elif devPtr >> 64:
-        raise _c.address_error(devPtr, "cudaMemAdvise", "devPtr")
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaMemAdvise", "count")
     if advice.__class__ is not cudaMemoryAdvise and (
         advice.__class__ is not int or advice not in _cudaMemoryAdvise_members
     ):
         advice = _c.enum_argument(advice, _range_cudaMemoryAdvise, "cudaMemAdvise", "advice")
+    if devPtr.__class__ is not int:
+        devPtr = _c.pointer(devPtr, "devPtr", False, count, "cudaMemAdvise: count")
+    elif devPtr >> 64:
+        raise _c.address_error(devPtr, "cudaMemAdvise", "devPtr")
     try:
         err = _cudaMemAdvise(devPtr, count, advice, location)
     except _ArgumentError as exc:
@@ -12300,6 +12300,16 @@ def cudaMemDiscardAndPrefetchBatchAsync(
 
     C: cudaError_t cudaMemDiscardAndPrefetchBatchAsync(void **dptrs, size_t *sizes, size_t count, struct cudaMemLocation *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, cudaStream_t stream)
     """
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemDiscardAndPrefetchBatchAsync", "count")
+    if numPrefetchLocs.__class__ is not int or numPrefetchLocs >> 64:
+        numPrefetchLocs = _c.integer(
+            numPrefetchLocs, _range_size_t, "cudaMemDiscardAndPrefetchBatchAsync", "numPrefetchLocs"
+        )
+    if flags.__class__ is not int or flags >> 64:
+        flags = _c.integer(
+            flags, _range_unsigned_long_long, "cudaMemDiscardAndPrefetchBatchAsync", "flags"
+        )
     if dptrs.__class__ is not int:
         dptrs = _c.pointer(
             dptrs,
@@ -12316,8 +12326,6 @@ def cudaMemDiscardAndPrefetchBatchAsync(
         )
     elif sizes >> 64:
         raise _c.address_error(sizes, "cudaMemDiscardAndPrefetchBatchAsync", "sizes")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaMemDiscardAndPrefetchBatchAsync", "count")
     if prefetchLocs.__class__ is not int:
         prefetchLocs = _c.ref(
             prefetchLocs,
@@ -12343,14 +12351,6 @@ def cudaMemDiscardAndPrefetchBatchAsync(
     elif prefetchLocIdxs >> 64:
         raise _c.address_error(
             prefetchLocIdxs, "cudaMemDiscardAndPrefetchBatchAsync", "prefetchLocIdxs"
-        )
-    if numPrefetchLocs.__class__ is not int or numPrefetchLocs >> 64:
-        numPrefetchLocs = _c.integer(
-            numPrefetchLocs, _range_size_t, "cudaMemDiscardAndPrefetchBatchAsync", "numPrefetchLocs"
-        )
-    if flags.__class__ is not int or flags >> 64:
-        flags = _c.integer(
-            flags, _range_unsigned_long_long, "cudaMemDiscardAndPrefetchBatchAsync", "flags"
         )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
@@ -12397,6 +12397,10 @@ def cudaMemDiscardBatchAsync(
 
     C: cudaError_t cudaMemDiscardBatchAsync(void **dptrs, size_t *sizes, size_t count, unsigned long long flags, cudaStream_t stream)
     """
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemDiscardBatchAsync", "count")
+    if flags.__class__ is not int or flags >> 64:
+        flags = _c.integer(flags, _range_unsigned_long_long, "cudaMemDiscardBatchAsync", "flags")
     if dptrs.__class__ is not int:
         dptrs = _c.pointer(
             dptrs,
@@ -12411,10 +12415,6 @@ def cudaMemDiscardBatchAsync(
         sizes = _c.ref(sizes, c_size_t, "sizes", True, count, "cudaMemDiscardBatchAsync: count")
     elif sizes >> 64:
         raise _c.address_error(sizes, "cudaMemDiscardBatchAsync", "sizes")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaMemDiscardBatchAsync", "count")
-    if flags.__class__ is not int or flags >> 64:
-        flags = _c.integer(flags, _range_unsigned_long_long, "cudaMemDiscardBatchAsync", "flags")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -12441,18 +12441,18 @@ def cudaMemGetDefaultMemPool(
 
     C: cudaError_t cudaMemGetDefaultMemPool(cudaMemPool_t *memPool, struct cudaMemLocation *location, enum cudaMemAllocationType type)
     """
-    if location.__class__ is not int:
-        location = _c.ref(
-            location, cudaMemLocation, "location", True, 1, "cudaMemGetDefaultMemPool: the record"
-        )
-    elif location >> 64 or 0 < location < 65536:
-        raise _c.address_error(location, "cudaMemGetDefaultMemPool", "location", "cudaMemLocation")
     if type.__class__ is not cudaMemAllocationType and (
         type.__class__ is not int or type not in _cudaMemAllocationType_members
     ):
         type = _c.enum_argument(
             type, _range_cudaMemAllocationType, "cudaMemGetDefaultMemPool", "type"
         )
+    if location.__class__ is not int:
+        location = _c.ref(
+            location, cudaMemLocation, "location", True, 1, "cudaMemGetDefaultMemPool: the record"
+        )
+    elif location >> 64 or 0 < location < 65536:
+        raise _c.address_error(location, "cudaMemGetDefaultMemPool", "location", "cudaMemLocation")
     memPool = cudaMemPool_t()
     try:
         err = _cudaMemGetDefaultMemPool(memPool, location, type)
@@ -12514,10 +12514,6 @@ def cudaMemGetLocationInfo(
 
     C: cudaError_t cudaMemGetLocationInfo(void *devPtr, size_t size, size_t summaryGranularity, size_t samplingGranularity, struct cudaMemLocation *location_out)
     """
-    if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", True, size, "cudaMemGetLocationInfo: size")
-    elif devPtr >> 64:
-        raise _c.address_error(devPtr, "cudaMemGetLocationInfo", "devPtr")
     if size.__class__ is not int or size >> 64:
         size = _c.integer(size, _range_size_t, "cudaMemGetLocationInfo", "size")
     if summaryGranularity.__class__ is not int or summaryGranularity >> 64:
@@ -12528,6 +12524,10 @@ def cudaMemGetLocationInfo(
         samplingGranularity = _c.integer(
             samplingGranularity, _range_size_t, "cudaMemGetLocationInfo", "samplingGranularity"
         )
+    if devPtr.__class__ is not int:
+        devPtr = _c.pointer(devPtr, "devPtr", True, size, "cudaMemGetLocationInfo: size")
+    elif devPtr >> 64:
+        raise _c.address_error(devPtr, "cudaMemGetLocationInfo", "devPtr")
     location_out = cudaMemLocation()
     try:
         err = _cudaMemGetLocationInfo(
@@ -12556,16 +12556,16 @@ def cudaMemGetMemPool(location: _PointerLike, type: cudaMemAllocationType | int)
 
     C: cudaError_t cudaMemGetMemPool(cudaMemPool_t *memPool, struct cudaMemLocation *location, enum cudaMemAllocationType type)
     """
+    if type.__class__ is not cudaMemAllocationType and (
+        type.__class__ is not int or type not in _cudaMemAllocationType_members
+    ):
+        type = _c.enum_argument(type, _range_cudaMemAllocationType, "cudaMemGetMemPool", "type")
     if location.__class__ is not int:
         location = _c.ref(
             location, cudaMemLocation, "location", True, 1, "cudaMemGetMemPool: the record"
         )
     elif location >> 64 or 0 < location < 65536:
         raise _c.address_error(location, "cudaMemGetMemPool", "location", "cudaMemLocation")
-    if type.__class__ is not cudaMemAllocationType and (
-        type.__class__ is not int or type not in _cudaMemAllocationType_members
-    ):
-        type = _c.enum_argument(type, _range_cudaMemAllocationType, "cudaMemGetMemPool", "type")
     memPool = cudaMemPool_t()
     try:
         err = _cudaMemGetMemPool(memPool, location, type)
@@ -12678,14 +12678,6 @@ def cudaMemPoolExportToShareableHandle(
 
     C: cudaError_t cudaMemPoolExportToShareableHandle(void *shareableHandle, cudaMemPool_t memPool, enum cudaMemAllocationHandleType handleType, unsigned int flags)
     """
-    if shareableHandle.__class__ is not int:
-        shareableHandle = _c.pointer(shareableHandle, "shareableHandle", True)
-    elif shareableHandle >> 64:
-        raise _c.address_error(
-            shareableHandle, "cudaMemPoolExportToShareableHandle", "shareableHandle"
-        )
-    if memPool.__class__ is not cudaMemPool_t:
-        memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     if handleType.__class__ is not cudaMemAllocationHandleType and (
         handleType.__class__ is not int or handleType & -16
     ):
@@ -12699,6 +12691,14 @@ def cudaMemPoolExportToShareableHandle(
         flags = _c.integer(
             flags, _range_unsigned_int, "cudaMemPoolExportToShareableHandle", "flags"
         )
+    if shareableHandle.__class__ is not int:
+        shareableHandle = _c.pointer(shareableHandle, "shareableHandle", True)
+    elif shareableHandle >> 64:
+        raise _c.address_error(
+            shareableHandle, "cudaMemPoolExportToShareableHandle", "shareableHandle"
+        )
+    if memPool.__class__ is not cudaMemPool_t:
+        memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     try:
         err = _cudaMemPoolExportToShareableHandle(shareableHandle, memPool, handleType, flags)
     except _ArgumentError as exc:
@@ -12788,12 +12788,12 @@ def cudaMemPoolGetAttribute(
 
     C: cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value)
     """
-    if memPool.__class__ is not cudaMemPool_t:
-        memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     if attr.__class__ is not cudaMemPoolAttr and (
         attr.__class__ is not int or attr not in _cudaMemPoolAttr_members
     ):
         attr = _c.enum_argument(attr, _range_cudaMemPoolAttr, "cudaMemPoolGetAttribute", "attr")
+    if memPool.__class__ is not cudaMemPool_t:
+        memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     value = _c.attribute_storage(attr, _cudaMemPoolAttr_values, "cudaMemPoolGetAttribute")
     try:
         err = _cudaMemPoolGetAttribute(memPool, attr, _c.byref(value))
@@ -12825,12 +12825,6 @@ def cudaMemPoolImportFromShareableHandle(
 
     C: cudaError_t cudaMemPoolImportFromShareableHandle(cudaMemPool_t *memPool, void *shareableHandle, enum cudaMemAllocationHandleType handleType, unsigned int flags)
     """
-    if shareableHandle.__class__ is not int:
-        shareableHandle = _c.pointer(shareableHandle, "shareableHandle", True)
-    elif shareableHandle >> 64:
-        raise _c.address_error(
-            shareableHandle, "cudaMemPoolImportFromShareableHandle", "shareableHandle"
-        )
     if handleType.__class__ is not cudaMemAllocationHandleType and (
         handleType.__class__ is not int or handleType & -16
     ):
@@ -12843,6 +12837,12 @@ def cudaMemPoolImportFromShareableHandle(
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(
             flags, _range_unsigned_int, "cudaMemPoolImportFromShareableHandle", "flags"
+        )
+    if shareableHandle.__class__ is not int:
+        shareableHandle = _c.pointer(shareableHandle, "shareableHandle", True)
+    elif shareableHandle >> 64:
+        raise _c.address_error(
+            shareableHandle, "cudaMemPoolImportFromShareableHandle", "shareableHandle"
         )
     memPool = cudaMemPool_t()
     try:
@@ -12919,6 +12919,8 @@ def cudaMemPoolSetAccess(
 
     C: cudaError_t cudaMemPoolSetAccess(cudaMemPool_t memPool, const struct cudaMemAccessDesc *descList, size_t count)
     """
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemPoolSetAccess", "count")
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     if descList.__class__ is not int:
@@ -12927,8 +12929,6 @@ def cudaMemPoolSetAccess(
         )
     elif descList >> 64 or 0 < descList < 65536:
         raise _c.address_error(descList, "cudaMemPoolSetAccess", "descList", "cudaMemAccessDesc")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaMemPoolSetAccess", "count")
     try:
         err = _cudaMemPoolSetAccess(memPool, descList, count)
     except _ArgumentError as exc:
@@ -12974,12 +12974,12 @@ def cudaMemPoolSetAttribute(
 
     C: cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value)
     """
-    if memPool.__class__ is not cudaMemPool_t:
-        memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     if attr.__class__ is not cudaMemPoolAttr and (
         attr.__class__ is not int or attr not in _cudaMemPoolAttr_members
     ):
         attr = _c.enum_argument(attr, _range_cudaMemPoolAttr, "cudaMemPoolSetAttribute", "attr")
+    if memPool.__class__ is not cudaMemPool_t:
+        memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     value = _c.attribute_value(
         value, attr, _cudaMemPoolAttr_values, "cudaMemPoolSetAttribute", "value"
     )
@@ -13006,12 +13006,12 @@ def cudaMemPoolTrimTo(memPool: cudaMemPool_t | _HandleLike, minBytesToKeep: int)
 
     C: cudaError_t cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minBytesToKeep)
     """
-    if memPool.__class__ is not cudaMemPool_t:
-        memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     if minBytesToKeep.__class__ is not int or minBytesToKeep >> 64:
         minBytesToKeep = _c.integer(
             minBytesToKeep, _range_size_t, "cudaMemPoolTrimTo", "minBytesToKeep"
         )
+    if memPool.__class__ is not cudaMemPool_t:
+        memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     try:
         err = _cudaMemPoolTrimTo(memPool, minBytesToKeep)
     except _ArgumentError as exc:
@@ -13042,14 +13042,14 @@ def cudaMemPrefetchAsync(
 
     C: cudaError_t cudaMemPrefetchAsync(const void *devPtr, size_t count, struct cudaMemLocation location, unsigned int flags, cudaStream_t stream)
     """
-    if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", False, count, "cudaMemPrefetchAsync: count")
-    elif devPtr >> 64:
-        raise _c.address_error(devPtr, "cudaMemPrefetchAsync", "devPtr")
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaMemPrefetchAsync", "count")
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, _range_unsigned_int, "cudaMemPrefetchAsync", "flags")
+    if devPtr.__class__ is not int:
+        devPtr = _c.pointer(devPtr, "devPtr", False, count, "cudaMemPrefetchAsync: count")
+    elif devPtr >> 64:
+        raise _c.address_error(devPtr, "cudaMemPrefetchAsync", "devPtr")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -13088,6 +13088,14 @@ def cudaMemPrefetchBatchAsync(
 
     C: cudaError_t cudaMemPrefetchBatchAsync(void **dptrs, size_t *sizes, size_t count, struct cudaMemLocation *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, cudaStream_t stream)
     """
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemPrefetchBatchAsync", "count")
+    if numPrefetchLocs.__class__ is not int or numPrefetchLocs >> 64:
+        numPrefetchLocs = _c.integer(
+            numPrefetchLocs, _range_size_t, "cudaMemPrefetchBatchAsync", "numPrefetchLocs"
+        )
+    if flags.__class__ is not int or flags >> 64:
+        flags = _c.integer(flags, _range_unsigned_long_long, "cudaMemPrefetchBatchAsync", "flags")
     if dptrs.__class__ is not int:
         dptrs = _c.pointer(
             dptrs,
@@ -13102,8 +13110,6 @@ def cudaMemPrefetchBatchAsync(
         sizes = _c.ref(sizes, c_size_t, "sizes", True, count, "cudaMemPrefetchBatchAsync: count")
     elif sizes >> 64:
         raise _c.address_error(sizes, "cudaMemPrefetchBatchAsync", "sizes")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaMemPrefetchBatchAsync", "count")
     if prefetchLocs.__class__ is not int:
         prefetchLocs = _c.ref(
             prefetchLocs,
@@ -13128,12 +13134,6 @@ def cudaMemPrefetchBatchAsync(
         )
     elif prefetchLocIdxs >> 64:
         raise _c.address_error(prefetchLocIdxs, "cudaMemPrefetchBatchAsync", "prefetchLocIdxs")
-    if numPrefetchLocs.__class__ is not int or numPrefetchLocs >> 64:
-        numPrefetchLocs = _c.integer(
-            numPrefetchLocs, _range_size_t, "cudaMemPrefetchBatchAsync", "numPrefetchLocs"
-        )
-    if flags.__class__ is not int or flags >> 64:
-        flags = _c.integer(flags, _range_unsigned_long_long, "cudaMemPrefetchBatchAsync", "flags")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -13199,12 +13199,12 @@ def cudaMemRangeGetAttribute(
         attribute = _c.enum_argument(
             attribute, _range_cudaMemRangeAttribute, "cudaMemRangeGetAttribute", "attribute"
         )
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemRangeGetAttribute", "count")
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", False, count, "cudaMemRangeGetAttribute: count")
     elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaMemRangeGetAttribute", "devPtr")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaMemRangeGetAttribute", "count")
     data = _c.attribute_storage(
         attribute, _cudaMemRangeAttribute_values, "cudaMemRangeGetAttribute", dataSize
     )
@@ -13256,6 +13256,12 @@ def cudaMemRangeGetAttributes(
 
     C: cudaError_t cudaMemRangeGetAttributes(void **data, size_t *dataSizes, enum cudaMemRangeAttribute *attributes, size_t numAttributes, const void *devPtr, size_t count)
     """
+    if numAttributes.__class__ is not int or numAttributes >> 64:
+        numAttributes = _c.integer(
+            numAttributes, _range_size_t, "cudaMemRangeGetAttributes", "numAttributes"
+        )
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemRangeGetAttributes", "count")
     if dataSizes.__class__ is not int:
         dataSizes = _c.ref(
             dataSizes,
@@ -13278,16 +13284,10 @@ def cudaMemRangeGetAttributes(
         )
     elif attributes >> 64:
         raise _c.address_error(attributes, "cudaMemRangeGetAttributes", "attributes")
-    if numAttributes.__class__ is not int or numAttributes >> 64:
-        numAttributes = _c.integer(
-            numAttributes, _range_size_t, "cudaMemRangeGetAttributes", "numAttributes"
-        )
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", False, count, "cudaMemRangeGetAttributes: count")
     elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaMemRangeGetAttributes", "devPtr")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaMemRangeGetAttributes", "count")
     data = _c.attribute_storages(
         attributes,
         _cudaMemRangeAttribute_values,
@@ -13321,16 +13321,16 @@ def cudaMemSetMemPool(
 
     C: cudaError_t cudaMemSetMemPool(struct cudaMemLocation *location, enum cudaMemAllocationType type, cudaMemPool_t memPool)
     """
+    if type.__class__ is not cudaMemAllocationType and (
+        type.__class__ is not int or type not in _cudaMemAllocationType_members
+    ):
+        type = _c.enum_argument(type, _range_cudaMemAllocationType, "cudaMemSetMemPool", "type")
     if location.__class__ is not int:
         location = _c.ref(
             location, cudaMemLocation, "location", True, 1, "cudaMemSetMemPool: the record"
         )
     elif location >> 64 or 0 < location < 65536:
         raise _c.address_error(location, "cudaMemSetMemPool", "location", "cudaMemLocation")
-    if type.__class__ is not cudaMemAllocationType and (
-        type.__class__ is not int or type not in _cudaMemAllocationType_members
-    ):
-        type = _c.enum_argument(type, _range_cudaMemAllocationType, "cudaMemSetMemPool", "type")
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
     try:
@@ -13358,6 +13358,12 @@ def cudaMemcpy(
 
     C: cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
     """
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemcpy", "count")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy", "kind")
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, count, "cudaMemcpy: count")
     elif dst >> 64:
@@ -13366,12 +13372,6 @@ def cudaMemcpy(
         src = _c.pointer(src, "src", False, count, "cudaMemcpy: count")
     elif src >> 64:
         raise _c.address_error(src, "cudaMemcpy", "src")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaMemcpy", "count")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
-        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy", "kind")
     try:
         err = _cudaMemcpy(dst, src, count, kind)
     except _ArgumentError as exc:
@@ -13406,28 +13406,8 @@ def cudaMemcpy2D(
 
     C: cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind)
     """
-    if dst.__class__ is not int:
-        dst = _c.pointer(
-            dst,
-            "dst",
-            True,
-            _c.rows(dpitch, width, height),
-            "cudaMemcpy2D: (height - 1) * dpitch + width",
-        )
-    elif dst >> 64:
-        raise _c.address_error(dst, "cudaMemcpy2D", "dst")
     if dpitch.__class__ is not int or dpitch >> 64:
         dpitch = _c.integer(dpitch, _range_size_t, "cudaMemcpy2D", "dpitch")
-    if src.__class__ is not int:
-        src = _c.pointer(
-            src,
-            "src",
-            False,
-            _c.rows(spitch, width, height),
-            "cudaMemcpy2D: (height - 1) * spitch + width",
-        )
-    elif src >> 64:
-        raise _c.address_error(src, "cudaMemcpy2D", "src")
     if spitch.__class__ is not int or spitch >> 64:
         spitch = _c.integer(spitch, _range_size_t, "cudaMemcpy2D", "spitch")
     if width.__class__ is not int or width >> 64:
@@ -13438,6 +13418,26 @@ def cudaMemcpy2D(
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2D", "kind")
+    if dst.__class__ is not int:
+        dst = _c.pointer(
+            dst,
+            "dst",
+            True,
+            _c.rows(dpitch, width, height),
+            "cudaMemcpy2D: (height - 1) * dpitch + width",
+        )
+    elif dst >> 64:
+        raise _c.address_error(dst, "cudaMemcpy2D", "dst")
+    if src.__class__ is not int:
+        src = _c.pointer(
+            src,
+            "src",
+            False,
+            _c.rows(spitch, width, height),
+            "cudaMemcpy2D: (height - 1) * spitch + width",
+        )
+    elif src >> 64:
+        raise _c.address_error(src, "cudaMemcpy2D", "src")
     try:
         err = _cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind)
     except _ArgumentError as exc:
@@ -13478,14 +13478,10 @@ def cudaMemcpy2DArrayToArray(
 
     C: cudaError_t cudaMemcpy2DArrayToArray(cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst, cudaArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc, size_t width, size_t height, enum cudaMemcpyKind kind)
     """
-    if dst.__class__ is not cudaArray_t:
-        dst = _c.handle(dst, cudaArray_t, "dst")
     if wOffsetDst.__class__ is not int or wOffsetDst >> 64:
         wOffsetDst = _c.integer(wOffsetDst, _range_size_t, "cudaMemcpy2DArrayToArray", "wOffsetDst")
     if hOffsetDst.__class__ is not int or hOffsetDst >> 64:
         hOffsetDst = _c.integer(hOffsetDst, _range_size_t, "cudaMemcpy2DArrayToArray", "hOffsetDst")
-    if src.__class__ is not cudaArray_const_t:
-        src = _c.handle(src, cudaArray_const_t, "src")
     if wOffsetSrc.__class__ is not int or wOffsetSrc >> 64:
         wOffsetSrc = _c.integer(wOffsetSrc, _range_size_t, "cudaMemcpy2DArrayToArray", "wOffsetSrc")
     if hOffsetSrc.__class__ is not int or hOffsetSrc >> 64:
@@ -13498,6 +13494,10 @@ def cudaMemcpy2DArrayToArray(
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DArrayToArray", "kind")
+    if dst.__class__ is not cudaArray_t:
+        dst = _c.handle(dst, cudaArray_t, "dst")
+    if src.__class__ is not cudaArray_const_t:
+        src = _c.handle(src, cudaArray_const_t, "src")
     try:
         err = _cudaMemcpy2DArrayToArray(
             dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, width, height, kind
@@ -13550,28 +13550,8 @@ def cudaMemcpy2DAsync(
 
     C: cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream)
     """
-    if dst.__class__ is not int:
-        dst = _c.pointer(
-            dst,
-            "dst",
-            True,
-            _c.rows(dpitch, width, height),
-            "cudaMemcpy2DAsync: (height - 1) * dpitch + width",
-        )
-    elif dst >> 64:
-        raise _c.address_error(dst, "cudaMemcpy2DAsync", "dst")
     if dpitch.__class__ is not int or dpitch >> 64:
         dpitch = _c.integer(dpitch, _range_size_t, "cudaMemcpy2DAsync", "dpitch")
-    if src.__class__ is not int:
-        src = _c.pointer(
-            src,
-            "src",
-            False,
-            _c.rows(spitch, width, height),
-            "cudaMemcpy2DAsync: (height - 1) * spitch + width",
-        )
-    elif src >> 64:
-        raise _c.address_error(src, "cudaMemcpy2DAsync", "src")
     if spitch.__class__ is not int or spitch >> 64:
         spitch = _c.integer(spitch, _range_size_t, "cudaMemcpy2DAsync", "spitch")
     if width.__class__ is not int or width >> 64:
@@ -13582,6 +13562,26 @@ def cudaMemcpy2DAsync(
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DAsync", "kind")
+    if dst.__class__ is not int:
+        dst = _c.pointer(
+            dst,
+            "dst",
+            True,
+            _c.rows(dpitch, width, height),
+            "cudaMemcpy2DAsync: (height - 1) * dpitch + width",
+        )
+    elif dst >> 64:
+        raise _c.address_error(dst, "cudaMemcpy2DAsync", "dst")
+    if src.__class__ is not int:
+        src = _c.pointer(
+            src,
+            "src",
+            False,
+            _c.rows(spitch, width, height),
+            "cudaMemcpy2DAsync: (height - 1) * spitch + width",
+        )
+    elif src >> 64:
+        raise _c.address_error(src, "cudaMemcpy2DAsync", "src")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -13624,20 +13624,8 @@ def cudaMemcpy2DFromArray(
 
     C: cudaError_t cudaMemcpy2DFromArray(void *dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t width, size_t height, enum cudaMemcpyKind kind)
     """
-    if dst.__class__ is not int:
-        dst = _c.pointer(
-            dst,
-            "dst",
-            True,
-            _c.rows(dpitch, width, height),
-            "cudaMemcpy2DFromArray: (height - 1) * dpitch + width",
-        )
-    elif dst >> 64:
-        raise _c.address_error(dst, "cudaMemcpy2DFromArray", "dst")
     if dpitch.__class__ is not int or dpitch >> 64:
         dpitch = _c.integer(dpitch, _range_size_t, "cudaMemcpy2DFromArray", "dpitch")
-    if src.__class__ is not cudaArray_const_t:
-        src = _c.handle(src, cudaArray_const_t, "src")
     if wOffset.__class__ is not int or wOffset >> 64:
         wOffset = _c.integer(wOffset, _range_size_t, "cudaMemcpy2DFromArray", "wOffset")
     if hOffset.__class__ is not int or hOffset >> 64:
@@ -13650,6 +13638,18 @@ def cudaMemcpy2DFromArray(
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DFromArray", "kind")
+    if dst.__class__ is not int:
+        dst = _c.pointer(
+            dst,
+            "dst",
+            True,
+            _c.rows(dpitch, width, height),
+            "cudaMemcpy2DFromArray: (height - 1) * dpitch + width",
+        )
+    elif dst >> 64:
+        raise _c.address_error(dst, "cudaMemcpy2DFromArray", "dst")
+    if src.__class__ is not cudaArray_const_t:
+        src = _c.handle(src, cudaArray_const_t, "src")
     try:
         err = _cudaMemcpy2DFromArray(dst, dpitch, src, wOffset, hOffset, width, height, kind)
     except _ArgumentError as exc:
@@ -13692,20 +13692,8 @@ def cudaMemcpy2DFromArrayAsync(
 
     C: cudaError_t cudaMemcpy2DFromArrayAsync(void *dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream)
     """
-    if dst.__class__ is not int:
-        dst = _c.pointer(
-            dst,
-            "dst",
-            True,
-            _c.rows(dpitch, width, height),
-            "cudaMemcpy2DFromArrayAsync: (height - 1) * dpitch + width",
-        )
-    elif dst >> 64:
-        raise _c.address_error(dst, "cudaMemcpy2DFromArrayAsync", "dst")
     if dpitch.__class__ is not int or dpitch >> 64:
         dpitch = _c.integer(dpitch, _range_size_t, "cudaMemcpy2DFromArrayAsync", "dpitch")
-    if src.__class__ is not cudaArray_const_t:
-        src = _c.handle(src, cudaArray_const_t, "src")
     if wOffset.__class__ is not int or wOffset >> 64:
         wOffset = _c.integer(wOffset, _range_size_t, "cudaMemcpy2DFromArrayAsync", "wOffset")
     if hOffset.__class__ is not int or hOffset >> 64:
@@ -13718,6 +13706,18 @@ def cudaMemcpy2DFromArrayAsync(
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DFromArrayAsync", "kind")
+    if dst.__class__ is not int:
+        dst = _c.pointer(
+            dst,
+            "dst",
+            True,
+            _c.rows(dpitch, width, height),
+            "cudaMemcpy2DFromArrayAsync: (height - 1) * dpitch + width",
+        )
+    elif dst >> 64:
+        raise _c.address_error(dst, "cudaMemcpy2DFromArrayAsync", "dst")
+    if src.__class__ is not cudaArray_const_t:
+        src = _c.handle(src, cudaArray_const_t, "src")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -13762,22 +13762,10 @@ def cudaMemcpy2DToArray(
 
     C: cudaError_t cudaMemcpy2DToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind)
     """
-    if dst.__class__ is not cudaArray_t:
-        dst = _c.handle(dst, cudaArray_t, "dst")
     if wOffset.__class__ is not int or wOffset >> 64:
         wOffset = _c.integer(wOffset, _range_size_t, "cudaMemcpy2DToArray", "wOffset")
     if hOffset.__class__ is not int or hOffset >> 64:
         hOffset = _c.integer(hOffset, _range_size_t, "cudaMemcpy2DToArray", "hOffset")
-    if src.__class__ is not int:
-        src = _c.pointer(
-            src,
-            "src",
-            False,
-            _c.rows(spitch, width, height),
-            "cudaMemcpy2DToArray: (height - 1) * spitch + width",
-        )
-    elif src >> 64:
-        raise _c.address_error(src, "cudaMemcpy2DToArray", "src")
     if spitch.__class__ is not int or spitch >> 64:
         spitch = _c.integer(spitch, _range_size_t, "cudaMemcpy2DToArray", "spitch")
     if width.__class__ is not int or width >> 64:
@@ -13788,6 +13776,18 @@ def cudaMemcpy2DToArray(
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DToArray", "kind")
+    if dst.__class__ is not cudaArray_t:
+        dst = _c.handle(dst, cudaArray_t, "dst")
+    if src.__class__ is not int:
+        src = _c.pointer(
+            src,
+            "src",
+            False,
+            _c.rows(spitch, width, height),
+            "cudaMemcpy2DToArray: (height - 1) * spitch + width",
+        )
+    elif src >> 64:
+        raise _c.address_error(src, "cudaMemcpy2DToArray", "src")
     try:
         err = _cudaMemcpy2DToArray(dst, wOffset, hOffset, src, spitch, width, height, kind)
     except _ArgumentError as exc:
@@ -13830,22 +13830,10 @@ def cudaMemcpy2DToArrayAsync(
 
     C: cudaError_t cudaMemcpy2DToArrayAsync(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream)
     """
-    if dst.__class__ is not cudaArray_t:
-        dst = _c.handle(dst, cudaArray_t, "dst")
     if wOffset.__class__ is not int or wOffset >> 64:
         wOffset = _c.integer(wOffset, _range_size_t, "cudaMemcpy2DToArrayAsync", "wOffset")
     if hOffset.__class__ is not int or hOffset >> 64:
         hOffset = _c.integer(hOffset, _range_size_t, "cudaMemcpy2DToArrayAsync", "hOffset")
-    if src.__class__ is not int:
-        src = _c.pointer(
-            src,
-            "src",
-            False,
-            _c.rows(spitch, width, height),
-            "cudaMemcpy2DToArrayAsync: (height - 1) * spitch + width",
-        )
-    elif src >> 64:
-        raise _c.address_error(src, "cudaMemcpy2DToArrayAsync", "src")
     if spitch.__class__ is not int or spitch >> 64:
         spitch = _c.integer(spitch, _range_size_t, "cudaMemcpy2DToArrayAsync", "spitch")
     if width.__class__ is not int or width >> 64:
@@ -13856,6 +13844,18 @@ def cudaMemcpy2DToArrayAsync(
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpy2DToArrayAsync", "kind")
+    if dst.__class__ is not cudaArray_t:
+        dst = _c.handle(dst, cudaArray_t, "dst")
+    if src.__class__ is not int:
+        src = _c.pointer(
+            src,
+            "src",
+            False,
+            _c.rows(spitch, width, height),
+            "cudaMemcpy2DToArrayAsync: (height - 1) * spitch + width",
+        )
+    elif src >> 64:
+        raise _c.address_error(src, "cudaMemcpy2DToArrayAsync", "src")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -13942,14 +13942,14 @@ def cudaMemcpy3DBatchAsync(
     """
     if numOps.__class__ is not int or numOps >> 64:
         numOps = _c.integer(numOps, _range_size_t, "cudaMemcpy3DBatchAsync", "numOps")
+    if flags.__class__ is not int or flags >> 64:
+        flags = _c.integer(flags, _range_unsigned_long_long, "cudaMemcpy3DBatchAsync", "flags")
     if opList.__class__ is not int:
         opList = _c.ref(
             opList, cudaMemcpy3DBatchOp, "opList", True, numOps, "cudaMemcpy3DBatchAsync: numOps"
         )
     elif opList >> 64 or 0 < opList < 65536:
         raise _c.address_error(opList, "cudaMemcpy3DBatchAsync", "opList", "cudaMemcpy3DBatchOp")
-    if flags.__class__ is not int or flags >> 64:
-        flags = _c.integer(flags, _range_unsigned_long_long, "cudaMemcpy3DBatchAsync", "flags")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -14027,16 +14027,16 @@ def cudaMemcpy3DWithAttributesAsync(
 
     C: cudaError_t cudaMemcpy3DWithAttributesAsync(struct cudaMemcpy3DBatchOp *op, unsigned long long flags, cudaStream_t stream)
     """
+    if flags.__class__ is not int or flags >> 64:
+        flags = _c.integer(
+            flags, _range_unsigned_long_long, "cudaMemcpy3DWithAttributesAsync", "flags"
+        )
     if op.__class__ is not int:
         op = _c.ref(
             op, cudaMemcpy3DBatchOp, "op", True, 1, "cudaMemcpy3DWithAttributesAsync: the record"
         )
     elif op >> 64 or 0 < op < 65536:
         raise _c.address_error(op, "cudaMemcpy3DWithAttributesAsync", "op", "cudaMemcpy3DBatchOp")
-    if flags.__class__ is not int or flags >> 64:
-        flags = _c.integer(
-            flags, _range_unsigned_long_long, "cudaMemcpy3DWithAttributesAsync", "flags"
-        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -14080,14 +14080,10 @@ def cudaMemcpyArrayToArray(
     C: cudaError_t cudaMemcpyArrayToArray(cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst, cudaArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc, size_t count, enum cudaMemcpyKind kind)
     """
     _c.deprecated("cudaMemcpyArrayToArray", None)
-    if dst.__class__ is not cudaArray_t:
-        dst = _c.handle(dst, cudaArray_t, "dst")
     if wOffsetDst.__class__ is not int or wOffsetDst >> 64:
         wOffsetDst = _c.integer(wOffsetDst, _range_size_t, "cudaMemcpyArrayToArray", "wOffsetDst")
     if hOffsetDst.__class__ is not int or hOffsetDst >> 64:
         hOffsetDst = _c.integer(hOffsetDst, _range_size_t, "cudaMemcpyArrayToArray", "hOffsetDst")
-    if src.__class__ is not cudaArray_const_t:
-        src = _c.handle(src, cudaArray_const_t, "src")
     if wOffsetSrc.__class__ is not int or wOffsetSrc >> 64:
         wOffsetSrc = _c.integer(wOffsetSrc, _range_size_t, "cudaMemcpyArrayToArray", "wOffsetSrc")
     if hOffsetSrc.__class__ is not int or hOffsetSrc >> 64:
@@ -14098,6 +14094,10 @@ def cudaMemcpyArrayToArray(
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyArrayToArray", "kind")
+    if dst.__class__ is not cudaArray_t:
+        dst = _c.handle(dst, cudaArray_t, "dst")
+    if src.__class__ is not cudaArray_const_t:
+        src = _c.handle(src, cudaArray_const_t, "src")
     try:
         err = _cudaMemcpyArrayToArray(
             dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count, kind
@@ -14134,6 +14134,12 @@ def cudaMemcpyAsync(
 
     C: cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream)
     """
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemcpyAsync", "count")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyAsync", "kind")
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyAsync: count")
     elif dst >> 64:
@@ -14142,12 +14148,6 @@ def cudaMemcpyAsync(
         src = _c.pointer(src, "src", False, count, "cudaMemcpyAsync: count")
     elif src >> 64:
         raise _c.address_error(src, "cudaMemcpyAsync", "src")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaMemcpyAsync", "count")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
-        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyAsync", "kind")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -14188,6 +14188,10 @@ def cudaMemcpyBatchAsync(
 
     C: cudaError_t cudaMemcpyBatchAsync(void *const *dsts, const void *const *srcs, const size_t *sizes, size_t count, struct cudaMemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs, cudaStream_t stream)
     """
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemcpyBatchAsync", "count")
+    if numAttrs.__class__ is not int or numAttrs >> 64:
+        numAttrs = _c.integer(numAttrs, _range_size_t, "cudaMemcpyBatchAsync", "numAttrs")
     if dsts.__class__ is not int:
         dsts = _c.pointer(
             dsts,
@@ -14212,8 +14216,6 @@ def cudaMemcpyBatchAsync(
         sizes = _c.ref(sizes, c_size_t, "sizes", False, count, "cudaMemcpyBatchAsync: count")
     elif sizes >> 64:
         raise _c.address_error(sizes, "cudaMemcpyBatchAsync", "sizes")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaMemcpyBatchAsync", "count")
     if attrs.__class__ is not int:
         attrs = _c.ref(
             attrs, cudaMemcpyAttributes, "attrs", True, numAttrs, "cudaMemcpyBatchAsync: numAttrs"
@@ -14226,8 +14228,6 @@ def cudaMemcpyBatchAsync(
         )
     elif attrsIdxs >> 64:
         raise _c.address_error(attrsIdxs, "cudaMemcpyBatchAsync", "attrsIdxs")
-    if numAttrs.__class__ is not int or numAttrs >> 64:
-        numAttrs = _c.integer(numAttrs, _range_size_t, "cudaMemcpyBatchAsync", "numAttrs")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -14269,12 +14269,6 @@ def cudaMemcpyFromArray(
     C: cudaError_t cudaMemcpyFromArray(void *dst, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t count, enum cudaMemcpyKind kind)
     """
     _c.deprecated("cudaMemcpyFromArray", None)
-    if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyFromArray: count")
-    elif dst >> 64:
-        raise _c.address_error(dst, "cudaMemcpyFromArray", "dst")
-    if src.__class__ is not cudaArray_const_t:
-        src = _c.handle(src, cudaArray_const_t, "src")
     if wOffset.__class__ is not int or wOffset >> 64:
         wOffset = _c.integer(wOffset, _range_size_t, "cudaMemcpyFromArray", "wOffset")
     if hOffset.__class__ is not int or hOffset >> 64:
@@ -14285,6 +14279,12 @@ def cudaMemcpyFromArray(
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyFromArray", "kind")
+    if dst.__class__ is not int:
+        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyFromArray: count")
+    elif dst >> 64:
+        raise _c.address_error(dst, "cudaMemcpyFromArray", "dst")
+    if src.__class__ is not cudaArray_const_t:
+        src = _c.handle(src, cudaArray_const_t, "src")
     try:
         err = _cudaMemcpyFromArray(dst, src, wOffset, hOffset, count, kind)
     except _ArgumentError as exc:
@@ -14324,12 +14324,6 @@ def cudaMemcpyFromArrayAsync(
     C: cudaError_t cudaMemcpyFromArrayAsync(void *dst, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream)
     """
     _c.deprecated("cudaMemcpyFromArrayAsync", None)
-    if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyFromArrayAsync: count")
-    elif dst >> 64:
-        raise _c.address_error(dst, "cudaMemcpyFromArrayAsync", "dst")
-    if src.__class__ is not cudaArray_const_t:
-        src = _c.handle(src, cudaArray_const_t, "src")
     if wOffset.__class__ is not int or wOffset >> 64:
         wOffset = _c.integer(wOffset, _range_size_t, "cudaMemcpyFromArrayAsync", "wOffset")
     if hOffset.__class__ is not int or hOffset >> 64:
@@ -14340,6 +14334,12 @@ def cudaMemcpyFromArrayAsync(
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyFromArrayAsync", "kind")
+    if dst.__class__ is not int:
+        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyFromArrayAsync: count")
+    elif dst >> 64:
+        raise _c.address_error(dst, "cudaMemcpyFromArrayAsync", "dst")
+    if src.__class__ is not cudaArray_const_t:
+        src = _c.handle(src, cudaArray_const_t, "src")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -14376,6 +14376,14 @@ def cudaMemcpyFromSymbol(
 
     C: cudaError_t cudaMemcpyFromSymbol(void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind)
     """
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemcpyFromSymbol", "count")
+    if offset.__class__ is not int or offset >> 64:
+        offset = _c.integer(offset, _range_size_t, "cudaMemcpyFromSymbol", "offset")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyFromSymbol", "kind")
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyFromSymbol: count")
     elif dst >> 64:
@@ -14386,14 +14394,6 @@ def cudaMemcpyFromSymbol(
         )
     elif symbol >> 64:
         raise _c.address_error(symbol, "cudaMemcpyFromSymbol", "symbol")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaMemcpyFromSymbol", "count")
-    if offset.__class__ is not int or offset >> 64:
-        offset = _c.integer(offset, _range_size_t, "cudaMemcpyFromSymbol", "offset")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
-        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyFromSymbol", "kind")
     try:
         err = _cudaMemcpyFromSymbol(dst, symbol, count, offset, kind)
     except _ArgumentError as exc:
@@ -14428,6 +14428,14 @@ def cudaMemcpyFromSymbolAsync(
 
     C: cudaError_t cudaMemcpyFromSymbolAsync(void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream)
     """
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemcpyFromSymbolAsync", "count")
+    if offset.__class__ is not int or offset >> 64:
+        offset = _c.integer(offset, _range_size_t, "cudaMemcpyFromSymbolAsync", "offset")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyFromSymbolAsync", "kind")
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyFromSymbolAsync: count")
     elif dst >> 64:
@@ -14442,14 +14450,6 @@ def cudaMemcpyFromSymbolAsync(
         )
     elif symbol >> 64:
         raise _c.address_error(symbol, "cudaMemcpyFromSymbolAsync", "symbol")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaMemcpyFromSymbolAsync", "count")
-    if offset.__class__ is not int or offset >> 64:
-        offset = _c.integer(offset, _range_size_t, "cudaMemcpyFromSymbolAsync", "offset")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
-        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyFromSymbolAsync", "kind")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -14480,20 +14480,20 @@ def cudaMemcpyPeer(
 
     C: cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count)
     """
-    if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyPeer: count")
-    elif dst >> 64:
-        raise _c.address_error(dst, "cudaMemcpyPeer", "dst")
     if dstDevice.__class__ is not int or not -2147483648 <= dstDevice <= 2147483647:
         dstDevice = _c.integer(dstDevice, _range_int, "cudaMemcpyPeer", "dstDevice")
-    if src.__class__ is not int:
-        src = _c.pointer(src, "src", False, count, "cudaMemcpyPeer: count")
-    elif src >> 64:
-        raise _c.address_error(src, "cudaMemcpyPeer", "src")
     if srcDevice.__class__ is not int or not -2147483648 <= srcDevice <= 2147483647:
         srcDevice = _c.integer(srcDevice, _range_int, "cudaMemcpyPeer", "srcDevice")
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaMemcpyPeer", "count")
+    if dst.__class__ is not int:
+        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyPeer: count")
+    elif dst >> 64:
+        raise _c.address_error(dst, "cudaMemcpyPeer", "dst")
+    if src.__class__ is not int:
+        src = _c.pointer(src, "src", False, count, "cudaMemcpyPeer: count")
+    elif src >> 64:
+        raise _c.address_error(src, "cudaMemcpyPeer", "src")
     try:
         err = _cudaMemcpyPeer(dst, dstDevice, src, srcDevice, count)
     except _ArgumentError as exc:
@@ -14528,20 +14528,20 @@ def cudaMemcpyPeerAsync(
 
     C: cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice, size_t count, cudaStream_t stream)
     """
-    if dst.__class__ is not int:
-        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyPeerAsync: count")
-    elif dst >> 64:
-        raise _c.address_error(dst, "cudaMemcpyPeerAsync", "dst")
     if dstDevice.__class__ is not int or not -2147483648 <= dstDevice <= 2147483647:
         dstDevice = _c.integer(dstDevice, _range_int, "cudaMemcpyPeerAsync", "dstDevice")
-    if src.__class__ is not int:
-        src = _c.pointer(src, "src", False, count, "cudaMemcpyPeerAsync: count")
-    elif src >> 64:
-        raise _c.address_error(src, "cudaMemcpyPeerAsync", "src")
     if srcDevice.__class__ is not int or not -2147483648 <= srcDevice <= 2147483647:
         srcDevice = _c.integer(srcDevice, _range_int, "cudaMemcpyPeerAsync", "srcDevice")
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaMemcpyPeerAsync", "count")
+    if dst.__class__ is not int:
+        dst = _c.pointer(dst, "dst", True, count, "cudaMemcpyPeerAsync: count")
+    elif dst >> 64:
+        raise _c.address_error(dst, "cudaMemcpyPeerAsync", "dst")
+    if src.__class__ is not int:
+        src = _c.pointer(src, "src", False, count, "cudaMemcpyPeerAsync: count")
+    elif src >> 64:
+        raise _c.address_error(src, "cudaMemcpyPeerAsync", "src")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -14581,22 +14581,22 @@ def cudaMemcpyToArray(
     C: cudaError_t cudaMemcpyToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t count, enum cudaMemcpyKind kind)
     """
     _c.deprecated("cudaMemcpyToArray", None)
-    if dst.__class__ is not cudaArray_t:
-        dst = _c.handle(dst, cudaArray_t, "dst")
     if wOffset.__class__ is not int or wOffset >> 64:
         wOffset = _c.integer(wOffset, _range_size_t, "cudaMemcpyToArray", "wOffset")
     if hOffset.__class__ is not int or hOffset >> 64:
         hOffset = _c.integer(hOffset, _range_size_t, "cudaMemcpyToArray", "hOffset")
-    if src.__class__ is not int:
-        src = _c.pointer(src, "src", False, count, "cudaMemcpyToArray: count")
-    elif src >> 64:
-        raise _c.address_error(src, "cudaMemcpyToArray", "src")
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaMemcpyToArray", "count")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyToArray", "kind")
+    if dst.__class__ is not cudaArray_t:
+        dst = _c.handle(dst, cudaArray_t, "dst")
+    if src.__class__ is not int:
+        src = _c.pointer(src, "src", False, count, "cudaMemcpyToArray: count")
+    elif src >> 64:
+        raise _c.address_error(src, "cudaMemcpyToArray", "src")
     try:
         err = _cudaMemcpyToArray(dst, wOffset, hOffset, src, count, kind)
     except _ArgumentError as exc:
@@ -14636,22 +14636,22 @@ def cudaMemcpyToArrayAsync(
     C: cudaError_t cudaMemcpyToArrayAsync(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream)
     """
     _c.deprecated("cudaMemcpyToArrayAsync", None)
-    if dst.__class__ is not cudaArray_t:
-        dst = _c.handle(dst, cudaArray_t, "dst")
     if wOffset.__class__ is not int or wOffset >> 64:
         wOffset = _c.integer(wOffset, _range_size_t, "cudaMemcpyToArrayAsync", "wOffset")
     if hOffset.__class__ is not int or hOffset >> 64:
         hOffset = _c.integer(hOffset, _range_size_t, "cudaMemcpyToArrayAsync", "hOffset")
-    if src.__class__ is not int:
-        src = _c.pointer(src, "src", False, count, "cudaMemcpyToArrayAsync: count")
-    elif src >> 64:
-        raise _c.address_error(src, "cudaMemcpyToArrayAsync", "src")
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaMemcpyToArrayAsync", "count")
     if kind.__class__ is not cudaMemcpyKind and (
         kind.__class__ is not int or kind not in _cudaMemcpyKind_members
     ):
         kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyToArrayAsync", "kind")
+    if dst.__class__ is not cudaArray_t:
+        dst = _c.handle(dst, cudaArray_t, "dst")
+    if src.__class__ is not int:
+        src = _c.pointer(src, "src", False, count, "cudaMemcpyToArrayAsync: count")
+    elif src >> 64:
+        raise _c.address_error(src, "cudaMemcpyToArrayAsync", "src")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -14688,6 +14688,14 @@ def cudaMemcpyToSymbol(
 
     C: cudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind)
     """
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemcpyToSymbol", "count")
+    if offset.__class__ is not int or offset >> 64:
+        offset = _c.integer(offset, _range_size_t, "cudaMemcpyToSymbol", "offset")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyToSymbol", "kind")
     if symbol.__class__ is not int:
         symbol = _c.pointer(
             symbol, "symbol", False, _c.span(count, offset), "cudaMemcpyToSymbol: count + offset"
@@ -14698,14 +14706,6 @@ def cudaMemcpyToSymbol(
         src = _c.pointer(src, "src", False, count, "cudaMemcpyToSymbol: count")
     elif src >> 64:
         raise _c.address_error(src, "cudaMemcpyToSymbol", "src")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaMemcpyToSymbol", "count")
-    if offset.__class__ is not int or offset >> 64:
-        offset = _c.integer(offset, _range_size_t, "cudaMemcpyToSymbol", "offset")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
-        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyToSymbol", "kind")
     try:
         err = _cudaMemcpyToSymbol(symbol, src, count, offset, kind)
     except _ArgumentError as exc:
@@ -14740,6 +14740,14 @@ def cudaMemcpyToSymbolAsync(
 
     C: cudaError_t cudaMemcpyToSymbolAsync(const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream)
     """
+    if count.__class__ is not int or count >> 64:
+        count = _c.integer(count, _range_size_t, "cudaMemcpyToSymbolAsync", "count")
+    if offset.__class__ is not int or offset >> 64:
+        offset = _c.integer(offset, _range_size_t, "cudaMemcpyToSymbolAsync", "offset")
+    if kind.__class__ is not cudaMemcpyKind and (
+        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
+    ):
+        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyToSymbolAsync", "kind")
     if symbol.__class__ is not int:
         symbol = _c.pointer(
             symbol,
@@ -14754,14 +14762,6 @@ def cudaMemcpyToSymbolAsync(
         src = _c.pointer(src, "src", False, count, "cudaMemcpyToSymbolAsync: count")
     elif src >> 64:
         raise _c.address_error(src, "cudaMemcpyToSymbolAsync", "src")
-    if count.__class__ is not int or count >> 64:
-        count = _c.integer(count, _range_size_t, "cudaMemcpyToSymbolAsync", "count")
-    if offset.__class__ is not int or offset >> 64:
-        offset = _c.integer(offset, _range_size_t, "cudaMemcpyToSymbolAsync", "offset")
-    if kind.__class__ is not cudaMemcpyKind and (
-        kind.__class__ is not int or kind not in _cudaMemcpyKind_members
-    ):
-        kind = _c.enum_argument(kind, _range_cudaMemcpyKind, "cudaMemcpyToSymbolAsync", "kind")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -14794,6 +14794,8 @@ def cudaMemcpyWithAttributesAsync(
 
     C: cudaError_t cudaMemcpyWithAttributesAsync(void *dst, const void *src, size_t size, struct cudaMemcpyAttributes *attr, cudaStream_t stream)
     """
+    if size.__class__ is not int or size >> 64:
+        size = _c.integer(size, _range_size_t, "cudaMemcpyWithAttributesAsync", "size")
     if dst.__class__ is not int:
         dst = _c.pointer(dst, "dst", True, size, "cudaMemcpyWithAttributesAsync: size")
     elif dst >> 64:
@@ -14802,8 +14804,6 @@ def cudaMemcpyWithAttributesAsync(
         src = _c.pointer(src, "src", False, size, "cudaMemcpyWithAttributesAsync: size")
     elif src >> 64:
         raise _c.address_error(src, "cudaMemcpyWithAttributesAsync", "src")
-    if size.__class__ is not int or size >> 64:
-        size = _c.integer(size, _range_size_t, "cudaMemcpyWithAttributesAsync", "size")
     if attr.__class__ is not int:
         attr = _c.ref(
             attr, cudaMemcpyAttributes, "attr", True, 1, "cudaMemcpyWithAttributesAsync: the record"
@@ -14838,14 +14838,14 @@ def cudaMemset(devPtr: _PointerLike, value: int, count: int) -> None:
 
     C: cudaError_t cudaMemset(void *devPtr, int value, size_t count)
     """
-    if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", True, count, "cudaMemset: count")
-    elif devPtr >> 64:
-        raise _c.address_error(devPtr, "cudaMemset", "devPtr")
     if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
         value = _c.integer(value, _range_int, "cudaMemset", "value")
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaMemset", "count")
+    if devPtr.__class__ is not int:
+        devPtr = _c.pointer(devPtr, "devPtr", True, count, "cudaMemset: count")
+    elif devPtr >> 64:
+        raise _c.address_error(devPtr, "cudaMemset", "devPtr")
     try:
         err = _cudaMemset(devPtr, value, count)
     except _ArgumentError as exc:
@@ -14870,6 +14870,14 @@ def cudaMemset2D(devPtr: _PointerLike, pitch: int, value: int, width: int, heigh
 
     C: cudaError_t cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width, size_t height)
     """
+    if pitch.__class__ is not int or pitch >> 64:
+        pitch = _c.integer(pitch, _range_size_t, "cudaMemset2D", "pitch")
+    if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
+        value = _c.integer(value, _range_int, "cudaMemset2D", "value")
+    if width.__class__ is not int or width >> 64:
+        width = _c.integer(width, _range_size_t, "cudaMemset2D", "width")
+    if height.__class__ is not int or height >> 64:
+        height = _c.integer(height, _range_size_t, "cudaMemset2D", "height")
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(
             devPtr,
@@ -14880,14 +14888,6 @@ def cudaMemset2D(devPtr: _PointerLike, pitch: int, value: int, width: int, heigh
         )
     elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaMemset2D", "devPtr")
-    if pitch.__class__ is not int or pitch >> 64:
-        pitch = _c.integer(pitch, _range_size_t, "cudaMemset2D", "pitch")
-    if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
-        value = _c.integer(value, _range_int, "cudaMemset2D", "value")
-    if width.__class__ is not int or width >> 64:
-        width = _c.integer(width, _range_size_t, "cudaMemset2D", "width")
-    if height.__class__ is not int or height >> 64:
-        height = _c.integer(height, _range_size_t, "cudaMemset2D", "height")
     try:
         err = _cudaMemset2D(devPtr, pitch, value, width, height)
     except _ArgumentError as exc:
@@ -14922,6 +14922,14 @@ def cudaMemset2DAsync(
 
     C: cudaError_t cudaMemset2DAsync(void *devPtr, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream)
     """
+    if pitch.__class__ is not int or pitch >> 64:
+        pitch = _c.integer(pitch, _range_size_t, "cudaMemset2DAsync", "pitch")
+    if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
+        value = _c.integer(value, _range_int, "cudaMemset2DAsync", "value")
+    if width.__class__ is not int or width >> 64:
+        width = _c.integer(width, _range_size_t, "cudaMemset2DAsync", "width")
+    if height.__class__ is not int or height >> 64:
+        height = _c.integer(height, _range_size_t, "cudaMemset2DAsync", "height")
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(
             devPtr,
@@ -14932,14 +14940,6 @@ def cudaMemset2DAsync(
         )
     elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaMemset2DAsync", "devPtr")
-    if pitch.__class__ is not int or pitch >> 64:
-        pitch = _c.integer(pitch, _range_size_t, "cudaMemset2DAsync", "pitch")
-    if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
-        value = _c.integer(value, _range_int, "cudaMemset2DAsync", "value")
-    if width.__class__ is not int or width >> 64:
-        width = _c.integer(width, _range_size_t, "cudaMemset2DAsync", "width")
-    if height.__class__ is not int or height >> 64:
-        height = _c.integer(height, _range_size_t, "cudaMemset2DAsync", "height")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -15027,14 +15027,14 @@ def cudaMemsetAsync(
 
     C: cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
     """
-    if devPtr.__class__ is not int:
-        devPtr = _c.pointer(devPtr, "devPtr", True, count, "cudaMemsetAsync: count")
-    elif devPtr >> 64:
-        raise _c.address_error(devPtr, "cudaMemsetAsync", "devPtr")
     if value.__class__ is not int or not -2147483648 <= value <= 2147483647:
         value = _c.integer(value, _range_int, "cudaMemsetAsync", "value")
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cudaMemsetAsync", "count")
+    if devPtr.__class__ is not int:
+        devPtr = _c.pointer(devPtr, "devPtr", True, count, "cudaMemsetAsync: count")
+    elif devPtr >> 64:
+        raise _c.address_error(devPtr, "cudaMemsetAsync", "devPtr")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     try:
@@ -15065,10 +15065,10 @@ def cudaMipmappedArrayGetMemoryRequirements(
 
     C: cudaError_t cudaMipmappedArrayGetMemoryRequirements(struct cudaArrayMemoryRequirements *memoryRequirements, cudaMipmappedArray_t mipmap, int device)
     """
-    if mipmap.__class__ is not cudaMipmappedArray_t:
-        mipmap = _c.handle(mipmap, cudaMipmappedArray_t, "mipmap")
     if device.__class__ is not int or not -2147483648 <= device <= 2147483647:
         device = _c.integer(device, _range_int, "cudaMipmappedArrayGetMemoryRequirements", "device")
+    if mipmap.__class__ is not cudaMipmappedArray_t:
+        mipmap = _c.handle(mipmap, cudaMipmappedArray_t, "mipmap")
     memoryRequirements = cudaArrayMemoryRequirements()
     try:
         err = _cudaMipmappedArrayGetMemoryRequirements(memoryRequirements, mipmap, device)
@@ -15133,10 +15133,6 @@ def cudaOccupancyAvailableDynamicSMemPerBlock(
 
     C: cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSmemSize, const void *func, int numBlocks, int blockSize)
     """
-    if func.__class__ is not int:
-        func = _c.device_function(func, "func")
-    elif func >> 64:
-        raise _c.address_error(func, "cudaOccupancyAvailableDynamicSMemPerBlock", "func")
     if numBlocks.__class__ is not int or not -2147483648 <= numBlocks <= 2147483647:
         numBlocks = _c.integer(
             numBlocks, _range_int, "cudaOccupancyAvailableDynamicSMemPerBlock", "numBlocks"
@@ -15145,6 +15141,10 @@ def cudaOccupancyAvailableDynamicSMemPerBlock(
         blockSize = _c.integer(
             blockSize, _range_int, "cudaOccupancyAvailableDynamicSMemPerBlock", "blockSize"
         )
+    if func.__class__ is not int:
+        func = _c.device_function(func, "func")
+    elif func >> 64:
+        raise _c.address_error(func, "cudaOccupancyAvailableDynamicSMemPerBlock", "func")
     try:
         if _compiled:
             err, dynamicSmemSize = _cudaOccupancyAvailableDynamicSMemPerBlock_out(
@@ -15186,10 +15186,6 @@ def cudaOccupancyMaxActiveBlocksPerMultiprocessor(
 
     C: cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, const void *func, int blockSize, size_t dynamicSMemSize)
     """
-    if func.__class__ is not int:
-        func = _c.device_function(func, "func")
-    elif func >> 64:
-        raise _c.address_error(func, "cudaOccupancyMaxActiveBlocksPerMultiprocessor", "func")
     if blockSize.__class__ is not int or not -2147483648 <= blockSize <= 2147483647:
         blockSize = _c.integer(
             blockSize, _range_int, "cudaOccupancyMaxActiveBlocksPerMultiprocessor", "blockSize"
@@ -15201,6 +15197,10 @@ def cudaOccupancyMaxActiveBlocksPerMultiprocessor(
             "cudaOccupancyMaxActiveBlocksPerMultiprocessor",
             "dynamicSMemSize",
         )
+    if func.__class__ is not int:
+        func = _c.device_function(func, "func")
+    elif func >> 64:
+        raise _c.address_error(func, "cudaOccupancyMaxActiveBlocksPerMultiprocessor", "func")
     try:
         if _compiled:
             err, numBlocks = _cudaOccupancyMaxActiveBlocksPerMultiprocessor_out(
@@ -15243,12 +15243,6 @@ def cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
 
     C: cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, const void *func, int blockSize, size_t dynamicSMemSize, unsigned int flags)
     """
-    if func.__class__ is not int:
-        func = _c.device_function(func, "func")
-    elif func >> 64:
-        raise _c.address_error(
-            func, "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "func"
-        )
     if blockSize.__class__ is not int or not -2147483648 <= blockSize <= 2147483647:
         blockSize = _c.integer(
             blockSize,
@@ -15269,6 +15263,12 @@ def cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
             _range_unsigned_int,
             "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
             "flags",
+        )
+    if func.__class__ is not int:
+        func = _c.device_function(func, "func")
+    elif func >> 64:
+        raise _c.address_error(
+            func, "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "func"
         )
     try:
         if _compiled:
@@ -15552,12 +15552,12 @@ def cudaSetValidDevices(device_arr: _PointerLike, len: int) -> None:
 
     C: cudaError_t cudaSetValidDevices(int *device_arr, int len)
     """
+    if len.__class__ is not int or not -2147483648 <= len <= 2147483647:
+        len = _c.integer(len, _range_int, "cudaSetValidDevices", "len")
     if device_arr.__class__ is not int:
         device_arr = _c.ref(device_arr, c_int, "device_arr", True, len, "cudaSetValidDevices: len")
     elif device_arr >> 64:
         raise _c.address_error(device_arr, "cudaSetValidDevices", "device_arr")
-    if len.__class__ is not int or not -2147483648 <= len <= 2147483647:
-        len = _c.integer(len, _range_int, "cudaSetValidDevices", "len")
     try:
         err = _cudaSetValidDevices(device_arr, len)
     except _ArgumentError as exc:
@@ -15586,6 +15586,10 @@ def cudaSignalExternalSemaphoresAsync(
 
     C: cudaError_t cudaSignalExternalSemaphoresAsync(const cudaExternalSemaphore_t *extSemArray, const struct cudaExternalSemaphoreSignalParams *paramsArray, unsigned int numExtSems, cudaStream_t stream)
     """
+    if numExtSems.__class__ is not int or numExtSems >> 32:
+        numExtSems = _c.integer(
+            numExtSems, _range_unsigned_int, "cudaSignalExternalSemaphoresAsync", "numExtSems"
+        )
     if extSemArray.__class__ is not int:
         extSemArray = _c.ref(
             extSemArray,
@@ -15612,10 +15616,6 @@ def cudaSignalExternalSemaphoresAsync(
             "cudaSignalExternalSemaphoresAsync",
             "paramsArray",
             "cudaExternalSemaphoreSignalParams",
-        )
-    if numExtSems.__class__ is not int or numExtSems >> 32:
-        numExtSems = _c.integer(
-            numExtSems, _range_unsigned_int, "cudaSignalExternalSemaphoresAsync", "numExtSems"
         )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
@@ -15648,13 +15648,13 @@ def cudaStreamAddCallback(
 
     C: cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback, void *userData, unsigned int flags)
     """
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaStreamAddCallback", "flags")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     callback, userData, _callback_token = _c.callback(
         callback, userData, "cudaStreamCallback_t", _lib, ("callback", "userData"), stream
     )
-    if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, _range_unsigned_int, "cudaStreamAddCallback", "flags")
     try:
         err = _cudaStreamAddCallback(stream, callback, userData, flags)
     except _ArgumentError as exc:
@@ -15687,16 +15687,16 @@ def cudaStreamAttachMemAsync(
 
     C: cudaError_t cudaStreamAttachMemAsync(cudaStream_t stream, void *devPtr, size_t length, unsigned int flags)
     """
+    if length.__class__ is not int or length >> 64:
+        length = _c.integer(length, _range_size_t, "cudaStreamAttachMemAsync", "length")
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaStreamAttachMemAsync", "flags")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     if devPtr.__class__ is not int:
         devPtr = _c.pointer(devPtr, "devPtr", True, length, "cudaStreamAttachMemAsync: length")
     elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaStreamAttachMemAsync", "devPtr")
-    if length.__class__ is not int or length >> 64:
-        length = _c.integer(length, _range_size_t, "cudaStreamAttachMemAsync", "length")
-    if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, _range_unsigned_int, "cudaStreamAttachMemAsync", "flags")
     try:
         err = _cudaStreamAttachMemAsync(stream, devPtr, length, flags)
     except _ArgumentError as exc:
@@ -15722,14 +15722,14 @@ def cudaStreamBeginCapture(
 
     C: cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode)
     """
-    if stream.__class__ is not cudaStream_t:
-        stream = _c.handle(stream, cudaStream_t, "stream")
     if mode.__class__ is not cudaStreamCaptureMode and (
         mode.__class__ is not int or mode not in _cudaStreamCaptureMode_members
     ):
         mode = _c.enum_argument(
             mode, _range_cudaStreamCaptureMode, "cudaStreamBeginCapture", "mode"
         )
+    if stream.__class__ is not cudaStream_t:
+        stream = _c.handle(stream, cudaStream_t, "stream")
     try:
         err = _cudaStreamBeginCapture(stream, mode)
     except _ArgumentError as exc:
@@ -15762,6 +15762,16 @@ def cudaStreamBeginCaptureToGraph(
 
     C: cudaError_t cudaStreamBeginCaptureToGraph(cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t *dependencies, const cudaGraphEdgeData *dependencyData, size_t numDependencies, enum cudaStreamCaptureMode mode)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaStreamBeginCaptureToGraph", "numDependencies"
+        )
+    if mode.__class__ is not cudaStreamCaptureMode and (
+        mode.__class__ is not int or mode not in _cudaStreamCaptureMode_members
+    ):
+        mode = _c.enum_argument(
+            mode, _range_cudaStreamCaptureMode, "cudaStreamBeginCaptureToGraph", "mode"
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     if graph.__class__ is not cudaGraph_t:
@@ -15789,16 +15799,6 @@ def cudaStreamBeginCaptureToGraph(
     elif dependencyData >> 64 or 0 < dependencyData < 65536:
         raise _c.address_error(
             dependencyData, "cudaStreamBeginCaptureToGraph", "dependencyData", "cudaGraphEdgeData"
-        )
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaStreamBeginCaptureToGraph", "numDependencies"
-        )
-    if mode.__class__ is not cudaStreamCaptureMode and (
-        mode.__class__ is not int or mode not in _cudaStreamCaptureMode_members
-    ):
-        mode = _c.enum_argument(
-            mode, _range_cudaStreamCaptureMode, "cudaStreamBeginCaptureToGraph", "mode"
         )
     try:
         err = _cudaStreamBeginCaptureToGraph(
@@ -15834,14 +15834,14 @@ def cudaStreamBeginRecaptureToGraph(
 
     C: cudaError_t cudaStreamBeginRecaptureToGraph(cudaStream_t stream, enum cudaStreamCaptureMode mode, cudaGraph_t graph, struct cudaGraphRecaptureCallbackData *callbackData)
     """
-    if stream.__class__ is not cudaStream_t:
-        stream = _c.handle(stream, cudaStream_t, "stream")
     if mode.__class__ is not cudaStreamCaptureMode and (
         mode.__class__ is not int or mode not in _cudaStreamCaptureMode_members
     ):
         mode = _c.enum_argument(
             mode, _range_cudaStreamCaptureMode, "cudaStreamBeginRecaptureToGraph", "mode"
         )
+    if stream.__class__ is not cudaStream_t:
+        stream = _c.handle(stream, cudaStream_t, "stream")
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
     if callbackData.__class__ is not int:
@@ -16079,14 +16079,14 @@ def cudaStreamGetAttribute(
 
     C: cudaError_t cudaStreamGetAttribute(cudaStream_t hStream, enum cudaLaunchAttributeID attr, union cudaLaunchAttributeValue *value_out)
     """
-    if hStream.__class__ is not cudaStream_t:
-        hStream = _c.handle(hStream, cudaStream_t, "hStream")
     if attr.__class__ is not cudaLaunchAttributeID and (
         attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
     ):
         attr = _c.enum_argument(
             attr, _range_cudaLaunchAttributeID, "cudaStreamGetAttribute", "attr"
         )
+    if hStream.__class__ is not cudaStream_t:
+        hStream = _c.handle(hStream, cudaStream_t, "hStream")
     value_out = _c.attribute_storage(attr, _cudaLaunchAttributeID_values, "cudaStreamGetAttribute")
     try:
         err = _cudaStreamGetAttribute(hStream, attr, _c.byref(value_out))
@@ -16187,14 +16187,14 @@ def cudaStreamGetDevResource(
 
     C: cudaError_t cudaStreamGetDevResource(cudaStream_t hStream, cudaDevResource *resource, enum cudaDevResourceType type)
     """
-    if hStream.__class__ is not cudaStream_t:
-        hStream = _c.handle(hStream, cudaStream_t, "hStream")
     if type.__class__ is not cudaDevResourceType and (
         type.__class__ is not int or type not in _cudaDevResourceType_members
     ):
         type = _c.enum_argument(
             type, _range_cudaDevResourceType, "cudaStreamGetDevResource", "type"
         )
+    if hStream.__class__ is not cudaStream_t:
+        hStream = _c.handle(hStream, cudaStream_t, "hStream")
     resource = cudaDevResource()
     try:
         err = _cudaStreamGetDevResource(hStream, resource, type)
@@ -16436,14 +16436,14 @@ def cudaStreamSetAttribute(
 
     C: cudaError_t cudaStreamSetAttribute(cudaStream_t hStream, enum cudaLaunchAttributeID attr, const union cudaLaunchAttributeValue *value)
     """
-    if hStream.__class__ is not cudaStream_t:
-        hStream = _c.handle(hStream, cudaStream_t, "hStream")
     if attr.__class__ is not cudaLaunchAttributeID and (
         attr.__class__ is not int or attr not in _cudaLaunchAttributeID_members
     ):
         attr = _c.enum_argument(
             attr, _range_cudaLaunchAttributeID, "cudaStreamSetAttribute", "attr"
         )
+    if hStream.__class__ is not cudaStream_t:
+        hStream = _c.handle(hStream, cudaStream_t, "hStream")
     value = _c.attribute_value(
         value, attr, _cudaLaunchAttributeID_values, "cudaStreamSetAttribute", "value"
     )
@@ -16501,6 +16501,14 @@ def cudaStreamUpdateCaptureDependencies(
 
     C: cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t stream, cudaGraphNode_t *dependencies, const cudaGraphEdgeData *dependencyData, size_t numDependencies, unsigned int flags)
     """
+    if numDependencies.__class__ is not int or numDependencies >> 64:
+        numDependencies = _c.integer(
+            numDependencies, _range_size_t, "cudaStreamUpdateCaptureDependencies", "numDependencies"
+        )
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(
+            flags, _range_unsigned_int, "cudaStreamUpdateCaptureDependencies", "flags"
+        )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     if dependencies.__class__ is not int:
@@ -16529,14 +16537,6 @@ def cudaStreamUpdateCaptureDependencies(
             "cudaStreamUpdateCaptureDependencies",
             "dependencyData",
             "cudaGraphEdgeData",
-        )
-    if numDependencies.__class__ is not int or numDependencies >> 64:
-        numDependencies = _c.integer(
-            numDependencies, _range_size_t, "cudaStreamUpdateCaptureDependencies", "numDependencies"
-        )
-    if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(
-            flags, _range_unsigned_int, "cudaStreamUpdateCaptureDependencies", "flags"
         )
     try:
         err = _cudaStreamUpdateCaptureDependencies(
@@ -16568,12 +16568,12 @@ def cudaStreamWaitEvent(
 
     C: cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags)
     """
+    if flags.__class__ is not int or flags >> 32:
+        flags = _c.integer(flags, _range_unsigned_int, "cudaStreamWaitEvent", "flags")
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
     if event.__class__ is not cudaEvent_t:
         event = _c.handle(event, cudaEvent_t, "event")
-    if flags.__class__ is not int or flags >> 32:
-        flags = _c.integer(flags, _range_unsigned_int, "cudaStreamWaitEvent", "flags")
     try:
         err = _cudaStreamWaitEvent(stream, event, flags)
     except _ArgumentError as exc:
@@ -16633,15 +16633,15 @@ def cudaUserObjectCreate(
 
     C: cudaError_t cudaUserObjectCreate(cudaUserObject_t *object_out, void *ptr, cudaHostFn_t destroy, unsigned int initialRefcount, unsigned int flags)
     """
-    destroy, ptr, _destroy_token = _c.callback(
-        destroy, ptr, "cudaHostFn_t", _lib, ("destroy", "ptr")
-    )
     if initialRefcount.__class__ is not int or initialRefcount >> 32:
         initialRefcount = _c.integer(
             initialRefcount, _range_unsigned_int, "cudaUserObjectCreate", "initialRefcount"
         )
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, _range_unsigned_int, "cudaUserObjectCreate", "flags")
+    destroy, ptr, _destroy_token = _c.callback(
+        destroy, ptr, "cudaHostFn_t", _lib, ("destroy", "ptr")
+    )
     object_out = cudaUserObject_t()
     try:
         err = _cudaUserObjectCreate(object_out, ptr, destroy, initialRefcount, flags)
@@ -16671,10 +16671,10 @@ def cudaUserObjectRelease(object: cudaUserObject_t | _HandleLike, count: int = 1
 
     C: cudaError_t cudaUserObjectRelease(cudaUserObject_t object, unsigned int count)
     """
-    if object.__class__ is not cudaUserObject_t:
-        object = _c.handle(object, cudaUserObject_t, "object")
     if count.__class__ is not int or count >> 32:
         count = _c.integer(count, _range_unsigned_int, "cudaUserObjectRelease", "count")
+    if object.__class__ is not cudaUserObject_t:
+        object = _c.handle(object, cudaUserObject_t, "object")
     try:
         err = _cudaUserObjectRelease(object, count)
     except _ArgumentError as exc:
@@ -16696,10 +16696,10 @@ def cudaUserObjectRetain(object: cudaUserObject_t | _HandleLike, count: int = 1)
 
     C: cudaError_t cudaUserObjectRetain(cudaUserObject_t object, unsigned int count)
     """
-    if object.__class__ is not cudaUserObject_t:
-        object = _c.handle(object, cudaUserObject_t, "object")
     if count.__class__ is not int or count >> 32:
         count = _c.integer(count, _range_unsigned_int, "cudaUserObjectRetain", "count")
+    if object.__class__ is not cudaUserObject_t:
+        object = _c.handle(object, cudaUserObject_t, "object")
     try:
         err = _cudaUserObjectRetain(object, count)
     except _ArgumentError as exc:
@@ -16804,6 +16804,10 @@ def cudaWaitExternalSemaphoresAsync(
 
     C: cudaError_t cudaWaitExternalSemaphoresAsync(const cudaExternalSemaphore_t *extSemArray, const struct cudaExternalSemaphoreWaitParams *paramsArray, unsigned int numExtSems, cudaStream_t stream)
     """
+    if numExtSems.__class__ is not int or numExtSems >> 32:
+        numExtSems = _c.integer(
+            numExtSems, _range_unsigned_int, "cudaWaitExternalSemaphoresAsync", "numExtSems"
+        )
     if extSemArray.__class__ is not int:
         extSemArray = _c.ref(
             extSemArray,
@@ -16830,10 +16834,6 @@ def cudaWaitExternalSemaphoresAsync(
             "cudaWaitExternalSemaphoresAsync",
             "paramsArray",
             "cudaExternalSemaphoreWaitParams",
-        )
-    if numExtSems.__class__ is not int or numExtSems >> 32:
-        numExtSems = _c.integer(
-            numExtSems, _range_unsigned_int, "cudaWaitExternalSemaphoresAsync", "numExtSems"
         )
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")

@@ -227,10 +227,10 @@ def nvrtcCompileProgram(
 
     C: nvrtcResult nvrtcCompileProgram(nvrtcProgram prog, int numOptions, const char *const *options)
     """
-    if prog.__class__ is not nvrtcProgram:
-        prog = _c.handle(prog, nvrtcProgram, "prog")
     if numOptions.__class__ is not int or not -2147483648 <= numOptions <= 2147483647:
         numOptions = _c.integer(numOptions, _range_int, "nvrtcCompileProgram", "numOptions")
+    if prog.__class__ is not nvrtcProgram:
+        prog = _c.handle(prog, nvrtcProgram, "prog")
     if options.__class__ is not int:
         options = _c.pointer(options, "options", False)
     elif options >> 64:
@@ -270,12 +270,12 @@ def nvrtcCreateProgram(
 
     C: nvrtcResult nvrtcCreateProgram(nvrtcProgram *prog, const char *src, const char *name, int numHeaders, const char *const *headers, const char *const *includeNames)
     """
+    if numHeaders.__class__ is not int or not -2147483648 <= numHeaders <= 2147483647:
+        numHeaders = _c.integer(numHeaders, _range_int, "nvrtcCreateProgram", "numHeaders")
     if src.__class__ is not bytes:
         src = _c.cstring(src, "src")
     if name.__class__ is not bytes:
         name = _c.cstring(name, "name")
-    if numHeaders.__class__ is not int or not -2147483648 <= numHeaders <= 2147483647:
-        numHeaders = _c.integer(numHeaders, _range_int, "nvrtcCreateProgram", "numHeaders")
     if headers.__class__ is not int:
         headers = _c.pointer(headers, "headers", False)
     elif headers >> 64:
@@ -816,7 +816,7 @@ def nvrtcSetFlowCallback(
     if prog.__class__ is not nvrtcProgram:
         prog = _c.handle(prog, nvrtcProgram, "prog")
     if callback.__class__ is not int:
-        callback = _c.pointer(callback, "callback", True)
+        callback = _c.function_pointer(callback, "callback", "function pointer")
     elif callback >> 64:
         raise _c.address_error(callback, "nvrtcSetFlowCallback", "callback")
     if payload.__class__ is not int:
