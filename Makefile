@@ -21,10 +21,13 @@ setup:
 build:
 	$(BIN)/python setup.py --quiet build_ext --inplace --parallel $(JOBS)
 
-# One worker per core (pytest-xdist), each test file whole in one worker, so that what a
-# module builds once (a version's gcc report, a fuzz grid) is built once per run.
+# One worker per core (pytest-xdist). Each test file runs whole in one worker, so what a
+# module builds once (a version's gcc report, a fuzz grid) is built once per run; files
+# are handed out in collection order (tests/conftest.py puts the longest first and the
+# NVRTC tests last), not reordered by size.
 WORKERS ?= auto
-PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider -n $(WORKERS) --dist loadfile
+PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider -n $(WORKERS) --dist loadfile \
+	--no-loadscope-reorder
 
 test:
 	$(PYTEST)

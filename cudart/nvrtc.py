@@ -168,9 +168,10 @@ def compile(  # noqa: A001  (cudart.compile is the name the API offers)
     folder = cache_folder() if cache is not False else None
     entry = _cache_read(folder, key) if folder else None
     if entry is None:
-        image, lowered = _compile(
-            raw, checked, source, name, sources, given + (arch_option,), expressions, output
-        )
+        with _thread_locale_kept():
+            image, lowered = _compile(
+                raw, checked, source, name, sources, given + (arch_option,), expressions, output
+            )
         if folder:
             _cache_write(folder, key, image, lowered)
     else:
@@ -187,6 +188,34 @@ def compile(  # noqa: A001  (cudart.compile is the name the API offers)
         raise
     module.lowered_names.update(lowered)
     return module
+
+
+class _thread_locale_kept:
+    """Puts the calling thread's locale back after NVRTC.
+
+    A compile leaves the thread on the "C" locale (libnvrtc's LLVM calls uselocale and
+    does not restore it), so afterwards Python's default text encoding there is ASCII:
+    open(), subprocess and str(path) of a user's program would fail on the first
+    non-ASCII byte. uselocale(0) reads the thread's locale without changing it.
+    """
+
+    def __enter__(self) -> None:
+        self._uselocale = _uselocale()
+        self._saved = self._uselocale(None) if self._uselocale else None
+
+    def __exit__(self, *exc: object) -> None:
+        if self._uselocale and self._saved:
+            self._uselocale(self._saved)
+
+
+def _uselocale():
+    try:
+        uselocale = ctypes.CDLL(None).uselocale  # POSIX 2008; glibc, musl, macOS
+    except (AttributeError, OSError):
+        return None
+    uselocale.restype = ctypes.c_void_p
+    uselocale.argtypes = [ctypes.c_void_p]
+    return uselocale
 
 
 def _c_string(value, what: str, *others: type[bytes]) -> bytes:

@@ -223,7 +223,7 @@ def write_snapshot(rendered: RenderedVersion, folder: Path = SNAPSHOTS) -> tuple
     replaced (None for a new file), so the caller can show what changed."""
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"outputs_{rendered.key}.txt"
-    old = path.read_text() if path.is_file() else None
+    old = path.read_text(encoding="utf-8") if path.is_file() else None
     if old != rendered.snapshot:
         write_atomically(path, rendered.snapshot)
     return path, old

@@ -236,7 +236,7 @@ def compare_tree(files: dict[str, str], target: Path = GENERATED) -> list[str]:
         path = target / name
         if not path.is_file():
             problems.append(f"{name}: missing")
-        elif path.read_text() != files[name]:
+        elif path.read_text(encoding="utf-8") != files[name]:
             problems.append(f"{name}: stale (differs from what the generator makes)")
     for name in sorted(existing - set(files)):
         problems.append(f"{name}: not made by the generator from the manifest")

@@ -64,14 +64,17 @@ def escaped(monkeypatch):
 # carries its own LLVM, and once it has compiled, the parser attaches other comments to
 # declarations (seen: cudaMemGetDefaultMemPool's `location` read as an output). The
 # generator never loads NVRTC; in the suite, the NVRTC tests run after everything that
-# parses headers in-process, whatever order pytest was asked for. Under pytest-xdist
-# (make test) each worker runs its share in this order too: the scheduler hands out
-# tests in collection order. The versions' models are parsed in fresh interpreters
-# anyway (tests/support/models.py).
-_NVRTC_TESTS = ("test_nvrtc.py",)
+# parses headers in-process, whatever order pytest was asked for. The versions' models
+# are parsed in fresh interpreters anyway (tests/support/models.py).
+_LAST = ("test_nvrtc.py",)
+# The longest file (it builds the wheel and the sdist) starts first, so that under
+# `make test` one worker runs it while the others share the rest.
+_FIRST = ("test_packaging.py",)
 
 
 def pytest_collection_modifyitems(config, items):
-    late = [i for i in items if Path(str(i.fspath)).name in _NVRTC_TESTS]
-    if late:
-        items[:] = [i for i in items if i not in late] + late
+    def rank(item) -> int:
+        name = Path(str(item.fspath)).name
+        return 0 if name in _FIRST else 2 if name in _LAST else 1
+
+    items.sort(key=rank)  # stable: the order within each rank is pytest's

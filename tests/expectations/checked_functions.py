@@ -114,7 +114,7 @@ def add_callback(fn: _PointerLike, userData: _PointerLike) -> int:
     C: int add_callback(hostfn_t fn, void *userData)
     """
     if fn.__class__ is not int:
-        fn = _c.pointer(fn, "fn", True)
+        fn = _c.function_pointer(fn, "fn", "hostfn_t")
     elif fn >> 64:
         raise _c.address_error(fn, "add_callback", "fn")
     if userData.__class__ is not int:

@@ -503,9 +503,10 @@ def test_generated_sizes_stay_reasonable():
     and their per-attribute docs, about 21 kB, and the 38 functions of the profiler and
     GL/EGL/VDPAU interop headers). Issue 11's range and kind checks add about 170 kB to
     13.5 (660 kB): two lines per integer, enum and pointer input, each C type's range
-    and each enum's values once, and the 43 checked record builders)."""
+    and each enum's values once, and the 43 checked record builders). Issue 20's
+    function-pointer, image and claim lines bring 13.5 to 700 kB."""
     for path in sorted(GENERATED.glob("checked_*.py")):
-        assert path.stat().st_size < 700_000, path.name
+        assert path.stat().st_size < 720_000, path.name
 
 
 def test_stub_types_the_newest_version():

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, run_python
+from suite import REPO, run_python
 
 CPU_CHECKS = True  # tests/gpu/conftest.py: not a GPU test
 

@@ -22,7 +22,7 @@ import pytest
 from suite import probe_each_version
 
 import cudart
-from cudart import HandleDestroyedError, _convert, callbacks
+from cudart import HandleDestroyedError, _convert, _serving, callbacks
 from cudart._handles import (
     Handle,
     IntegerHandle,
@@ -374,7 +374,7 @@ def test_a_destroy_c_refuses_unmarks_and_the_object_lives_on(checked, monkeypatc
 def test_a_destroy_the_real_library_refuses_reaches_it_one_thread_at_a_time():
     # The loaded runtime's own module, its C functions wrapped (each call still reaches
     # the real libcudart, which refuses every destroy without a GPU).
-    checked = cudart._load_checked()
+    checked = _serving.checked_module()
     found = entries(checked)
     assert len(found) >= 13
     for function, param, cls in found:

@@ -16,7 +16,7 @@ import sys
 
 import abi_support
 import pytest
-from suite import REPO, version_keys
+from suite import REPO, run_python, version_keys
 
 import cudart
 from cudart import nvrtc as nv
@@ -155,6 +155,25 @@ def test_compile_to_cubin_and_ptx_with_name_expressions(cache_dir):
     assert ".target sm_90" in text
     assert ".entry _Z4axpyIdEvT_PKS0_PS0_i" in text
     assert not ptx.endswith(b"\0")
+
+
+def test_a_compile_leaves_the_threads_locale_as_it_was(tmp_path):
+    # libnvrtc switches the calling thread to the "C" locale and leaves it there: before
+    # cudart put it back, Python's default text encoding turned ASCII after a compile,
+    # and reading a UTF-8 file with open() raised UnicodeDecodeError. A fresh process:
+    # this one's tests call nvrtcCompileProgram directly, which cudart does not guard.
+    note = tmp_path / "note.txt"
+    note.write_bytes("\u2019 \u00e9".encode())
+    code = f"""
+import locale, cudart
+before = locale.getpreferredencoding(False)
+assert before.lower().replace("-", "") == "utf8", before
+cudart.compile({AXPY!r}, name_expressions=["axpy<float>"], arch={SM!r}, load=False, cache=False)
+assert locale.getpreferredencoding(False) == before, locale.getpreferredencoding(False)
+with open({str(note)!r}) as f:  # the default encoding, as a user's program reads
+    assert f.read() == "\u2019 \u00e9"
+"""
+    run_python(code)
 
 
 def test_name_expressions_map_to_lowered_names(cache_dir):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import run_python
+from suite import run_python
 
 CPU_CHECKS = True  # tests/gpu/conftest.py: not a GPU test
 
