@@ -37,7 +37,7 @@ _CTYPES_INTEGER_CODES = frozenset("bBhHiIlLqQ?")
 try:  # NumPy is optional; with it, its scalars are typed by their dtype
     import numpy as _np
 except ImportError:  # pragma: no cover - depends on the environment
-    _np = None
+    _np = None  # type: ignore[assignment]  # (mypy sees NumPy where it is installed)
 
 
 # ---------------------------------------------------------------- configuration

@@ -92,21 +92,31 @@ def _parse_into(headers: HeaderSet, path: Path) -> None:
         if proc.returncode != 0:
             raise AssertionError(f"parsing {headers.key} failed:\n{proc.stderr[-4000:]}")
         os.replace(tmp, path)  # whole or absent, for workers reading concurrently
+        _drop_older(path)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
 
 
 def _cache_file(headers: HeaderSet) -> Path:
+    """<key>-<the header set's digest>-<the environment's digest>.pickle"""
+    which = _digest(headers.key, *map(str, headers.include_dirs), *map(str, headers.headers))
+    return cache_root() / "models" / f"{headers.key}-{which}-{_digest(*_environment())}.pickle"
+
+
+def _digest(*parts: str) -> str:
     h = hashlib.sha256()
-    for part in (
-        headers.key,
-        *map(str, headers.include_dirs),
-        *map(str, headers.headers),
-        *_environment(),
-    ):
+    for part in parts:
         h.update(part.encode() + b"\0")
-    return cache_root() / "models" / f"{headers.key}-{h.hexdigest()[:32]}.pickle"
+    return h.hexdigest()[:24]
+
+
+def _drop_older(path: Path) -> None:
+    """The same header set's models of other generator states: never read again."""
+    key, which, _ = path.stem.split("-")
+    for other in path.parent.glob(f"{key}-{which}-*.pickle"):
+        if other != path:
+            other.unlink(missing_ok=True)
 
 
 @cache
