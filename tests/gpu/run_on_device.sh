@@ -21,6 +21,8 @@
 # RESULTS.md and in the digest summarize.py writes, which is committed as
 # tests/gpu/results/<date>-<commit>.md. Without it the run fails.
 # DEVICE_DIR replaces .device (the CPU tests of this script use it).
+# JOBS=N runs up to N runtime/backend runs at once (each its own process on the one
+# GPU; default 1): a device call has a time limit, and the machine has cores to spare.
 set -u
 cd "$(dirname "$0")/../.."
 out="${OUT:-gpu-results}"
@@ -43,14 +45,18 @@ run() {  # label, then env assignments; once per backend
         run_one "$label" "$@" CUDART_BACKEND="$backend"
     done
 }
-run_one() {  # label, then env assignments
+run_one() {  # label, then env assignments; in the background, at most $JOBS at once
     local label=$1; shift
+    while [ "$(jobs -rp | wc -l)" -ge "${JOBS:-1}" ]; do sleep 1; done
     echo "=== runtime $label"
-    env "$@" "$python" -c 'import cudart; r = cudart.load_runtime(); print("runtime:", r.version_text, r.path)' \
-        > "$out/log-$label.txt" 2>&1
-    env "$@" "$python" -m pytest tests/gpu -q -p no:cacheprovider -rs \
-        --junitxml="$out/junit-$label.xml" "${PYTEST_ARGS[@]}" 2>&1 | tee -a "$out/log-$label.txt"
-    [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+    (
+        env "$@" "$python" -c 'import cudart; r = cudart.load_runtime(); print("runtime:", r.version_text, r.path)' \
+            > "$out/log-$label.txt" 2>&1
+        env "$@" "$python" -m pytest tests/gpu -q -p no:cacheprovider -rs \
+            --junitxml="$out/junit-$label.xml" "${PYTEST_ARGS[@]}" >> "$out/log-$label.txt" 2>&1
+        echo $? > "$out/rc-$label"
+        echo "=== $label: $(tail -n 1 "$out/log-$label.txt")"
+    ) &
 }
 PYTEST_ARGS=("$@")
 # What prepare_device_libs.sh packed: libs/, nvrtc/unpacked/, fast/.
@@ -83,6 +89,12 @@ for lib in "$device"/libs/*/libcudart.so.*; do
         CUDART_NVRTC_PAIRING="$pairing"
 done
 wanted machine && run machine CUDART_LIBRARY= CUDART_NVRTC_LIBRARY= CUDART_NVRTC_PAIRING=same
+wait
+for rc in "$out"/rc-*; do
+    [ -e "$rc" ] || continue
+    [ "$(cat "$rc")" = 0 ] || { status=1; echo "failed: ${rc#"$out"/rc-}"; }
+done
+rm -f "$out"/rc-*
 "$python" tests/gpu/summarize.py "$out" "$device/COMMIT" > "$out/RESULTS.md" || status=1
 cat "$out/RESULTS.md"
 exit $status
