@@ -487,14 +487,17 @@ def destroyed(handle: Any, ctype: str, function: str) -> None:
     mark_destroyed(handle, function)
 
 
-def claim(value: Any, parameter: str, function: str) -> None:
+def claim(value: Any, parameter: str, function: str) -> Any:
     """Before C: `function` is about to destroy or free `value` (a DESTROYS or FREES
     effect). Marks it now, atomically, so that of threads destroying one object only
-    one reaches C (cudart._handles.claim, cudart._hostmem.claim); the others raise."""
+    one reaches C (cudart._handles.claim, cudart._hostmem.claim); the others raise.
+    Returns what C is given: a HostMemory's address (marked, it is no buffer any more),
+    else `value`."""
     if isinstance(value, HostMemory):
         _hostmem.claim(value)
-    else:
-        _handles.claim(value, function, parameter)
+        return value.address
+    _handles.claim(value, function, parameter)
+    return value
 
 
 def unclaim(value: Any) -> None:

@@ -2595,9 +2595,9 @@ def cudaDestroyExternalMemory(extMem: cudaExternalMemory_t | _HandleLike) -> Non
     """
     if extMem.__class__ is not cudaExternalMemory_t:
         extMem = _c.handle(extMem, cudaExternalMemory_t, "extMem")
-    _c.claim(extMem, "extMem", "cudaDestroyExternalMemory")
+    extMem_given = _c.claim(extMem, "extMem", "cudaDestroyExternalMemory")
     try:
-        err = _cudaDestroyExternalMemory(extMem)
+        err = _cudaDestroyExternalMemory(extMem_given)
     except _ArgumentError as exc:
         _c.unclaim(extMem)
         raise _c.argument_error(exc, "cudaDestroyExternalMemory", ("extMem",)) from None
@@ -2623,9 +2623,9 @@ def cudaDestroyExternalSemaphore(extSem: cudaExternalSemaphore_t | _HandleLike) 
     """
     if extSem.__class__ is not cudaExternalSemaphore_t:
         extSem = _c.handle(extSem, cudaExternalSemaphore_t, "extSem")
-    _c.claim(extSem, "extSem", "cudaDestroyExternalSemaphore")
+    extSem_given = _c.claim(extSem, "extSem", "cudaDestroyExternalSemaphore")
     try:
-        err = _cudaDestroyExternalSemaphore(extSem)
+        err = _cudaDestroyExternalSemaphore(extSem_given)
     except _ArgumentError as exc:
         _c.unclaim(extSem)
         raise _c.argument_error(exc, "cudaDestroyExternalSemaphore", ("extSem",)) from None
@@ -2650,9 +2650,9 @@ def cudaDestroySurfaceObject(surfObject: int) -> None:
     C: cudaError_t cudaDestroySurfaceObject(cudaSurfaceObject_t surfObject)
     """
     surfObject = _c.integer_handle(surfObject, "cudaSurfaceObject_t", "surfObject")
-    _c.claim(surfObject, "surfObject", "cudaDestroySurfaceObject")
+    surfObject_given = _c.claim(surfObject, "surfObject", "cudaDestroySurfaceObject")
     try:
-        err = _cudaDestroySurfaceObject(surfObject)
+        err = _cudaDestroySurfaceObject(surfObject_given)
     except _ArgumentError as exc:
         _c.unclaim(surfObject)
         raise _c.argument_error(exc, "cudaDestroySurfaceObject", ("surfObject",)) from None
@@ -2677,9 +2677,9 @@ def cudaDestroyTextureObject(texObject: int) -> None:
     C: cudaError_t cudaDestroyTextureObject(cudaTextureObject_t texObject)
     """
     texObject = _c.integer_handle(texObject, "cudaTextureObject_t", "texObject")
-    _c.claim(texObject, "texObject", "cudaDestroyTextureObject")
+    texObject_given = _c.claim(texObject, "texObject", "cudaDestroyTextureObject")
     try:
-        err = _cudaDestroyTextureObject(texObject)
+        err = _cudaDestroyTextureObject(texObject_given)
     except _ArgumentError as exc:
         _c.unclaim(texObject)
         raise _c.argument_error(exc, "cudaDestroyTextureObject", ("texObject",)) from None
@@ -3842,9 +3842,9 @@ def cudaDeviceUnregisterAsyncNotification(
         device = _c.integer(device, _range_int, "cudaDeviceUnregisterAsyncNotification", "device")
     if callback.__class__ is not cudaAsyncCallbackHandle_t:
         callback = _c.handle(callback, cudaAsyncCallbackHandle_t, "callback")
-    _c.claim(callback, "callback", "cudaDeviceUnregisterAsyncNotification")
+    callback_given = _c.claim(callback, "callback", "cudaDeviceUnregisterAsyncNotification")
     try:
-        err = _cudaDeviceUnregisterAsyncNotification(device, callback)
+        err = _cudaDeviceUnregisterAsyncNotification(device, callback_given)
     except _ArgumentError as exc:
         _c.unclaim(callback)
         raise _c.argument_error(
@@ -4347,9 +4347,9 @@ def cudaEventDestroy(event: cudaEvent_t | _HandleLike) -> None:
     """
     if event.__class__ is not cudaEvent_t:
         event = _c.handle(event, cudaEvent_t, "event")
-    _c.claim(event, "event", "cudaEventDestroy")
+    event_given = _c.claim(event, "event", "cudaEventDestroy")
     try:
-        err = _cudaEventDestroy(event)
+        err = _cudaEventDestroy(event_given)
     except _ArgumentError as exc:
         _c.unclaim(event)
         raise _c.argument_error(exc, "cudaEventDestroy", ("event",)) from None
@@ -4517,9 +4517,9 @@ def cudaExecutionCtxDestroy(ctx: cudaExecutionContext_t | _HandleLike) -> None:
     """
     if ctx.__class__ is not cudaExecutionContext_t:
         ctx = _c.handle(ctx, cudaExecutionContext_t, "ctx")
-    _c.claim(ctx, "ctx", "cudaExecutionCtxDestroy")
+    ctx_given = _c.claim(ctx, "ctx", "cudaExecutionCtxDestroy")
     try:
-        err = _cudaExecutionCtxDestroy(ctx)
+        err = _cudaExecutionCtxDestroy(ctx_given)
     except _ArgumentError as exc:
         _c.unclaim(ctx)
         raise _c.argument_error(exc, "cudaExecutionCtxDestroy", ("ctx",)) from None
@@ -4860,9 +4860,9 @@ def cudaFree(devPtr: _PointerLike) -> None:
         devPtr = _c.pointer(devPtr, "devPtr", True)
     elif devPtr >> 64:
         raise _c.address_error(devPtr, "cudaFree", "devPtr")
-    _c.claim(devPtr, "devPtr", "cudaFree")
+    devPtr_given = _c.claim(devPtr, "devPtr", "cudaFree")
     try:
-        err = _cudaFree(devPtr)
+        err = _cudaFree(devPtr_given)
     except _ArgumentError as exc:
         _c.unclaim(devPtr)
         raise _c.argument_error(exc, "cudaFree", ("devPtr",)) from None
@@ -4888,9 +4888,9 @@ def cudaFreeArray(array: cudaArray_t | _HandleLike) -> None:
     """
     if array.__class__ is not cudaArray_t:
         array = _c.handle(array, cudaArray_t, "array")
-    _c.claim(array, "array", "cudaFreeArray")
+    array_given = _c.claim(array, "array", "cudaFreeArray")
     try:
-        err = _cudaFreeArray(array)
+        err = _cudaFreeArray(array_given)
     except _ArgumentError as exc:
         _c.unclaim(array)
         raise _c.argument_error(exc, "cudaFreeArray", ("array",)) from None
@@ -4945,9 +4945,9 @@ def cudaFreeHost(ptr: _PointerLike) -> None:
         ptr = _c.pointer(ptr, "ptr", True)
     elif ptr >> 64:
         raise _c.address_error(ptr, "cudaFreeHost", "ptr")
-    _c.claim(ptr, "ptr", "cudaFreeHost")
+    ptr_given = _c.claim(ptr, "ptr", "cudaFreeHost")
     try:
-        err = _cudaFreeHost(ptr)
+        err = _cudaFreeHost(ptr_given)
     except _ArgumentError as exc:
         _c.unclaim(ptr)
         raise _c.argument_error(exc, "cudaFreeHost", ("ptr",)) from None
@@ -4973,9 +4973,9 @@ def cudaFreeMipmappedArray(mipmappedArray: cudaMipmappedArray_t | _HandleLike) -
     """
     if mipmappedArray.__class__ is not cudaMipmappedArray_t:
         mipmappedArray = _c.handle(mipmappedArray, cudaMipmappedArray_t, "mipmappedArray")
-    _c.claim(mipmappedArray, "mipmappedArray", "cudaFreeMipmappedArray")
+    mipmappedArray_given = _c.claim(mipmappedArray, "mipmappedArray", "cudaFreeMipmappedArray")
     try:
-        err = _cudaFreeMipmappedArray(mipmappedArray)
+        err = _cudaFreeMipmappedArray(mipmappedArray_given)
     except _ArgumentError as exc:
         _c.unclaim(mipmappedArray)
         raise _c.argument_error(exc, "cudaFreeMipmappedArray", ("mipmappedArray",)) from None
@@ -7510,9 +7510,9 @@ def cudaGraphDestroy(graph: cudaGraph_t | _HandleLike) -> None:
     """
     if graph.__class__ is not cudaGraph_t:
         graph = _c.handle(graph, cudaGraph_t, "graph")
-    _c.claim(graph, "graph", "cudaGraphDestroy")
+    graph_given = _c.claim(graph, "graph", "cudaGraphDestroy")
     try:
-        err = _cudaGraphDestroy(graph)
+        err = _cudaGraphDestroy(graph_given)
     except _ArgumentError as exc:
         _c.unclaim(graph)
         raise _c.argument_error(exc, "cudaGraphDestroy", ("graph",)) from None
@@ -7538,9 +7538,9 @@ def cudaGraphDestroyNode(node: cudaGraphNode_t | _HandleLike) -> None:
     """
     if node.__class__ is not cudaGraphNode_t:
         node = _c.handle(node, cudaGraphNode_t, "node")
-    _c.claim(node, "node", "cudaGraphDestroyNode")
+    node_given = _c.claim(node, "node", "cudaGraphDestroyNode")
     try:
-        err = _cudaGraphDestroyNode(node)
+        err = _cudaGraphDestroyNode(node_given)
     except _ArgumentError as exc:
         _c.unclaim(node)
         raise _c.argument_error(exc, "cudaGraphDestroyNode", ("node",)) from None
@@ -7717,9 +7717,9 @@ def cudaGraphExecDestroy(graphExec: cudaGraphExec_t | _HandleLike) -> None:
     """
     if graphExec.__class__ is not cudaGraphExec_t:
         graphExec = _c.handle(graphExec, cudaGraphExec_t, "graphExec")
-    _c.claim(graphExec, "graphExec", "cudaGraphExecDestroy")
+    graphExec_given = _c.claim(graphExec, "graphExec", "cudaGraphExecDestroy")
     try:
-        err = _cudaGraphExecDestroy(graphExec)
+        err = _cudaGraphExecDestroy(graphExec_given)
     except _ArgumentError as exc:
         _c.unclaim(graphExec)
         raise _c.argument_error(exc, "cudaGraphExecDestroy", ("graphExec",)) from None
@@ -10450,9 +10450,9 @@ def cudaGraphicsUnregisterResource(resource: cudaGraphicsResource_t | _HandleLik
     """
     if resource.__class__ is not cudaGraphicsResource_t:
         resource = _c.handle(resource, cudaGraphicsResource_t, "resource")
-    _c.claim(resource, "resource", "cudaGraphicsUnregisterResource")
+    resource_given = _c.claim(resource, "resource", "cudaGraphicsUnregisterResource")
     try:
-        err = _cudaGraphicsUnregisterResource(resource)
+        err = _cudaGraphicsUnregisterResource(resource_given)
     except _ArgumentError as exc:
         _c.unclaim(resource)
         raise _c.argument_error(exc, "cudaGraphicsUnregisterResource", ("resource",)) from None
@@ -11683,9 +11683,9 @@ def cudaLibraryUnload(library: cudaLibrary_t | _HandleLike) -> None:
     """
     if library.__class__ is not cudaLibrary_t:
         library = _c.handle(library, cudaLibrary_t, "library")
-    _c.claim(library, "library", "cudaLibraryUnload")
+    library_given = _c.claim(library, "library", "cudaLibraryUnload")
     try:
-        err = _cudaLibraryUnload(library)
+        err = _cudaLibraryUnload(library_given)
     except _ArgumentError as exc:
         _c.unclaim(library)
         raise _c.argument_error(exc, "cudaLibraryUnload", ("library",)) from None
@@ -11859,9 +11859,9 @@ def cudaLogsUnregisterCallback(callback: cudaLogsCallbackHandle | _HandleLike) -
     """
     if callback.__class__ is not cudaLogsCallbackHandle:
         callback = _c.handle(callback, cudaLogsCallbackHandle, "callback")
-    _c.claim(callback, "callback", "cudaLogsUnregisterCallback")
+    callback_given = _c.claim(callback, "callback", "cudaLogsUnregisterCallback")
     try:
-        err = _cudaLogsUnregisterCallback(callback)
+        err = _cudaLogsUnregisterCallback(callback_given)
     except _ArgumentError as exc:
         _c.unclaim(callback)
         raise _c.argument_error(exc, "cudaLogsUnregisterCallback", ("callback",)) from None
@@ -12551,9 +12551,9 @@ def cudaMemPoolDestroy(memPool: cudaMemPool_t | _HandleLike) -> None:
     """
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
-    _c.claim(memPool, "memPool", "cudaMemPoolDestroy")
+    memPool_given = _c.claim(memPool, "memPool", "cudaMemPoolDestroy")
     try:
-        err = _cudaMemPoolDestroy(memPool)
+        err = _cudaMemPoolDestroy(memPool_given)
     except _ArgumentError as exc:
         _c.unclaim(memPool)
         raise _c.argument_error(exc, "cudaMemPoolDestroy", ("memPool",)) from None
@@ -15926,9 +15926,9 @@ def cudaStreamDestroy(stream: cudaStream_t | _HandleLike) -> None:
     """
     if stream.__class__ is not cudaStream_t:
         stream = _c.handle(stream, cudaStream_t, "stream")
-    _c.claim(stream, "stream", "cudaStreamDestroy")
+    stream_given = _c.claim(stream, "stream", "cudaStreamDestroy")
     try:
-        err = _cudaStreamDestroy(stream)
+        err = _cudaStreamDestroy(stream_given)
     except _ArgumentError as exc:
         _c.unclaim(stream)
         raise _c.argument_error(exc, "cudaStreamDestroy", ("stream",)) from None

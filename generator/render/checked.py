@@ -745,7 +745,13 @@ class _Function:
             # marking after C would let threads destroying one object all reach C.
             if part.release is not None:
                 raise RenderError(f"{self.plan.name}.{p.name}: ends and releases")
-            part.claim = f'_c.claim({p.py_name}, "{p.py_name}", "{self.plan.name}")'
+            # C gets what the claim hands back: a claimed HostMemory refuses to be read
+            # as memory (it is marked freed), so C is given its address instead.
+            given = f"{p.py_name}_given"
+            part.claim = (
+                f'{given} = _c.claim({p.py_name}, "{p.py_name}", "{self.plan.name}")'
+            )
+            part.call = given
             part.release = f"_c.unclaim({p.py_name})"
         return part
 

@@ -21,6 +21,7 @@ import pickle
 import subprocess
 import sys
 import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from pathlib import Path
@@ -59,13 +60,17 @@ def models_for(header_sets: dict[str, HeaderSet]) -> dict[str, ApiModel]:
     if missing:
         with ThreadPoolExecutor(max_workers=2) as pool:
             list(pool.map(lambda key: _parse_into(header_sets[key], paths[key]), missing))
-    return {key: _load(path) for key, path in paths.items()}
+    return {key: _load(header_sets[key], path) for key, path in paths.items()}
 
 
-def _load(path: Path) -> ApiModel:
+def _load(headers: HeaderSet, path: Path) -> ApiModel:
     if path not in _memory:
-        with open(path, "rb") as f:
-            _memory[path] = pickle.load(f)
+        try:
+            with open(path, "rb") as f:
+                _memory[path] = pickle.load(f)
+        except FileNotFoundError:  # pruned by another checkout's run meanwhile
+            _parse_into(headers, path)
+            return _load(headers, path)
     return _memory[path]
 
 
@@ -111,12 +116,21 @@ def _digest(*parts: str) -> str:
     return h.hexdigest()[:24]
 
 
+# Models of other generator states are kept this long after they were written: another
+# checkout sharing the cache (a second worktree) may be using them right now.
+_KEEP_OTHERS_S = 24 * 3600
+
+
 def _drop_older(path: Path) -> None:
-    """The same header set's models of other generator states: never read again."""
+    """The same header set's models of other generator states, once they are a day old."""
     key, which, _ = path.stem.split("-")
+    now = time.time()
     for other in path.parent.glob(f"{key}-{which}-*.pickle"):
-        if other != path:
-            other.unlink(missing_ok=True)
+        try:
+            if other != path and now - other.stat().st_mtime > _KEEP_OTHERS_S:
+                other.unlink()
+        except FileNotFoundError:
+            pass
 
 
 @cache
