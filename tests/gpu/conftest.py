@@ -8,11 +8,17 @@ marked nor skipped here, and the GPU run (no generator cache there) deselects it
 
 They run in-process against whichever libcudart cudart finds ($CUDART_LIBRARY picks
 one); the GPU run records the runtime each time (see tests/gpu/RESULTS.md).
+
+Several runs can share the GPU (run_on_device.sh's JOBS): then $CUDART_GPU_LOCK names a
+file each test holds a shared lock on while it runs, and a test marked
+`device_exclusive` (it reads device-wide state, such as cudaMemGetInfo's free memory,
+that another process changes) an exclusive one.
 """
 
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import os
 from pathlib import Path
 
@@ -20,6 +26,7 @@ import pytest
 
 KERNELS = Path(__file__).resolve().parent.parent / "kernels"
 REQUIRE_GPU = "CUDART_REQUIRE_GPU"
+GPU_LOCK = "CUDART_GPU_LOCK"
 
 
 def gpu_required() -> bool:
@@ -64,6 +71,22 @@ def pytest_collection_modifyitems(config, items):
         item.add_marker(pytest.mark.gpu)
         if not available and not gpu_required():
             item.add_marker(pytest.mark.skip(reason=reason))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Set-up, call and tear-down of a test under the GPU lock, where runs share a GPU."""
+    path = os.environ.get(GPU_LOCK)
+    if not path:
+        yield
+        return
+    exclusive = item.get_closest_marker("device_exclusive") is not None
+    with open(path, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def pytest_runtest_setup(item):

@@ -32,6 +32,10 @@ device="${DEVICE_DIR:-.device}"
 [[ "$device" == /* ]] || device="$PWD/$device"
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 export CUDART_REQUIRE_GPU=1
+# Runs at once share the GPU: tests that read device-wide state run alone (conftest.py).
+if [ "${JOBS:-1}" -gt 1 ]; then
+    export CUDART_GPU_LOCK="$out/gpu.lock"
+fi
 status=0
 if [ ! -f "$device/COMMIT" ]; then
     echo "no $device/COMMIT: run tests/gpu/prepare_device_libs.sh on the development machine" >&2
@@ -94,7 +98,7 @@ for rc in "$out"/rc-*; do
     [ -e "$rc" ] || continue
     [ "$(cat "$rc")" = 0 ] || { status=1; echo "failed: ${rc#"$out"/rc-}"; }
 done
-rm -f "$out"/rc-*
+rm -f "$out"/rc-* "$out/gpu.lock"
 "$python" tests/gpu/summarize.py "$out" "$device/COMMIT" > "$out/RESULTS.md" || status=1
 cat "$out/RESULTS.md"
 exit $status

@@ -17,6 +17,7 @@ def last_error() -> int:
     return cudart.sys.cudaGetLastError()
 
 
+@pytest.mark.device_exclusive  # the device's free memory: no other run may allocate meanwhile
 def test_a_size_beyond_size_t_is_refused_before_c():
     last_error()
     free_before, _ = cudart.cudaMemGetInfo()
