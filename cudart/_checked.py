@@ -435,30 +435,42 @@ def callback_record_class(base: Any) -> Any:
             return base.userData.__get__(self, base)
 
         def _set_fn(self, value: Any) -> None:
+            data = self._data()
             if is_python_callable(value):
-                data = self._data()
                 base.fn.__set__(self, fn_type())  # NULL: the raw layer's view of it
                 base.userData.__set__(self, None)
                 object.__setattr__(self, "_python_data_", None)
                 object.__setattr__(self, "_python_fn_", (value, data))
                 return
-            data = self._data()
-            base.fn.__set__(self, fn_type() if value is None else value)
+            if value is None:  # no function yet: the data waits, as userData before fn
+                base.fn.__set__(self, fn_type())
+                object.__setattr__(self, "_python_fn_", None)
+                self._set_data(data)
+                return
+            try:  # a C function gets userData as C holds it: an address or memory
+                base.userData.__set__(self, data)
+            except TypeError:
+                raise TypeError(
+                    f"{base.__name__}.userData is a {type(data).__name__}: a C function "
+                    "pointer as fn takes an address or memory as its data (a Python "
+                    "callable takes any object)"
+                ) from None
+            base.fn.__set__(self, value)
             object.__setattr__(self, "_python_fn_", None)
-            self._set_data(data)
+            object.__setattr__(self, "_python_data_", data)
 
         def _set_data(self, value: Any) -> None:
             held = self._python_fn_
             if held is not None:
                 object.__setattr__(self, "_python_fn_", (held[0], value))
                 return
+            # Kept as given for a Python fn to come; C holds it where it can (an address
+            # or memory, for a C fn).
             try:
                 base.userData.__set__(self, value)
-                pending = None
-            except TypeError:  # a Python object: the data of a Python fn to come
+            except TypeError:
                 base.userData.__set__(self, None)
-                pending = value
-            object.__setattr__(self, "_python_data_", pending)
+            object.__setattr__(self, "_python_data_", value)
 
     record.__name__ = record.__qualname__ = base.__name__
     record.__module__ = base.__module__

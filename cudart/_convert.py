@@ -83,6 +83,14 @@ def address(value: Any, name: str, size: Any = None, what: str = "") -> Any:
     return _holding(_memory_address(converted) if found is None else found, converted)
 
 
+def memory_field(value: Any, name: str) -> Any:
+    """What a record's `void *` member stores (cudart._layout.MemoryField): `address`'s
+    conversion, always as a c_void_p holding what it refers to (nothing, for an int), so
+    that the store replaces what the member kept alive before."""
+    stored = address(value, name)
+    return stored if isinstance(stored, c_void_p) else _holding(stored, None)
+
+
 def _holding(address: int | None, source: Any) -> Any:
     """A c_void_p of `address` that keeps `source` alive in whatever record (or record
     enclosing it) it is stored into: ctypes keeps a cast's source there, and a later

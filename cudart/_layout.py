@@ -30,6 +30,9 @@ A member that holds a device function (`cudaKernelNodeParams.func`) or a kernel'
 cudart.kernels.Function, what Function.pack returns. `kernel_fields` puts a
 `ConvertedField` over such members (the generator decides which they are,
 generator/device_functions.py); the record keeps the object alive while it refers to it.
+Every other `void *` member takes what a checked pointer parameter takes (a buffer, a
+HostMemory, a ctypes object, never a handle) through `memory_fields`, and keeps it alive
+the same way.
 
 A record read out of a record (`frame.frame.pPitch[0]`, `params.extent`) is ctypes'
 view of the enclosing record's memory, as a C lvalue is: setting its fields changes the
@@ -60,6 +63,7 @@ __all__ = [
     "binary_fields",
     "detached_copies",
     "kernel_fields",
+    "memory_fields",
     "require_alignment",
 ]
 
@@ -230,6 +234,36 @@ class ConvertedField:
 
     def __repr__(self) -> str:
         return f"<ConvertedField {self.name} offset={self.offset} size={self.size}>"
+
+
+class MemoryField(ConvertedField):
+    """A `void *` member that takes what a checked pointer parameter takes: an int,
+    None, a HostMemory, a buffer, a ctypes object (its address), an object with
+    __int__ or __cuda_array_interface__; never a handle (cudart._convert.address). The
+    record keeps the memory alive until the member is stored again. Reading is ctypes'
+    own: the address as an int, or None."""
+
+    __slots__ = ()
+
+    def __set__(self, obj: object, value: object) -> None:
+        from ._convert import memory_field
+
+        self.field.__set__(obj, memory_field(value, self.name))  # type: ignore[attr-defined]
+
+    def __repr__(self) -> str:
+        return f"<MemoryField {self.name} offset={self.offset} size={self.size}>"
+
+
+def memory_fields(cls: type, *names: str) -> None:
+    """Make the named `void *` members of `cls` take memory (MemoryField). Call it right
+    after `cls._fields_` is set."""
+    from ._convert import address
+
+    declared = _member_types(cls)
+    for name in names:
+        if declared.get(name) is not ctypes.c_void_p:
+            raise LayoutError(f"{cls.__name__}.{name} is not a void * member")
+        setattr(cls, name, MemoryField(cls.__dict__[name], ctypes.c_void_p, address, name))
 
 
 def kernel_fields(cls: type, functions: tuple[str, ...], arguments: tuple[str, ...]) -> None:

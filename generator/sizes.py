@@ -113,6 +113,16 @@ REVIEWED: dict[tuple[str, str], tuple[Measure, tuple[str, ...], str]] = {
     },
 }
 
+# (record builder, `void *` parameter) -> (the parameters whose product is the bytes the
+# record says that memory spans, why). Given memory Python can measure (a buffer, a
+# ctypes object, a HostMemory), the checked builder refuses less than that.
+BUILDER_SIZES: dict[tuple[str, str], tuple[tuple[str, ...], str]] = {
+    ("make_cudaPitchedPtr", "d"): (
+        ("p", "ysz"),
+        "a pitched allocation is ysz rows of p bytes (the pitch)",
+    ),
+}
+
 # (function as declared, pointer, size-looking input) -> why it is no size relation.
 LEFT_OUT: dict[tuple[str, str, str], str] = {
     ("cudaMallocArray", "desc", "width"): "width sizes the new array, desc is one record",
