@@ -801,8 +801,9 @@ def c_integer(value: Any, ctype: Any, what: str) -> int:
         )
     if isinstance(value, ctypes._SimpleCData):
         value = value.value
-    if not hasattr(type(value), "__index__"):  # int, bool, IntEnum members; not float
-        raise TypeError(f"{what} must be an int, not {type(value).__name__}")
+    if isinstance(value, _CDATA) or not hasattr(type(value), "__index__"):
+        # int, bool, IntEnum members; not float, nor a HostMemory (an address, __index__)
+        raise TypeError(f"{what} must be an int, not {_not_integer(value)}")
     number = value.__index__()
     bits = 8 * ctypes.sizeof(ctype)
     signed = ctype(-1).value < 0
@@ -918,9 +919,19 @@ _ADDRESS_END = 1 << 64  # a handle or pointer is an address: 0 <= value < 2**64
 _LOWEST_RECORD_ADDRESS = 1 << 16
 
 
+def _not_integer(value: Any) -> str:
+    """How an integer parameter's refusal names `value`: a HostMemory's __index__ is its
+    address, for ctypes and C's address parameters, never a count or a size."""
+    if isinstance(value, HostMemory):
+        return "a HostMemory (host memory: int(h) is its address, len(h) its size)"
+    if isinstance(value, _CDATA):
+        return f"a ctypes {type(value).__name__}"
+    return type(value).__name__
+
+
 def _integer_value(value: Any, what: str) -> int:
     if isinstance(value, _CDATA):
-        raise TypeError(f"{what}: must be an int, not a ctypes {type(value).__name__}")
+        raise TypeError(f"{what}: must be an int, not {_not_integer(value)}")
     if not hasattr(type(value), "__index__"):  # int, bool, IntEnum, NumPy integers
         raise TypeError(f"{what}: must be an int, not {type(value).__name__}")
     return int(value.__index__())
