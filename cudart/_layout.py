@@ -312,7 +312,8 @@ def _copyable(cls: type, seen: set[type]) -> None:
     seen.add(cls)
     cls.__copy__ = _detached  # type: ignore[attr-defined]
     cls.__deepcopy__ = _deep_detached  # type: ignore[attr-defined]
-    for ctype in _member_types(cls).values():
+    for member in _member_types(cls).values():
+        ctype: object = member
         while isinstance(ctype, type) and issubclass(ctype, ctypes.Array):
             _copyable(ctype, seen)
             ctype = ctype._type_

@@ -31,7 +31,6 @@ from ..context import GenerationContext
 from ..ctypes_map import POINTER_KINDS, RenderError, TypeKind, integer_range
 from ..formatting import format_python
 from ..model import Param, RecordBuilder, RecordRef, TypedefRef
-from ..sizes import BUILDER_SIZES
 from ..plan import (
     INPUT_KINDS,
     OUTPUT_KINDS,
@@ -43,6 +42,7 @@ from ..plan import (
     ResultKind,
     Role,
 )
+from ..sizes import BUILDER_SIZES
 from .base import (
     docstring,
     environment,

@@ -256,7 +256,9 @@ def test_integer_parameters_refuse_host_memory(checked, host):
     from cudart import _convert
 
     memory, _ = host
-    with pytest.raises(TypeError, match=r"argument 'size': must be an int, not a HostMemory.*int\(h\)"):
+    with pytest.raises(
+        TypeError, match=r"argument 'size': must be an int, not a HostMemory.*int\(h\)"
+    ):
         checked.cudaMalloc(memory)
     with pytest.raises(TypeError, match=r"not a HostMemory .*int\(h\) is its address"):
         _convert.c_integer(memory, ctypes.c_int, "value")  # attribute values
