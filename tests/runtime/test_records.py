@@ -262,3 +262,23 @@ def test_integer_parameters_refuse_host_memory(checked, host):
         checked.cudaMalloc(memory)
     with pytest.raises(TypeError, match=r"not a HostMemory .*int\(h\) is its address"):
         _convert.c_integer(memory, ctypes.c_int, "value")  # attribute values
+
+
+def test_a_record_stored_in_a_record_brings_its_memory(checked):
+    # cuda-bindings' cudaMemcpy3DAsync test: an ndarray through make_cudaPitchedPtr into
+    # cudaMemcpy3DParms, by keyword and by assignment, and a nested member set in place.
+    import gc
+    import weakref
+
+    array = np.zeros(64, np.uint8)
+    gone = weakref.ref(array)
+    by_keyword = checked.cudaMemcpy3DParms(srcPtr=checked.make_cudaPitchedPtr(array, 64, 64, 1))
+    assigned = checked.cudaMemcpy3DParms()
+    assigned.dstPtr = checked.make_cudaPitchedPtr(None, 64, 64, 1)
+    assigned.dstPtr.ptr = array
+    del array
+    gc.collect()
+    assert by_keyword.srcPtr.ptr == assigned.dstPtr.ptr == gone().ctypes.data
+    del by_keyword, assigned
+    gc.collect()
+    assert gone() is None
