@@ -393,37 +393,84 @@ def callback_record(value: Any, cls: Any, lib: Any, name: str) -> Any:
 def callback_record_class(base: Any) -> Any:
     """A subclass of a raw record with a cudaHostFn_t `fn` whose `fn` also takes a
     Python callable, called with `userData` (any object then): the checked layer's
-    `cudaHostNodeParams`. The raw layer takes it as the record it is (`fn` NULL)."""
+    `cudaHostNodeParams`. The raw layer takes it as the record it is (`fn` NULL).
+
+    Filled as C fills it, field by field, in either order: `userData` given before a
+    Python `fn` is that callable's data (an object C cannot hold waits for `fn`)."""
+    fn_type = dict(base._fields_)["fn"]
 
     class record(base):
-        __slots__ = ("_python_fn_",)
+        # _python_fn_: (callable, data) once fn is a Python callable (cudart.callbacks
+        # reads it); _python_data_: userData no C field can hold, waiting for such an fn.
+        __slots__ = ("_python_fn_", "_python_data_")
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
+            object.__setattr__(self, "_python_fn_", None)
+            object.__setattr__(self, "_python_data_", None)
             fields = [f[0] for f in base._fields_]
             given = dict(zip(fields, args, strict=False))
             given.update(kwargs)
-            fn = given.get("fn")
-            if is_python_callable(fn):
-                data = given.pop("userData", None)
-                del given["fn"]
-                base.__init__(self, **given)
-                self._python_fn_: tuple[Any, Any] | None = (fn, data)
-            else:
-                base.__init__(self, **given)
-                self._python_fn_ = None
+            fn = given.pop("fn", None)
+            data = given.pop("userData", None)
+            base.__init__(self, **given)
+            if data is not None:
+                self.userData = data
+            if fn is not None:
+                self.fn = fn
 
         def __setattr__(self, name: str, value: Any) -> None:
-            held = getattr(self, "_python_fn_", None)
-            if name == "fn" and is_python_callable(value):
-                base.fn.__set__(self, None)
-                object.__setattr__(self, "_python_fn_", (value, held[1] if held else None))
-            elif name == "fn":
-                object.__setattr__(self, "_python_fn_", None)
-                base.__setattr__(self, name, value)
-            elif name == "userData" and held is not None:
-                object.__setattr__(self, "_python_fn_", (held[0], value))
+            if name == "fn":
+                self._set_fn(value)
+            elif name == "userData":
+                self._set_data(value)
             else:
                 base.__setattr__(self, name, value)
+
+        def _data(self) -> Any:
+            held = self._python_fn_
+            if held is not None:
+                return held[1]
+            if self._python_data_ is not None:
+                return self._python_data_
+            return base.userData.__get__(self, base)
+
+        def _set_fn(self, value: Any) -> None:
+            data = self._data()
+            if is_python_callable(value):
+                base.fn.__set__(self, fn_type())  # NULL: the raw layer's view of it
+                base.userData.__set__(self, None)
+                object.__setattr__(self, "_python_data_", None)
+                object.__setattr__(self, "_python_fn_", (value, data))
+                return
+            if value is None:  # no function yet: the data waits, as userData before fn
+                base.fn.__set__(self, fn_type())
+                object.__setattr__(self, "_python_fn_", None)
+                self._set_data(data)
+                return
+            try:  # a C function gets userData as C holds it: an address or memory
+                base.userData.__set__(self, data)
+            except TypeError:
+                raise TypeError(
+                    f"{base.__name__}.userData is a {type(data).__name__}: a C function "
+                    "pointer as fn takes an address or memory as its data (a Python "
+                    "callable takes any object)"
+                ) from None
+            base.fn.__set__(self, value)
+            object.__setattr__(self, "_python_fn_", None)
+            object.__setattr__(self, "_python_data_", data)
+
+        def _set_data(self, value: Any) -> None:
+            held = self._python_fn_
+            if held is not None:
+                object.__setattr__(self, "_python_fn_", (held[0], value))
+                return
+            # Kept as given for a Python fn to come; C holds it where it can (an address
+            # or memory, for a C fn).
+            try:
+                base.userData.__set__(self, value)
+            except TypeError:
+                base.userData.__set__(self, None)
+            object.__setattr__(self, "_python_data_", value)
 
     record.__name__ = record.__qualname__ = base.__name__
     record.__module__ = base.__module__

@@ -63,16 +63,41 @@ def device_address(value: Any) -> int | None:
     return _int_like(value)
 
 
-def address(value: Any, name: str) -> int:
-    """An address for a record's `void *` field (make_cudaPitchedPtr's `d`), which holds
-    the number itself: what `device_address` reads, range-checked; never a handle."""
-    found = None if isinstance(value, Handle) else device_address(value)
-    if found is None:
+def address(value: Any, name: str, size: Any = None, what: str = "") -> Any:
+    """A record's `void *` member or a record builder's `void *` parameter
+    (make_cudaPitchedPtr's `d`): what a pointer parameter takes (`pointer`: an int,
+    None, a HostMemory, a buffer, a ctypes object, an object with __int__ or
+    __cuda_array_interface__), never a handle. An int or None is returned range-checked;
+    memory as a c_void_p of its address that keeps it alive in the record it is stored
+    into. `size`: the bytes the record says the memory holds (None: unchecked)."""
+    if isinstance(value, Handle):
         raise TypeError(
-            f"'{name}' must be an address: an int, None, a c_void_p or an object with "
-            f"__int__ or __cuda_array_interface__, not {type(value).__name__}"
+            f"'{name}' must be an address or memory: an int, None, a buffer, a ctypes "
+            f"object or an object with __int__ or __cuda_array_interface__, "
+            f"not a {type(value).__name__} (a handle is no memory)"
         )
-    return pointer(found, name, False)
+    converted = pointer(value, name, False, size, what)
+    if converted is None or type(converted) is int:
+        return converted
+    found = _address_held(converted)
+    return _holding(_memory_address(converted) if found is None else found, converted)
+
+
+def memory_field(value: Any, name: str) -> Any:
+    """What a record's `void *` member stores (cudart._layout.MemoryField): `address`'s
+    conversion, always as a c_void_p holding what it refers to (nothing, for an int), so
+    that the store replaces what the member kept alive before."""
+    stored = address(value, name)
+    return stored if isinstance(stored, c_void_p) else _holding(stored, None)
+
+
+def _holding(address: int | None, source: Any) -> Any:
+    """A c_void_p of `address` that keeps `source` alive in whatever record (or record
+    enclosing it) it is stored into: ctypes keeps a cast's source there, and a later
+    store of another such object replaces it."""
+    held = _Held(address)
+    held.source = source  # type: ignore[attr-defined]  # kept alive by the cast below
+    return ctypes.cast(held, c_void_p)
 
 
 def _int_like(value: Any) -> int | None:
@@ -586,9 +611,7 @@ def field_value(value: Any, ctype: Any, convert: Any, name: str) -> Any:
         address = address.value
     elif address is not None and type(address) is not int:
         address = device_address(address)
-    held = _Held(address)
-    held.source = value  # type: ignore[attr-defined]  # kept alive by the cast below
-    return ctypes.cast(held, ctype)
+    return ctypes.cast(_holding(address, value), ctype)
 
 
 def kernel_params_field(value: Any, name: str) -> Any:
@@ -778,8 +801,9 @@ def c_integer(value: Any, ctype: Any, what: str) -> int:
         )
     if isinstance(value, ctypes._SimpleCData):
         value = value.value
-    if not hasattr(type(value), "__index__"):  # int, bool, IntEnum members; not float
-        raise TypeError(f"{what} must be an int, not {type(value).__name__}")
+    if isinstance(value, _CDATA) or not hasattr(type(value), "__index__"):
+        # int, bool, IntEnum members; not float, nor a HostMemory (an address, __index__)
+        raise TypeError(f"{what} must be an int, not {_not_integer(value)}")
     number = value.__index__()
     bits = 8 * ctypes.sizeof(ctype)
     signed = ctype(-1).value < 0
@@ -895,9 +919,19 @@ _ADDRESS_END = 1 << 64  # a handle or pointer is an address: 0 <= value < 2**64
 _LOWEST_RECORD_ADDRESS = 1 << 16
 
 
+def _not_integer(value: Any) -> str:
+    """How an integer parameter's refusal names `value`: a HostMemory's __index__ is its
+    address, for ctypes and C's address parameters, never a count or a size."""
+    if isinstance(value, HostMemory):
+        return "a HostMemory (host memory: int(h) is its address, len(h) its size)"
+    if isinstance(value, _CDATA):
+        return f"a ctypes {type(value).__name__}"
+    return type(value).__name__
+
+
 def _integer_value(value: Any, what: str) -> int:
     if isinstance(value, _CDATA):
-        raise TypeError(f"{what}: must be an int, not a ctypes {type(value).__name__}")
+        raise TypeError(f"{what}: must be an int, not {_not_integer(value)}")
     if not hasattr(type(value), "__index__"):  # int, bool, IntEnum, NumPy integers
         raise TypeError(f"{what}: must be an int, not {type(value).__name__}")
     return int(value.__index__())

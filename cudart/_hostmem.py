@@ -12,7 +12,11 @@ How it is made: a subclass of a ctypes array of `c_ubyte` of the allocation's si
 placed at its address (ctypes' `from_address`, no copy, not owning the memory), so the
 buffer protocol is ctypes' own and works on Python 3.11, which has no `__buffer__`
 (PEP 688). One such class per size, made on first use; `isinstance(m, HostMemory)`
-holds for all of them.
+holds for all of them. The one place it is no address: what takes an exact int only
+(ctypes' `from_address`, `c_void_p(m)`), since a ctypes array cannot also be an int
+subclass (their layouts conflict), and the buffer matters more: `int(m)` there, or
+`(c_float * n).from_buffer(m)`. Its `__index__` is the address for pointers only: the
+checked layer's integer parameters (counts, sizes) refuse it (cudart._convert).
 
 After `cudaFreeHost(m)` through the checked layer, `m` is released: `int(m)`, passing
 it to a pointer parameter of the checked layer (a second `cudaFreeHost` included),

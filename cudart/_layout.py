@@ -30,6 +30,17 @@ A member that holds a device function (`cudaKernelNodeParams.func`) or a kernel'
 cudart.kernels.Function, what Function.pack returns. `kernel_fields` puts a
 `ConvertedField` over such members (the generator decides which they are,
 generator/device_functions.py); the record keeps the object alive while it refers to it.
+Every other `void *` member takes what a checked pointer parameter takes (a buffer, a
+HostMemory, a ctypes object, never a handle) through `memory_fields`, and keeps it alive
+the same way.
+
+A record read out of a record (`frame.frame.pPitch[0]`, `params.extent`) is ctypes'
+view of the enclosing record's memory, as a C lvalue is: setting its fields changes the
+enclosing record. `copy.copy` and `copy.deepcopy` of a record or of an array of records
+give a detached value instead (ctypes' own copy refuses every record holding a pointer);
+`detached_copies` gives a generated module's record and array classes those methods.
+The copy keeps alive what the original's record kept alive (a buffer or a Function its
+pointer members refer to), since it holds the same addresses.
 
 Standard library only, like the rest of the runtime package.
 """
@@ -46,7 +57,15 @@ if TYPE_CHECKING:  # typing costs milliseconds at import; annotations only need 
 
     _Scalar = TypeVar("_Scalar", ctypes.c_ssize_t, ctypes.c_size_t, ctypes.c_ushort)
 
-__all__ = ["BinaryField", "ConvertedField", "binary_fields", "kernel_fields", "require_alignment"]
+__all__ = [
+    "BinaryField",
+    "ConvertedField",
+    "binary_fields",
+    "detached_copies",
+    "kernel_fields",
+    "memory_fields",
+    "require_alignment",
+]
 
 # StgDictObject (CPython 3.11/3.12): PyDictObject dict; Py_ssize_t size, align, length;
 # ffi_type ffi_type_pointer {size_t size; unsigned short alignment; unsigned short type;
@@ -217,6 +236,36 @@ class ConvertedField:
         return f"<ConvertedField {self.name} offset={self.offset} size={self.size}>"
 
 
+class MemoryField(ConvertedField):
+    """A `void *` member that takes what a checked pointer parameter takes: an int,
+    None, a HostMemory, a buffer, a ctypes object (its address), an object with
+    __int__ or __cuda_array_interface__; never a handle (cudart._convert.address). The
+    record keeps the memory alive until the member is stored again. Reading is ctypes'
+    own: the address as an int, or None."""
+
+    __slots__ = ()
+
+    def __set__(self, obj: object, value: object) -> None:
+        from ._convert import memory_field
+
+        self.field.__set__(obj, memory_field(value, self.name))  # type: ignore[attr-defined]
+
+    def __repr__(self) -> str:
+        return f"<MemoryField {self.name} offset={self.offset} size={self.size}>"
+
+
+def memory_fields(cls: type, *names: str) -> None:
+    """Make the named `void *` members of `cls` take memory (MemoryField). Call it right
+    after `cls._fields_` is set."""
+    from ._convert import address
+
+    declared = _member_types(cls)
+    for name in names:
+        if declared.get(name) is not ctypes.c_void_p:
+            raise LayoutError(f"{cls.__name__}.{name} is not a void * member")
+        setattr(cls, name, MemoryField(cls.__dict__[name], ctypes.c_void_p, address, name))
+
+
 def kernel_fields(cls: type, functions: tuple[str, ...], arguments: tuple[str, ...]) -> None:
     """Make the named members of `cls` take a kernel handle (`functions`: device
     function pointers) or packed kernel arguments (`arguments`: `void **kernelParams`).
@@ -241,3 +290,68 @@ def _member_types(cls: type) -> dict[str, type]:
     for name in cls.__dict__.get("_anonymous_", ()):
         found.update(_member_types(found[name]))
     return found
+
+
+# ---------------------------------------------------------------- detached copies
+
+
+def detached_copies(namespace: dict) -> None:
+    """Give each record class of a generated module (`namespace`), and each array type
+    its members use, `__copy__` and `__deepcopy__` that copy the bytes into a new object
+    (what a C assignment does). Call it once, after every `_fields_` is set."""
+    seen: set[type] = set()
+    for value in list(namespace.values()):
+        if isinstance(value, type) and issubclass(value, (ctypes.Structure, ctypes.Union)):
+            if value.__module__ == namespace.get("__name__") and "_fields_" in value.__dict__:
+                _copyable(value, seen)
+
+
+def _copyable(cls: type, seen: set[type]) -> None:
+    if cls in seen:
+        return
+    seen.add(cls)
+    cls.__copy__ = _detached  # type: ignore[attr-defined]
+    cls.__deepcopy__ = _deep_detached  # type: ignore[attr-defined]
+    for member in _member_types(cls).values():
+        ctype: object = member
+        while isinstance(ctype, type) and issubclass(ctype, ctypes.Array):
+            _copyable(ctype, seen)
+            ctype = ctype._type_
+
+
+def _detached(obj: ctypes.Structure | ctypes.Union | ctypes.Array) -> object:
+    new = type(obj).from_buffer_copy(obj)
+    new.__dict__.update(obj.__dict__)
+    for klass in type(obj).__mro__:
+        for slot in klass.__dict__.get("__slots__", ()):
+            if hasattr(obj, slot):
+                object.__setattr__(new, slot, getattr(obj, slot))
+    kept = _kept(obj)
+    if kept is not None:
+        new.__dict__["_kept_"] = kept
+    return new
+
+
+def _deep_detached(obj: ctypes.Structure | ctypes.Union | ctypes.Array, memo: dict) -> object:
+    # The bytes are the value; what pointer members refer to is shared, as in C.
+    return _detached(obj)
+
+
+def _kept(obj: object) -> object:
+    """What ctypes keeps alive for the record `obj` belongs to (a view's keeps are its
+    outermost record's), as they are now: a later store into the original replaces its
+    own entries, not the copy's."""
+    root = obj
+    while getattr(root, "_b_base_", None) is not None:
+        root = root._b_base_  # type: ignore[attr-defined]
+    objects = _snapshot(getattr(root, "_objects", None))
+    earlier = getattr(root, "__dict__", {}).get("_kept_")
+    if objects is None and earlier is None:
+        return None
+    return (objects, earlier)
+
+
+def _snapshot(objects: object) -> object:
+    if isinstance(objects, dict):
+        return {key: _snapshot(value) for key, value in objects.items()}
+    return objects

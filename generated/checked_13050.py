@@ -16924,16 +16924,16 @@ def make_cudaPitchedPtr(d: int | None, p: int, xsz: int, ysz: int) -> cudaPitche
 
     As sys_13050.make_cudaPitchedPtr, with each integer checked against its C type's range (a record's field would mask it).
     """
-    if d.__class__ is not int:
-        d = _c.address(d, "d")
-    elif not 0 <= d < 18446744073709551616:
-        raise _c.address_error(d, "make_cudaPitchedPtr", "d")
     if p.__class__ is not int or p >> 64:
         p = _c.integer(p, _range_size_t, "make_cudaPitchedPtr", "p")
     if xsz.__class__ is not int or xsz >> 64:
         xsz = _c.integer(xsz, _range_size_t, "make_cudaPitchedPtr", "xsz")
     if ysz.__class__ is not int or ysz >> 64:
         ysz = _c.integer(ysz, _range_size_t, "make_cudaPitchedPtr", "ysz")
+    if d.__class__ is not int:
+        d = _c.address(d, "d", p * ysz, "make_cudaPitchedPtr(): p * ysz")
+    elif not 0 <= d < 18446744073709551616:
+        raise _c.address_error(d, "make_cudaPitchedPtr", "d")
     return _lib.make_cudaPitchedPtr(d, p, xsz, ysz)
 
 

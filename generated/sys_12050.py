@@ -66,6 +66,8 @@ from cudart._binding import bind_on_first_lookup, per_thread_default_stream
 from cudart._enums import IntEnumBase, int_enum
 from cudart._handles import Handle, StreamHandle
 from cudart._layout import binary_fields
+from cudart._layout import detached_copies
+from cudart._layout import memory_fields
 from cudart._layout import kernel_fields
 
 # For type checkers only (importing typing costs milliseconds).
@@ -6973,6 +6975,9 @@ cudaKernelNodeAttrValue = cudaLaunchAttributeValue
 # which makes it read all N bytes: ctypes reads `c_char * N` up to the first zero. A
 # member holding a device function or a kernel's arguments goes through kernel_fields(),
 # which makes it take a cudart.kernels.Function or packed arguments, and keep them alive.
+# A `void *` member goes through memory_fields(), which makes it take what a checked
+# pointer parameter takes (a buffer, a HostMemory, a ctypes object), never a handle,
+# and keep that memory alive while it refers to it.
 
 char1._fields_ = [
     ("x", c_byte),
@@ -7249,6 +7254,7 @@ cudaPitchedPtr._fields_ = [
     ("xsize", c_size_t),
     ("ysize", c_size_t),
 ]
+memory_fields(cudaPitchedPtr, "ptr")
 cudaExtent._fields_ = [
     ("width", c_size_t),
     ("height", c_size_t),
@@ -7293,6 +7299,7 @@ cudaMemsetParams._fields_ = [
     ("width", c_size_t),
     ("height", c_size_t),
 ]
+memory_fields(cudaMemsetParams, "dst")
 cudaMemsetParamsV2._fields_ = [
     ("dst", c_void_p),
     ("pitch", c_size_t),
@@ -7301,6 +7308,7 @@ cudaMemsetParamsV2._fields_ = [
     ("width", c_size_t),
     ("height", c_size_t),
 ]
+memory_fields(cudaMemsetParamsV2, "dst")
 cudaAccessPolicyWindow._fields_ = [
     ("base_ptr", c_void_p),
     ("num_bytes", c_size_t),
@@ -7308,14 +7316,17 @@ cudaAccessPolicyWindow._fields_ = [
     ("hitProp", c_uint),
     ("missProp", c_uint),
 ]
+memory_fields(cudaAccessPolicyWindow, "base_ptr")
 cudaHostNodeParams._fields_ = [
     ("fn", cudaHostFn_t),
     ("userData", c_void_p),
 ]
+memory_fields(cudaHostNodeParams, "userData")
 cudaHostNodeParamsV2._fields_ = [
     ("fn", cudaHostFn_t),
     ("userData", c_void_p),
 ]
+memory_fields(cudaHostNodeParamsV2, "userData")
 cudaResourceDesc_res_array._fields_ = [
     ("array", cudaArray_t),
 ]
@@ -7327,6 +7338,7 @@ cudaResourceDesc_res_linear._fields_ = [
     ("desc", cudaChannelFormatDesc),
     ("sizeInBytes", c_size_t),
 ]
+memory_fields(cudaResourceDesc_res_linear, "devPtr")
 cudaResourceDesc_res_pitch2D._fields_ = [
     ("devPtr", c_void_p),
     ("desc", cudaChannelFormatDesc),
@@ -7334,6 +7346,7 @@ cudaResourceDesc_res_pitch2D._fields_ = [
     ("height", c_size_t),
     ("pitchInBytes", c_size_t),
 ]
+memory_fields(cudaResourceDesc_res_pitch2D, "devPtr")
 cudaResourceDesc_res._fields_ = [
     ("array", cudaResourceDesc_res_array),
     ("mipmap", cudaResourceDesc_res_mipmap),
@@ -7360,6 +7373,7 @@ cudaPointerAttributes._fields_ = [
     ("devicePointer", c_void_p),
     ("hostPointer", c_void_p),
 ]
+memory_fields(cudaPointerAttributes, "devicePointer", "hostPointer")
 cudaFuncAttributes._fields_ = [
     ("sharedSizeBytes", c_size_t),
     ("constSizeBytes", c_size_t),
@@ -7395,6 +7409,7 @@ cudaMemPoolProps._fields_ = [
     ("maxSize", c_size_t),
     ("reserved", c_ubyte * 56),
 ]
+memory_fields(cudaMemPoolProps, "win32SecurityAttributes")
 cudaMemPoolPtrExportData._fields_ = [
     ("reserved", c_ubyte * 64),
 ]
@@ -7405,6 +7420,7 @@ cudaMemAllocNodeParams._fields_ = [
     ("bytesize", c_size_t),
     ("dptr", c_void_p),
 ]
+memory_fields(cudaMemAllocNodeParams, "dptr")
 cudaMemAllocNodeParamsV2._fields_ = [
     ("poolProps", cudaMemPoolProps),
     ("accessDescs", POINTER(cudaMemAccessDesc)),
@@ -7412,9 +7428,11 @@ cudaMemAllocNodeParamsV2._fields_ = [
     ("bytesize", c_size_t),
     ("dptr", c_void_p),
 ]
+memory_fields(cudaMemAllocNodeParamsV2, "dptr")
 cudaMemFreeNodeParams._fields_ = [
     ("dptr", c_void_p),
 ]
+memory_fields(cudaMemFreeNodeParams, "dptr")
 CUuuid_st._fields_ = [
     ("bytes", c_char * 16),
 ]
@@ -7534,11 +7552,13 @@ cudaExternalMemoryHandleDesc_handle_win32._fields_ = [
     ("handle", c_void_p),
     ("name", c_void_p),
 ]
+memory_fields(cudaExternalMemoryHandleDesc_handle_win32, "handle", "name")
 cudaExternalMemoryHandleDesc_handle._fields_ = [
     ("fd", c_int),
     ("win32", cudaExternalMemoryHandleDesc_handle_win32),
     ("nvSciBufObject", c_void_p),
 ]
+memory_fields(cudaExternalMemoryHandleDesc_handle, "nvSciBufObject")
 cudaExternalMemoryHandleDesc._fields_ = [
     ("type", c_uint),
     ("handle", cudaExternalMemoryHandleDesc_handle),
@@ -7561,11 +7581,13 @@ cudaExternalSemaphoreHandleDesc_handle_win32._fields_ = [
     ("handle", c_void_p),
     ("name", c_void_p),
 ]
+memory_fields(cudaExternalSemaphoreHandleDesc_handle_win32, "handle", "name")
 cudaExternalSemaphoreHandleDesc_handle._fields_ = [
     ("fd", c_int),
     ("win32", cudaExternalSemaphoreHandleDesc_handle_win32),
     ("nvSciSyncObj", c_void_p),
 ]
+memory_fields(cudaExternalSemaphoreHandleDesc_handle, "nvSciSyncObj")
 cudaExternalSemaphoreHandleDesc._fields_ = [
     ("type", c_uint),
     ("handle", cudaExternalSemaphoreHandleDesc_handle),
@@ -7578,6 +7600,7 @@ cudaExternalSemaphoreSignalParams_v1_params_nvSciSync._fields_ = [
     ("fence", c_void_p),
     ("reserved", c_ulonglong),
 ]
+memory_fields(cudaExternalSemaphoreSignalParams_v1_params_nvSciSync, "fence")
 cudaExternalSemaphoreSignalParams_v1_params_keyedMutex._fields_ = [
     ("key", c_ulonglong),
 ]
@@ -7597,6 +7620,7 @@ cudaExternalSemaphoreWaitParams_v1_params_nvSciSync._fields_ = [
     ("fence", c_void_p),
     ("reserved", c_ulonglong),
 ]
+memory_fields(cudaExternalSemaphoreWaitParams_v1_params_nvSciSync, "fence")
 cudaExternalSemaphoreWaitParams_v1_params_keyedMutex._fields_ = [
     ("key", c_ulonglong),
     ("timeoutMs", c_uint),
@@ -7617,6 +7641,7 @@ cudaExternalSemaphoreSignalParams_params_nvSciSync._fields_ = [
     ("fence", c_void_p),
     ("reserved", c_ulonglong),
 ]
+memory_fields(cudaExternalSemaphoreSignalParams_params_nvSciSync, "fence")
 cudaExternalSemaphoreSignalParams_params_keyedMutex._fields_ = [
     ("key", c_ulonglong),
 ]
@@ -7638,6 +7663,7 @@ cudaExternalSemaphoreWaitParams_params_nvSciSync._fields_ = [
     ("fence", c_void_p),
     ("reserved", c_ulonglong),
 ]
+memory_fields(cudaExternalSemaphoreWaitParams_params_nvSciSync, "fence")
 cudaExternalSemaphoreWaitParams_params_keyedMutex._fields_ = [
     ("key", c_ulonglong),
     ("timeoutMs", c_uint),
@@ -7759,6 +7785,7 @@ cudaGraphKernelNodeUpdate_updateData_param._fields_ = [
     ("offset", c_size_t),
     ("size", c_size_t),
 ]
+memory_fields(cudaGraphKernelNodeUpdate_updateData_param, "pValue")
 cudaGraphKernelNodeUpdate_updateData._fields_ = [
     ("gridDim", dim3),
     ("param", cudaGraphKernelNodeUpdate_updateData_param),
@@ -7867,6 +7894,10 @@ cudaEglFrame_st._fields_ = [
     ("frameType", c_uint),
     ("eglColorFormat", c_uint),
 ]
+
+# A record read out of a record is a view of it, as a C lvalue is; copy.copy() of a
+# record or an array of records is a detached value, as a C assignment makes.
+detached_copies(globals())
 
 # ---------------------------------------------------------------------------- builders
 # The headers' `static inline` helpers that build a record from their parameters: not

@@ -66,6 +66,8 @@ from cudart._binding import bind_on_first_lookup, per_thread_default_stream
 from cudart._enums import IntEnumBase, int_enum
 from cudart._handles import Handle, StreamHandle
 from cudart._layout import binary_fields, require_alignment
+from cudart._layout import detached_copies
+from cudart._layout import memory_fields
 from cudart._layout import kernel_fields
 
 # For type checkers only (importing typing costs milliseconds).
@@ -8489,6 +8491,9 @@ cudaKernelNodeAttrValue = cudaLaunchAttributeValue
 # which makes it read all N bytes: ctypes reads `c_char * N` up to the first zero. A
 # member holding a device function or a kernel's arguments goes through kernel_fields(),
 # which makes it take a cudart.kernels.Function or packed arguments, and keep them alive.
+# A `void *` member goes through memory_fields(), which makes it take what a checked
+# pointer parameter takes (a buffer, a HostMemory, a ctypes object), never a handle,
+# and keep that memory alive while it refers to it.
 
 char1._fields_ = [
     ("x", c_byte),
@@ -8835,6 +8840,7 @@ cudaPitchedPtr._fields_ = [
     ("xsize", c_size_t),
     ("ysize", c_size_t),
 ]
+memory_fields(cudaPitchedPtr, "ptr")
 cudaExtent._fields_ = [
     ("width", c_size_t),
     ("height", c_size_t),
@@ -8880,6 +8886,7 @@ cudaMemsetParams._fields_ = [
     ("width", c_size_t),
     ("height", c_size_t),
 ]
+memory_fields(cudaMemsetParams, "dst")
 cudaMemsetParamsV2._fields_ = [
     ("dst", c_void_p),
     ("pitch", c_size_t),
@@ -8889,6 +8896,7 @@ cudaMemsetParamsV2._fields_ = [
     ("height", c_size_t),
     ("ctx", cudaExecutionContext_t),
 ]
+memory_fields(cudaMemsetParamsV2, "dst")
 cudaAccessPolicyWindow._fields_ = [
     ("base_ptr", c_void_p),
     ("num_bytes", c_size_t),
@@ -8896,16 +8904,19 @@ cudaAccessPolicyWindow._fields_ = [
     ("hitProp", c_uint),
     ("missProp", c_uint),
 ]
+memory_fields(cudaAccessPolicyWindow, "base_ptr")
 cudaHostNodeParams._fields_ = [
     ("fn", cudaHostFn_t),
     ("userData", c_void_p),
 ]
+memory_fields(cudaHostNodeParams, "userData")
 cudaHostNodeParamsV2._fields_ = [
     ("fn", cudaHostFn_t),
     ("userData", c_void_p),
     ("syncMode", c_uint),
     ("ctx", cudaExecutionContext_t),
 ]
+memory_fields(cudaHostNodeParamsV2, "userData")
 cudaResourceDesc_res_array._fields_ = [
     ("array", cudaArray_t),
 ]
@@ -8917,6 +8928,7 @@ cudaResourceDesc_res_linear._fields_ = [
     ("desc", cudaChannelFormatDesc),
     ("sizeInBytes", c_size_t),
 ]
+memory_fields(cudaResourceDesc_res_linear, "devPtr")
 cudaResourceDesc_res_pitch2D._fields_ = [
     ("devPtr", c_void_p),
     ("desc", cudaChannelFormatDesc),
@@ -8924,6 +8936,7 @@ cudaResourceDesc_res_pitch2D._fields_ = [
     ("height", c_size_t),
     ("pitchInBytes", c_size_t),
 ]
+memory_fields(cudaResourceDesc_res_pitch2D, "devPtr")
 cudaResourceDesc_res_reserved._fields_ = [
     ("reserved", c_int * 32),
 ]
@@ -8963,6 +8976,7 @@ cudaPointerAttributes._fields_ = [
     ("_anon0", cudaPointerAttributes__anon0),
     ("reserved", c_long * 7),
 ]
+memory_fields(cudaPointerAttributes, "devicePointer", "hostPointer")
 cudaFuncAttributes._fields_ = [
     ("sharedSizeBytes", c_size_t),
     ("constSizeBytes", c_size_t),
@@ -9011,6 +9025,7 @@ cudaMemPoolProps._fields_ = [
     ("reserved", c_ubyte * 53),
     ("reserved1", c_ubyte),
 ]
+memory_fields(cudaMemPoolProps, "win32SecurityAttributes")
 cudaMemPoolPtrExportData._fields_ = [
     ("reserved", c_ubyte * 64),
 ]
@@ -9021,6 +9036,7 @@ cudaMemAllocNodeParams._fields_ = [
     ("bytesize", c_size_t),
     ("dptr", c_void_p),
 ]
+memory_fields(cudaMemAllocNodeParams, "dptr")
 cudaMemAllocNodeParamsV2._fields_ = [
     ("poolProps", cudaMemPoolProps),
     ("accessDescs", POINTER(cudaMemAccessDesc)),
@@ -9028,9 +9044,11 @@ cudaMemAllocNodeParamsV2._fields_ = [
     ("bytesize", c_size_t),
     ("dptr", c_void_p),
 ]
+memory_fields(cudaMemAllocNodeParamsV2, "dptr")
 cudaMemFreeNodeParams._fields_ = [
     ("dptr", c_void_p),
 ]
+memory_fields(cudaMemFreeNodeParams, "dptr")
 cudaMemcpyAttributes._fields_ = [
     ("srcAccessOrder", c_uint),
     ("srcLocHint", cudaMemLocation),
@@ -9048,6 +9066,7 @@ cudaMemcpy3DOperand_op_ptr._fields_ = [
     ("layerHeight", c_size_t),
     ("locHint", cudaMemLocation),
 ]
+memory_fields(cudaMemcpy3DOperand_op_ptr, "ptr")
 cudaMemcpy3DOperand_op_array._fields_ = [
     ("array", cudaArray_t),
     ("offset", cudaOffset3D),
@@ -9183,11 +9202,13 @@ cudaExternalMemoryHandleDesc_handle_win32._fields_ = [
     ("handle", c_void_p),
     ("name", c_void_p),
 ]
+memory_fields(cudaExternalMemoryHandleDesc_handle_win32, "handle", "name")
 cudaExternalMemoryHandleDesc_handle._fields_ = [
     ("fd", c_int),
     ("win32", cudaExternalMemoryHandleDesc_handle_win32),
     ("nvSciBufObject", c_void_p),
 ]
+memory_fields(cudaExternalMemoryHandleDesc_handle, "nvSciBufObject")
 cudaExternalMemoryHandleDesc._fields_ = [
     ("type", c_uint),
     ("handle", cudaExternalMemoryHandleDesc_handle),
@@ -9213,11 +9234,13 @@ cudaExternalSemaphoreHandleDesc_handle_win32._fields_ = [
     ("handle", c_void_p),
     ("name", c_void_p),
 ]
+memory_fields(cudaExternalSemaphoreHandleDesc_handle_win32, "handle", "name")
 cudaExternalSemaphoreHandleDesc_handle._fields_ = [
     ("fd", c_int),
     ("win32", cudaExternalSemaphoreHandleDesc_handle_win32),
     ("nvSciSyncObj", c_void_p),
 ]
+memory_fields(cudaExternalSemaphoreHandleDesc_handle, "nvSciSyncObj")
 cudaExternalSemaphoreHandleDesc._fields_ = [
     ("type", c_uint),
     ("handle", cudaExternalSemaphoreHandleDesc_handle),
@@ -9231,6 +9254,7 @@ cudaExternalSemaphoreSignalParams_params_nvSciSync._fields_ = [
     ("fence", c_void_p),
     ("reserved", c_ulonglong),
 ]
+memory_fields(cudaExternalSemaphoreSignalParams_params_nvSciSync, "fence")
 cudaExternalSemaphoreSignalParams_params_keyedMutex._fields_ = [
     ("key", c_ulonglong),
 ]
@@ -9252,6 +9276,7 @@ cudaExternalSemaphoreWaitParams_params_nvSciSync._fields_ = [
     ("fence", c_void_p),
     ("reserved", c_ulonglong),
 ]
+memory_fields(cudaExternalSemaphoreWaitParams_params_nvSciSync, "fence")
 cudaExternalSemaphoreWaitParams_params_keyedMutex._fields_ = [
     ("key", c_ulonglong),
     ("timeoutMs", c_uint),
@@ -9309,6 +9334,7 @@ cudalibraryHostUniversalFunctionAndDataTable._fields_ = [
     ("dataTable", c_void_p),
     ("dataWindowSize", c_size_t),
 ]
+memory_fields(cudalibraryHostUniversalFunctionAndDataTable, "functionTable", "dataTable")
 cudaKernelNodeParams._fields_ = [
     ("func", c_void_p),
     ("gridDim", dim3),
@@ -9430,6 +9456,7 @@ cudaGraphKernelNodeUpdate_updateData_param._fields_ = [
     ("offset", c_size_t),
     ("size", c_size_t),
 ]
+memory_fields(cudaGraphKernelNodeUpdate_updateData_param, "pValue")
 cudaGraphKernelNodeUpdate_updateData._fields_ = [
     ("gridDim", dim3),
     ("param", cudaGraphKernelNodeUpdate_updateData_param),
@@ -9531,6 +9558,7 @@ cudaGraphRecaptureCallbackData._fields_ = [
     ("callbackFunc", cudaGraphRecaptureCallback_t),
     ("userData", c_void_p),
 ]
+memory_fields(cudaGraphRecaptureCallbackData, "userData")
 cudaEglPlaneDesc_st._fields_ = [
     ("width", c_uint),
     ("height", c_uint),
@@ -9551,6 +9579,10 @@ cudaEglFrame_st._fields_ = [
     ("frameType", c_uint),
     ("eglColorFormat", c_uint),
 ]
+
+# A record read out of a record is a view of it, as a C lvalue is; copy.copy() of a
+# record or an array of records is a detached value, as a C assignment makes.
+detached_copies(globals())
 
 # ---------------------------------------------------------------------------- builders
 # The headers' `static inline` helpers that build a record from their parameters: not

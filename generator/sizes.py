@@ -30,8 +30,9 @@ it as UNDECIDED. An entry for a function a version lacks is skipped; one naming 
 parameter the function lacks is a RenderError, so a header change cannot go unnoticed.
 
 Not in the table, deliberately: the addresses inside records (cudaMemcpy3DParms'
-srcPtr/dstPtr, cudaMemcpyBatchAsync's dsts[i]) are ints in ctypes fields and arrays,
-the caller's promise as every int is.
+srcPtr/dstPtr, cudaMemcpyBatchAsync's dsts[i]). A record's `void *` member takes memory
+(cudart._layout.memory_fields) but the record does not say how much of it C touches;
+only a record builder whose own arguments state a size is checked (BUILDER_SIZES).
 """
 
 from __future__ import annotations
@@ -111,6 +112,16 @@ REVIEWED: dict[tuple[str, str], tuple[Measure, tuple[str, ...], str]] = {
             ("libraryOptionValues", "numLibraryOptions", "one value per library option"),
         )
     },
+}
+
+# (record builder, `void *` parameter) -> (the parameters whose product is the bytes the
+# record says that memory spans, why). Given memory Python can measure (a buffer, a
+# ctypes object, a HostMemory), the checked builder refuses less than that.
+BUILDER_SIZES: dict[tuple[str, str], tuple[tuple[str, ...], str]] = {
+    ("make_cudaPitchedPtr", "d"): (
+        ("p", "ysz"),
+        "a pitched allocation is ysz rows of p bytes (the pitch)",
+    ),
 }
 
 # (function as declared, pointer, size-looking input) -> why it is no size relation.

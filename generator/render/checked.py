@@ -42,6 +42,7 @@ from ..plan import (
     ResultKind,
     Role,
 )
+from ..sizes import BUILDER_SIZES
 from .base import (
     docstring,
     environment,
@@ -121,16 +122,20 @@ class CheckedView:
         raw module's builder fills the record. "" where the raw one is offered as is."""
         names = {p.name: (p.name + "_" if keyword.iskeyword(p.name) else p.name) for p in b.params}
         checks: list[str] = []
+        addresses: list[str] = []
         for p in b.params:
             n = names[p.name]
             checks += _range_lines(self, b.name, n, p)
-            if self.types.classify(p.type) in POINTER_KINDS:  # a c_void_p field: an address
-                checks += [
+            if self.types.classify(p.type) in POINTER_KINDS:  # a c_void_p field: memory
+                size = _builder_size(b, p.name, names)
+                addresses += [
                     f"if {n}.__class__ is not int:",
-                    f"    {n} = _c.address({n}, {n!r})",
+                    f"    {n} = _c.address({n}, {n!r}{size})",
                     f"elif not 0 <= {n} < {_ADDRESS_END}:",
                     f'    raise _c.address_error({n}, "{b.name}", {n!r})',
                 ]
+        # After the integers: a size is computed from them, checked.
+        checks += addresses
         if not checks:
             self._imports.add(b.name)
             return ""
@@ -342,6 +347,20 @@ def _range_check(f: _Function, n: str, c: Param) -> tuple[str, ...]:
     integer_range): an int inside passes with a class test and a comparison or two
     (an enum member of its own class with one), everything else goes to cudart._convert."""
     return _range_lines(f.v, f.plan.name, n, c)
+
+
+def _builder_size(b: RecordBuilder, param: str, names: dict[str, str]) -> str:
+    """The size arguments of a builder's `_c.address` call (generator/sizes.py
+    BUILDER_SIZES), or "" where the memory's size is unchecked."""
+    entry = BUILDER_SIZES.get((b.name, param))
+    if entry is None:
+        return ""
+    factors, _why = entry
+    missing = [f for f in factors if f not in names]
+    if missing:
+        raise RenderError(f"{b.name}: BUILDER_SIZES names no parameter {missing}")
+    product = " * ".join(names[f] for f in factors)
+    return f', {product}, "{b.name}(): {product}"'
 
 
 def _range_lines(v: CheckedView, function: str, n: str, c: Param) -> tuple[str, ...]:

@@ -140,6 +140,25 @@ class RawView:
         arguments = [n for n, k in found.items() if k == device_functions.KERNEL_ARGUMENTS]
         return functions, arguments
 
+    def memory_fields(self, rec: Record) -> list[str]:
+        """`void *` members holding memory (not a device function or kernel arguments):
+        after `_fields_`, cudart._layout.memory_fields makes them take what a checked
+        pointer parameter takes (a buffer, a HostMemory, a ctypes object, ...), never a
+        handle, and keep it alive."""
+        if rec.name in self._anonymous_members:
+            return []  # the record that holds it converts them, as kernel_fields
+        kernel = self.kernel_fields(rec)
+        taken = set(kernel[0] + kernel[1]) if kernel else set()
+        return [
+            name
+            for name, t, _doc in self._members(rec)
+            if name not in taken and self.types.classify(t) is TypeKind.VOID_POINTER
+        ]
+
+    @property
+    def uses_memory_fields(self) -> bool:
+        return any(self.memory_fields(r) for r in self.model.records if not r.opaque)
+
     def _members(self, rec: Record) -> list:
         """(name, type, doc) of a record's members as Python reads them: an anonymous
         member's own members in its place."""

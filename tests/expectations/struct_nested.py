@@ -57,6 +57,8 @@ from ctypes import _Pointer  # noqa: F401  (named by field annotations)
 from cudart._binding import bind_on_first_lookup, per_thread_default_stream
 from cudart._enums import IntEnumBase, int_enum
 from cudart._handles import Handle, StreamHandle
+from cudart._layout import detached_copies
+from cudart._layout import memory_fields
 
 # For type checkers only (importing typing costs milliseconds).
 TYPE_CHECKING = False
@@ -162,6 +164,9 @@ class handle_desc(Structure):
 # which makes it read all N bytes: ctypes reads `c_char * N` up to the first zero. A
 # member holding a device function or a kernel's arguments goes through kernel_fields(),
 # which makes it take a cudart.kernels.Function or packed arguments, and keep them alive.
+# A `void *` member goes through memory_fields(), which makes it take what a checked
+# pointer parameter takes (a buffer, a HostMemory, a ctypes object), never a handle,
+# and keep that memory alive while it refers to it.
 
 point._fields_ = [
     ("x", c_int),
@@ -176,11 +181,13 @@ handle_desc_handle_win32._fields_ = [
     ("handle", c_void_p),
     ("name", c_void_p),
 ]
+memory_fields(handle_desc_handle_win32, "handle", "name")
 handle_desc_handle._fields_ = [
     ("fd", c_int),
     ("win32", handle_desc_handle_win32),
     ("object", c_void_p),
 ]
+memory_fields(handle_desc_handle, "object")
 handle_desc_range._fields_ = [
     ("lo", c_short),
     ("hi", c_short),
@@ -191,6 +198,10 @@ handle_desc._fields_ = [
     ("size", c_ulonglong),
     ("range", handle_desc_range),
 ]
+
+# A record read out of a record is a view of it, as a C lvalue is; copy.copy() of a
+# record or an array of records is a detached value, as a C assignment makes.
+detached_copies(globals())
 
 # ---------------------------------------------------------------------------- builders
 # The headers' `static inline` helpers that build a record from their parameters: not

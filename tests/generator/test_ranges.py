@@ -243,7 +243,11 @@ def test_builder_addresses_are_addresses_not_handles():
 
     with pytest.raises(TypeError, match="'d' must be an address"):
         cudart.make_cudaPitchedPtr(cudart.cudaEvent_t(0x1234), 1, 1, 1)
-    with pytest.raises(TypeError, match="'d' must be an address"):
-        cudart.make_cudaPitchedPtr(bytearray(8), 1, 1, 1)
+    # Memory is an address (issue 21): a buffer of at least pitch * ysize bytes.
+    buffer = bytearray(8)
+    record = cudart.make_cudaPitchedPtr(buffer, 4, 4, 2)
+    assert record.ptr == ctypes.addressof((ctypes.c_char * 8).from_buffer(buffer))
+    with pytest.raises(ValueError, match="p \\* ysz = 12 bytes, but 'd' is a buffer of 8"):
+        cudart.make_cudaPitchedPtr(buffer, 4, 4, 3)
     assert cudart.make_cudaPitchedPtr(ctypes.c_void_p(0x5000), 1, 1, 1).ptr == 0x5000
     assert cudart.make_cudaPitchedPtr(None, 1, 1, 1).ptr is None
