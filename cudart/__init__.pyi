@@ -3,11 +3,13 @@
 # generated version's checked API, through cudart/_latest.pyi (generated/_latest.pyi),
 # which the generator rewrites whenever the version set changes. For another version's
 # exact types, import cudart.checked_<version>.
+from . import arrays as arrays
 from . import callbacks as callbacks
 from . import kernels as kernels
 from . import nvrtc as nvrtc
 from . import occupancy as occupancy
 from ._backend import backend as backend
+from .arrays import as_array as as_array
 from ._binding import CudaDeprecationWarning as CudaDeprecationWarning
 from ._binding import per_thread_default_stream as per_thread_default_stream
 from ._hostmem import HostMemory as HostMemory
