@@ -9,13 +9,13 @@ from . import kernels as kernels
 from . import nvrtc as nvrtc
 from . import occupancy as occupancy
 from ._backend import backend as backend
-from .arrays import as_array as as_array
 from ._binding import CudaDeprecationWarning as CudaDeprecationWarning
 from ._binding import per_thread_default_stream as per_thread_default_stream
 from ._hostmem import HostMemory as HostMemory
 from ._latest import *
 from ._latest import sys as sys
 from ._loader import load_runtime as load_runtime
+from .arrays import as_array as as_array
 from .errors import (
     BindingsVersionError as BindingsVersionError,
 )

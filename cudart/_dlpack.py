@@ -10,8 +10,18 @@ calls the tensor's deleter when done; a capsule never taken calls it when collec
 from __future__ import annotations
 
 import ctypes
-from ctypes import POINTER, Structure, c_char_p, c_int32, c_int64, c_uint8, c_uint16, c_uint32
-from ctypes import c_uint64, c_void_p
+from ctypes import (
+    POINTER,
+    Structure,
+    c_char_p,
+    c_int32,
+    c_int64,
+    c_uint8,
+    c_uint16,
+    c_uint32,
+    c_uint64,
+    c_void_p,
+)
 
 # DLDeviceType values for CUDA memory: device, pinned host, managed.
 KDL_CPU = 1
