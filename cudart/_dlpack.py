@@ -23,6 +23,11 @@ from ctypes import (
     c_void_p,
 )
 
+# For type checkers only: this module is imported on a device address's first DLPack read.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 # DLDeviceType values for CUDA memory: device, pinned host, managed.
 KDL_CPU = 1
 KDL_CUDA = 2
@@ -116,7 +121,7 @@ def new_capsule(address: int, name: bytes) -> object:
     return _api.PyCapsule_New(address, name, _DESTRUCTORS[name])
 
 
-def _destructor(name: bytes, managed: type) -> CapsuleDestructor:
+def _destructor(name: bytes, managed: Any) -> Any:
     def destroy(capsule: int) -> None:
         # Called with the capsule's PyObject *; a taken one was renamed "used_...".
         if not _raw_is_valid(capsule, name):
@@ -136,7 +141,7 @@ _DESTRUCTORS = {
 }
 
 
-def exported_address(value: object) -> int | None:
+def exported_address(value: Any) -> int | None:
     """The CUDA address a DLPack producer's memory starts at (data + byte_offset), or None
     where `value` is no producer of CUDA memory (a CPU array, no __dlpack__).
 
@@ -147,7 +152,7 @@ def exported_address(value: object) -> int | None:
         return None
     if int(device()[0]) not in CUDA_DEVICE_TYPES:
         return None
-    capsule = value.__dlpack__()  # type: ignore[attr-defined]
+    capsule = value.__dlpack__()
     address = capsule_pointer(capsule, LEGACY_NAME)
     if address is not None:
         tensor = DLManagedTensor.from_address(address).dl_tensor

@@ -39,7 +39,7 @@ def typestr(dtype: Any) -> str:
     ("float32", "uint8", "bool"), a ctypes scalar type (c_float), or a NumPy dtype or
     scalar type. Little-endian only: that is what CUDA devices hold."""
     if isinstance(dtype, type) and issubclass(dtype, ctypes._SimpleCData):
-        kind = _CTYPES_KINDS.get(dtype._type_)  # type: ignore[arg-type]
+        kind = _CTYPES_KINDS.get(dtype._type_)  # type: ignore[attr-defined]
         if kind is None:
             raise TypeError(f"dtype: {dtype.__name__} is not a number type")
         return _typestr(kind, ctypes.sizeof(dtype))
@@ -107,7 +107,7 @@ class DeviceArray:
         stream: int | None,
         owner: Any,
         readonly: bool,
-        device: int | None,
+        device: tuple[int, int] | None,
     ) -> None:
         self.ptr = ptr
         self.shape = shape
