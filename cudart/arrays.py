@@ -190,10 +190,10 @@ class DeviceArray:
             raise ValueError("DLPack: stream 0 is ambiguous on CUDA; 1 is the legacy default")
         if stream == self.stream:
             return
-        from ._serving import checked_module
+        from ._serving import checked_module, raw_module
 
         rt = checked_module()
-        event = rt.cudaEventCreateWithFlags(rt.cudaEventDisableTiming)
+        event = rt.cudaEventCreateWithFlags(raw_module().cudaEventDisableTiming)
         try:
             rt.cudaEventRecord(event, self.stream)
             rt.cudaStreamWaitEvent(stream, event, 0)
@@ -202,10 +202,11 @@ class DeviceArray:
 
 
 def _device_of(ptr: int) -> tuple[int, int]:
-    from ._serving import checked_module
+    from ._serving import checked_module, raw_module
 
-    rt = checked_module()
-    attributes = rt.cudaPointerGetAttributes(ptr)
+    # The checked module holds the functions, the raw one the constants.
+    attributes = checked_module().cudaPointerGetAttributes(ptr)
+    rt = raw_module()
     kind = {
         int(rt.cudaMemoryTypeDevice): _dlpack.KDL_CUDA,
         int(rt.cudaMemoryTypeHost): _dlpack.KDL_CUDA_HOST,

@@ -307,3 +307,11 @@ def test_kernel_arguments_take_both_protocols():
     argv = (ctypes.c_void_p * 4).from_address(int(packed))
     assert struct.unpack("<Q", ctypes.string_at(argv[1], 8))[0] == ADDRESS
     assert struct.unpack("<Q", ctypes.string_at(argv[2], 8))[0] == ADDRESS + 64
+
+
+@pytest.mark.backend
+def test_the_device_is_asked_of_the_runtime_when_not_given():
+    """cudaPointerGetAttributes answers on a GPU (tests/gpu/test_arrays.py); here the
+    runtime's error is what the consumer sees, not a guessed device."""
+    with pytest.raises(CudaError):
+        cudart.as_array(ADDRESS, 4, "f4").__dlpack_device__()
