@@ -201,6 +201,7 @@ def _reporting_callback_failures(fn: Any, per_stream: bool) -> Any:
                 callbacks.report_failures(status)
         return status
 
+    call.__wrapped__ = fn  # type: ignore[attr-defined]  # what it calls, for inspection
     return call
 
 
