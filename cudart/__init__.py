@@ -48,6 +48,7 @@ __all__ = [
     "LibraryNotFoundError",
     "NvrtcError",
     "NvrtcNotFoundError",
+    "as_array",
     "available_versions",
     "backend",
     "check",
@@ -94,7 +95,7 @@ _NOT_API = frozenset(
 
 
 # Helpers beyond the generated API, imported on first use to keep `import cudart` cheap.
-_SUBMODULES = frozenset({"kernels", "occupancy", "callbacks", "nvrtc"})
+_SUBMODULES = frozenset({"kernels", "occupancy", "callbacks", "nvrtc", "arrays"})
 
 
 def __getattr__(name: str):
@@ -118,6 +119,11 @@ def __getattr__(name: str):
         from ._serving import nvrtc_modules
 
         return getattr(nvrtc_modules()[1], name)
+    if name == "as_array":  # device memory for CuPy, PyTorch, JAX (cudart.arrays)
+        from .arrays import as_array
+
+        globals()[name] = as_array
+        return as_array
     if name == "load_module":
         from .kernels import load_module
 

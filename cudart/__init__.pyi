@@ -3,6 +3,7 @@
 # generated version's checked API, through cudart/_latest.pyi (generated/_latest.pyi),
 # which the generator rewrites whenever the version set changes. For another version's
 # exact types, import cudart.checked_<version>.
+from . import arrays as arrays
 from . import callbacks as callbacks
 from . import kernels as kernels
 from . import nvrtc as nvrtc
@@ -14,6 +15,7 @@ from ._hostmem import HostMemory as HostMemory
 from ._latest import *
 from ._latest import sys as sys
 from ._loader import load_runtime as load_runtime
+from .arrays import as_array as as_array
 from .errors import (
     BindingsVersionError as BindingsVersionError,
 )

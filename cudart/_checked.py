@@ -168,8 +168,41 @@ class _Unbound:
             storage=True,
             outputs=self.outputs,
         )
+        per_stream = _REPORTS_CALLBACK_FAILURES.get(self.name)
+        if per_stream is not None:
+            fn = _reporting_callback_failures(fn, per_stream)
         self.namespace["_" + self.name + ("_out" if self.outputs else "")] = fn
         return fn(*args)
+
+
+# The checked calls that wait for (or look at) a stream's work, after which a host
+# callback's exception is raised (cudart.callbacks.report_failures): True where it is
+# the first argument's stream's callbacks, False where every stream's.
+_REPORTS_CALLBACK_FAILURES = {
+    "cudaStreamSynchronize": True,
+    "cudaStreamQuery": True,
+    "cudaDeviceSynchronize": False,
+    "cudaThreadSynchronize": False,
+    "cudaEventSynchronize": False,
+    "cudaEventQuery": False,
+}
+_CALLBACKS = __package__ + ".callbacks"
+
+
+def _reporting_callback_failures(fn: Any, per_stream: bool) -> Any:
+    def call(*args: Any) -> Any:
+        status = fn(*args)
+        # No callback has run unless cudart.callbacks was imported: nothing to report.
+        callbacks = sys.modules.get(_CALLBACKS)
+        if callbacks is not None:
+            if per_stream:
+                callbacks.report_failures(status, args[0])
+            else:
+                callbacks.report_failures(status)
+        return status
+
+    call.__wrapped__ = fn  # type: ignore[attr-defined]  # what it calls, for inspection
+    return call
 
 
 def bind_on_first_call(namespace: dict, lib: Any, table: dict) -> None:

@@ -46,9 +46,12 @@ def device_address(value: Any) -> int | None:
     """The address a pointer-like object stands for, or None if it is not one.
 
     Pointer-like: None (NULL), a c_void_p, an object with __cuda_array_interface__
-    (CuPy, PyTorch), with ctypes' _as_parameter_, or with __int__ (cuda-bindings).
-    Host buffers are not addresses here: a kernel argument must not take one by
-    accident, and the checked layer passes them itself (see `pointer`).
+    (CuPy, PyTorch, cudart.arrays), a DLPack producer of CUDA memory (__dlpack__,
+    __dlpack_device__: JAX, PyTorch, CuPy), with ctypes' _as_parameter_, or with
+    __int__ (cuda-bindings). Host buffers are not addresses here: a kernel argument
+    must not take one by accident, and the checked layer passes them itself (see
+    `pointer`); nor is a DLPack producer of host memory (a CPU tensor's __int__ is
+    its value, not an address).
     """
     if value is None:
         return 0
@@ -57,6 +60,10 @@ def device_address(value: Any) -> int | None:
     interface = getattr(value, "__cuda_array_interface__", None)
     if interface is not None:
         return int(interface["data"][0])
+    if hasattr(value, "__dlpack_device__"):
+        from ._dlpack import exported_address
+
+        return exported_address(value)
     param = getattr(value, "_as_parameter_", None)
     if param is not None:
         return param if type(param) is int else device_address(param)
@@ -73,8 +80,8 @@ def address(value: Any, name: str, size: Any = None, what: str = "") -> Any:
     if isinstance(value, Handle):
         raise TypeError(
             f"'{name}' must be an address or memory: an int, None, a buffer, a ctypes "
-            f"object or an object with __int__ or __cuda_array_interface__, "
-            f"not a {type(value).__name__} (a handle is no memory)"
+            f"object or an object with __int__, __cuda_array_interface__ or __dlpack__ "
+            f"(CUDA memory), not a {type(value).__name__} (a handle is no memory)"
         )
     converted = pointer(value, name, False, size, what)
     if converted is None or type(converted) is int:
@@ -166,7 +173,8 @@ def pointer(value: Any, name: str, writable: bool, size: Any = None, what: str =
     if address is None:
         raise TypeError(
             f"'{name}' must be a pointer: an int address, None, a buffer, a ctypes object "
-            f"or an object with __int__, not {type(value).__name__}"
+            f"or an object with __int__, __cuda_array_interface__ or __dlpack__ (CUDA "
+            f"memory), not {type(value).__name__}"
         )
     return pointer(address, name, writable)
 

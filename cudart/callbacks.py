@@ -13,6 +13,13 @@ be collected while C may still call it, and nothing outlives its one call.
 A callable that raises does not reach C (ctypes would print and carry on, and the
 stream would not know): the exception is logged to the `cudart.callbacks` logger with
 its traceback and recorded in `failures()` / `failure_count()`, and the stream goes on.
+As C's samples stop on a callback's error, the next checked call that waits for the
+callback's work raises it, once, as a `CallbackError` whose `__cause__` is the
+exception: cudaStreamSynchronize or cudaStreamQuery of its stream (a host node of a
+graph, whose stream is not known, counts as every stream's), and cudaDeviceSynchronize,
+cudaEventSynchronize or cudaEventQuery for every stream's (an event may follow any
+stream's work). A checked call that fails raises its CudaError and leaves them for the
+next. `raise_failures()` and `take_failures()` report them where you choose.
 
 CUDA's rule holds for these callables as for C ones: they must not call CUDA
 functions. They run on a thread of the CUDA runtime, holding the GIL while they run.
@@ -48,6 +55,7 @@ from typing import Any, NamedTuple
 from ._serving import raw_module
 
 __all__ = [
+    "CallbackError",
     "CallbackFailure",
     "Trampolines",
     "add_callback",
@@ -57,8 +65,10 @@ __all__ = [
     "held",
     "launch_host_func",
     "pending",
+    "raise_failures",
     "register",
     "release_captured",
+    "take_failures",
     "trampolines",
     "unregister",
 ]
@@ -78,6 +88,22 @@ class CallbackFailure:
     args: tuple
     exception: BaseException
     traceback: str  # formatted, as logged
+    stream: int | None = None  # the address of the stream it ran on; None: not known
+
+
+class CallbackError(RuntimeError):
+    """Host callbacks raised: `failures` (oldest first); the first one's exception is
+    the `__cause__`."""
+
+    def __init__(self, failures: list[CallbackFailure]):
+        self.failures = tuple(failures)
+        first = self.failures[0]
+        more = len(self.failures) - 1
+        super().__init__(
+            f"CUDA host callback {first.callback!r} raised "
+            f"{type(first.exception).__name__}: {first.exception}"
+            + (f" (and {more} more callback failure{'s' * (more > 1)})" if more else "")
+        )
 
 
 class Trampolines(NamedTuple):
@@ -88,12 +114,13 @@ class Trampolines(NamedTuple):
 
 
 class _Entry:
-    __slots__ = ("fn", "args", "once")
+    __slots__ = ("fn", "args", "once", "stream")
 
-    def __init__(self, fn: Callable, args: tuple, once: bool):
+    def __init__(self, fn: Callable, args: tuple, once: bool, stream: int | None):
         self.fn = fn
         self.args = args
         self.once = once
+        self.stream = stream
 
 
 _lock = threading.Lock()
@@ -103,6 +130,10 @@ _captured: set[int] = set()
 _tokens = itertools.count(1)
 _failures: deque[CallbackFailure] = deque(maxlen=MAX_RECORDED_FAILURES)
 _failure_count = 0
+# The failures no checked call or raise_failures() has raised yet, oldest first.
+_unraised: deque[CallbackFailure] = deque(maxlen=MAX_RECORDED_FAILURES)
+# raise_failures' "every stream": None is a stream argument (the default stream).
+EVERY_STREAM: Any = object()
 _trampolines: dict[str, Trampolines] = {}
 # Which graph or exec holds which captured callables: (kind, address) -> tokens, and for
 # each token how many holders hold it (released at 0). Kinds: "graph", "exec".
@@ -113,15 +144,17 @@ _node_graph: dict[int, int] = {}
 _HOLDER_KINDS = {"cudaGraph_t": "graph", "cudaGraphExec_t": "exec"}
 
 
-def register(fn: Callable, *args, once: bool = True) -> int:
+def register(fn: Callable, *args, once: bool = True, stream: Any = None) -> int:
     """Register `fn(*args)` for a trampoline and return its token (the C `userData`).
 
     With once=True the trampoline forgets it after its first call; with once=False it
     stays until unregister(token), for host nodes that run at every graph launch.
+    `stream`: the stream a host function runs on, whose checked synchronize raises
+    its exception (None: not known, as for a graph's host node).
     """
     if not callable(fn):
         raise TypeError(f"callback must be callable, not {type(fn).__name__}")
-    entry = _Entry(fn, args, once)
+    entry = _Entry(fn, args, once, None if stream is None else _stream_key(stream))
     with _lock:
         token = next(_tokens)
         _registry[token] = entry
@@ -284,10 +317,54 @@ def failure_count() -> int:
 
 
 def clear_failures() -> None:
+    """Forget the failures: the record, the count, and those not raised yet."""
     global _failure_count
     with _lock:
         _failures.clear()
+        _unraised.clear()
         _failure_count = 0
+
+
+def take_failures(stream: Any = EVERY_STREAM) -> list[CallbackFailure]:
+    """The failures not raised yet, oldest first, which are then forgotten (as raised):
+    of every stream, or of `stream` (a stream handle, an int address, None for the
+    default stream) and of host nodes, whose stream is not known."""
+    key = EVERY_STREAM if stream is EVERY_STREAM else _stream_key(stream)
+    taken: list[CallbackFailure] = []
+    kept: list[CallbackFailure] = []
+    with _lock:
+        for failure in _unraised:
+            mine = key is EVERY_STREAM or failure.stream is None or failure.stream == key
+            (taken if mine else kept).append(failure)
+        if taken:
+            _unraised.clear()
+            _unraised.extend(kept)
+    return taken
+
+
+def raise_failures(stream: Any = EVERY_STREAM) -> None:
+    """Raise the failures `take_failures(stream)` takes, if any, as one CallbackError
+    caused by the oldest one's exception."""
+    taken = take_failures(stream)
+    if taken:
+        raise CallbackError(taken) from taken[0].exception
+
+
+def report_failures(status: int, stream: Any = EVERY_STREAM) -> None:
+    """What a checked synchronize or query calls with its status: raise_failures(stream)
+    where it succeeded (or found work not ready, cudaErrorNotReady), so its own error,
+    if any, is what it raises."""
+    if _unraised and status in (0, _NOT_READY):
+        raise_failures(stream)
+
+
+_NOT_READY = 600  # cudaErrorNotReady, in every version
+
+
+def _stream_key(stream: Any) -> int:
+    from ._convert import stream_handle
+
+    return stream_handle(stream)
 
 
 def trampolines(rt=None) -> Trampolines:
@@ -353,7 +430,9 @@ def _register_on(rt, stream, capturing: bool, fn, *args) -> int:
     """Register `fn` for a host function enqueued on `stream`: released after its one
     run, or, while the stream captures, held by the graph captured into (and recorded
     for release_captured())."""
-    token = register(fn, *args, once=not capturing)
+    # A captured host function runs on whichever stream its graph is launched into.
+    known = not capturing and stream is not _NO_STREAM
+    token = register(fn, *args, once=not capturing, stream=stream if known else None)
     if capturing:
         with _lock:
             _captured.add(token)
@@ -398,12 +477,14 @@ def _call(token, *leading) -> None:
                 LookupError(
                     f"no callback registered under token {token!r}" " (released, or already run)"
                 ),
+                _address(leading[0]) if leading else None,
             )
             return
         try:
             entry.fn(*leading, *entry.args)
         except BaseException as exc:  # a callback's SystemExit cannot end a CUDA thread either
-            _record(entry.fn, entry.args, exc)
+            # A stream callback is told its stream: C's word over the registration's.
+            _record(entry.fn, entry.args, exc, _address(leading[0]) if leading else entry.stream)
     except BaseException:
         pass
 
@@ -416,11 +497,13 @@ def _stream_trampoline(stream, status, user_data) -> None:
     _call(user_data, stream, status)
 
 
-def _record(fn, args, exc: BaseException) -> None:
+def _record(fn, args, exc: BaseException, stream: int | None) -> None:
     global _failure_count
     text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    failure = CallbackFailure(fn, args, exc, text, stream)
     with _lock:
-        _failures.append(CallbackFailure(fn, args, exc, text))
+        _failures.append(failure)
+        _unraised.append(failure)
         _failure_count += 1
     try:
         logger.error("CUDA host callback %r raised:\n%s", fn, text.rstrip())

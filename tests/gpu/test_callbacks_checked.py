@@ -48,10 +48,67 @@ def test_launch_host_func_default_data_and_failures_are_counted(stream):
         raise ValueError("inside the callback")
 
     cudart.cudaLaunchHostFunc(stream, boom, 1)
-    cudart.cudaStreamSynchronize(stream)
+    with pytest.raises(callbacks.CallbackError, match="inside the callback") as caught:
+        cudart.cudaStreamSynchronize(stream)
+    assert isinstance(caught.value.__cause__, ValueError)
     assert seen == [None]
     assert callbacks.failure_count() == 1
     assert isinstance(callbacks.failures()[0].exception, ValueError)
+    cudart.cudaStreamSynchronize(stream)  # raised once
+
+
+def _fail(*args):
+    raise KeyError(args[-1])
+
+
+@pytest.fixture
+def other_stream():
+    s = cudart.cudaStreamCreateWithFlags(cudart.cudaStreamNonBlocking)
+    yield s
+    cudart.cudaStreamSynchronize(s)
+    cudart.cudaStreamDestroy(s)
+
+
+def test_a_failure_is_raised_by_its_streams_checked_sync_only(stream, other_stream):
+    cudart.cudaLaunchHostFunc(stream, _fail, "host")
+    assert cudart.sys.cudaStreamSynchronize(stream) == 0  # the raw layer reports nothing
+    cudart.cudaLaunchHostFunc(other_stream, lambda _: None, None)
+    cudart.cudaStreamSynchronize(other_stream)  # another stream's failure is not its own
+    cudart.cudaStreamQuery(other_stream)
+    with pytest.raises(callbacks.CallbackError) as caught:
+        cudart.cudaStreamQuery(stream)
+    assert isinstance(caught.value.__cause__, KeyError)
+    (failure,) = caught.value.failures
+    assert failure.stream == stream.value and failure.args == ("host",)
+    cudart.cudaStreamSynchronize(stream)
+    cudart.cudaDeviceSynchronize()
+
+
+def test_stream_callback_failure_is_raised_by_device_sync(stream):
+    cudart.cudaStreamAddCallback(stream, _fail, "cb", 0)
+    assert cudart.sys.cudaStreamSynchronize(stream) == 0
+    with pytest.raises(callbacks.CallbackError, match="KeyError") as caught:
+        cudart.cudaDeviceSynchronize()
+    assert caught.value.failures[0].stream == stream.value
+    cudart.cudaDeviceSynchronize()
+    assert callbacks.failure_count() == 1
+
+
+def test_event_sync_raises_failures_and_raise_failures_after_raw_syncs(stream):
+    event = cudart.cudaEventCreate()
+    try:
+        cudart.cudaLaunchHostFunc(stream, _fail, "before the event")
+        cudart.cudaEventRecord(event, stream)
+        with pytest.raises(callbacks.CallbackError, match="before the event"):
+            cudart.cudaEventSynchronize(event)
+        cudart.cudaEventQuery(event)
+    finally:
+        cudart.cudaEventDestroy(event)
+    cudart.cudaLaunchHostFunc(stream, _fail, "raw")
+    assert cudart.sys.cudaStreamSynchronize(stream) == 0
+    with pytest.raises(callbacks.CallbackError, match="raw"):
+        callbacks.raise_failures()
+    assert callbacks.take_failures() == []
 
 
 def test_stream_add_callback_gets_the_status(stream):

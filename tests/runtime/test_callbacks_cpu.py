@@ -210,3 +210,66 @@ for launch in (callbacks.launch_host_func, callbacks.add_callback):
             assert outcome[2:] == ["0", "0"], proc.stdout
         else:
             assert outcome == ["RAN", str(i), "0"], proc.stdout
+
+
+# ---------------------------------------------------------------- surfacing failures
+
+
+def _raise_key(*args):
+    raise KeyError(args[-1])
+
+
+def test_failure_is_raised_once_by_its_stream_and_chains_the_exception(rt, escaped):
+    host_from_c(rt)(callbacks.register(_raise_key, "on a", stream=0x1000))
+    host_from_c(rt)(callbacks.register(_raise_key, "on b", stream=0x2000))
+    callbacks.report_failures(0, 0x3000)  # a third stream's sync: neither is its own
+    with pytest.raises(callbacks.CallbackError, match="on a") as caught:
+        callbacks.report_failures(0, 0x1000)
+    assert isinstance(caught.value.__cause__, KeyError)
+    assert [f.stream for f in caught.value.failures] == [0x1000]
+    callbacks.report_failures(0, 0x1000)  # once
+    (left,) = callbacks.take_failures()
+    assert left.args == ("on b",) and left.stream == 0x2000
+    callbacks.raise_failures()  # taken: nothing left
+    assert callbacks.failure_count() == 2 and escaped == []
+
+
+def test_stream_callback_failure_belongs_to_the_stream_c_names(rt):
+    stream_from_c(rt)(0x4000, 0, callbacks.register(_raise_key, "cb", stream=0x1))
+    stream_from_c(rt)(None, 0, callbacks.register(_raise_key, "default"))
+    assert [f.stream for f in callbacks.failures()] == [0x4000, 0]
+    assert [f.args for f in callbacks.take_failures(None)] == [("default",)]
+    assert [f.args for f in callbacks.take_failures(0x4000)] == [("cb",)]
+
+
+def test_failure_of_unknown_stream_is_any_streams_and_all_come_at_once(rt):
+    host_from_c(rt)(callbacks.register(_raise_key, "graph node"))  # a host node: no stream
+    host_from_c(rt)(callbacks.register(_raise_key, "second", stream=0x5000))
+    with pytest.raises(callbacks.CallbackError, match=r"graph node.*\(and 1 more") as caught:
+        callbacks.report_failures(600)  # cudaErrorNotReady: the stream's work goes on
+    assert [f.args for f in caught.value.failures] == [("graph node",), ("second",)]
+
+
+def test_a_failed_sync_raises_its_own_error_and_keeps_the_failures(rt):
+    host_from_c(rt)(callbacks.register(_raise_key, "kept", stream=0))
+    callbacks.report_failures(100)  # cudaErrorNoDevice: the caller raises that
+    callbacks.clear_failures()
+    callbacks.raise_failures()  # clear_failures forgets the unraised ones too
+    host_from_c(rt)(callbacks.register(_raise_key, "later", stream=0))
+    with pytest.raises(callbacks.CallbackError, match="later"):
+        callbacks.raise_failures(0)
+
+
+def test_checked_synchronize_reports_callback_failures():
+    """The checked layer's waits go through report_failures. Without a GPU they fail, so
+    they raise their CudaError and leave the failure for the next; the raised-on-success
+    path runs on the GPU (tests/gpu/test_callbacks_checked.py)."""
+    checked = cudart._serving.checked_module()
+    host_from_c(cudart.sys)(callbacks.register(_raise_key, "waiting", stream=0))
+    for name in ("cudaStreamSynchronize", "cudaStreamQuery", "cudaDeviceSynchronize"):
+        args = () if name == "cudaDeviceSynchronize" else (None,)
+        with pytest.raises(cudart.CudaError):
+            getattr(cudart, name)(*args)
+        reporter = vars(checked)["_" + name]
+        assert reporter.__qualname__.startswith("_reporting_callback_failures")
+    assert [f.args for f in callbacks.take_failures()] == [("waiting",)]
