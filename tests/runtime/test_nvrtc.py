@@ -111,6 +111,22 @@ def test_checked_module_raises_nvrtc_errors():
     assert not issubclass(type(exc), cudart.CudaError)
 
 
+def test_a_function_libnvrtc_lacks_names_libnvrtc():
+    """A function the headers declare and the loaded library does not export raises
+    FunctionNotFoundError naming that library (it said libcudart for NVRTC's)."""
+    from cudart._binding import bind_symbol
+
+    version = nv.nvrtc_version()
+    fn = bind_symbol(
+        "nvrtcNotAFunction", "nvrtcNotAFunction", ctypes.c_int, [], "m", version, library="nvrtc"
+    )
+    with pytest.raises(cudart.FunctionNotFoundError) as info:
+        fn()
+    message = str(info.value)
+    assert "loaded libnvrtc" in message and "newer NVRTC" in message, message
+    assert "libcudart" not in message and nv.load_nvrtc().path in message
+
+
 def test_checked_module_returns_documented_outputs():
     """nvrtc.h marks outputs `\\param [out]`: the checked functions return them (one value
     each), while a caller-sized `char *` (the PTX, sized by nvrtcGetPTXSize) and an
@@ -308,6 +324,65 @@ def test_cache_hit_miss_and_key(cache_dir, monkeypatch):
     assert len(calls) == 9 and len(_entries(cache_dir)) == 7
 
 
+def test_a_repeated_compile_is_served_from_memory(cache_dir, monkeypatch):
+    """The in-memory layer: a second compile with the same inputs reads neither NVRTC
+    nor the disk; each input that decides the image, the cache folder and the cache
+    switches still separate entries, as the disk cache's key does."""
+    nv.clear_cache()
+    compiles, reads = [], []
+    real_compile, real_read = nv._compile, nv._cache_read
+    monkeypatch.setattr(nv, "_compile", lambda *a: compiles.append(a) or real_compile(*a))
+    monkeypatch.setattr(nv, "_cache_read", lambda *a: reads.append(a) or real_read(*a))
+
+    def compile_(source=AXPY, **kw):
+        kw = {"name_expressions": ["axpy<float>"], "arch": SM, "load": False, **kw}
+        return cudart.compile(source, **kw)
+
+    first = compile_()
+    assert (len(compiles), len(reads)) == (1, 1)
+    assert compile_() is first and compile_(name_expressions=("axpy<float>",)) is first
+    assert compile_(AXPY.encode(), arch=90) is first  # the same inputs, spelt otherwise
+    assert (len(compiles), len(reads)) == (1, 1)
+    for other in (
+        {"name_expressions": ["axpy<double>"]},
+        {"arch": "sm_80"},
+        {"options": ["-G"]},
+        {"headers": {"a.h": ""}},
+        {"output": "ptx"},
+        {"name": "other.cu"},
+    ):
+        count = len(compiles)
+        compile_(**other)
+        assert len(compiles) == count + 1, other
+    compile_(AXPY + "\n")
+    assert len(compiles) == 8
+    # Another folder is another cache, compiled into anew.
+    monkeypatch.setenv(nv.CACHE_ENV, str(cache_dir / "elsewhere"))
+    compile_()
+    assert len(compiles) == 9
+    # Switched off: NVRTC every time, nothing remembered.
+    compile_(cache=False)
+    compile_(cache=False)
+    monkeypatch.setenv(nv.CACHE_ENV, "off")
+    compile_()
+    assert len(compiles) == 12
+    # Forgotten by clear_cache, then read from the disk again.
+    monkeypatch.setenv(nv.CACHE_ENV, str(cache_dir))
+    nv.clear_cache()
+    count = len(reads)
+    assert compile_() == first and len(reads) == count + 1 and len(compiles) == 12
+
+
+def test_the_memory_layer_forgets_its_oldest_entries(cache_dir, monkeypatch):
+    nv.clear_cache()
+    monkeypatch.setattr(nv, "_REMEMBERED", 2)
+    images = [
+        cudart.compile(AXPY + f"// {i}\n", arch=SM, output="ptx", load=False) for i in range(3)
+    ]
+    assert len(nv._images) == 2
+    assert [entry[0] for entry in nv._images.values()] == images[1:]
+
+
 def test_corrupt_and_half_written_entries_are_ignored(cache_dir):
     image = cudart.compile(AXPY, name_expressions=["axpy<float>"], arch=SM, load=False)
     (entry,) = _entries(cache_dir)
@@ -320,7 +395,9 @@ def test_corrupt_and_half_written_entries_are_ignored(cache_dir):
     for damaged in (data[: len(data) // 2], data[:-1] + bytes([data[-1] ^ 1]), b"", b"junk"):
         entry.write_bytes(damaged)
         assert nv._cache_read(str(cache_dir), key) is None
-    # A damaged entry is compiled again and rewritten whole.
+    # A damaged entry is compiled again and rewritten whole (by a process that has not
+    # compiled it: this one remembers the image).
+    nv.clear_cache()
     assert cudart.compile(AXPY, name_expressions=["axpy<float>"], arch=SM, load=False) == image
     assert entry.read_bytes() == data
     # Writes go through a temporary file in the same folder, renamed into place.
