@@ -599,3 +599,41 @@ def test_each_surface_has_exactly_one_library():
         Manifest.loads(_FAMILY.format(library=""))
     with pytest.raises(ManifestError, match="surface is a lowercase word"):
         Manifest.loads(_FAMILY.format(library='library = "x"').replace('"nvrtc"', '"NV RTC"'))
+
+
+NAMESPACED_GLOBAL = r"""
+namespace ns { __device__ int table[4]; }
+__device__ float plain;
+"""
+
+
+class _RecordingLoader:
+    """Stands for a GPU's loader: records the names Module asks it for."""
+
+    route = "library"
+
+    def __init__(self):
+        self.asked = []
+
+    def variable(self, name):
+        self.asked.append(name)
+        return None, 0x1000, 16
+
+
+def test_get_global_takes_name_expressions():
+    """`&ns::table` (as NVRTC's name expressions spell a global), `ns::table` for it, and
+    `&plain` reach the loader as the names in the image."""
+    from cudart.kernels import Module
+
+    raw, checked = nv._bindings()
+    expressions = ("&ns::table",)
+    _image, lowered = nv._compile(
+        raw, checked, NAMESPACED_GLOBAL.encode(), "g.cu", {}, ("-arch=sm_90",), expressions, "cubin"
+    )
+    assert lowered == {"&ns::table": "_ZN2ns5tableE"}
+    loader = _RecordingLoader()
+    module = Module(None, "cubin", b"", loader)
+    module.lowered_names.update(lowered)
+    for name in ("&ns::table", "ns::table", "&plain", "plain", "_ZN2ns5tableE"):
+        assert module.get_global(name).name == name
+    assert loader.asked == ["_ZN2ns5tableE", "_ZN2ns5tableE", "plain", "plain", "_ZN2ns5tableE"]
