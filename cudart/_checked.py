@@ -17,6 +17,7 @@ from . import _handles, _hostmem
 from ._backend import compiled_for
 from ._binding import CudaDeprecationWarning, bind_symbol, warn_deprecated
 from ._contract import library_of_namespace, symbol_of
+from ._threadlocale import keeping_thread_locale
 from ._convert import (  # size relations: generator/sizes.py
     POINTER_SIZE,
     AttributeTable,
@@ -129,6 +130,11 @@ if TYPE_CHECKING:
 # ---------------------------------------------------------------- binding
 
 
+# The functions that leave the calling thread on another C locale (cudart._threadlocale):
+# the checked layer puts it back, as cudart.compile does; the raw layer calls C as is.
+_SWITCH_THREAD_LOCALE = frozenset({("nvrtc", "nvrtcCompileProgram")})
+
+
 class _Unbound:
     """Stands for `_<name>` (or `_<name>_out`, with `outputs`) in a checked module until
     its first call binds it."""
@@ -157,6 +163,7 @@ class _Unbound:
         symbol = symbol_of(self.lib, self.name)
         if symbol is None:  # the generator writes both tables from one model
             raise LookupError(f"{self.lib.__name__} declares no function {self.name}")
+        library = library_of_namespace(vars(self.lib))
         fn = bind_symbol(
             self.name,
             symbol,
@@ -164,10 +171,12 @@ class _Unbound:
             self.argtypes,
             self.lib.__name__,
             self.lib.CUDA_VERSION,
-            library=library_of_namespace(vars(self.lib)),
+            library=library,
             storage=True,
             outputs=self.outputs,
         )
+        if (library, self.name) in _SWITCH_THREAD_LOCALE:
+            fn = keeping_thread_locale(fn)
         self.namespace["_" + self.name + ("_out" if self.outputs else "")] = fn
         return fn(*args)
 

@@ -38,6 +38,7 @@ import tempfile
 from ._loader import format_version, load_nvrtc
 from ._serving import checked_module, raw_module
 from ._serving import nvrtc_modules as _bindings
+from ._threadlocale import thread_locale_kept
 from .errors import CompileError, CudaError, CudartError
 
 __all__ = ["CACHE_ENV", "cache_folder", "clear_cache", "compile", "nvrtc_version"]
@@ -247,7 +248,7 @@ def _image(source, name, sources, given, expressions, arch_option, output, folde
     key = _cache_key(source, sources, given, expressions, version, arch_option, output, name)
     entry = _cache_read(folder, key) if folder else None
     if entry is None:
-        with _thread_locale_kept():
+        with thread_locale_kept():
             entry = _compile(
                 raw, checked, source, name, sources, given + (arch_option,), expressions, output
             )
@@ -267,34 +268,6 @@ def _load(image, lowered, output, route):
         raise
     module.lowered_names.update(lowered)
     return module
-
-
-class _thread_locale_kept:
-    """Puts the calling thread's locale back after NVRTC.
-
-    A compile leaves the thread on the "C" locale (libnvrtc's LLVM calls uselocale and
-    does not restore it), so afterwards Python's default text encoding there is ASCII:
-    open(), subprocess and str(path) of a user's program would fail on the first
-    non-ASCII byte. uselocale(0) reads the thread's locale without changing it.
-    """
-
-    def __enter__(self) -> None:
-        self._uselocale = _uselocale()
-        self._saved = self._uselocale(None) if self._uselocale else None
-
-    def __exit__(self, *exc: object) -> None:
-        if self._uselocale and self._saved:
-            self._uselocale(self._saved)
-
-
-def _uselocale():
-    try:
-        uselocale = ctypes.CDLL(None).uselocale  # POSIX 2008; glibc, musl, macOS
-    except (AttributeError, OSError):
-        return None
-    uselocale.restype = ctypes.c_void_p
-    uselocale.argtypes = [ctypes.c_void_p]
-    return uselocale
 
 
 def _c_string(value, what: str, *others: type[bytes]) -> bytes:

@@ -192,6 +192,86 @@ with open({str(note)!r}) as f:  # the default encoding, as a user's program read
     run_python(code)
 
 
+# Compiles a kernel through one of cudart's NVRTC layers, then reports the thread's
+# preferred encoding: the raw layer calls C as is (and libnvrtc leaves the "C" locale).
+LOCALE_AFTER = """
+import ctypes, locale, sys
+import cudart
+raw, checked = cudart.nvrtc._bindings()
+prog = checked.nvrtcCreateProgram(b"__global__ void k() {}", b"k.cu", 0, None, None)
+options = (ctypes.c_char_p * 1)(b"-arch=sm_90")
+before = locale.getpreferredencoding(False)
+layer = {"raw": raw, "checked": checked}[sys.argv[1]]
+status = layer.nvrtcCompileProgram(prog, 1, options)
+print(before, locale.getpreferredencoding(False), status)
+"""
+
+
+def test_the_checked_compile_keeps_the_threads_locale():
+    def after(layer):
+        out = subprocess.run(
+            [sys.executable, "-c", LOCALE_AFTER, layer],
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+            env=dict(os.environ, LC_ALL="C.UTF-8"),
+            check=True,
+        )
+        return out.stdout.split()
+
+    # The raw layer shows the hazard (the test is not vacuous); the checked layer, as
+    # cudart.compile, puts the locale back.
+    assert after("raw") == ["UTF-8", "ANSI_X3.4-1968", "0"]
+    assert after("checked") == ["UTF-8", "UTF-8", "None"]
+
+
+# Parses one version's headers and prints the checked layer's description of every
+# function, in a process that first compiled by one route (or not at all).
+DESCRIBE_AFTER = """
+import ctypes, sys
+from generator.fetch import fetch_version
+from generator.generate import parse_version
+from generator.manifest import Manifest
+from generator.resolve import describe, resolve
+from generator.tree import REPO
+how, key = sys.argv[1], sys.argv[2]
+headers = fetch_version(Manifest.load(REPO / "cuda_headers_manifest.toml"), key, lambda m: None)
+source = "template <typename T> __global__ void k(T* p) { p[0] = T(1); }"
+if how == "compile":
+    import cudart
+    cudart.compile(source, name_expressions=["k<float>"], arch="sm_90", load=False, cache=False)
+elif how == "raw":
+    import cudart
+    raw, checked = cudart.nvrtc._bindings()
+    prog = checked.nvrtcCreateProgram(source.encode(), b"k.cu", 0, None, None)
+    raw.nvrtcCompileProgram(prog, 1, (ctypes.c_char_p * 1)(b"-arch=sm_90"))
+sys.stdout.write("".join(describe(p) + "\\n" for p in resolve(parse_version(headers))))
+"""
+
+
+@pytest.mark.parametrize("how", ["compile", "raw"])
+def test_a_process_that_compiled_parses_as_one_that_did_not(how):
+    """An NVRTC compile, by cudart.compile or by the raw bindings (which leave the
+    thread on the "C" locale), does not change what the generator makes afterwards in
+    that process. 13.0: its cudaMemGetDefaultMemPool doc comment is the one that moved
+    (`location` read as an output)."""
+
+    def described(how):
+        out = subprocess.run(
+            [sys.executable, "-c", DESCRIBE_AFTER, how, "13.0"],
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+            env=dict(os.environ, LC_ALL="C.UTF-8", PYTHONPATH=str(REPO)),
+        )
+        assert out.returncode == 0, out.stderr[-2000:]
+        return out.stdout
+
+    never = described("none")
+    assert "cudaMemGetDefaultMemPool(location:ref, type:scalar)" in never
+    assert described(how) == never
+
+
 def test_name_expressions_map_to_lowered_names(cache_dir):
     raw, checked = nv._bindings()
     image, lowered = nv._compile(
