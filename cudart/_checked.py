@@ -17,7 +17,6 @@ from . import _handles, _hostmem
 from ._backend import compiled_for
 from ._binding import CudaDeprecationWarning, bind_symbol, warn_deprecated
 from ._contract import library_of_namespace, symbol_of
-from ._threadlocale import keeping_thread_locale
 from ._convert import (  # size relations: generator/sizes.py
     POINTER_SIZE,
     AttributeTable,
@@ -48,6 +47,7 @@ from ._convert import (  # size relations: generator/sizes.py
 )
 from ._handles import Handle, integer_handle_class, mark_destroyed
 from ._hostmem import HostMemory
+from ._threadlocale import keeping_thread_locale
 from .errors import CudaError
 
 __all__ = [
