@@ -97,6 +97,26 @@ def test_each_pinned_libnvrtc_reports_its_version(manifest, nvrtc_sets):
     assert out.stdout.split() == VERSIONS
 
 
+@pytest.mark.parametrize("key", VERSIONS)
+def test_nvrtc_output_classification_snapshot(nvrtc_sets, key):
+    """Every NVRTC function's checked form (inputs and outputs), reviewed once and then
+    held, as the runtime's are (tests/generator/test_checked.py); `cudart-bindgen add`
+    writes both. After a deliberate change: CUDART_UPDATE_EXPECTATIONS=1, review the diff."""
+    from models import model_for
+
+    from generator.generate import SNAPSHOTS, snapshot_name
+    from generator.resolve import describe, resolve
+
+    text = "".join(describe(p) + "\n" for p in resolve(model_for(nvrtc_sets[key])))
+    assert "nvrtcCompileProgram(" in text
+    path = SNAPSHOTS / snapshot_name(key, "nvrtc")
+    if os.environ.get("CUDART_UPDATE_EXPECTATIONS") == "1":
+        path.write_text(text)
+        return
+    assert path.exists(), f"{path} is missing: run with CUDART_UPDATE_EXPECTATIONS=1 and review it"
+    assert text == path.read_text()
+
+
 def test_checked_module_raises_nvrtc_errors():
     """A failed call raises the NvrtcError subclass of its code, with
     nvrtcGetErrorString's message; one class per code across versions' modules."""
