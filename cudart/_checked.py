@@ -73,6 +73,7 @@ __all__ = [
     "callback_record_class",
     "claim",
     "cstring",
+    "strings",
     "destroyed",
     "device_function",
     "enum_value",
@@ -337,6 +338,26 @@ def argument_error(exc: ArgumentError, function: str, names: tuple[str, ...]) ->
     if rest.startswith("TypeError:"):
         rest = rest[len("TypeError:") :].strip()
     return TypeError(f"{function}() argument '{name}': {rest}")
+
+
+# ---------------------------------------------------------------- arguments
+
+
+def strings(values: list | tuple, count: Any, name: str) -> Any:
+    """A list or tuple of str/bytes as C's `const char *const *`: a c_char_p array,
+    which the caller keeps until C returns. ValueError where an item holds a NUL (C
+    would cut it short) or the array is shorter than `count`, which C reads."""
+    items = []
+    for i, value in enumerate(values):
+        item = cstring(value, f"{name}[{i}]") if value is not None else None
+        if item is None:
+            raise TypeError(f"'{name}[{i}]' must be str or bytes, not None")
+        if b"\0" in item:
+            raise ValueError(f"'{name}[{i}]' contains a NUL byte, where C would cut it short")
+        items.append(item)
+    if count.__class__ is int and count > len(items):
+        raise ValueError(f"'{name}' holds {len(items)} string(s), and C reads {count}")
+    return (ctypes.c_char_p * max(len(items), 1))(*items)
 
 
 # ---------------------------------------------------------------- results

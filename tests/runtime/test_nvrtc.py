@@ -172,6 +172,31 @@ def test_checked_module_returns_documented_outputs():
         raw.nvrtcDestroyProgram(ctypes.byref(prog))
 
 
+def test_checked_functions_take_lists_where_c_takes_string_arrays():
+    """`const char *const *` (options, headers, include names) takes a list or tuple of
+    str or bytes; a ctypes array (an address) still works, as the test above passes."""
+    raw, checked = nv._bindings()
+    source = '#include "scale.h"\n__global__ void k(float* p) { p[0] = SCALE * FACTOR; }'
+    prog = checked.nvrtcCreateProgram(source, "k.cu", 1, ["#define SCALE 2.5f\n"], ("scale.h",))
+    try:
+        checked.nvrtcCompileProgram(prog, 2, ["-arch=compute_90", b"-DFACTOR=3.0f"])
+        ptx = ctypes.create_string_buffer(checked.nvrtcGetPTXSize(prog))
+        checked.nvrtcGetPTX(prog, ptx)
+        # 7.5f (0x40F00000), stored as a float or as its bits: both the header's SCALE
+        # and the option's FACTOR reached NVRTC.
+        assert b"0f40F00000" in ptx.value or b"1089470464" in ptx.value, ptx.value
+        with pytest.raises(ValueError, match="holds 1 string.*C reads 2"):
+            checked.nvrtcCompileProgram(prog, 2, ["-arch=compute_90"])
+        with pytest.raises(ValueError, match=r"options\[1\].*NUL"):
+            checked.nvrtcCompileProgram(prog, 2, ["-arch=compute_90", "-DX=1\0-G"])
+        with pytest.raises(TypeError, match=r"options\[0\]"):
+            checked.nvrtcCompileProgram(prog, 1, [90])
+        with pytest.raises(TypeError, match=r"options\[0\]"):
+            checked.nvrtcCompileProgram(prog, 1, [None])
+    finally:
+        raw.nvrtcDestroyProgram(ctypes.byref(prog))
+
+
 # ---------------------------------------------------------------- cudart.compile
 
 
