@@ -34,6 +34,7 @@ import os
 import re
 import stat
 import tempfile
+import threading
 
 from ._loader import format_version, load_nvrtc
 from ._serving import checked_module, raw_module
@@ -225,13 +226,17 @@ _REMEMBERED = 256
 _images: dict = {}
 _modules: dict = {}
 _device_archs: dict[int, int] = {}
+_remembering = threading.Lock()
 
 
 def _remember(table: dict, key, value) -> None:
-    table.pop(key, None)
-    table[key] = value
-    while len(table) > _REMEMBERED:
-        del table[next(iter(table))]
+    # Under the lock: two threads trimming at once would delete one entry twice. A
+    # look-up takes no lock (one dict read is atomic).
+    with _remembering:
+        table.pop(key, None)
+        table[key] = value
+        while len(table) > _REMEMBERED:
+            del table[next(iter(table))]
 
 
 def clear_cache() -> None:
