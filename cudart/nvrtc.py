@@ -113,9 +113,17 @@ def _arch_suffix(arch) -> str:
 
 def _arch_option(arch, output: str, device: int | None) -> str:
     """NVRTC's -arch option: `arch`, or the current device's compute capability."""
+    key = (arch.__class__, arch, output)
+    try:
+        return _arch_options[key]  # a program uses an arch or two: parsed once each
+    except (KeyError, TypeError):  # TypeError: unhashable, which _arch_number refuses
+        pass
     number = _arch_number(arch) if arch is not None else _device_arch(device)
     prefix = "sm" if output == "cubin" else "compute"
-    return f"-arch={prefix}_{number}{_arch_suffix(arch)}"
+    option = f"-arch={prefix}_{number}{_arch_suffix(arch)}"
+    if arch is not None and len(_arch_options) < _REMEMBERED:
+        _arch_options[key] = option
+    return option
 
 
 def _current_device() -> int | None:
@@ -226,6 +234,7 @@ _REMEMBERED = 256
 _images: dict = {}
 _modules: dict = {}
 _device_archs: dict[int, int] = {}
+_arch_options: dict[tuple, str] = {}
 _remembering = threading.Lock()
 
 
