@@ -1,6 +1,7 @@
 """python -m bench: run the benchmark rows, print the table, write the result files.
 
-python -m bench [--only cpu|gpu|all] [--output FILE.json] [--markdown FILE.md|-] [--quick]
+python -m bench [--only cpu|gpu|all] [--rows compile,...] [--output F.json] [--markdown F.md|-]
+                [--quick]
 python -m bench merge A.json B.json ... [--output FILE.json] [--markdown FILE.md|-]
 """
 
@@ -71,8 +72,13 @@ def run(argv: list[str]) -> int:
     parser.add_argument(
         "--quick", action="store_true", help="few repeats: a smoke test, not figures"
     )
+    parser.add_argument(
+        "--rows",
+        help="only these row functions, comma-separated, by name without row_ (compile,import)",
+    )
     args = parser.parse_args(argv)
-    full = args.only == "all"
+    wanted = set(args.rows.split(",")) if args.rows else None
+    full = args.only == "all" and wanted is None
     output = args.output or (RESULTS_JSON if full else HERE / f"results-{args.only}.json")
     md_path = _md_arg(args.markdown, RESULTS_MD if full else None)
 
@@ -85,7 +91,9 @@ def run(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory(prefix="cudart-bench-") as build:
         ctx = rows.Context(runtime, settings, Path(build))
         for tags, make in rows.ROWS:
-            if not full and args.only not in tags:
+            if args.only != "all" and args.only not in tags:
+                continue
+            if wanted is not None and make.__name__.removeprefix("row_") not in wanted:
                 continue
             t0 = time.perf_counter()
             try:

@@ -169,7 +169,7 @@ def bind_symbol(
             compiled, name, symbol, restype, argtypes, runtime.cdll._handle, storage, outputs
         )
         if fn is None:
-            return _missing(name, symbol, module, bindings_version, runtime)
+            return _missing(name, symbol, module, bindings_version, runtime, library)
         if not deprecated:
             return fn
         warning = _warn_once(name, fn, replacement)
@@ -181,7 +181,7 @@ def bind_symbol(
         # lookups, and two generated modules must not share one set of argtypes.
         fn = runtime.cdll[symbol]
     except AttributeError:
-        return _missing(name, symbol, module, bindings_version, runtime)
+        return _missing(name, symbol, module, bindings_version, runtime, library)
     fn.restype = restype
     fn.argtypes = argtypes
     fn.__name__ = name
@@ -194,12 +194,18 @@ def bind_symbol(
     return bound
 
 
-def _missing(name, symbol, module, bindings_version, runtime):
+# How messages name a generated module's LIBRARY (cudart._contract), and what a
+# function missing from it needs.
+_LIBRARY_NAMES = {"nvrtc": ("libnvrtc", "NVRTC")}
+
+
+def _missing(name, symbol, module, bindings_version, runtime, library=DEFAULT_LIBRARY):
     via = "" if symbol == name else f" (symbol {symbol})"
+    soname, newer = _LIBRARY_NAMES.get(library, ("libcudart", "CUDA runtime"))
     message = (
         f"{name}{via} is declared by the CUDA {format_version(bindings_version)} headers "
-        f"({module}) but the loaded libcudart {runtime.version_text} ({runtime.path}) "
-        "does not export it; it needs a newer CUDA runtime"
+        f"({module}) but the loaded {soname} {runtime.version_text} ({runtime.path}) "
+        f"does not export it; it needs a newer {newer}"
     )
 
     def unavailable(*args, **kwargs):

@@ -47,6 +47,7 @@ from ._convert import (  # size relations: generator/sizes.py
 )
 from ._handles import Handle, integer_handle_class, mark_destroyed
 from ._hostmem import HostMemory
+from ._threadlocale import keeping_thread_locale
 from .errors import CudaError
 
 __all__ = [
@@ -72,6 +73,7 @@ __all__ = [
     "callback_record_class",
     "claim",
     "cstring",
+    "strings",
     "destroyed",
     "device_function",
     "enum_value",
@@ -129,6 +131,11 @@ if TYPE_CHECKING:
 # ---------------------------------------------------------------- binding
 
 
+# The functions that leave the calling thread on another C locale (cudart._threadlocale):
+# the checked layer puts it back, as cudart.compile does; the raw layer calls C as is.
+_SWITCH_THREAD_LOCALE = frozenset({("nvrtc", "nvrtcCompileProgram")})
+
+
 class _Unbound:
     """Stands for `_<name>` (or `_<name>_out`, with `outputs`) in a checked module until
     its first call binds it."""
@@ -157,6 +164,7 @@ class _Unbound:
         symbol = symbol_of(self.lib, self.name)
         if symbol is None:  # the generator writes both tables from one model
             raise LookupError(f"{self.lib.__name__} declares no function {self.name}")
+        library = library_of_namespace(vars(self.lib))
         fn = bind_symbol(
             self.name,
             symbol,
@@ -164,13 +172,15 @@ class _Unbound:
             self.argtypes,
             self.lib.__name__,
             self.lib.CUDA_VERSION,
-            library=library_of_namespace(vars(self.lib)),
+            library=library,
             storage=True,
             outputs=self.outputs,
         )
         per_stream = _REPORTS_CALLBACK_FAILURES.get(self.name)
         if per_stream is not None:
             fn = _reporting_callback_failures(fn, per_stream)
+        if (library, self.name) in _SWITCH_THREAD_LOCALE:
+            fn = keeping_thread_locale(fn)
         self.namespace["_" + self.name + ("_out" if self.outputs else "")] = fn
         return fn(*args)
 
@@ -361,6 +371,26 @@ def argument_error(exc: ArgumentError, function: str, names: tuple[str, ...]) ->
     if rest.startswith("TypeError:"):
         rest = rest[len("TypeError:") :].strip()
     return TypeError(f"{function}() argument '{name}': {rest}")
+
+
+# ---------------------------------------------------------------- arguments
+
+
+def strings(values: list | tuple, count: Any, name: str) -> Any:
+    """A list or tuple of str/bytes as C's `const char *const *`: a c_char_p array,
+    which the caller keeps until C returns. ValueError where an item holds a NUL (C
+    would cut it short) or the array is shorter than `count`, which C reads."""
+    items = []
+    for i, value in enumerate(values):
+        item = cstring(value, f"{name}[{i}]") if value is not None else None
+        if item is None:
+            raise TypeError(f"'{name}[{i}]' must be str or bytes, not None")
+        if b"\0" in item:
+            raise ValueError(f"'{name}[{i}]' contains a NUL byte, where C would cut it short")
+        items.append(item)
+    if count.__class__ is int and count > len(items):
+        raise ValueError(f"'{name}' holds {len(items)} string(s), and C reads {count}")
+    return (ctypes.c_char_p * max(len(items), 1))(*items)
 
 
 # ---------------------------------------------------------------- results

@@ -18,6 +18,11 @@ path would hang or exhaust memory); such an entry, and one that does not verify 
 sha256), is a miss, silently: the compile that follows renames a good entry over it.
 The cache is a saving, not a source of truth, so a bad entry costs one compile and no
 warning.
+
+Above the disk, the process remembers what it compiled (the in-memory layer, below
+compile): a repeated compile returns the image it made, and with load=True the same
+open Module while the current device is the one it was loaded on. Closing that module
+closes it for every caller that got it; the next compile loads it again.
 """
 
 from __future__ import annotations
@@ -29,13 +34,15 @@ import os
 import re
 import stat
 import tempfile
+import threading
 
 from ._loader import format_version, load_nvrtc
 from ._serving import checked_module, raw_module
 from ._serving import nvrtc_modules as _bindings
+from ._threadlocale import thread_locale_kept
 from .errors import CompileError, CudaError, CudartError
 
-__all__ = ["CACHE_ENV", "cache_folder", "compile", "nvrtc_version"]
+__all__ = ["CACHE_ENV", "cache_folder", "clear_cache", "compile", "nvrtc_version"]
 
 # For type checkers only: importing typing costs milliseconds a first compile avoids.
 TYPE_CHECKING = False
@@ -104,10 +111,39 @@ def _arch_suffix(arch) -> str:
     return ""
 
 
-def _current_arch() -> int:
+def _arch_option(arch, output: str, device: int | None) -> str:
+    """NVRTC's -arch option: `arch`, or the current device's compute capability."""
+    key = (arch.__class__, arch, output)
+    try:
+        return _arch_options[key]  # a program uses an arch or two: parsed once each
+    except (KeyError, TypeError):  # TypeError: unhashable, which _arch_number refuses
+        pass
+    number = _arch_number(arch) if arch is not None else _device_arch(device)
+    prefix = "sm" if output == "cubin" else "compute"
+    option = f"-arch={prefix}_{number}{_arch_suffix(arch)}"
+    if arch is not None and len(_arch_options) < _REMEMBERED:
+        _arch_options[key] = option
+    return option
+
+
+def _current_device() -> int | None:
+    """The calling thread's device, or None where it cannot be asked (no GPU, no
+    driver): load_module or _device_arch then says why."""
+    try:
+        return checked_module().cudaGetDevice()
+    except Exception:
+        return None
+
+
+def _device_arch(device: int | None) -> int:
+    """The compute capability of `device` (asked once per device and process)."""
+    known = _device_archs.get(device) if device is not None else None
+    if known is not None:
+        return known
     try:
         rt, raw = checked_module(), raw_module()
-        device = rt.cudaGetDevice()
+        if device is None:
+            device = rt.cudaGetDevice()
         major = rt.cudaDeviceGetAttribute(raw.cudaDevAttrComputeCapabilityMajor, device)
         minor = rt.cudaDeviceGetAttribute(raw.cudaDevAttrComputeCapabilityMinor, device)
     except Exception as exc:
@@ -115,6 +151,7 @@ def _current_arch() -> int:
             f"cudart.compile: no arch given and the current device's cannot be asked ({exc}); "
             "pass arch='sm_90' (or the GPU's), with load=False where there is no GPU"
         ) from exc
+    _device_archs[device] = major * 10 + minor
     return major * 10 + minor
 
 
@@ -140,7 +177,9 @@ def compile(  # noqa: A001  (cudart.compile is the name the API offers)
     NVRTC's (`-std=c++17`, `-DN=4`); `-arch` comes from `arch`: the current device's
     compute capability by default (give it where there is no GPU), `"sm_90"`, `90` or
     `(9, 0)`. `cache` (default: on unless $CUDART_KERNEL_CACHE turns it off) reuses an
-    image compiled before with the same inputs. `route` is load_module's ("register"
+    image compiled before with the same inputs, and, in this process, the module loaded
+    from it on the current device (the same object: close it only where no one else
+    uses it; cudart.nvrtc.clear_cache() after cudaDeviceReset). `route` is load_module's ("register"
     where cudaMemcpyToSymbol must name the module's globals).
 
     Raises CompileError (with NVRTC's log, the options and the source line the log
@@ -157,65 +196,92 @@ def compile(  # noqa: A001  (cudart.compile is the name the API offers)
     sources = _headers(headers)
     if any(o.startswith(("-arch", "--gpu-architecture")) for o in given):
         raise ValueError("give the architecture as arch=..., not as an -arch option")
-    number = _arch_number(arch) if arch is not None else _current_arch()
-    suffix = _arch_suffix(arch)
-    prefix = "sm" if output == "cubin" else "compute"
-    arch_option = f"-arch={prefix}_{number}{suffix}"
+    device = _current_device() if load or arch is None else None
+    arch_option = _arch_option(arch, output, device)
+    folder = cache_folder() if cache is not False else None
+    # What the image depends on, as given: the NVRTC (one per process) is left out.
+    inputs = (source, name, given, expressions, tuple(sorted(sources.items())), arch_option)
+    remembered = (folder, output, inputs)
+    if folder and load:
+        module = _modules.get((remembered, device, route))
+        if module is not None and not module.closed:
+            return module
+    entry = _images.get(remembered) if folder else None
+    if entry is None:
+        entry = _image(source, name, sources, given, expressions, arch_option, output, folder)
+        if folder:
+            _remember(_images, remembered, entry)
+    image, lowered = entry
+    if not load:
+        return image
+    module = _load(image, lowered, output, route)
+    if folder:
+        _remember(_modules, (remembered, device, route), module)
+    return module
+
+
+# ---------------------------------------------------------------- the in-memory layer
+#
+# Above the disk cache, for the process: a compile repeated with the same inputs skips
+# the key's hashing and the disk. _images maps the inputs (as compile checked them, the
+# cache folder and the output kind) to (image, lowered names); _modules maps the inputs,
+# the current device and the route to the Module compile(load=True) returned, which is
+# handed back while it is open: a module belongs to the device it was loaded on, and one
+# that was closed is loaded again. Both forget their oldest entries past _REMEMBERED.
+# The cache switches (cache=False, $CUDART_KERNEL_CACHE=off) turn this layer off too.
+
+_REMEMBERED = 256
+_images: dict = {}
+_modules: dict = {}
+_device_archs: dict[int, int] = {}
+_arch_options: dict[tuple, str] = {}
+_remembering = threading.Lock()
+
+
+def _remember(table: dict, key, value) -> None:
+    # Under the lock: two threads trimming at once would delete one entry twice. A
+    # look-up takes no lock (one dict read is atomic).
+    with _remembering:
+        table.pop(key, None)
+        table[key] = value
+        while len(table) > _REMEMBERED:
+            del table[next(iter(table))]
+
+
+def clear_cache() -> None:
+    """Forget the images and modules this process compiled (the disk cache stays):
+    after cudaDeviceReset, whose context took the loaded modules with it."""
+    _images.clear()
+    _modules.clear()
+
+
+def _image(source, name, sources, given, expressions, arch_option, output, folder):
+    """(image, lowered names) from the disk cache, else by NVRTC (and then cached)."""
     raw, checked = _bindings()
     version = nvrtc_version()
-
     key = _cache_key(source, sources, given, expressions, version, arch_option, output, name)
-    folder = cache_folder() if cache is not False else None
     entry = _cache_read(folder, key) if folder else None
     if entry is None:
-        with _thread_locale_kept():
-            image, lowered = _compile(
+        with thread_locale_kept():
+            entry = _compile(
                 raw, checked, source, name, sources, given + (arch_option,), expressions, output
             )
         if folder:
-            _cache_write(folder, key, image, lowered)
-    else:
-        image, lowered = entry
-    if not load:
-        return image
+            _cache_write(folder, key, *entry)
+    return entry
+
+
+def _load(image, lowered, output, route):
     from .kernels import load_module
 
     try:
         module = load_module(image, route=route)
     except CudaError as exc:
         if output == "ptx":
-            exc.add_note(_ptx_note(version))
+            exc.add_note(_ptx_note(nvrtc_version()))
         raise
     module.lowered_names.update(lowered)
     return module
-
-
-class _thread_locale_kept:
-    """Puts the calling thread's locale back after NVRTC.
-
-    A compile leaves the thread on the "C" locale (libnvrtc's LLVM calls uselocale and
-    does not restore it), so afterwards Python's default text encoding there is ASCII:
-    open(), subprocess and str(path) of a user's program would fail on the first
-    non-ASCII byte. uselocale(0) reads the thread's locale without changing it.
-    """
-
-    def __enter__(self) -> None:
-        self._uselocale = _uselocale()
-        self._saved = self._uselocale(None) if self._uselocale else None
-
-    def __exit__(self, *exc: object) -> None:
-        if self._uselocale and self._saved:
-            self._uselocale(self._saved)
-
-
-def _uselocale():
-    try:
-        uselocale = ctypes.CDLL(None).uselocale  # POSIX 2008; glibc, musl, macOS
-    except (AttributeError, OSError):
-        return None
-    uselocale.restype = ctypes.c_void_p
-    uselocale.argtypes = [ctypes.c_void_p]
-    return uselocale
 
 
 def _c_string(value, what: str, *others: type[bytes]) -> bytes:

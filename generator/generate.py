@@ -43,6 +43,14 @@ class RenderedVersion:
     files: dict[str, str]  # file name in generated/ -> source
     snapshot: str  # one reviewable line per function (tests/snapshots/outputs_<key>.txt)
     log: tuple[str, ...] = ()  # progress lines of a worker, replayed by the parent
+    # The other surfaces' snapshots (nvrtc_outputs_<key>.txt), by surface.
+    surface_snapshots: tuple[tuple[str, str], ...] = ()
+
+
+def snapshot_name(key: str, surface: str = DEFAULT_SURFACE) -> str:
+    """The file of a version's output-shape snapshot of one surface, in SNAPSHOTS."""
+    prefix = "" if surface == DEFAULT_SURFACE else f"{surface}_"
+    return f"{prefix}outputs_{key}.txt"
 
 
 def parse_version(headers: HeaderSet) -> ApiModel:
@@ -62,17 +70,21 @@ def render_version(
     """The raw and checked modules of every surface of one version of the manifest
     (sys_<ver>.py and checked_<ver>.py for the runtime, <surface>_<ver>.py and
     <surface>_checked_<ver>.py for another header family) and the runtime's
-    output-shape snapshot (tests/generator/test_checked.py holds it)."""
+    output-shape snapshot of each surface (tests/generator/test_checked.py and
+    tests/runtime/test_nvrtc.py hold them)."""
     pin = manifest.get(key)
     family = manifest.families[pin.family]
     files: dict[str, str] = {}
-    snapshot = ""
+    snapshots: dict[str, str] = {}
     for surface in family.surfaces:
-        rendered_files, lines = _render_surface(manifest, key, surface, progress)
+        rendered_files, snapshots[surface] = _render_surface(manifest, key, surface, progress)
         files.update(rendered_files)
-        if surface == DEFAULT_SURFACE:
-            snapshot = lines
-    return RenderedVersion(key=key, files=files, snapshot=snapshot)
+    return RenderedVersion(
+        key=key,
+        files=files,
+        snapshot=snapshots.pop(DEFAULT_SURFACE, ""),
+        surface_snapshots=tuple(snapshots.items()),
+    )
 
 
 def _render_surface(
@@ -136,7 +148,7 @@ def _render_surface(
 def _render_in_worker(manifest: Manifest, key: str) -> RenderedVersion:
     log: list[str] = []
     rendered = render_version(manifest, key, log.append)
-    return RenderedVersion(rendered.key, rendered.files, rendered.snapshot, tuple(log))
+    return dataclasses.replace(rendered, log=tuple(log))
 
 
 def default_jobs() -> int:
@@ -219,11 +231,17 @@ def tree_files(rendered: dict[str, RenderedVersion], manifest: Manifest) -> dict
 
 
 def write_snapshot(rendered: RenderedVersion, folder: Path = SNAPSHOTS) -> tuple[Path, str | None]:
-    """Write a version's output-shape snapshot; returns its path and the text it
-    replaced (None for a new file), so the caller can show what changed."""
+    """Write a version's output-shape snapshots (each surface's); returns the runtime's
+    path and the text it replaced (None for a new file), so the caller can show what
+    changed."""
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"outputs_{rendered.key}.txt"
+    for surface, text in rendered.surface_snapshots:
+        _write_if_changed(folder / snapshot_name(rendered.key, surface), text)
+    return _write_if_changed(folder / snapshot_name(rendered.key), rendered.snapshot)
+
+
+def _write_if_changed(path: Path, text: str) -> tuple[Path, str | None]:
     old = path.read_text(encoding="utf-8") if path.is_file() else None
-    if old != rendered.snapshot:
-        write_atomically(path, rendered.snapshot)
+    if old != text:
+        write_atomically(path, text)
     return path, old

@@ -54,6 +54,9 @@ class ParamKind(StrEnum):
     POINTER = "pointer"  # an address: int, None, buffer, ctypes object, ...
     REF = "ref"  # a `T *` to data: a ctypes T by reference, or an address
     STRING = "string"  # `const char *`: str or bytes
+    # `const char *const *` (NVRTC's options, headers): a list or tuple of str or bytes,
+    # or an address; `partner` is the count C reads.
+    STRINGS = "strings"
     STRUCT = "struct"  # a record by value (also an output, written by the call)
     SCALAR = "scalar"  # a number or enum value (also an output)
     CALLBACK = "callback"  # cudaHostFn_t / cudaStreamCallback_t: a Python callable or a pointer
@@ -109,6 +112,7 @@ INPUT_KINDS = frozenset(
         ParamKind.POINTER,
         ParamKind.REF,
         ParamKind.STRING,
+        ParamKind.STRINGS,
         ParamKind.STRUCT,
         ParamKind.SCALAR,
         ParamKind.CALLBACK,
@@ -126,6 +130,7 @@ OUTPUT_KINDS = frozenset(ParamKind) - {
     ParamKind.POINTER,
     ParamKind.REF,
     ParamKind.STRING,
+    ParamKind.STRINGS,
     ParamKind.CALLBACK,
     ParamKind.CALLBACK_DATA,
     ParamKind.CALLBACK_RECORD,

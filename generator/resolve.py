@@ -174,7 +174,8 @@ def describe(plan: FunctionPlan) -> str:
 
     def mark(p: ParamPlan) -> str:
         star = "*" if p.source is Source.TABLE else ""
-        extra = f"[{p.partner}]" if p.kind in ARRAY_KINDS and p.partner else ""
+        listed = p.kind in ARRAY_KINDS or p.kind is ParamKind.STRINGS
+        extra = f"[{p.partner}]" if listed and p.partner else ""
         extra += f"[{p.partner}]" if p.kind in _HOST_MEMORY_KINDS else ""
         effect = f"@{p.effect}({p.effect_of})" if p.effect_of else f"@{p.effect}"
         return f"{star}{p.name}{extra}:{p.kind}{effect if p.effect else ''}"
@@ -205,6 +206,16 @@ _NULL_DEFAULT_KINDS = frozenset(
 
 # (parameter kind, ctype, annotation), decided from a TypeKind; see _in_kind, _out_kind.
 _Decision = tuple[ParamKind, str, str]
+_STRINGS_ANNOTATION = "list[str | bytes] | tuple[str | bytes, ...] | _PointerLike"
+
+
+def _count_before(f: Function, i: int) -> str | None:
+    """The count of a string array: the nearest integer before it named num* (nvrtc.h's
+    numOptions, numHeaders)."""
+    return next(
+        (q.name for q in reversed(f.params[:i]) if _COUNT_NAME.match(q.name)),
+        None,
+    )
 
 
 class _Resolver:
@@ -250,6 +261,8 @@ class _Resolver:
                 return ParamKind.SCALAR, types.param_type(t), types.number_annotation(kind)
             case TypeKind.CHAR_POINTER if types.points_to_const(t):
                 return ParamKind.STRING, "c_char_p", "str | bytes | None"
+            case _ if kind in POINTER_KINDS and self._strings(t):
+                return ParamKind.STRINGS, "c_void_p", _STRINGS_ANNOTATION
             case _ if kind in POINTER_KINDS:
                 pointee = types.pointee(t)
                 # A pointer to a pointer (not to a handle) is an address; to data, a ref.
@@ -288,6 +301,16 @@ class _Resolver:
             case _ if kind in POINTER_KINDS:
                 return ParamKind.ADDRESS, "c_void_p", "int"
         raise RenderError(f"no checked output for {t!r}")
+
+    def _strings(self, t) -> bool:
+        """`const char *const *`: C reads an array of strings it does not change."""
+        types = self.types
+        pointee = types.pointee(t)
+        return (
+            types.classify(pointee) is TypeKind.CHAR_POINTER
+            and types.points_to_const(t)
+            and types.points_to_const(pointee)
+        )
 
     def _holds_host_fn(self, t) -> bool:
         """A record with a cudaHostFn_t member (cudaHostNodeParams): its `fn` may be a
@@ -456,6 +479,7 @@ class _Resolver:
                     doc,
                     self._default(f, p.default, kind),
                     source=source,
+                    partner=_count_before(f, i) if kind is ParamKind.STRINGS else None,
                 )
         # Attribute values (generator/attributes.py): typed by the attribute argument.
         if f.name in ATTRIBUTE_FUNCTIONS:

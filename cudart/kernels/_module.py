@@ -76,12 +76,20 @@ class Module:
         return fn
 
     def get_global(self, name: str) -> Global:
+        """The global `name`: its name in the image, or a name expression the module was
+        compiled with (cudart.compile: `&ns::table`, or `ns::table` for it), or `&name`."""
         loader = self._live_loader()
         g = self._globals.get(name)
         if g is None:
-            symbol, address, size = loader.variable(name)
+            symbol, address, size = loader.variable(self._global_name(name))
             g = self._globals[name] = Global(self, name, symbol, address, size)
         return g
+
+    def _global_name(self, name: str) -> str:
+        # NVRTC names a global's address (`&table`), so its name expressions start with &.
+        lowered = self.lowered_names
+        found = lowered.get(name) or lowered.get("&" + name)
+        return found or (name[1:] if name.startswith("&") else name)
 
     def function_names(self) -> tuple[str, ...]:
         """The image's kernel names, as in the image (C++ kernels' mangled)."""

@@ -419,6 +419,20 @@ def _in_string(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str, ..
     return p.py_type, (f"if {n}.__class__ is not bytes:", f"    {n} = _c.cstring({n}, {n!r})")
 
 
+def _in_strings(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str, ...]]:
+    # A list or tuple becomes a C array of C strings, kept alive by the name until the
+    # call returns; anything else is an address, as for a pointer.
+    n = p.py_name
+    count = f.py_name(p.partner) if p.partner else "None"
+    return p.py_type, (
+        f"if {n}.__class__ is list or {n}.__class__ is tuple:",
+        f"    {n} = _c.strings({n}, {count}, {n!r})",
+        f"elif {n}.__class__ is not int:",
+        f"    {n} = _c.pointer({n}, {n!r}, False)",
+        *_address_check(f, n),
+    )
+
+
 def _in_struct(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str, ...]]:
     f.v.use(p.ctype)
     return p.py_type, ()
@@ -533,6 +547,7 @@ _INPUTS: dict[ParamKind, _InputEmitter] = {
     ParamKind.POINTER: _in_pointer,
     ParamKind.REF: _in_ref,
     ParamKind.STRING: _in_string,
+    ParamKind.STRINGS: _in_strings,
     ParamKind.STRUCT: _in_struct,
     ParamKind.SCALAR: _in_scalar,
     ParamKind.CALLBACK: _in_callback,

@@ -131,3 +131,43 @@ def test_default_arch_is_the_device(rt, nvrtc_found):
         AXPY, name_expressions=["axpy<int>"], output="ptx", load=False, cache=False
     )
     assert f".target sm_{major}{minor}".encode() in ptx
+
+
+NAMESPACED = r"""
+namespace ns { __device__ int table[4]; }
+extern "C" __global__ void sum_table(int* out)
+{
+    *out = ns::table[0] + ns::table[1] + ns::table[2] + ns::table[3];
+}
+"""
+
+
+def test_get_global_by_name_expression(rt, dev, nvrtc_found):
+    """A namespaced global by its name expression (`&ns::table`) and without the &."""
+    module = cudart.compile(NAMESPACED, name_expressions=["&ns::table"], cache=False)
+    with module:
+        table = module.get_global("&ns::table")
+        assert table.size == 16
+        table.write((ctypes.c_int * 4)(1, 2, 3, 4))
+        assert module.get_global("ns::table").read() == bytes(table.read())
+        out = dev.alloc(4)
+        module.get_function("sum_table").launch(1, 1, out)
+        assert dev.read(out, ctypes.c_int, 1) == [10]
+
+
+def test_a_repeated_compile_returns_the_loaded_module(rt, dev, nvrtc_found, tmp_path, monkeypatch):
+    """The in-memory layer: the same open module for the same inputs on the same device;
+    a closed one is loaded again, and works."""
+    monkeypatch.setenv(cudart.nvrtc.CACHE_ENV, str(tmp_path))
+    cudart.nvrtc.clear_cache()
+    first = cudart.compile(AXPY, name_expressions=["axpy<float>"])
+    assert cudart.compile(AXPY, name_expressions=["axpy<float>"]) is first
+    _axpy_check(dev, first.get_function("axpy<float>"), ctypes.c_float)
+    other_route = cudart.compile(AXPY, name_expressions=["axpy<float>"], route="register")
+    assert other_route is not first and other_route.route == "register"
+    first.close()
+    again = cudart.compile(AXPY, name_expressions=["axpy<float>"])
+    assert again is not first and not again.closed
+    _axpy_check(dev, again.get_function("axpy<float>"), ctypes.c_float)
+    again.close()
+    other_route.close()

@@ -97,6 +97,26 @@ def test_each_pinned_libnvrtc_reports_its_version(manifest, nvrtc_sets):
     assert out.stdout.split() == VERSIONS
 
 
+@pytest.mark.parametrize("key", VERSIONS)
+def test_nvrtc_output_classification_snapshot(nvrtc_sets, key):
+    """Every NVRTC function's checked form (inputs and outputs), reviewed once and then
+    held, as the runtime's are (tests/generator/test_checked.py); `cudart-bindgen add`
+    writes both. After a deliberate change: CUDART_UPDATE_EXPECTATIONS=1, review the diff."""
+    from models import model_for
+
+    from generator.generate import SNAPSHOTS, snapshot_name
+    from generator.resolve import describe, resolve
+
+    text = "".join(describe(p) + "\n" for p in resolve(model_for(nvrtc_sets[key])))
+    assert "nvrtcCompileProgram(" in text
+    path = SNAPSHOTS / snapshot_name(key, "nvrtc")
+    if os.environ.get("CUDART_UPDATE_EXPECTATIONS") == "1":
+        path.write_text(text)
+        return
+    assert path.exists(), f"{path} is missing: run with CUDART_UPDATE_EXPECTATIONS=1 and review it"
+    assert text == path.read_text()
+
+
 def test_checked_module_raises_nvrtc_errors():
     """A failed call raises the NvrtcError subclass of its code, with
     nvrtcGetErrorString's message; one class per code across versions' modules."""
@@ -109,6 +129,22 @@ def test_checked_module_raises_nvrtc_errors():
     assert exc.message == "NVRTC_ERROR_INVALID_PROGRAM"
     assert type(exc) is cudart.NvrtcErrorInvalidProgram
     assert not issubclass(type(exc), cudart.CudaError)
+
+
+def test_a_function_libnvrtc_lacks_names_libnvrtc():
+    """A function the headers declare and the loaded library does not export raises
+    FunctionNotFoundError naming that library (it said libcudart for NVRTC's)."""
+    from cudart._binding import bind_symbol
+
+    version = nv.nvrtc_version()
+    fn = bind_symbol(
+        "nvrtcNotAFunction", "nvrtcNotAFunction", ctypes.c_int, [], "m", version, library="nvrtc"
+    )
+    with pytest.raises(cudart.FunctionNotFoundError) as info:
+        fn()
+    message = str(info.value)
+    assert "loaded libnvrtc" in message and "newer NVRTC" in message, message
+    assert "libcudart" not in message and nv.load_nvrtc().path in message
 
 
 def test_checked_module_returns_documented_outputs():
@@ -132,6 +168,31 @@ def test_checked_module_returns_documented_outputs():
         checked.nvrtcGetPTX(prog, ptx)
         assert b".entry" in ptx.value
         assert list(inspect.signature(checked.nvrtcGetPTX).parameters) == ["prog", "ptx"]
+    finally:
+        raw.nvrtcDestroyProgram(ctypes.byref(prog))
+
+
+def test_checked_functions_take_lists_where_c_takes_string_arrays():
+    """`const char *const *` (options, headers, include names) takes a list or tuple of
+    str or bytes; a ctypes array (an address) still works, as the test above passes."""
+    raw, checked = nv._bindings()
+    source = '#include "scale.h"\n__global__ void k(float* p) { p[0] = SCALE * FACTOR; }'
+    prog = checked.nvrtcCreateProgram(source, "k.cu", 1, ["#define SCALE 2.5f\n"], ("scale.h",))
+    try:
+        checked.nvrtcCompileProgram(prog, 2, ["-arch=compute_90", b"-DFACTOR=3.0f"])
+        ptx = ctypes.create_string_buffer(checked.nvrtcGetPTXSize(prog))
+        checked.nvrtcGetPTX(prog, ptx)
+        # 7.5f (0x40F00000), stored as a float or as its bits: both the header's SCALE
+        # and the option's FACTOR reached NVRTC.
+        assert b"0f40F00000" in ptx.value or b"1089470464" in ptx.value, ptx.value
+        with pytest.raises(ValueError, match="holds 1 string.*C reads 2"):
+            checked.nvrtcCompileProgram(prog, 2, ["-arch=compute_90"])
+        with pytest.raises(ValueError, match=r"options\[1\].*NUL"):
+            checked.nvrtcCompileProgram(prog, 2, ["-arch=compute_90", "-DX=1\0-G"])
+        with pytest.raises(TypeError, match=r"options\[0\]"):
+            checked.nvrtcCompileProgram(prog, 1, [90])
+        with pytest.raises(TypeError, match=r"options\[0\]"):
+            checked.nvrtcCompileProgram(prog, 1, [None])
     finally:
         raw.nvrtcDestroyProgram(ctypes.byref(prog))
 
@@ -174,6 +235,86 @@ with open({str(note)!r}) as f:  # the default encoding, as a user's program read
     assert f.read() == "\u2019 \u00e9"
 """
     run_python(code)
+
+
+# Compiles a kernel through one of cudart's NVRTC layers, then reports the thread's
+# preferred encoding: the raw layer calls C as is (and libnvrtc leaves the "C" locale).
+LOCALE_AFTER = """
+import ctypes, locale, sys
+import cudart
+raw, checked = cudart.nvrtc._bindings()
+prog = checked.nvrtcCreateProgram(b"__global__ void k() {}", b"k.cu", 0, None, None)
+options = (ctypes.c_char_p * 1)(b"-arch=sm_90")
+before = locale.getpreferredencoding(False)
+layer = {"raw": raw, "checked": checked}[sys.argv[1]]
+status = layer.nvrtcCompileProgram(prog, 1, options)
+print(before, locale.getpreferredencoding(False), status)
+"""
+
+
+def test_the_checked_compile_keeps_the_threads_locale():
+    def after(layer):
+        out = subprocess.run(
+            [sys.executable, "-c", LOCALE_AFTER, layer],
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+            env=dict(os.environ, LC_ALL="C.UTF-8"),
+            check=True,
+        )
+        return out.stdout.split()
+
+    # The raw layer shows the hazard (the test is not vacuous); the checked layer, as
+    # cudart.compile, puts the locale back.
+    assert after("raw") == ["UTF-8", "ANSI_X3.4-1968", "0"]
+    assert after("checked") == ["UTF-8", "UTF-8", "None"]
+
+
+# Parses one version's headers and prints the checked layer's description of every
+# function, in a process that first compiled by one route (or not at all).
+DESCRIBE_AFTER = """
+import ctypes, sys
+from generator.fetch import fetch_version
+from generator.generate import parse_version
+from generator.manifest import Manifest
+from generator.resolve import describe, resolve
+from generator.tree import REPO
+how, key = sys.argv[1], sys.argv[2]
+headers = fetch_version(Manifest.load(REPO / "cuda_headers_manifest.toml"), key, lambda m: None)
+source = "template <typename T> __global__ void k(T* p) { p[0] = T(1); }"
+if how == "compile":
+    import cudart
+    cudart.compile(source, name_expressions=["k<float>"], arch="sm_90", load=False, cache=False)
+elif how == "raw":
+    import cudart
+    raw, checked = cudart.nvrtc._bindings()
+    prog = checked.nvrtcCreateProgram(source.encode(), b"k.cu", 0, None, None)
+    raw.nvrtcCompileProgram(prog, 1, (ctypes.c_char_p * 1)(b"-arch=sm_90"))
+sys.stdout.write("".join(describe(p) + "\\n" for p in resolve(parse_version(headers))))
+"""
+
+
+@pytest.mark.parametrize("how", ["compile", "raw"])
+def test_a_process_that_compiled_parses_as_one_that_did_not(how):
+    """An NVRTC compile, by cudart.compile or by the raw bindings (which leave the
+    thread on the "C" locale), does not change what the generator makes afterwards in
+    that process. 13.0: its cudaMemGetDefaultMemPool doc comment is the one that moved
+    (`location` read as an output)."""
+
+    def described(how):
+        out = subprocess.run(
+            [sys.executable, "-c", DESCRIBE_AFTER, how, "13.0"],
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+            env=dict(os.environ, LC_ALL="C.UTF-8", PYTHONPATH=str(REPO)),
+        )
+        assert out.returncode == 0, out.stderr[-2000:]
+        return out.stdout
+
+    never = described("none")
+    assert "cudaMemGetDefaultMemPool(location:ref, type:scalar)" in never
+    assert described(how) == never
 
 
 def test_name_expressions_map_to_lowered_names(cache_dir):
@@ -308,6 +449,65 @@ def test_cache_hit_miss_and_key(cache_dir, monkeypatch):
     assert len(calls) == 9 and len(_entries(cache_dir)) == 7
 
 
+def test_a_repeated_compile_is_served_from_memory(cache_dir, monkeypatch):
+    """The in-memory layer: a second compile with the same inputs reads neither NVRTC
+    nor the disk; each input that decides the image, the cache folder and the cache
+    switches still separate entries, as the disk cache's key does."""
+    nv.clear_cache()
+    compiles, reads = [], []
+    real_compile, real_read = nv._compile, nv._cache_read
+    monkeypatch.setattr(nv, "_compile", lambda *a: compiles.append(a) or real_compile(*a))
+    monkeypatch.setattr(nv, "_cache_read", lambda *a: reads.append(a) or real_read(*a))
+
+    def compile_(source=AXPY, **kw):
+        kw = {"name_expressions": ["axpy<float>"], "arch": SM, "load": False, **kw}
+        return cudart.compile(source, **kw)
+
+    first = compile_()
+    assert (len(compiles), len(reads)) == (1, 1)
+    assert compile_() is first and compile_(name_expressions=("axpy<float>",)) is first
+    assert compile_(AXPY.encode(), arch=90) is first  # the same inputs, spelt otherwise
+    assert (len(compiles), len(reads)) == (1, 1)
+    for other in (
+        {"name_expressions": ["axpy<double>"]},
+        {"arch": "sm_80"},
+        {"options": ["-G"]},
+        {"headers": {"a.h": ""}},
+        {"output": "ptx"},
+        {"name": "other.cu"},
+    ):
+        count = len(compiles)
+        compile_(**other)
+        assert len(compiles) == count + 1, other
+    compile_(AXPY + "\n")
+    assert len(compiles) == 8
+    # Another folder is another cache, compiled into anew.
+    monkeypatch.setenv(nv.CACHE_ENV, str(cache_dir / "elsewhere"))
+    compile_()
+    assert len(compiles) == 9
+    # Switched off: NVRTC every time, nothing remembered.
+    compile_(cache=False)
+    compile_(cache=False)
+    monkeypatch.setenv(nv.CACHE_ENV, "off")
+    compile_()
+    assert len(compiles) == 12
+    # Forgotten by clear_cache, then read from the disk again.
+    monkeypatch.setenv(nv.CACHE_ENV, str(cache_dir))
+    nv.clear_cache()
+    count = len(reads)
+    assert compile_() == first and len(reads) == count + 1 and len(compiles) == 12
+
+
+def test_the_memory_layer_forgets_its_oldest_entries(cache_dir, monkeypatch):
+    nv.clear_cache()
+    monkeypatch.setattr(nv, "_REMEMBERED", 2)
+    images = [
+        cudart.compile(AXPY + f"// {i}\n", arch=SM, output="ptx", load=False) for i in range(3)
+    ]
+    assert len(nv._images) == 2
+    assert [entry[0] for entry in nv._images.values()] == images[1:]
+
+
 def test_corrupt_and_half_written_entries_are_ignored(cache_dir):
     image = cudart.compile(AXPY, name_expressions=["axpy<float>"], arch=SM, load=False)
     (entry,) = _entries(cache_dir)
@@ -320,7 +520,9 @@ def test_corrupt_and_half_written_entries_are_ignored(cache_dir):
     for damaged in (data[: len(data) // 2], data[:-1] + bytes([data[-1] ^ 1]), b"", b"junk"):
         entry.write_bytes(damaged)
         assert nv._cache_read(str(cache_dir), key) is None
-    # A damaged entry is compiled again and rewritten whole.
+    # A damaged entry is compiled again and rewritten whole (by a process that has not
+    # compiled it: this one remembers the image).
+    nv.clear_cache()
     assert cudart.compile(AXPY, name_expressions=["axpy<float>"], arch=SM, load=False) == image
     assert entry.read_bytes() == data
     # Writes go through a temporary file in the same folder, renamed into place.
@@ -522,3 +724,41 @@ def test_each_surface_has_exactly_one_library():
         Manifest.loads(_FAMILY.format(library=""))
     with pytest.raises(ManifestError, match="surface is a lowercase word"):
         Manifest.loads(_FAMILY.format(library='library = "x"').replace('"nvrtc"', '"NV RTC"'))
+
+
+NAMESPACED_GLOBAL = r"""
+namespace ns { __device__ int table[4]; }
+__device__ float plain;
+"""
+
+
+class _RecordingLoader:
+    """Stands for a GPU's loader: records the names Module asks it for."""
+
+    route = "library"
+
+    def __init__(self):
+        self.asked = []
+
+    def variable(self, name):
+        self.asked.append(name)
+        return None, 0x1000, 16
+
+
+def test_get_global_takes_name_expressions():
+    """`&ns::table` (as NVRTC's name expressions spell a global), `ns::table` for it, and
+    `&plain` reach the loader as the names in the image."""
+    from cudart.kernels import Module
+
+    raw, checked = nv._bindings()
+    expressions = ("&ns::table",)
+    _image, lowered = nv._compile(
+        raw, checked, NAMESPACED_GLOBAL.encode(), "g.cu", {}, ("-arch=sm_90",), expressions, "cubin"
+    )
+    assert lowered == {"&ns::table": "_ZN2ns5tableE"}
+    loader = _RecordingLoader()
+    module = Module(None, "cubin", b"", loader)
+    module.lowered_names.update(lowered)
+    for name in ("&ns::table", "ns::table", "&plain", "plain", "_ZN2ns5tableE"):
+        assert module.get_global(name).name == name
+    assert loader.asked == ["_ZN2ns5tableE", "_ZN2ns5tableE", "plain", "plain", "_ZN2ns5tableE"]
