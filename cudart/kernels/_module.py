@@ -5,8 +5,8 @@ from __future__ import annotations
 import ctypes
 
 from .._checked import check
-from ..errors import CudartError, NameNotFoundError
-from ._demangle import AmbiguousKernelNameError, demangle, resolve_kernel_name
+from ..errors import CudartError
+from ._demangle import demangle, resolve_kernel_name
 from ._function import Function
 from ._launch import param_types
 
@@ -55,15 +55,17 @@ class Module:
         loader = self._live_loader()
         fn = self._functions.get(name)
         if fn is None:
-            try:
+            # The exact name first: one look-up. Only a miss lists the kernels, to find
+            # the one a C++ source name or signature means, or to say what there is.
+            handle = loader.find(name)
+            target = name
+            if handle is None:
                 target = resolve_kernel_name(name, self.function_names())
-            except AmbiguousKernelNameError:
-                raise
-            except NameNotFoundError:
-                target = name  # the loader's own look-up has the last word (same error form)
-            fn = self._functions.get(target)
+                fn = self._functions.get(target)
             if fn is None:
-                fn = self._functions[target] = Function(self, target, loader.function(target))
+                if handle is None:
+                    handle = loader.function(target)
+                fn = self._functions[target] = Function(self, target, handle)
             self._functions[name] = fn
         return fn
 
