@@ -8,6 +8,7 @@ from .._checked import check
 from ..errors import CudartError
 from ._demangle import demangle, resolve_kernel_name
 from ._function import Function
+from ._images import ImageError, inspect_image
 from ._launch import param_types
 
 
@@ -23,6 +24,8 @@ class Module:
         self.route = loader.route
         self._functions: dict[str, Function] = {}  # by the name asked for, and as in the image
         self._names: tuple[str, ...] | None = None
+        self._data = data
+        self._params: dict[str, tuple[tuple[str, int], ...]] | None = None  # the PTX's, once
         self._globals: dict[str, Global] = {}
         self._typed: dict[tuple[str, str], Function] = {}  # (name, declared types)
         # Name expression -> lowered (mangled) name, for an image cudart.compile made:
@@ -65,7 +68,8 @@ class Module:
             if fn is None:
                 if handle is None:
                     handle = loader.function(target)
-                fn = self._functions[target] = Function(self, target, handle)
+                fn = Function(self, target, handle, image_types=self._image_types(target))
+                self._functions[target] = fn
             self._functions[name] = fn
         return fn
 
@@ -76,6 +80,15 @@ class Module:
         if fn is None:
             fn = self._typed[key] = Function(self, base.name, base.handle, signature)
         return fn
+
+    def _image_types(self, name: str):
+        """The kernel's parameters as the image's PTX declares them, or None."""
+        if self._params is None:
+            try:
+                self._params = inspect_image(self._data).params or {}
+            except ImageError:
+                self._params = {}  # the loader took it: a form this reader does not know
+        return self._params.get(name)
 
     def get_global(self, name: str) -> Global:
         loader = self._live_loader()

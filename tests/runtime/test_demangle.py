@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import types
 from pathlib import Path
 
 import pytest
+from kernel_support import module_of
 
-import cudart
 from cudart.errors import NameNotFoundError
 from cudart.kernels._demangle import (
     AmbiguousKernelNameError,
@@ -20,8 +19,6 @@ from cudart.kernels._demangle import (
     unknown_kernel,
 )
 from cudart.kernels._images import inspect_image
-from cudart.kernels._module import Module
-from cudart.kernels._routes import RegisteredLoader
 
 HERE = Path(__file__).resolve().parents[1]
 KERNELS = HERE / "kernels"
@@ -191,24 +188,10 @@ def test_both_routes_say_the_same():
     assert str(unknown_kernel("x", [])) == "no kernel 'x' in the image; it has: no kernels"
 
 
-class CountingLoader(RegisteredLoader):
-    """The registration route's look-ups over a registered image's kernels (no GPU to
-    register them here), counting how often the module lists them."""
-
-    def __init__(self, names):
-        self.registration = types.SimpleNamespace(
-            functions={n: 0x10000 + 16 * k for k, n in enumerate(names)}
-        )
-        self.listings = 0
-
-    def names(self):
-        self.listings += 1
-        return super().names()
-
 
 def test_exact_names_are_looked_up_without_listing(names):
-    loader = CountingLoader(names)
-    module = Module(cudart.sys, "cubin", b"", loader)
+    module = module_of(b"", names)
+    loader = module._loader
     fn = module.get_function("_Z6squarePfi")
     assert (fn.name, fn.handle) == ("_Z6squarePfi", loader.registration.functions[fn.name])
     assert module.get_function("plain").name == "plain"

@@ -18,7 +18,10 @@ import struct
 import types
 import weakref
 
+import numpy as np
 import pytest
+from kernel_support import module_of
+from suite import KERNELS
 
 import cudart
 from cudart import CudaError
@@ -233,29 +236,107 @@ def test_declared_signature_checked_against_the_kernel():
 
 
 def test_untyped_choice_is_made_per_call():
-    # axpy as extern "C": only sizes are known. A float packs as a float, an int as an
-    # int, whatever the previous launch passed (issue 11: after 3.0, a 3 was a float).
+    # axpy as extern "C" from an image without PTX: only sizes are known. A typed
+    # float packs as its type, an int as an int, whatever the previous launch passed
+    # (issue 11: after 3.0, a 3 was a float).
     fn = function("axpy", sizes=(4, 8, 8, 4))
-    attempt(fn, 1, 1, 2.0, 0x1000, 0x2000, 3.0)
+    f32 = np.float32(2.0)
+    attempt(fn, 1, 1, f32, 0x1000, 0x2000, np.float32(3.0))
     assert struct.unpack("<f", slot_bytes(fn._sig, 3, 4))[0] == 3.0
-    attempt(fn, 1, 1, 2.0, 0x1000, 0x2000, 3)
+    attempt(fn, 1, 1, f32, 0x1000, 0x2000, 3)
     assert struct.unpack("<i", slot_bytes(fn._sig, 3, 4))[0] == 3
-    attempt(fn, 1, 1, 2.0, 0x1000, 0x2000, 3.0)
+    attempt(fn, 1, 1, f32, 0x1000, 0x2000, ctypes.c_float(3.0))
     assert struct.unpack("<f", slot_bytes(fn._sig, 3, 4))[0] == 3.0
     # The fast path reuses a signature only for the same kinds of values.
     attempt(fn, 1, 1, 2, 0x1000, 0x2000, 4)
     assert struct.unpack("<i", slot_bytes(fn._sig, 0, 4))[0] == 2
     assert struct.unpack("<i", slot_bytes(fn._sig, 3, 4))[0] == 4
-    # Without sizes a float is ambiguous, an int packs in 8 bytes.
+    # Without sizes an int packs in 8 bytes.
     blind = function("axpy")
     blind._params = None
-    with pytest.raises(TypeError, match="float is ambiguous"):
-        blind.pack(2.0)
     assert len(blind.pack(5)) == 1
 
 
+@pytest.mark.parametrize("sizes", [(4, 8, 8, 4), None])
+def test_untyped_python_floats_are_refused(sizes):
+    # Issue 21: 3.0 for an extern "C" kernel's int reached it as 1077936128 (its IEEE
+    # bits), and for a pointer as a double. Without types, a float is ambiguous.
+    fn = function("axpy", sizes=sizes)
+    for k, args in ((0, (3.0, 0x1000, 0x2000, 4)), (3, (np.float32(3.0), 0x1000, 0x2000, 3.0))):
+        for act in (lambda: fn.pack(*args), lambda: fn.launch(1, 1, *args)):
+            with pytest.raises(TypeError) as err:
+                act()
+            message = str(err.value)
+            assert f"argument {k}:" in message and "ambiguous" in message
+            for hint in ("signature=", "numpy.float32(3.0)", "ctypes.c_float(3.0)"):
+                assert hint in message
+    # Ints stay accepted, checked against the parameter's size.
+    packed = fn.pack(np.float32(2.5), 0x1000, 0x2000, -1)
+    argv = (ctypes.c_void_p * 4).from_address(int(packed))
+    assert struct.unpack("<f", ctypes.string_at(argv[0], 4))[0] == 2.5
+    assert ctypes.string_at(argv[3], 4 if sizes else 8) == b"\xff" * (4 if sizes else 8)
+    if sizes is not None:
+        with pytest.raises(OverflowError, match="argument 3"):
+            fn.pack(np.float32(2.5), 0, 0, 2**32)
+        with pytest.raises(TypeError, match="float64 is 8 bytes, the kernel's parameter 4"):
+            fn.pack(np.float64(2.5), 0, 0, 1)
+
+
+PTX_IMAGES = ["kernels.ptx", "kernels_plain.fatbin", "kernels_lz4.fatbin"]
+
+
+@pytest.mark.parametrize("image", PTX_IMAGES)
+def test_ptx_declares_extern_c_parameter_types(image):
+    module = module_of((KERNELS / image).read_bytes())
+    fn = module.get_function("axpy")  # axpy(float a, const float *x, float *y, int n)
+    assert [(t.kind, t.size, t.text) for t in fn.param_types] == [
+        ("float", 4, ".f32"),
+        ("word", 8, ".u64"),
+        ("word", 8, ".u64"),
+        ("word", 4, ".u32"),
+    ]
+    packed = fn.pack(3.0, DevicePointer(0x7000_0000_0000), 0x2000, -7)
+    argv = (ctypes.c_void_p * 4).from_address(int(packed))
+    assert struct.unpack("<f", ctypes.string_at(argv[0], 4))[0] == 3.0
+    assert struct.unpack("<Q", ctypes.string_at(argv[1], 8))[0] == 0x7000_0000_0000
+    assert struct.unpack("<i", ctypes.string_at(argv[3], 4))[0] == -7  # C's int is .u32
+    refused = [
+        ((3.0, 0, 0, 3.0), TypeError, r"argument 3 \(\.u32\): a float given"),
+        ((3.0, 1.5, 0, 3), TypeError, r"argument 1 \(\.u64\): a float given"),
+        ((3, 0, 0, 3), TypeError, r"argument 0 \(\.f32\): an int given"),
+        ((3.0, 0, 0, 2**32), OverflowError, r"argument 3 \(\.u32\)"),
+        ((3.0, 0, 0, DevicePointer(8)), TypeError, r"argument 3 \(\.u32\): DevicePointer"),
+        ((3.0, 0, 0), TypeError, "takes 4 arguments"),
+    ]
+    for args, error, match in refused:
+        with pytest.raises(error, match=match):
+            fn.pack(*args)
+    # mixed(char, short, int, long long, float, double, double*); take_pair(Pair, double*)
+    mixed = module.get_function("mixed")
+    packed = mixed.pack(-1, 2, 3, -(2**63), 1.5, 0.25, 0x1000)
+    argv = (ctypes.c_void_p * 7).from_address(int(packed))
+    assert struct.unpack("<d", ctypes.string_at(argv[5], 8))[0] == 0.25
+    assert struct.unpack("<q", ctypes.string_at(argv[3], 8))[0] == -(2**63)
+    pair = module.get_function("take_pair")
+    assert (pair.param_types[0].kind, pair.param_types[0].size) == (None, 16)
+    with pytest.raises(TypeError, match=r"argument 0 \(\.b8\[16\]\)"):
+        pair.pack(1.0, 0x1000)
+    assert len(pair.pack(bytes(16), 0x1000)) == 2
+    # A declared signature still has the last word.
+    typed = module.get_function("axpy", signature="double, float*, float*, int")
+    assert typed.param_types[0].text == "double"
+
+
+def test_images_without_ptx_leave_extern_c_kernels_untyped():
+    for image in ("kernels.cubin", "kernels.fatbin", "kernels_lz4_sass.fatbin"):
+        fn = module_of((KERNELS / image).read_bytes()).get_function("axpy")
+        assert fn.param_types is None
+        with pytest.raises(TypeError, match="ambiguous"):
+            fn.pack(3.0, 0, 0, 1)
+
+
 def test_refused_launch_leaves_the_configuration():
-    fn = function("axpy", sizes=(4, 8, 8, 4))
+    fn = function("axpy", sizes=(4, 8, 8, 4), signature="float, float*, float*, int")
     args = (2.0, 0x1000, 0x2000, 4)
     attempt(fn, 1, 32, *args)
     assert (fn._config.gridDim.x, fn._config.blockDim.x) == (1, 32)
