@@ -13,15 +13,19 @@ Every size, count and offset an image states is checked against its length befor
 is used, so reading is linear in the image's size and a malformed image raises
 ImageError, never struct.error or IndexError (tests/runtime/test_images_fuzz.py).
 
-Standard library only.
+Standard library only, but for one optional use of the system's libzstd: the kernels'
+parameter types from a zstd-compressed PTX entry (`ImageInfo.params`).
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import os
 import re
 import struct
 from dataclasses import dataclass, field
+from typing import Any
 
 FATBIN_MAGIC = 0xBA55ED50
 FATBIN_WRAPPER_MAGIC = 0x466243B1
@@ -105,12 +109,57 @@ def inspect_image(data: bytes) -> ImageInfo:
             functions, variables = _read_elf(payload)
             found = ImageInfo(kind, functions, variables)
     if found is not None:
+        found.params = _zstd_ptx_params(data)
         return found
     if skipped:
         why = "its cubin and PTX entries are " + "; ".join(dict.fromkeys(skipped))
     else:
         why = "it holds no cubin or PTX entry"
-    return ImageInfo(kind, None, {}, note=f"the fatbin cannot be read for kernel names: {why}")
+    note = f"the fatbin cannot be read for kernel names: {why}"
+    return ImageInfo(kind, None, {}, note=note, params=_zstd_ptx_params(data))
+
+
+def _zstd_ptx_params(data: bytes):
+    """The parameter types of a fatbin's zstd-compressed PTX entry (nvcc 13's default
+    compresses PTX so), read with the system's libzstd where it has one; None
+    otherwise. Only the types: the names stay what the standard library reads, so
+    which images load by registration does not depend on the machine."""
+    decompress = _libzstd()
+    if decompress is None:
+        return None
+    for entry_kind, flags, payload, size in fatbin_entries(data):
+        if entry_kind != _ENTRY_PTX or not flags & _FLAG_ZSTD:
+            continue
+        if not 0 < size <= _ZSTD_PLAUSIBLE_RATIO * len(payload) + _LZ4_PLAUSIBLE_SLACK:
+            continue
+        out = ctypes.create_string_buffer(size)
+        got = decompress(out, size, payload, len(payload))
+        if got != size:  # an error code, or not the size the entry states
+            continue
+        return _read_ptx(out.raw)[2]
+    return None
+
+
+# zstd shrinks the test kernels' PTX 3.6 times (nvcc 13.0); a stated size beyond this
+# many times the payload is not decoded. libzstd never writes past the buffer given.
+_ZSTD_PLAUSIBLE_RATIO = 32
+_zstd: Any = None
+
+
+def _libzstd():
+    """ZSTD_decompress of the system's libzstd, or None where it has none."""
+    global _zstd
+    if _zstd is None:
+        _zstd = False
+        name = ctypes.util.find_library("zstd")
+        try:
+            fn = ctypes.CDLL(name or "libzstd.so.1").ZSTD_decompress
+        except (OSError, AttributeError):
+            return None
+        fn.restype = ctypes.c_size_t
+        fn.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t)
+        _zstd = fn
+    return _zstd or None
 
 
 def _readable_entries(data: bytes, skipped: list[str]):
