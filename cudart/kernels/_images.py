@@ -435,6 +435,7 @@ _PTX_DIM = re.compile(r"\[\s*(\d*)")
 # An entry's parameter list, right after its name: `( .param .u32 n, ... )`. It stops
 # at the first parenthesis, so the lists read never overlap (linear in the text).
 _PTX_PARAM_LIST = re.compile(r"\s*\(([^()]*)\)")
+_PTX_PARAM_OPEN = re.compile(r"\s*\(")
 _PTX_PARAM = re.compile(
     r"\.param\s+(?:\.align\s+\d+\s+)?\.(?P<type>[a-z]+\d+)\s+"
     r"(?P<ptr>\.ptr\s+(?:\.(?:global|const|local|shared)\s+)?(?:\.align\s+\d+\s+)?)?"
@@ -501,7 +502,7 @@ def _ptx_params(text: str, at: int) -> tuple[tuple[str, int], ...] | None:
     where the list is not one this reader understands (no types then, not wrong ones)."""
     listed = _PTX_PARAM_LIST.match(text, at)
     if listed is None:
-        return () if not text[at:].lstrip().startswith("(") else None
+        return None if _PTX_PARAM_OPEN.match(text, at) else ()
     body = listed.group(1).strip()
     if not body:
         return ()
