@@ -344,11 +344,11 @@ def _slot(index: int, arg, size: int | None, ptype: ParamType | None = None):
 
 
 _AMBIGUOUS_FLOAT = (
-    "{where}: the kernel's parameter types are unknown (an extern \"C\" kernel of an "
+    '{where}: the kernel\'s parameter types are unknown (an extern "C" kernel of an '
     "image without PTX), so a Python float is ambiguous: a float, a double, or an "
     "integer's bits. Pass a typed scalar (numpy.float32(3.0) or ctypes.c_float(3.0); "
     "numpy.float64 or ctypes.c_double for a double), or declare the kernel's types: "
-    "get_function(name, signature=\"float, const float*, int\")"
+    'get_function(name, signature="float, const float*, int")'
 )
 
 

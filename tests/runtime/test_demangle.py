@@ -188,7 +188,6 @@ def test_both_routes_say_the_same():
     assert str(unknown_kernel("x", [])) == "no kernel 'x' in the image; it has: no kernels"
 
 
-
 def test_exact_names_are_looked_up_without_listing(names):
     module = module_of(b"", names)
     loader = module._loader
