@@ -447,6 +447,50 @@ def test_checked_kernel_arguments_in_memory_hold_a_pointer_per_parameter():
                 launch(f, args)
 
 
+class Index:
+    """An int-like that counts its conversions."""
+
+    def __init__(self, value: int):
+        self.value = value
+        self.calls = 0
+
+    def __index__(self) -> int:
+        self.calls += 1
+        return self.value
+
+
+def test_checked_launches_take_ints_tuples_and_dim3_likes():
+    # Issue 21: the checked launches refused what Function.launch takes (`expected a
+    # dim3 instance, got int`).
+    fn = function("_Z4axpyfPKfPfi", sizes=(4, 8, 8, 4))
+    args = fn.pack(2.0, 0, 0, 4)
+    for launch in (cudart.cudaLaunchKernel, cudart.cudaLaunchCooperativeKernel):
+        for grid, block in (
+            (1, 32),
+            ((2, 3), (32,)),
+            (cudart.dim3(4), types.SimpleNamespace(x=1, y=2, z=1)),
+        ):
+            with pytest.raises(CudaError):  # reached C (no GPU: an error code, raised)
+                launch(fn, grid, block, args, 0, None)
+        for grid, error, match in (
+            (2**32, ValueError, "gridDim dimension 4294967296 out of range"),
+            ((1, 1, 1, 1), ValueError, "gridDim must have 1 to 3 dimensions"),
+            (1.5, TypeError, "gridDim must be an int or a tuple"),
+            (("1",), TypeError, "gridDim dimensions must be ints"),
+        ):
+            with pytest.raises(error, match=match):
+                launch(fn, grid, 1, args, 0, None)
+        x, y = Index(5), Index(2**32 + 1)  # converted once: the int C gets is checked
+        with pytest.raises(ValueError, match="blockDim dimension"):
+            launch(fn, 1, (x, y), args, 0, None)
+        assert (x.calls, y.calls) == (1, 1)
+    config = cudart.cudaLaunchConfig_t(gridDim=(2, 2), blockDim=128)
+    assert (config.gridDim.x, config.gridDim.y, config.gridDim.z) == (2, 2, 1)
+    assert (config.blockDim.x, config.blockDim.y, config.blockDim.z) == (128, 1, 1)
+    with pytest.raises(CudaError):
+        cudart.cudaLaunchKernelExC(config, fn, args)
+
+
 def test_raw_functions_take_a_function_and_packed_arguments():
     fn = function("_Z4axpyfPKfPfi")
     rt = cudart.sys
@@ -538,6 +582,27 @@ def test_nested_records_keep_the_function(lib):
     del copy, params
     gc.collect()
     assert watch() is not None and outer.kernel.func == 0x4321
+
+
+@pytest.mark.parametrize("lib", RAW_MODULES, ids=lambda m: m.__name__)
+def test_dim3_is_cpp_dim3(lib):
+    # C++'s dim3(unsigned vx = 1, unsigned vy = 1, unsigned vz = 1) (vector_types.h);
+    # ctypes' own constructor zeroed what was not given: dim3(512) was (512, 0, 0).
+    def dims(d):
+        return (d.x, d.y, d.z)
+
+    assert dims(lib.dim3(512)) == (512, 1, 1)
+    assert dims(lib.dim3()) == (1, 1, 1)
+    assert dims(lib.dim3(2, 3)) == (2, 3, 1)
+    assert dims(lib.dim3(4, z=5)) == (4, 1, 5)
+    assert dims(lib.dim3(7, 8, 9)) == (7, 8, 9)
+    node = lib.cudaKernelNodeParams(gridDim=64, blockDim=(8, 4))
+    assert (dims(node.gridDim), dims(node.blockDim)) == ((64, 1, 1), (8, 4, 1))
+    node.gridDim = lib.dim3(3)
+    assert dims(node.gridDim) == (3, 1, 1)
+    with pytest.raises(ValueError, match="gridDim dimension -1 out of range"):
+        node.gridDim = (1, -1)
+    assert dims(node.gridDim) == (3, 1, 1)
 
 
 # ---------------------------------------------------------------- the generator's rules
