@@ -239,11 +239,12 @@ def cxx_defaults(cls: type, defaults: dict[str, int]) -> None:
     `dim3()` (1, 1, 1)): members given neither by position nor by name take them. C
     has no constructors; ctypes' own would zero them. `defaults` is in member order."""
     names, values = tuple(defaults), tuple(defaults.values())
-    construct = cls.__init__
+    construct = getattr(cls, "__init__")  # noqa: B009 - ctypes' own, wrapped
 
     def __init__(self: object, *args: object, **kwargs: object) -> None:
         given = len(args)
-        construct(self, *args, **{**dict(zip(names[given:], values[given:])), **kwargs})
+        filled = dict(zip(names[given:], values[given:], strict=True))
+        construct(self, *args, **{**filled, **kwargs})
 
     __init__.__doc__ = f"{cls.__name__}({', '.join(f'{n}={v}' for n, v in defaults.items())})"
     setattr(cls, "__init__", __init__)  # noqa: B010 - a method made here, mypy sees one
