@@ -319,7 +319,7 @@ def _slot(index: int, arg, size: int | None, ptype: ParamType | None = None):
     if _np is not None and isinstance(arg, _np.floating) and kind is None:
         return _typed_float_slot(where, arg, size)
     if isinstance(arg, float) or (_np is not None and isinstance(arg, _np.floating)):
-        if kind is None:
+        if ptype is None:
             raise TypeError(_AMBIGUOUS_FLOAT.format(where=where))
         if kind != "float":
             raise TypeError(f"{where}: a float given for a {text} parameter")
