@@ -27,7 +27,7 @@ IMAGE = Path(__file__).resolve().parent.parent / "tests" / "kernels" / "kernels.
 def main() -> None:
     rt = cudart.sys
     module = cudart.load_module(IMAGE)
-    fn = module.get_function("axpy")
+    fn = module.get_function("axpy", signature="float a, const float *x, float *y, int n")
     n = 4096
     x, y = ctypes.c_void_p(), ctypes.c_void_p()
     for p in (x, y):

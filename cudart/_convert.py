@@ -490,6 +490,17 @@ def stream_handle(stream: Any) -> int:
 _DEVICE_FUNCTION_HANDLES = frozenset({"cudaKernel_t", "cudaFunction_t"})
 
 
+def dim3(value: Any, cls: Any, name: str) -> Any:
+    """A `dim3` argument or member: a `cls` as is; an int, a 1-3 tuple or an object with
+    x, y and z converted once and range-checked (cudart.kernels._launch.dims, which
+    Function.launch uses), missing dimensions 1 as in C++."""
+    if isinstance(value, cls):
+        return value
+    from .kernels._launch import dims
+
+    return cls(*dims(value, name))
+
+
 def device_function(value: Any, name: str) -> Any:
     """A device-function argument (C's `const void *func`, a cudaKernel_t) -> what the
     call passes: an int or None, a c_void_p, or a kernel handle object as it is.

@@ -283,6 +283,52 @@ def kernel_fields(cls: type, functions: tuple[str, ...], arguments: tuple[str, .
             setattr(cls, name, ConvertedField(cls.__dict__[name], ctype, convert, name))
 
 
+def cxx_defaults(cls: type, defaults: dict[str, int]) -> None:
+    """Give `cls` its C++ constructor's member defaults (`dim3(512)` is (512, 1, 1),
+    `dim3()` (1, 1, 1)): members given neither by position nor by name take them. C
+    has no constructors; ctypes' own would zero them. `defaults` is in member order."""
+    names, values = tuple(defaults), tuple(defaults.values())
+    construct = getattr(cls, "__init__")  # noqa: B009 - ctypes' own, wrapped
+
+    def __init__(self: object, *args: object, **kwargs: object) -> None:
+        given = len(args)
+        filled = dict(zip(names[given:], values[given:], strict=True))
+        construct(self, *args, **{**filled, **kwargs})
+
+    __init__.__doc__ = f"{cls.__name__}({', '.join(f'{n}={v}' for n, v in defaults.items())})"
+    setattr(cls, "__init__", __init__)  # noqa: B010 - a method made here, mypy sees one
+
+
+class Dim3Field:
+    """A `dim3` member that takes what the checked launches take (an int, a 1-3 tuple,
+    a dim3-like), converted and range-checked by cudart._convert.dim3."""
+
+    __slots__ = ("field", "ctype", "name")
+
+    def __init__(self, field: object, ctype: type, name: str) -> None:
+        self.field = field
+        self.ctype = ctype
+        self.name = name
+
+    def __get__(self, obj: object, cls: type | None = None) -> object:
+        if obj is None:
+            return self
+        return self.field.__get__(obj, cls)  # type: ignore[attr-defined]
+
+    def __set__(self, obj: object, value: object) -> None:
+        from ._convert import dim3
+
+        self.field.__set__(obj, dim3(value, self.ctype, self.name))  # type: ignore[attr-defined]
+
+
+def dim3_fields(cls: type, names: tuple[str, ...]) -> None:
+    """Make the named `dim3` members of `cls` take ints and tuples (Dim3Field). Call
+    it right after `cls._fields_` is set."""
+    declared = _member_types(cls)
+    for name in names:
+        setattr(cls, name, Dim3Field(cls.__dict__[name], declared[name], name))
+
+
 def _member_types(cls: type) -> dict[str, type]:
     """Each member's ctypes type, with the members ctypes promotes from anonymous ones."""
     fields = [(f[0], f[1]) for f in cls.__dict__.get("_fields_", ())]

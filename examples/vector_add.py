@@ -24,7 +24,8 @@ def main():
     rt.cudaMemcpy(y, host_y, 4 * n, rt.cudaMemcpyHostToDevice)
 
     with load_module(IMAGE) as module:
-        axpy = module.get_function("axpy")  # axpy(float a, const float *x, float *y, int n)
+        # extern "C": typed by the fatbin's PTX where it can be read, declared for any image
+        axpy = module.get_function("axpy", signature="float a, const float *x, float *y, int n")
         block = 256
         axpy.launch((n + block - 1) // block, block, 2.0, x, y, n)
         assert rt.cudaDeviceSynchronize() == rt.cudaSuccess

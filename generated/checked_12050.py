@@ -10207,13 +10207,13 @@ def cudaIpcOpenMemHandle(handle: cudaIpcMemHandle_t, flags: int) -> int:
 
 def cudaLaunchCooperativeKernel(
     func: _PointerLike,
-    gridDim: dim3,
-    blockDim: dim3,
+    gridDim: dim3 | int | tuple[int, ...],
+    blockDim: dim3 | int | tuple[int, ...],
     args: _PointerLike,
     sharedMem: int,
     stream: cudaStream_t | _HandleLike,
 ) -> None:
-    """cudaLaunchCooperativeKernel(func: _PointerLike, gridDim: dim3, blockDim: dim3, args: _PointerLike, sharedMem: int, stream: cudaStream_t | _HandleLike) -> None
+    """cudaLaunchCooperativeKernel(func: _PointerLike, gridDim: dim3 | int | tuple[int, ...], blockDim: dim3 | int | tuple[int, ...], args: _PointerLike, sharedMem: int, stream: cudaStream_t | _HandleLike) -> None
 
     Launches a device function where thread blocks can cooperate and synchronize as they execute.
 
@@ -10235,6 +10235,10 @@ def cudaLaunchCooperativeKernel(
         func = _c.device_function(func, "func")
     elif func >> 64:
         raise _c.address_error(func, "cudaLaunchCooperativeKernel", "func")
+    if gridDim.__class__ is not dim3:
+        gridDim = _c.dim3(gridDim, dim3, "gridDim")
+    if blockDim.__class__ is not dim3:
+        blockDim = _c.dim3(blockDim, dim3, "blockDim")
     if args.__class__ is not int:
         args = _c.kernel_args(args, func, "args")
     elif args >> 64:
@@ -10341,13 +10345,13 @@ def cudaLaunchHostFunc(
 
 def cudaLaunchKernel(
     func: _PointerLike,
-    gridDim: dim3,
-    blockDim: dim3,
+    gridDim: dim3 | int | tuple[int, ...],
+    blockDim: dim3 | int | tuple[int, ...],
     args: _PointerLike,
     sharedMem: int,
     stream: cudaStream_t | _HandleLike,
 ) -> None:
-    """cudaLaunchKernel(func: _PointerLike, gridDim: dim3, blockDim: dim3, args: _PointerLike, sharedMem: int, stream: cudaStream_t | _HandleLike) -> None
+    """cudaLaunchKernel(func: _PointerLike, gridDim: dim3 | int | tuple[int, ...], blockDim: dim3 | int | tuple[int, ...], args: _PointerLike, sharedMem: int, stream: cudaStream_t | _HandleLike) -> None
 
     Launches a device function.
 
@@ -10369,6 +10373,10 @@ def cudaLaunchKernel(
         func = _c.device_function(func, "func")
     elif func >> 64:
         raise _c.address_error(func, "cudaLaunchKernel", "func")
+    if gridDim.__class__ is not dim3:
+        gridDim = _c.dim3(gridDim, dim3, "gridDim")
+    if blockDim.__class__ is not dim3:
+        blockDim = _c.dim3(blockDim, dim3, "blockDim")
     if args.__class__ is not int:
         args = _c.kernel_args(args, func, "args")
     elif args >> 64:

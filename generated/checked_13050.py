@@ -11038,13 +11038,13 @@ def cudaKernelSetAttributeForDevice(
 
 def cudaLaunchCooperativeKernel(
     func: _PointerLike,
-    gridDim: dim3,
-    blockDim: dim3,
+    gridDim: dim3 | int | tuple[int, ...],
+    blockDim: dim3 | int | tuple[int, ...],
     args: _PointerLike,
     sharedMem: int,
     stream: cudaStream_t | _HandleLike,
 ) -> None:
-    """cudaLaunchCooperativeKernel(func: _PointerLike, gridDim: dim3, blockDim: dim3, args: _PointerLike, sharedMem: int, stream: cudaStream_t | _HandleLike) -> None
+    """cudaLaunchCooperativeKernel(func: _PointerLike, gridDim: dim3 | int | tuple[int, ...], blockDim: dim3 | int | tuple[int, ...], args: _PointerLike, sharedMem: int, stream: cudaStream_t | _HandleLike) -> None
 
     Launches a device function where thread blocks can cooperate and synchronize as they execute.
 
@@ -11066,6 +11066,10 @@ def cudaLaunchCooperativeKernel(
         func = _c.device_function(func, "func")
     elif func >> 64:
         raise _c.address_error(func, "cudaLaunchCooperativeKernel", "func")
+    if gridDim.__class__ is not dim3:
+        gridDim = _c.dim3(gridDim, dim3, "gridDim")
+    if blockDim.__class__ is not dim3:
+        blockDim = _c.dim3(blockDim, dim3, "blockDim")
     if args.__class__ is not int:
         args = _c.kernel_args(args, func, "args")
     elif args >> 64:
@@ -11153,13 +11157,13 @@ def cudaLaunchHostFunc_v2(
 
 def cudaLaunchKernel(
     func: _PointerLike,
-    gridDim: dim3,
-    blockDim: dim3,
+    gridDim: dim3 | int | tuple[int, ...],
+    blockDim: dim3 | int | tuple[int, ...],
     args: _PointerLike,
     sharedMem: int,
     stream: cudaStream_t | _HandleLike,
 ) -> None:
-    """cudaLaunchKernel(func: _PointerLike, gridDim: dim3, blockDim: dim3, args: _PointerLike, sharedMem: int, stream: cudaStream_t | _HandleLike) -> None
+    """cudaLaunchKernel(func: _PointerLike, gridDim: dim3 | int | tuple[int, ...], blockDim: dim3 | int | tuple[int, ...], args: _PointerLike, sharedMem: int, stream: cudaStream_t | _HandleLike) -> None
 
     Launches a device function.
 
@@ -11181,6 +11185,10 @@ def cudaLaunchKernel(
         func = _c.device_function(func, "func")
     elif func >> 64:
         raise _c.address_error(func, "cudaLaunchKernel", "func")
+    if gridDim.__class__ is not dim3:
+        gridDim = _c.dim3(gridDim, dim3, "gridDim")
+    if blockDim.__class__ is not dim3:
+        blockDim = _c.dim3(blockDim, dim3, "blockDim")
     if args.__class__ is not int:
         args = _c.kernel_args(args, func, "args")
     elif args >> 64:

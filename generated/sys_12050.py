@@ -69,6 +69,8 @@ from cudart._layout import binary_fields
 from cudart._layout import detached_copies
 from cudart._layout import memory_fields
 from cudart._layout import kernel_fields
+from cudart._layout import cxx_defaults
+from cudart._layout import dim3_fields
 
 # For type checkers only (importing typing costs milliseconds).
 TYPE_CHECKING = False
@@ -7224,6 +7226,7 @@ dim3._fields_ = [
     ("y", c_uint),
     ("z", c_uint),
 ]
+cxx_defaults(dim3, {"x": 1, "y": 1, "z": 1})
 cudaChannelFormatDesc._fields_ = [
     ("x", c_int),
     ("y", c_int),
@@ -7688,6 +7691,7 @@ cudaLaunchParams._fields_ = [
     ("stream", cudaStream_t),
 ]
 kernel_fields(cudaLaunchParams, ("func",), ("args",))
+dim3_fields(cudaLaunchParams, ("gridDim", "blockDim"))
 cudaKernelNodeParams._fields_ = [
     ("func", c_void_p),
     ("gridDim", dim3),
@@ -7697,6 +7701,7 @@ cudaKernelNodeParams._fields_ = [
     ("extra", POINTER(c_void_p)),
 ]
 kernel_fields(cudaKernelNodeParams, ("func",), ("kernelParams",))
+dim3_fields(cudaKernelNodeParams, ("gridDim", "blockDim"))
 cudaKernelNodeParamsV2._fields_ = [
     ("func", c_void_p),
     ("gridDim", dim3),
@@ -7706,6 +7711,7 @@ cudaKernelNodeParamsV2._fields_ = [
     ("extra", POINTER(c_void_p)),
 ]
 kernel_fields(cudaKernelNodeParamsV2, ("func",), ("kernelParams",))
+dim3_fields(cudaKernelNodeParamsV2, ("gridDim", "blockDim"))
 cudaExternalSemaphoreSignalNodeParams._fields_ = [
     ("extSemArray", POINTER(cudaExternalSemaphore_t)),
     ("paramsArray", POINTER(cudaExternalSemaphoreSignalParams)),
@@ -7791,6 +7797,7 @@ cudaGraphKernelNodeUpdate_updateData._fields_ = [
     ("param", cudaGraphKernelNodeUpdate_updateData_param),
     ("isEnabled", c_uint),
 ]
+dim3_fields(cudaGraphKernelNodeUpdate_updateData, ("gridDim",))
 cudaGraphKernelNodeUpdate._fields_ = [
     ("node", cudaGraphDeviceNode_t),
     ("field", c_uint),
@@ -7849,6 +7856,7 @@ cudaLaunchConfig_st._fields_ = [
     ("attrs", POINTER(cudaLaunchAttribute)),
     ("numAttrs", c_uint),
 ]
+dim3_fields(cudaLaunchConfig_st, ("gridDim", "blockDim"))
 cudaAsyncNotificationInfo_info_overBudget._fields_ = [
     ("bytesOverBudget", c_ulonglong),
 ]

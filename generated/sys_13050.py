@@ -69,6 +69,8 @@ from cudart._layout import binary_fields, require_alignment
 from cudart._layout import detached_copies
 from cudart._layout import memory_fields
 from cudart._layout import kernel_fields
+from cudart._layout import cxx_defaults
+from cudart._layout import dim3_fields
 
 # For type checkers only (importing typing costs milliseconds).
 TYPE_CHECKING = False
@@ -8810,6 +8812,7 @@ dim3._fields_ = [
     ("y", c_uint),
     ("z", c_uint),
 ]
+cxx_defaults(dim3, {"x": 1, "y": 1, "z": 1})
 cudaChannelFormatDesc._fields_ = [
     ("x", c_int),
     ("y", c_int),
@@ -9344,6 +9347,7 @@ cudaKernelNodeParams._fields_ = [
     ("extra", POINTER(c_void_p)),
 ]
 kernel_fields(cudaKernelNodeParams, ("func",), ("kernelParams",))
+dim3_fields(cudaKernelNodeParams, ("gridDim", "blockDim"))
 cudaKernelNodeParamsV2__anon0._fields_ = [
     ("func", c_void_p),
     ("kern", cudaKernel_t),
@@ -9361,6 +9365,7 @@ cudaKernelNodeParamsV2._fields_ = [
     ("functionType", c_uint),
 ]
 kernel_fields(cudaKernelNodeParamsV2, ("func",), ("kernelParams",))
+dim3_fields(cudaKernelNodeParamsV2, ("gridDim", "blockDim"))
 cudaExternalSemaphoreSignalNodeParams._fields_ = [
     ("extSemArray", POINTER(cudaExternalSemaphore_t)),
     ("paramsArray", POINTER(cudaExternalSemaphoreSignalParams)),
@@ -9462,6 +9467,7 @@ cudaGraphKernelNodeUpdate_updateData._fields_ = [
     ("param", cudaGraphKernelNodeUpdate_updateData_param),
     ("isEnabled", c_uint),
 ]
+dim3_fields(cudaGraphKernelNodeUpdate_updateData, ("gridDim",))
 cudaGraphKernelNodeUpdate._fields_ = [
     ("node", cudaGraphDeviceNode_t),
     ("field", c_uint),
@@ -9529,6 +9535,7 @@ cudaLaunchConfig_st._fields_ = [
     ("attrs", POINTER(cudaLaunchAttribute)),
     ("numAttrs", c_uint),
 ]
+dim3_fields(cudaLaunchConfig_st, ("gridDim", "blockDim"))
 cudaAsyncNotificationInfo_info_overBudget._fields_ = [
     ("bytesOverBudget", c_ulonglong),
 ]

@@ -83,6 +83,9 @@ class Record:
     nested_in: str | None = None  # the enclosing record, for records defined inside another
     header: str = ""
     doc: str = ""  # the header's doc comment, plain text
+    # Members a C++-only constructor of the record defaults (`dim3(unsigned int vx = 1,
+    # ...) : x(vx), ...`): (member, integer). C has no constructors; Python's follows C++.
+    cxx_defaults: tuple[tuple[str, int], ...] = ()
 
     @property
     def opaque(self) -> bool:

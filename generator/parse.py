@@ -212,6 +212,12 @@ def _raise_on_diagnostics(tu: ci.TranslationUnit, what: str) -> None:
         raise ParseError(f"{len(bad)} diagnostic(s) {what}:\n{shown}{more}")
 
 
+def _cxx_default_param(text: str) -> tuple[str, int] | None:
+    """(name, default) of a C++ parameter `unsigned int vx = 1`; None for another form."""
+    m = re.fullmatch(r"\s*[\w\s]*?\b(\w+)\s*=\s*(\d+)[uU]?\s*", text)
+    return (m.group(1), int(m.group(2))) if m else None
+
+
 def _doc(raw: str | None) -> str:
     """A declaration's doc comment as plain text, "" where it has none."""
     return summary(raw) if raw else ""
@@ -390,8 +396,34 @@ class _Walker:
                 header=self.header_of(defn),
                 # A nested record's lines above are its parent's members, and their comments.
                 doc=_doc(defn.raw_comment if nested_in else self.doc_comment(defn)),
+                cxx_defaults=self.cxx_record_defaults(defn, name, [f.name for f in fields]),
             )
         )
+
+    def cxx_record_defaults(
+        self, defn: ci.Cursor, name: str, members: list[str]
+    ) -> tuple[tuple[str, int], ...]:
+        """The member defaults of the record's C++-only constructor, from the lines the
+        C parse skipped inside its body: `name(T a = 1, T b = 1) : m(a), n(b) {}`, every
+        parameter defaulted to an integer literal and stored into a member. The first
+        such constructor; () where there is none."""
+        f = defn.extent.start.file
+        if f is None:
+            return ()
+        lines = self._lines(f.name)
+        skipped = self.skipped.get(f.name, set())
+        start, end = defn.extent.start.line, defn.extent.end.line
+        body = "\n".join(lines[n - 1] for n in range(start, end + 1) if n in skipped)
+        for m in re.finditer(rf"\b{re.escape(name)}\s*\(([^()]*)\)\s*:([^{{]*)\{{", body):
+            params = [_cxx_default_param(p) for p in m.group(1).split(",")]
+            stores = dict(re.findall(r"(\w+)\s*\(\s*(\w+)\s*\)", m.group(2)))
+            if not params or None in params:
+                continue
+            defaults = dict(p for p in params if p is not None)
+            found = tuple((member, defaults.get(stores.get(member, ""))) for member in members)
+            if all(d is not None for _, d in found) and len(stores) == len(members):
+                return tuple((member, int(d)) for member, d in found if d is not None)
+        return ()
 
     def visit_enum(self, cursor: ci.Cursor) -> None:
         if not cursor.is_definition():

@@ -35,11 +35,13 @@ cudart.kernels._launch). `Function.pack(*args)` packs them into a KernelArgument
 which serves as `void **kernelParams` (graph kernel nodes, the checked
 cudaLaunchKernel / cudaLaunchCooperativeKernel, which also take a tuple of values), and a
 Function is accepted wherever C takes a device function: the checked functions' `func`
-and the records' `func` members. Parameter types come from a C++ kernel's mangled name or
-a declared signature (`get_function(name, signature="float, float*, int")`); where known,
-a value of the wrong kind is refused. Argument count and sizes are checked against the
-kernel's parameters (cudaFuncGetParamInfo, 12.4+; the driver's cuFuncGetParamInfo serves
-older runtimes where the driver has it).
+and the records' `func` members. Parameter types come from a declared signature
+(`get_function(name, signature="float, float*, int")`), a C++ kernel's mangled name, or
+the image's PTX (`.f32`, `.u32`, ...); where known, a value of the wrong kind is refused,
+and where not, a Python float is (it could be a float, a double or an integer's bits).
+Argument count and sizes are checked against the kernel's parameters
+(cudaFuncGetParamInfo, 12.4+; the driver's cuFuncGetParamInfo serves older runtimes
+where the driver has it).
 
 C++ kernels: `get_function` takes a kernel's name as in the image (mangled) or, where
 one kernel has it, its source name or signature (cudart.kernels._demangle, which carries a

@@ -280,9 +280,9 @@ PyDoc_STRVAR(
     "Where the parameter types are known (`param_types`), a float for a pointer or\n"
     "an integer parameter, or an int for a floating-point one, is a TypeError, and an\n"
     "int out of the C type's range an OverflowError. Where they are not, an int packs\n"
-    "as an integer and a float as a floating-point value of the parameter's size,\n"
-    "decided by this call's values. A refused launch changes nothing: the next one\n"
-    "runs with its own configuration.\n\n"
+    "as an integer of the parameter's size and a Python float is a TypeError (pass\n"
+    "numpy.float32(x) or ctypes.c_float(x), or declare `signature=`). A refused\n"
+    "launch changes nothing: the next one runs with its own configuration.\n\n"
     "(Compiled: cudart.kernels._fastlaunch serves a launch like the previous one, from the\n"
     "same thread, without a Python frame; anything else takes the Python path.)");
 

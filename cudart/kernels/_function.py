@@ -13,7 +13,8 @@ same packing as an object of its own (KernelArguments), for graph kernel nodes a
 launch functions that take `void **kernelParams`.
 
 Parameter types: the kernel's declared signature (`get_function(name, signature=)`),
-else its mangled name's (a C++ kernel), else unknown (cudart.kernels._launch).
+else its mangled name's (a C++ kernel), else its image's PTX declaration, else unknown
+(cudart.kernels._launch).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from ._launch import (
     param_sizes,
     param_type,
     param_types,
+    ptx_param_types,
     signature_for,
 )
 
@@ -57,7 +59,7 @@ class Function:
 
     __module__ = "cudart.kernels"  # where users find it
 
-    def __init__(self, module, name: str, handle: int, signature=None):
+    def __init__(self, module, name: str, handle: int, signature=None, image_types=None):
         rt = module._rt
         self.module = module
         self.name = name
@@ -82,6 +84,8 @@ class Function:
         else:
             texts = parameter_types(name)
             self._types = None if texts is None else tuple(param_type(t) for t in texts)
+            if self._types is None and image_types is not None:
+                self._types = ptx_param_types(image_types)
         self._owner = None
         self._launch = self._launcher(rt)
         self._fast = None
@@ -167,8 +171,9 @@ class Function:
     @property
     def param_types(self) -> tuple[ParamType, ...] | None:
         """What is known of each parameter's type: from the declared signature, else
-        from a C++ kernel's mangled name; None for an `extern "C"` kernel declared
-        without one (then each launch's values decide, see `launch`)."""
+        from a C++ kernel's mangled name, else from the image's PTX (`.u32`, `.f32`,
+        ...); None for an `extern "C"` kernel of an image without PTX declared without
+        one (then ints pack by the parameter's size and a Python float is refused)."""
         return self._types
 
     def _checked_params(self):
@@ -200,9 +205,9 @@ class Function:
         Where the parameter types are known (`param_types`), a float for a pointer or
         an integer parameter, or an int for a floating-point one, is a TypeError, and an
         int out of the C type's range an OverflowError. Where they are not, an int packs
-        as an integer and a float as a floating-point value of the parameter's size,
-        decided by this call's values. A refused launch changes nothing: the next one
-        runs with its own configuration.
+        as an integer of the parameter's size and a Python float is a TypeError (pass
+        numpy.float32(x) or ctypes.c_float(x), or declare `signature=`). A refused
+        launch changes nothing: the next one runs with its own configuration.
         """
         if get_ident() != self._owner:
             return self._launch_from_other_thread(

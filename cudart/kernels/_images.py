@@ -13,15 +13,19 @@ Every size, count and offset an image states is checked against its length befor
 is used, so reading is linear in the image's size and a malformed image raises
 ImageError, never struct.error or IndexError (tests/runtime/test_images_fuzz.py).
 
-Standard library only.
+Standard library only, but for one optional use of the system's libzstd: the kernels'
+parameter types from a zstd-compressed PTX entry (`ImageInfo.params`).
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import os
 import re
 import struct
 from dataclasses import dataclass, field
+from typing import Any
 
 FATBIN_MAGIC = 0xBA55ED50
 FATBIN_WRAPPER_MAGIC = 0x466243B1
@@ -51,6 +55,10 @@ class ImageInfo:
     # name -> (size in bytes, is __constant__)
     variables: dict[str, tuple[int, bool]] = field(default_factory=dict)
     note: str = ""  # why functions is None
+    # Kernel name -> each parameter's PTX type and size (`("u32", 4)`, `("b8", 16)` for
+    # an aligned byte array, `("ptr", 8)` for `.u64 .ptr`); None where the image holds
+    # no PTX this module can read (a cubin; a fatbin whose PTX is zstd-compressed).
+    params: dict[str, tuple[tuple[str, int], ...]] | None = None
 
 
 def image_kind(data: bytes) -> str:
@@ -84,9 +92,79 @@ def inspect_image(data: bytes) -> ImageInfo:
         functions, variables = _read_elf(data)
         return ImageInfo(kind, functions, variables)
     if kind == "ptx":
-        functions, variables = _read_ptx(data)
-        return ImageInfo(kind, functions, variables)
-    skipped = []
+        functions, variables, params = _read_ptx(data)
+        return ImageInfo(kind, functions, variables, params=params)
+    skipped: list[str] = []
+    found: ImageInfo | None = None
+    for entry_kind, payload in _readable_entries(data, skipped):
+        # The names from the first entry read; the parameter types from a PTX entry,
+        # which may come after a cubin one.
+        if entry_kind == _ENTRY_PTX:
+            functions, variables, params = _read_ptx(payload)
+            if found is None:
+                return ImageInfo(kind, functions, variables, params=params)
+            found.params = params
+            return found
+        if found is None and payload[:4] == ELF_MAGIC:
+            functions, variables = _read_elf(payload)
+            found = ImageInfo(kind, functions, variables)
+    if found is not None:
+        found.params = _zstd_ptx_params(data)
+        return found
+    if skipped:
+        why = "its cubin and PTX entries are " + "; ".join(dict.fromkeys(skipped))
+    else:
+        why = "it holds no cubin or PTX entry"
+    note = f"the fatbin cannot be read for kernel names: {why}"
+    return ImageInfo(kind, None, {}, note=note, params=_zstd_ptx_params(data))
+
+
+def _zstd_ptx_params(data: bytes):
+    """The parameter types of a fatbin's zstd-compressed PTX entry (nvcc 13's default
+    compresses PTX so), read with the system's libzstd where it has one; None
+    otherwise. Only the types: the names stay what the standard library reads, so
+    which images load by registration does not depend on the machine."""
+    decompress = _libzstd()
+    if decompress is None:
+        return None
+    for entry_kind, flags, payload, size in fatbin_entries(data):
+        if entry_kind != _ENTRY_PTX or not flags & _FLAG_ZSTD:
+            continue
+        if not 0 < size <= _ZSTD_PLAUSIBLE_RATIO * len(payload) + _LZ4_PLAUSIBLE_SLACK:
+            continue
+        out = ctypes.create_string_buffer(size)
+        got = decompress(out, size, payload, len(payload))
+        if got != size:  # an error code, or not the size the entry states
+            continue
+        return _read_ptx(out.raw)[2]
+    return None
+
+
+# zstd shrinks the test kernels' PTX 3.6 times (nvcc 13.0); a stated size beyond this
+# many times the payload is not decoded. libzstd never writes past the buffer given.
+_ZSTD_PLAUSIBLE_RATIO = 32
+_zstd: Any = None
+
+
+def _libzstd():
+    """ZSTD_decompress of the system's libzstd, or None where it has none."""
+    global _zstd
+    if _zstd is None:
+        _zstd = False
+        name = ctypes.util.find_library("zstd")
+        try:
+            fn = ctypes.CDLL(name or "libzstd.so.1").ZSTD_decompress
+        except (OSError, AttributeError):
+            return None
+        fn.restype = ctypes.c_size_t
+        fn.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t)
+        _zstd = fn
+    return _zstd or None
+
+
+def _readable_entries(data: bytes, skipped: list[str]):
+    """(kind, payload) of each cubin and PTX entry of a fatbin, decompressed; what
+    cannot be read is skipped, and why appended to `skipped`."""
     for entry_kind, flags, payload, size in fatbin_entries(data):
         if entry_kind not in (_ENTRY_ELF, _ENTRY_PTX):
             continue
@@ -102,18 +180,7 @@ def inspect_image(data: bytes) -> ImageInfo:
                 )
                 continue
             payload = lz4_block_decompress(payload, size, limit=limit)
-        if entry_kind == _ENTRY_ELF and payload[:4] == ELF_MAGIC:
-            functions, variables = _read_elf(payload)
-        elif entry_kind == _ENTRY_PTX:
-            functions, variables = _read_ptx(payload)
-        else:
-            continue
-        return ImageInfo(kind, functions, variables)
-    if skipped:
-        why = "its cubin and PTX entries are " + "; ".join(dict.fromkeys(skipped))
-    else:
-        why = "it holds no cubin or PTX entry"
-    return ImageInfo(kind, None, {}, note=f"the fatbin cannot be read for kernel names: {why}")
+        yield entry_kind, payload
 
 
 _FATBIN_HEADER = struct.Struct("<IHHQ")
@@ -365,6 +432,15 @@ _PTX_TOKEN = re.compile(
     rf")|{_PTX_MOD}(?:\.{_PTX_MOD})*)"
 )
 _PTX_DIM = re.compile(r"\[\s*(\d*)")
+# An entry's parameter list, right after its name: `( .param .u32 n, ... )`. It stops
+# at the first parenthesis, so the lists read never overlap (linear in the text).
+_PTX_PARAM_LIST = re.compile(r"\s*\(([^()]*)\)")
+_PTX_PARAM_OPEN = re.compile(r"\s*\(")
+_PTX_PARAM = re.compile(
+    r"\.param\s+(?:\.align\s+\d+\s+)?\.(?P<type>[a-z]+\d+)\s+"
+    r"(?P<ptr>\.ptr\s+(?:\.(?:global|const|local|shared)\s+)?(?:\.align\s+\d+\s+)?)?"
+    r"[A-Za-z_$%][\w$]*(?:\s*\[\s*(?P<count>\d{1,12})\s*\])?\s*(?:,|$)"
+)
 _PTX_TYPE_BITS = re.compile(r"(\d+)(x2)?$")
 # No PTX global is larger than the address space: a bigger size is a malformed image.
 _PTX_MAX_SIZE = 1 << 64
@@ -374,6 +450,7 @@ def _read_ptx(data: bytes):
     text = _PTX_COMMENT.sub(" ", bytes(data).rstrip(b"\0").decode("utf-8", "replace"))
     functions: list[str] = []
     variables: dict[str, tuple[int, bool]] = {}
+    params: dict[str, tuple[tuple[str, int], ...]] = {}
     depth = 0
     counted = 0  # braces are counted up to here
     count = text.count
@@ -395,6 +472,9 @@ def _read_ptx(data: bytes):
             continue  # (no mods: a run of modifiers alone)
         if fname:
             functions.append(fname)
+            listed = _ptx_params(text, m.end())
+            if listed is not None:
+                params[fname] = listed
         elif space:
             bits = _PTX_TYPE_BITS.search(type_)
             if not bits:
@@ -414,7 +494,34 @@ def _read_ptx(data: bytes):
                     variables[vname] = (size, space == "const")
                 continue
             variables[vname] = (size, space == "const")
-    return functions, variables
+    return functions, variables, params
+
+
+def _ptx_params(text: str, at: int) -> tuple[tuple[str, int], ...] | None:
+    """The (type, size) of each parameter of the entry whose name ends at `at`; None
+    where the list is not one this reader understands (no types then, not wrong ones)."""
+    listed = _PTX_PARAM_LIST.match(text, at)
+    if listed is None:
+        return None if _PTX_PARAM_OPEN.match(text, at) else ()
+    body = listed.group(1).strip()
+    if not body:
+        return ()
+    out = []
+    for part in body.split(","):
+        m = _PTX_PARAM.fullmatch(part.strip() + ",")
+        if m is None:
+            return None
+        type_, count = m["type"], m["count"]
+        bits = _PTX_TYPE_BITS.search(type_)
+        if not bits or bits.group(2) or int(bits.group(1)) % 8:
+            return None
+        size = int(bits.group(1)) // 8 * int(count or 1)
+        if m["ptr"]:
+            type_ = "ptr"
+        elif count is not None and type_ != "b8":
+            return None
+        out.append((type_, size))
+    return tuple(out)
 
 
 def read_image(image) -> tuple[str, bytes]:

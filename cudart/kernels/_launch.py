@@ -6,13 +6,15 @@ types, so a launch only writes the values (one struct.pack_into). `KernelArgumen
 (what `Function.pack` returns) is one Signature's slots with their values, owned, for
 graph kernel nodes and the checked cudaLaunchKernel / cudaLaunchCooperativeKernel.
 
-Parameter types come from a C++ kernel's mangled name or a declared signature
-(`ParamType`, `param_types`); where they are known, a value of the wrong kind (a float
-for a pointer or an `int`, an int for a `float`) is refused and an int is checked
-against the C type's range. Where they are not, an int packs as an integer and a float
-as a floating-point value of the parameter's size, decided on each call from the values
-given. Argument sizes are checked against the kernel's own parameter sizes where the
-runtime or driver can tell them (`param_sizes`).
+Parameter types come from a declared signature, a C++ kernel's mangled name or the
+image's PTX (`ParamType`, `param_types`, `ptx_param_types`); where they are known, a
+value of the wrong kind (a float for a pointer or an `int`, an int for a `float`) is
+refused and an int is checked against the C type's range. Where they are not, an int
+packs as an integer of the parameter's size, and a Python float is refused: it could
+mean a float, a double or an integer's bits, so the caller passes a typed scalar
+(numpy.float32, ctypes.c_float) or declares the signature. Argument sizes are checked
+against the kernel's own parameter sizes where the runtime or driver can tell them
+(`param_sizes`).
 """
 
 from __future__ import annotations
@@ -106,10 +108,12 @@ def _exact_index(value, refusal: str) -> int:
 class ParamType:
     """What is known of one kernel parameter's C type.
 
-    `kind` is "int", "bool", "float", "pointer", or None for anything else (a struct,
-    an enum, a type this module does not know): such a parameter takes what an
+    `kind` is "int", "bool", "float", "pointer", "word" (PTX's `.u64`, `.b32`, ...: an
+    integer of either sign or, of 8 bytes, a pointer), or None for anything else (a
+    struct, an enum, a type this module does not know): such a parameter takes what an
     untyped one takes. `size` is None where the type does not say it; `signed` is for
-    "int"; `text` is the type as given, for messages; `ctype` a declared ctypes type.
+    "int" (... where either sign is taken); `text` is the type as given, for messages;
+    `ctype` a declared ctypes type.
     """
 
     __slots__ = ("kind", "size", "signed", "text", "ctype")
@@ -214,6 +218,27 @@ def param_types(signature) -> tuple[ParamType, ...]:
     return tuple(p if isinstance(p, ParamType) else _from_item(p) for p in items)
 
 
+def ptx_param_types(params) -> tuple[ParamType, ...]:
+    """An entry's parameters as the image's PTX declares them ((type, size) pairs,
+    cudart.kernels._images): `.f32`/`.f64` floats, `.s*` signed ints, `.u*`/`.b*` words
+    (PTX writes C's `int` as `.u32`, and a pointer as `.u64`), `.ptr` pointers, and an
+    aligned `.b8` array a struct of its size."""
+    return tuple(_ptx_param_type(type_, size) for type_, size in params)
+
+
+def _ptx_param_type(type_: str, size: int) -> ParamType:
+    text = f".{type_}"
+    if type_ == "ptr":
+        return ParamType("pointer", size, False, ".u64 .ptr")
+    if type_.startswith("f") and size in _FLOAT_FORMATS:
+        return ParamType("float", size, True, text)
+    if size not in _INT_FORMATS or (type_ == "b8" and size != 1):
+        return ParamType(None, size, True, f"{text}[{size}]" if type_ == "b8" else text)
+    if type_.startswith("s"):
+        return ParamType("int", size, True, text)
+    return ParamType("word", size, ..., text)
+
+
 def _split_top(text: str) -> list[str]:
     """Split at commas outside <...> and (...)."""
     parts: list[str] = []
@@ -272,7 +297,7 @@ def _slot(index: int, arg, size: int | None, ptype: ParamType | None = None):
         where = f"argument {index} ({text})"
         if size is None:
             size = ptype.size
-    numeric = kind in ("int", "bool", "float")
+    numeric = kind in ("int", "bool", "float") or (kind == "word" and size != 8)
     if isinstance(arg, ctypes.c_void_p) or arg is None:
         if numeric:
             raise TypeError(f"{where}: a pointer given for a {text} parameter")
@@ -291,8 +316,12 @@ def _slot(index: int, arg, size: int | None, ptype: ParamType | None = None):
         if size is not None and len(arg) != size:
             raise TypeError(f"{where}: {len(arg)} bytes given for a {size}-byte parameter")
         return f"{len(arg)}s", bytes, len(arg)
+    if _np is not None and isinstance(arg, _np.floating) and kind is None:
+        return _typed_float_slot(where, arg, size)
     if isinstance(arg, float) or (_np is not None and isinstance(arg, _np.floating)):
-        if kind in ("pointer", "int", "bool"):
+        if ptype is None:
+            raise TypeError(_AMBIGUOUS_FLOAT.format(where=where))
+        if kind != "float":
             raise TypeError(f"{where}: a float given for a {text} parameter")
         return _float_slot(where, size)
     if isinstance(arg, int) or (_np is not None and isinstance(arg, (_np.integer, _np.bool_))):
@@ -302,7 +331,7 @@ def _slot(index: int, arg, size: int | None, ptype: ParamType | None = None):
             return _address_slot(where, size)
         if kind == "bool":
             return _int_slot(where, size, None)
-        return _int_slot(where, size, signed if kind == "int" else ...)
+        return _int_slot(where, size, signed if kind in ("int", "word") else ...)
     if hasattr(arg, "__array_interface__") and not hasattr(arg, "__cuda_array_interface__"):
         raise TypeError(f"{where}: a host array is not a kernel argument; pass a device pointer")
     if device_address(arg) is not None:
@@ -312,6 +341,26 @@ def _slot(index: int, arg, size: int | None, ptype: ParamType | None = None):
             )
         return _pointer_slot(where, size)
     raise TypeError(f"{where}: {type(arg).__name__} is not a kernel argument type")
+
+
+_AMBIGUOUS_FLOAT = (
+    '{where}: the kernel\'s parameter types are unknown (an extern "C" kernel of an '
+    "image without PTX), so a Python float is ambiguous: a float, a double, or an "
+    "integer's bits. Pass a typed scalar (numpy.float32(3.0) or ctypes.c_float(3.0); "
+    "numpy.float64 or ctypes.c_double for a double), or declare the kernel's types: "
+    'get_function(name, signature="float, const float*, int")'
+)
+
+
+def _typed_float_slot(where, arg, size):
+    """A NumPy floating-point scalar for a parameter of unknown type: its own bytes,
+    as a ctypes value's, which must be the parameter's size."""
+    native = arg.dtype.itemsize
+    if size is not None and native != size:
+        raise TypeError(
+            f"{where}: {type(arg).__name__} is {native} bytes, the kernel's parameter {size}"
+        )
+    return f"{native}s", lambda v: v.astype(v.dtype.newbyteorder("<")).tobytes(), native
 
 
 def _check_ctypes_kind(where, arg, ptype):

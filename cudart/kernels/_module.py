@@ -5,9 +5,10 @@ from __future__ import annotations
 import ctypes
 
 from .._checked import check
-from ..errors import CudartError, NameNotFoundError
-from ._demangle import AmbiguousKernelNameError, demangle, resolve_kernel_name
+from ..errors import CudartError
+from ._demangle import demangle, resolve_kernel_name
 from ._function import Function
+from ._images import ImageError, inspect_image
 from ._launch import param_types
 
 
@@ -23,6 +24,8 @@ class Module:
         self.route = loader.route
         self._functions: dict[str, Function] = {}  # by the name asked for, and as in the image
         self._names: tuple[str, ...] | None = None
+        self._data = data
+        self._params: dict[str, tuple[tuple[str, int], ...]] | None = None  # the PTX's, once
         self._globals: dict[str, Global] = {}
         self._typed: dict[tuple[str, str], Function] = {}  # (name, declared types)
         # Name expression -> lowered (mangled) name, for an image cudart.compile made:
@@ -55,15 +58,18 @@ class Module:
         loader = self._live_loader()
         fn = self._functions.get(name)
         if fn is None:
-            try:
+            # The exact name first: one look-up. Only a miss lists the kernels, to find
+            # the one a C++ source name or signature means, or to say what there is.
+            handle = loader.find(name)
+            target = name
+            if handle is None:
                 target = resolve_kernel_name(name, self.function_names())
-            except AmbiguousKernelNameError:
-                raise
-            except NameNotFoundError:
-                target = name  # the loader's own look-up has the last word (same error form)
-            fn = self._functions.get(target)
+                fn = self._functions.get(target)
             if fn is None:
-                fn = self._functions[target] = Function(self, target, loader.function(target))
+                if handle is None:
+                    handle = loader.function(target)
+                fn = Function(self, target, handle, image_types=self._image_types(target))
+                self._functions[target] = fn
             self._functions[name] = fn
         return fn
 
@@ -74,6 +80,15 @@ class Module:
         if fn is None:
             fn = self._typed[key] = Function(self, base.name, base.handle, signature)
         return fn
+
+    def _image_types(self, name: str):
+        """The kernel's parameters as the image's PTX declares them, or None."""
+        if self._params is None:
+            try:
+                self._params = inspect_image(self._data).params or {}
+            except ImageError:
+                self._params = {}  # the loader took it: a form this reader does not know
+        return self._params.get(name)
 
     def get_global(self, name: str) -> Global:
         """The global `name`: its name in the image, or a name expression the module was

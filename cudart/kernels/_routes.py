@@ -42,11 +42,15 @@ class RegisteredLoader:
             self.close()
             raise call_error(rt, f"loading the image (cudaFuncGetAttributes of {name!r})", status)
 
+    def find(self, name: str) -> int | None:
+        """The kernel `name`'s handle, None where the image has no kernel of that name."""
+        return self.registration.functions.get(name)
+
     def function(self, name: str) -> int:
-        try:
-            return self.registration.functions[name]
-        except KeyError:
-            raise unknown_kernel(name, self.registration.functions) from None
+        handle = self.find(name)
+        if handle is None:
+            raise unknown_kernel(name, self.registration.functions)
+        return handle
 
     def variable(self, name: str):
         try:
@@ -105,14 +109,22 @@ class LibraryLoader:
         self.library = library
         _live.add(self)
 
-    def function(self, name: str) -> int:
+    def find(self, name: str) -> int | None:
+        """The kernel `name`'s handle, None where the library has no kernel of that
+        name: one look-up, no listing."""
         rt = self.rt
         kernel = ctypes.c_void_p()
         status = rt.cudaLibraryGetKernel(ctypes.byref(kernel), self.library, name.encode())
         if status == rt.cudaErrorSymbolNotFound:
-            raise unknown_kernel(name, self.names())
+            return None
         check(rt, f"cudaLibraryGetKernel({name!r})", status)
         return kernel.value or 0
+
+    def function(self, name: str) -> int:
+        handle = self.find(name)
+        if handle is None:
+            raise unknown_kernel(name, self.names())
+        return handle
 
     def variable(self, name: str):
         rt = self.rt

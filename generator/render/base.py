@@ -50,6 +50,9 @@ class RenderContext:
 # The runtime surface's modules keep their first names; another surface's are named by
 # it: nvrtc_12050 (raw) and nvrtc_checked_12050.
 RUNTIME_SURFACE = "runtime"
+# The launch geometry record: its arguments and members take an int, a 1-3 tuple or a
+# dim3-like as Function.launch does (cudart._convert.dim3).
+DIM3 = "dim3"
 
 
 def module_name(cuda_version: int, surface: str = RUNTIME_SURFACE) -> str:

@@ -44,6 +44,7 @@ from ..plan import (
 )
 from ..sizes import BUILDER_SIZES
 from .base import (
+    DIM3,
     docstring,
     environment,
     first_sentence,
@@ -435,6 +436,12 @@ def _in_strings(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str, .
 
 def _in_struct(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str, ...]]:
     f.v.use(p.ctype)
+    if p.ctype == DIM3:  # launch geometry: an int or a tuple too, as Function.launch takes
+        n = p.py_name
+        return (
+            f"{p.py_type} | int | tuple[int, ...]",
+            (f"if {n}.__class__ is not {p.ctype}:", f"    {n} = _c.dim3({n}, {p.ctype}, {n!r})"),
+        )
     return p.py_type, ()
 
 

@@ -15,6 +15,7 @@ from ..ctypes_map import RenderError, TypeKind
 from ..formatting import format_python
 from ..model import EnumRef, FunctionProto, Record, RecordRef, Typedef, TypedefRef
 from .base import (
+    DIM3,
     FLAG_DEPRECATED,
     c_prototype,
     docstring,
@@ -173,6 +174,28 @@ class RawView:
     @property
     def uses_kernel_fields(self) -> bool:
         return any(self.kernel_fields(r) for r in self.model.records if not r.opaque)
+
+    def cxx_defaults(self, rec: Record) -> str | None:
+        """The dict literal of a record's C++ constructor defaults, or None: after
+        `_fields_`, cudart._layout.cxx_defaults makes `dim3(512)` (512, 1, 1) as in C++."""
+        if not rec.cxx_defaults:
+            return None
+        return "{" + ", ".join(f"{n!r}: {v}" for n, v in rec.cxx_defaults) + "}"
+
+    def dim3_fields(self, rec: Record) -> list[str]:
+        """A record's `dim3` members: after `_fields_`, cudart._layout.dim3_fields makes
+        them take an int, a 1-3 tuple or a dim3-like, as the checked launches do."""
+        if rec.name in self._anonymous_members:
+            return []  # the record that holds it converts them
+        return [f.name for f in rec.fields if f.type == RecordRef(DIM3)]
+
+    @property
+    def uses_cxx_defaults(self) -> bool:
+        return any(r.cxx_defaults for r in self.model.records if not r.opaque)
+
+    @property
+    def uses_dim3_fields(self) -> bool:
+        return any(self.dim3_fields(r) for r in self.model.records if not r.opaque)
 
     @property
     def _anonymous_members(self) -> set[str]:

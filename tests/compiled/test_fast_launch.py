@@ -146,10 +146,16 @@ def geometry(config):
     )
 
 
-def function(fake, fast, name="axpy", sizes=None, signature=None, entry=None) -> Function:
+# axpy's parameters as its image's PTX declares them (tests/kernels/kernels.ptx).
+AXPY_PTX = (("f32", 4), ("u64", 8), ("u64", 8), ("u32", 4))
+
+
+def function(
+    fake, fast, name="axpy", sizes=None, signature=None, entry=None, image_types=None
+) -> Function:
     """A Function whose launches reach the stand-in: through its C launcher (`fast`)
     or through the Python launch only; `entry` names one entry point for both paths."""
-    fn = Function(types.SimpleNamespace(_rt=cudart.sys), name, HANDLE, signature)
+    fn = Function(types.SimpleNamespace(_rt=cudart.sys), name, HANDLE, signature, image_types)
     fn._params = None if sizes is None else tuple(sizes)  # cudaFuncGetParamInfo's answer
     fn._launch = fake.py if entry is None else fake.function(entry)
     if fast:
@@ -208,15 +214,13 @@ CASES = {
         (1, 2, 4, 8),
         [(1, 2, 3, 4), (255, 65535, 2**32 - 1, 2**64 - 1), (-128, -32768, -(2**31), -(2**63))],
     ),
-    "untyped, kinds change per call": (
-        dict(sizes=(4, 8, 8, 4)),
+    "PTX types": (
+        dict(sizes=(4, 8, 8, 4), image_types=AXPY_PTX),
         (4, 8, 8, 4),
         [
             (2.0, 0x1000, 0x2000, 4),
-            (2.0, 1, 2, 3.0),
-            (2.0, 1, 2, 3.5),
-            (2, 1, 2, 3),
-            (True, 1, 2, 3),
+            (0.5, 1, 2, -3),
+            (1e-3, 2**64 - 1, -(2**63), 2**32 - 1),
         ],
     ),
     "sizes unknown": (dict(sizes=None), (8, 8, 8), [(1, -1, 2**64 - 1), (0, 2**63, -5)]),
@@ -297,10 +301,39 @@ def test_refusals_match_and_leave_the_slots(fake):
         assert fake.seen(sizes)[2] == struct.unpack("4s1s1s4s", struct.pack("<iB?f", *good))
 
 
-def test_geometry_and_keywords(fake):
+def test_untyped_floats_are_refused_through_c(fake):
+    # Issue 21: without parameter types a Python float is ambiguous (float, double or
+    # an integer's bits). A launcher primed with ints must not pack it either.
     sizes = (4, 8, 8, 4)
     fake.setup(sizes)
     fast, slow = function(fake, True, sizes=sizes), function(fake, False, sizes=sizes)
+    good = (2, 0x1000, 0x2000, 4)
+    for fn in (fast, slow):
+        fn.launch(1, 32, *good)
+        fn.launch(1, 32, *good)
+    assert fast._fast.primed
+    slots = fast._sig._buffer.raw
+    for args in ((3.0, 0x1000, 0x2000, 4), (2, 0x1000, 0x2000, 3.0), (2, 1.5, 0x2000, 4)):
+        calls = fake.calls
+        with pytest.raises(TypeError, match="signature=") as from_c:
+            fast.launch(1, 32, *args)
+        with pytest.raises(TypeError, match="signature=") as from_python:
+            slow.launch(1, 32, *args)
+        assert str(from_c.value) == str(from_python.value)
+        assert "numpy.float32(3.0)" in str(from_c.value)
+        assert fake.calls == calls  # nothing launched
+        assert fast._sig._buffer.raw == slots
+    fast.launch(1, 32, *good)  # C's again
+    assert fake.seen(sizes)[2] == struct.unpack("4s8s8s4s", struct.pack("<iQQi", *good))
+
+
+def test_geometry_and_keywords(fake):
+    sizes = (4, 8, 8, 4)
+    fake.setup(sizes)
+    fast, slow = (
+        function(fake, True, sizes=sizes, image_types=AXPY_PTX),
+        function(fake, False, sizes=sizes, image_types=AXPY_PTX),
+    )
     args = (2.0, 0x1000, 0x2000, 4)
     grid, other_grid, stream = (4, 2), (8, 1, 1), 0x7000
     calls = [
@@ -339,7 +372,7 @@ def test_geometry_and_keywords(fake):
 def test_other_threads_use_their_own_slots(fake):
     sizes = (4, 8, 8, 4)
     fake.setup(sizes)
-    fn = function(fake, True, sizes=sizes)
+    fn = function(fake, True, sizes=sizes, image_types=AXPY_PTX)
     args = (2.0, 0x1000, 0x2000, 4)
     fn.launch(1, 32, *args)
     fn.launch(1, 32, *args)
@@ -488,7 +521,10 @@ def test_status_close_and_gil(fake):
     sizes = (4, 8, 8, 4)
     args = (2.0, 0x1000, 0x2000, 4)
     fake.setup(sizes)
-    fast, slow = function(fake, True, sizes=sizes), function(fake, False, sizes=sizes)
+    fast, slow = (
+        function(fake, True, sizes=sizes, image_types=AXPY_PTX),
+        function(fake, False, sizes=sizes, image_types=AXPY_PTX),
+    )
     fast.launch(1, 32, *args)
     fast.launch(1, 32, *args)
     assert fake.gil_held == 0  # released around the call, as ctypes does
@@ -540,7 +576,7 @@ def test_function_launch_is_the_c_one_where_built():
 def test_real_runtime_refusal_is_the_same_error():
     # No GPU here: libcudart answers cudaLaunchKernelExC with an error, through C as
     # through Python.
-    fns = [Function(types.SimpleNamespace(_rt=cudart.sys), "axpy", 0) for _ in range(2)]
+    fns = [Function(types.SimpleNamespace(_rt=cudart.sys), "_Z4axpyfPKfPfi", 0) for _ in range(2)]
     if _backend.launcher_module() is None:
         pytest.skip("the Python launch serves (CUDART_BACKEND=ctypes or not built)")
     fns[1].__dict__.pop("launch")
@@ -561,7 +597,7 @@ def test_arguments_only_python_packs_bypass_the_c_launcher(fake):
     # detour through C, and ints and floats hand the launches back to C.
     sizes = (4, 8, 8, 4)
     fake.setup(sizes)
-    fn = function(fake, True, sizes=sizes)
+    fn = function(fake, True, sizes=sizes, image_types=AXPY_PTX)
     grid, block = (1,), (256,)
     p = ctypes.c_void_p(0x1000)
     fn.launch(grid, block, 2.0, p, p, 1000)

@@ -1102,3 +1102,9 @@ def test_cxx_twin_defaults_and_doc_positions():
     assert allocate["flags"].default == "FLAG_GLOBAL"
     shareable = next(p for p in plans["export_handle"].params if p.name == "shareable")
     assert shareable.doc == "Where the handle goes"
+    # A record's C++-only constructor defaults its members (dim3(512) is (512, 1, 1)).
+    records = {r.name: r for r in m.records}
+    assert records["grid3"].cxx_defaults == (("x", 1), ("y", 1), ("z", 7))
+    assert records["partial"].cxx_defaults == ()
+    text = rendered("cxx_defaults_and_doc_positions")
+    assert 'cxx_defaults(grid3, {"x": 1, "y": 1, "z": 7})' in text

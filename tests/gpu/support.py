@@ -14,6 +14,14 @@ from cudart._contract import declares, exported
 KERNELS = Path(__file__).resolve().parent.parent / "kernels"
 # The kernels of tests/kernels/kernels.cu, in every image built from it.
 ALL_KERNELS = {"empty", "axpy", "mixed", "take_pair", "add_counter", "read_table", "coop_sum"}
+AXPY = "float a, const float *x, float *y, int n"
+
+
+def axpy(module):
+    """kernels.cu's extern "C" axpy, typed: by the image's PTX where it has some, else
+    declared (a cubin says only sizes, and a Python float is refused without types)."""
+    fn = module.get_function("axpy")
+    return fn if fn.param_types is not None else module.get_function("axpy", signature=AXPY)
 
 
 def check(rt, status: int) -> None:

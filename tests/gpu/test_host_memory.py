@@ -14,6 +14,8 @@ import cudart
 from cudart import HostMemory
 from cudart.kernels import load_module
 
+from .support import axpy
+
 KERNELS = Path(__file__).resolve().parent.parent / "kernels"
 
 N = 4096  # bytes
@@ -114,7 +116,7 @@ def test_kernel_reads_and_writes_mapped_and_managed_memory_by_address():
             xs[i], ys[i] = float(i), 1.0
         device_x = cudart.cudaHostGetDevicePointer(x, 0)  # x itself under UVA
         with load_module(KERNELS / "kernels.cubin") as module:
-            module.get_function("axpy").launch((n + 255) // 256, 256, 2.0, device_x, y, n)
+            axpy(module).launch((n + 255) // 256, 256, 2.0, device_x, y, n)
         cudart.cudaDeviceSynchronize()
         assert [ys[i] for i in (0, 1, n - 1)] == [1.0, 3.0, 2.0 * (n - 1) + 1.0]
     finally:

@@ -16,7 +16,7 @@ import cudart
 from cudart._contract import declares
 from cudart.kernels import KernelArguments, load_module
 
-from .support import KERNELS, check, routes
+from .support import KERNELS, axpy, check, routes
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -48,7 +48,7 @@ def floats(dev, values):
 
 
 def test_graph_kernel_node_from_a_function(rt, dev, module):
-    fn = module.get_function("axpy")
+    fn = axpy(module)
     n = 1000
     x = floats(dev, [float(i % 17) for i in range(n)])
     y = floats(dev, [1.0] * n)
@@ -100,7 +100,7 @@ def test_graph_kernel_node_from_a_function(rt, dev, module):
 def test_generic_graph_node_from_a_function(rt, dev, module):
     if not hasattr(rt, "cudaGraphNodeParams"):
         pytest.skip(f"cudaGraphAddNode / cudaGraphNodeParams are CUDA 12.4+; {rt.__name__}")
-    fn = module.get_function("axpy")
+    fn = axpy(module)
     n = 256
     x = floats(dev, [float(i) for i in range(n)])
     y = floats(dev, [0.0] * n)
@@ -137,7 +137,7 @@ def _params(f) -> list[str]:
 
 
 def test_checked_functions_take_a_function(rt, dev, module, runtime_version):
-    fn = module.get_function("axpy")
+    fn = axpy(module)
     n = 64
     x = floats(dev, [float(i) for i in range(n)])
     y = floats(dev, [0.0] * n)
@@ -177,7 +177,7 @@ def test_cooperative_launch_with_a_tuple(rt, dev, module):
 
 def test_declared_signature_refuses_wrong_types(rt, dev, module):
     fn = module.get_function("axpy", signature="float a, const float *x, float *y, int n")
-    assert module.get_function("axpy") is not fn  # the untyped Function stays as it was
+    assert module.get_function("axpy") is not fn  # the undeclared Function stays as it was
     x = floats(dev, [1.0, 2.0, 3.0, 4.0])
     y = floats(dev, [0.0] * 4)
     with pytest.raises(TypeError, match=r"argument 3 \(int n\): a float"):
@@ -220,24 +220,6 @@ def test_mangled_names_type_the_arguments(rt, dev, cxx_module):
         shift.launch(1, 4, ints, -(2**31) - 1)
     shift.launch(1, 4, ints, -1)
     assert dev.read(ints, ctypes.c_int, 4) == [0, 1, 2, 3]
-
-
-def test_untyped_slots_are_chosen_per_call(rt, dev, module):
-    # mixed(char, short, int i, long long, float f, double, double *out) is extern "C":
-    # only sizes are known, so each call's values decide (issue 11: after a 3.0 for the
-    # int, a 3 was packed as a float too).
-    fn = module.get_function("mixed")
-    out = dev.alloc(8 * 6)
-    fn.launch(1, 1, 1, 2, 3.0, 4, 5.0, 6.0, out)
-    float_bits = struct.unpack("<i", struct.pack("<f", 3.0))[0]
-    assert dev.read(out, ctypes.c_double, 6)[2] == float(float_bits)  # as C: the bits
-    fn.launch(1, 1, 1, 2, 3, 4, 5.0, 6.0, out)
-    assert dev.read(out, ctypes.c_double, 6)[2] == 3.0
-    fn.launch(1, 1, 1, 2, 3, 4, 5, 6.0, out)  # an int for the float: its bits, this call
-    int_bits = struct.unpack("<f", struct.pack("<i", 5))[0]  # a denormal float
-    assert dev.read(out, ctypes.c_double, 6)[4] in (int_bits, 0.0)  # 0.0: flushed
-    fn.launch(1, 1, 1, 2, 3, 4, 5.0, 6.0, out)
-    assert dev.read(out, ctypes.c_double, 6) == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
 
 
 def test_refused_launch_keeps_the_configuration(rt, module):

@@ -12,7 +12,7 @@ from cudart import CudaError, _backend
 from cudart.errors import CudartError
 from cudart.kernels import ImageError, NameNotFoundError, load_module
 
-from .support import ALL_KERNELS, KERNELS, check, routes
+from .support import ALL_KERNELS, KERNELS, axpy, check, routes
 
 IMAGES = ("fatbin", "cubin", "ptx", "lz4.fatbin")
 
@@ -58,7 +58,7 @@ def test_loads_and_lists_kernels(module):
 
 
 def test_launch_axpy(rt, dev, module, launch_path):
-    fn = module.get_function("axpy")
+    fn = axpy(module)
     n = 1000
     got = run_axpy(
         rt, dev, fn, 2.0, n, lambda f, a, x, y, n: f.launch((n + 255) // 256, 256, a, x, y, n)
@@ -68,8 +68,6 @@ def test_launch_axpy(rt, dev, module, launch_path):
     y = dev.alloc(4 * 4, (ctypes.c_float * 4)(1, 1, 1, 1))
     x = dev.alloc(4 * 4, (ctypes.c_float * 4)(1, 2, 3, 4))
     fn.launch(1, (32,), 0.5, x, y, 3)
-    # axpy is extern "C": its types are unknown, so a float goes as a float (an int
-    # would go as an int, each call deciding: see test_kernel_handles).
     fn.launch((1, 1, 1), 32, 1.0, x, y, 2)
     assert dev.read(y, ctypes.c_float, 4) == [2.5, 4.0, 2.5, 1.0]
 
@@ -81,9 +79,11 @@ def test_param_sizes(module):
 
 
 def test_each_parameter_size(rt, dev, module, launch_path):
+    np = pytest.importorskip("numpy")
     fn = module.get_function("mixed")
     out = dev.alloc(8 * 6)
-    fn.launch(1, 1, -5, -300, 2**31 + 5, -(2**40), 1.5, 2.25, out)
+    # Typed floats: a cubin says only sizes, and a Python float is refused without types.
+    fn.launch(1, 1, -5, -300, 2**31 + 5, -(2**40), np.float32(1.5), np.float64(2.25), out)
     # 2**31 + 5 in an int parameter keeps its bits, as an unsigned value would.
     assert dev.read(out, ctypes.c_double, 6) == [
         -5.0,
@@ -115,7 +115,7 @@ def test_struct_and_numpy_arguments(rt, dev, module):
     module.get_function("take_pair").launch(1, 1, Pair(3, 4.5), out)
     assert dev.read(out, ctypes.c_double, 2) == [3.0, 4.5]
     np = pytest.importorskip("numpy")
-    fn = module.get_function("axpy")
+    fn = axpy(module)
     got = run_axpy(
         rt,
         dev,
@@ -128,7 +128,7 @@ def test_struct_and_numpy_arguments(rt, dev, module):
 
 
 def test_argument_errors(rt, dev, module, launch_path):
-    fn = module.get_function("axpy")
+    fn = axpy(module)
     x = dev.alloc(16)
     with pytest.raises(TypeError, match="takes 4 arguments"):
         fn.launch(1, 1, 1.0, x, x)
@@ -160,7 +160,7 @@ def test_launch_error_is_an_exception(rt, module):
 
 
 def test_raw_layer_takes_the_handle(rt, dev, module, runtime_version):
-    fn = module.get_function("axpy")
+    fn = axpy(module)
     n = 64
     x = dev.alloc(4 * n, (ctypes.c_float * n)(*range(n)))
     y = dev.alloc(4 * n)
@@ -291,7 +291,7 @@ def test_streams(rt, dev, module, launch_path):
 
 
 def test_threads_launch_their_own_arguments(rt, dev, module, launch_path):
-    fn = module.get_function("axpy")
+    fn = axpy(module)
     n = 256
     ys = [dev.alloc(4 * n) for _ in range(4)]
     x = dev.alloc(4 * n, (ctypes.c_float * n)(*[1.0] * n))
@@ -312,7 +312,7 @@ def test_threads_launch_their_own_arguments(rt, dev, module, launch_path):
 def test_repeated_launches(rt, dev, module, launch_path):
     # A launch loop: the same grid, block and stream objects, new values each time (C
     # packs them where the Launcher is primed), then a new grid and a type change.
-    fn = module.get_function("axpy")
+    fn = axpy(module)
     n = 512
     x = dev.alloc(4 * n, (ctypes.c_float * n)(*range(n)))
     y = dev.alloc(4 * n, (ctypes.c_float * n)(*[0.0] * n))
@@ -324,10 +324,10 @@ def test_repeated_launches(rt, dev, module, launch_path):
     assert dev.read(y, ctypes.c_float, n) == expected
     fn.launch((grid, 1), block, 1.0, x, y, n // 2)  # a new grid object
     fn.launch((grid, 1), block, 1.0, x, y, n // 2)
-    fn.launch(grid, block, 1, x, y, n)  # an int for the float: its own slot
-    fn.launch(grid, block, 1, x, y, n)
+    for _ in range(2):  # an int for the float: refused, primed or not
+        with pytest.raises(TypeError, match="an int given"):
+            fn.launch(grid, block, 1, x, y, n)
     got = dev.read(y, ctypes.c_float, n)
-    # The int 1 went as the 4-byte int 1: the float 1.4e-45 (a denormal), not 1.0.
     assert got[: n // 2] == [e + 2.0 * i for i, e in enumerate(expected[: n // 2])]
     assert got[n // 2 :] == expected[n // 2 :]
     with pytest.raises(OverflowError):
@@ -335,6 +335,34 @@ def test_repeated_launches(rt, dev, module, launch_path):
     fn.launch(grid, block, 0.0, x, y, n)
     fn.launch(grid, block, 0.0, x, y, n)
     assert dev.read(y, ctypes.c_float, n)[: n // 2] == got[: n // 2]
+
+
+def test_extern_c_kernels_see_the_values_given(rt, dev, module, launch_path):
+    # Issue 21: 3.0 for an extern "C" kernel's int reached it as 1077936128 (the float's
+    # bits), and a float for a pointer as a double. mixed(char, short, int, long long,
+    # float, double, double *out): typed by the image's PTX where it has some (the PTX
+    # image, fatbins whose PTX entry is readable), untyped in a cubin.
+    np = pytest.importorskip("numpy")
+    fn = module.get_function("mixed")
+    typed = fn.param_types is not None
+    assert typed != (module.kind == "cubin")  # (a fatbin's zstd PTX: read with libzstd)
+    if typed:
+        assert [t.kind for t in fn.param_types][4:] == ["float", "float", "word"]
+    out = dev.alloc(8 * 6)
+    with pytest.raises(TypeError, match="argument 2" if typed else "signature="):
+        fn.launch(1, 1, 1, 2, 3.0, 4, np.float32(5.0), np.float64(6.0), out)
+    with pytest.raises(TypeError, match="argument 6"):
+        fn.launch(1, 1, 1, 2, 3, 4, np.float32(5.0), np.float64(6.0), 7.0)
+    if typed:  # Python floats go as the PTX's .f32 and .f64
+        fn.launch(1, 1, 1, 2, 3, 4, 5.0, 6.0, out)
+        check(rt, rt.cudaDeviceSynchronize())
+        assert dev.read(out, ctypes.c_double, 6) == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    else:
+        with pytest.raises(TypeError, match=r"numpy\.float32\(3\.0\)"):
+            fn.launch(1, 1, 1, 2, 3, 4, 5.0, np.float64(6.0), out)
+    fn.launch(1, 1, -1, 2, 3, 4, np.float32(0.5), ctypes.c_double(0.25), out)
+    check(rt, rt.cudaDeviceSynchronize())
+    assert dev.read(out, ctypes.c_double, 6) == [-1.0, 2.0, 3.0, 4.0, 0.5, 0.25]
 
 
 def test_unknown_names(module):
@@ -392,7 +420,7 @@ def test_auto_route(rt):
 def test_loading_and_launching_leave_no_last_error(rt, module, dev):
     """Probing parameter counts past the end must not leave cudaErrorInvalidValue behind."""
     check(rt, rt.cudaGetLastError())
-    fn = module.get_function("axpy")
+    fn = axpy(module)
     assert fn.param_sizes is not None
     n = 64
     x = dev.alloc(4 * n, (ctypes.c_float * n)(*range(n)))

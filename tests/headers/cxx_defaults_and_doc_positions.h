@@ -35,3 +35,22 @@ extern int other_list(void *ptr, unsigned int flags);
  * \param pool            - The pool
  */
 extern int export_handle(void *shareable, int pool);
+
+// A record whose C++-only constructor defaults its members (vector_types.h's dim3).
+struct grid3
+{
+    unsigned int x, y, z;
+#if defined(__cplusplus)
+    grid3(unsigned int vx = 1, unsigned int vy = 1, unsigned int vz = 7u) : x(vx), y(vy), z(vz) {}
+    grid3(long v) : x(v), y(v), z(v) {}
+#endif
+};
+
+// Not every member defaulted: no defaults.
+struct partial
+{
+    int a, b;
+#if defined(__cplusplus)
+    partial(int va = 1) : a(va), b(0) {}
+#endif
+};

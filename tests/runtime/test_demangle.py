@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from kernel_support import module_of
 
 from cudart.errors import NameNotFoundError
 from cudart.kernels._demangle import (
@@ -185,3 +186,20 @@ def test_both_routes_say_the_same():
     message = str(unknown_kernel("x", ["b", "_Z1av"]))
     assert message == "no kernel 'x' in the image; it has: 'a()' (_Z1av), 'b'"
     assert str(unknown_kernel("x", [])) == "no kernel 'x' in the image; it has: no kernels"
+
+
+def test_exact_names_are_looked_up_without_listing(names):
+    module = module_of(b"", names)
+    loader = module._loader
+    fn = module.get_function("_Z6squarePfi")
+    assert (fn.name, fn.handle) == ("_Z6squarePfi", loader.registration.functions[fn.name])
+    assert module.get_function("plain").name == "plain"
+    assert loader.listings == 0  # issue 21: every kernel was listed for an exact name
+    # A C++ source name or signature is found in the listing, once.
+    assert module.get_function("square(float*, int)") is fn
+    assert loader.listings == 1
+    with pytest.raises(NameNotFoundError, match=r"no kernel 'nope' in the image; it has: "):
+        module.get_function("nope")
+    with pytest.raises(AmbiguousKernelNameError):
+        module.get_function("square")
+    assert loader.listings == 1  # the listing is kept

@@ -256,6 +256,14 @@ WORST = {
     "ptx unterminated comments": lambda: PTX_HEAD + b"/*" * (KB40 // 2),
     "ptx open brackets": lambda: PTX_HEAD + b".global .u32 x" + b"[ " * (KB40 // 2),
     "ptx open bracket, spaces": lambda: PTX_HEAD + b".global .u32 x[" + b" " * KB40,
+    "ptx entries with open parameter lists": lambda: PTX_HEAD
+    + b"".join(b".entry k%d(" % i for i in range(KB40 // 12)),
+    "ptx entries without lists": lambda: PTX_HEAD
+    + b"".join(b".entry k%d " % i for i in range(KB40 // 12)),
+    "ptx a long parameter list": lambda: PTX_HEAD
+    + b".entry k("
+    + b".param .align 8 .b8 p[16]," * (KB40 // 27)
+    + b".param .u32 n){}",
     "elf: 300 symbol tables over the same symbols": lambda: _elf(300, 1000, 8),
     "elf: overlapping names": lambda: _elf(1, 1500, 4000),
 }

@@ -12,13 +12,17 @@ which the runtime tells only with a GPU, are given where a test needs them.
 from __future__ import annotations
 
 import ctypes
+import functools
 import gc
 import importlib
 import struct
 import types
 import weakref
 
+import numpy as np
 import pytest
+from kernel_support import module_of
+from suite import KERNELS
 
 import cudart
 from cudart import CudaError
@@ -26,6 +30,7 @@ from cudart._layout import ConvertedField
 from cudart.kernels import KernelArguments as PublicKernelArguments
 from cudart.kernels._demangle import parameter_types
 from cudart.kernels._function import Function
+from cudart.kernels._images import _libzstd, inspect_image
 from cudart.kernels._launch import KernelArguments, configure, param_type, param_types
 from generator import device_functions
 from generator.model import Builtin, Pointer
@@ -233,29 +238,117 @@ def test_declared_signature_checked_against_the_kernel():
 
 
 def test_untyped_choice_is_made_per_call():
-    # axpy as extern "C": only sizes are known. A float packs as a float, an int as an
-    # int, whatever the previous launch passed (issue 11: after 3.0, a 3 was a float).
+    # axpy as extern "C" from an image without PTX: only sizes are known. A typed
+    # float packs as its type, an int as an int, whatever the previous launch passed
+    # (issue 11: after 3.0, a 3 was a float).
     fn = function("axpy", sizes=(4, 8, 8, 4))
-    attempt(fn, 1, 1, 2.0, 0x1000, 0x2000, 3.0)
+    f32 = np.float32(2.0)
+    attempt(fn, 1, 1, f32, 0x1000, 0x2000, np.float32(3.0))
     assert struct.unpack("<f", slot_bytes(fn._sig, 3, 4))[0] == 3.0
-    attempt(fn, 1, 1, 2.0, 0x1000, 0x2000, 3)
+    attempt(fn, 1, 1, f32, 0x1000, 0x2000, 3)
     assert struct.unpack("<i", slot_bytes(fn._sig, 3, 4))[0] == 3
-    attempt(fn, 1, 1, 2.0, 0x1000, 0x2000, 3.0)
+    attempt(fn, 1, 1, f32, 0x1000, 0x2000, ctypes.c_float(3.0))
     assert struct.unpack("<f", slot_bytes(fn._sig, 3, 4))[0] == 3.0
     # The fast path reuses a signature only for the same kinds of values.
     attempt(fn, 1, 1, 2, 0x1000, 0x2000, 4)
     assert struct.unpack("<i", slot_bytes(fn._sig, 0, 4))[0] == 2
     assert struct.unpack("<i", slot_bytes(fn._sig, 3, 4))[0] == 4
-    # Without sizes a float is ambiguous, an int packs in 8 bytes.
+    # Without sizes an int packs in 8 bytes.
     blind = function("axpy")
     blind._params = None
-    with pytest.raises(TypeError, match="float is ambiguous"):
-        blind.pack(2.0)
     assert len(blind.pack(5)) == 1
 
 
+@pytest.mark.parametrize("sizes", [(4, 8, 8, 4), None])
+def test_untyped_python_floats_are_refused(sizes):
+    # Issue 21: 3.0 for an extern "C" kernel's int reached it as 1077936128 (its IEEE
+    # bits), and for a pointer as a double. Without types, a float is ambiguous.
+    fn = function("axpy", sizes=sizes)
+    for k, args in ((0, (3.0, 0x1000, 0x2000, 4)), (3, (np.float32(3.0), 0x1000, 0x2000, 3.0))):
+        for act in (fn.pack, functools.partial(fn.launch, 1, 1)):
+            with pytest.raises(TypeError) as err:
+                act(*args)
+            message = str(err.value)
+            assert f"argument {k}:" in message and "ambiguous" in message
+            for hint in ("signature=", "numpy.float32(3.0)", "ctypes.c_float(3.0)"):
+                assert hint in message
+    # Ints stay accepted, checked against the parameter's size.
+    packed = fn.pack(np.float32(2.5), 0x1000, 0x2000, -1)
+    argv = (ctypes.c_void_p * 4).from_address(int(packed))
+    assert struct.unpack("<f", ctypes.string_at(argv[0], 4))[0] == 2.5
+    assert ctypes.string_at(argv[3], 4 if sizes else 8) == b"\xff" * (4 if sizes else 8)
+    if sizes is not None:
+        with pytest.raises(OverflowError, match="argument 3"):
+            fn.pack(np.float32(2.5), 0, 0, 2**32)
+        with pytest.raises(TypeError, match="float64 is 8 bytes, the kernel's parameter 4"):
+            fn.pack(np.float64(2.5), 0, 0, 1)
+
+
+# nvcc 13's default fatbin (kernels.fatbin) compresses its PTX with zstd, which the
+# system's libzstd reads where there is one.
+ZSTD = pytest.mark.skipif(_libzstd() is None, reason="no libzstd on this system")
+PTX_IMAGES = [
+    "kernels.ptx",
+    "kernels_plain.fatbin",
+    "kernels_lz4.fatbin",
+    pytest.param("kernels.fatbin", marks=ZSTD),
+    pytest.param("kernels_zstd.fatbin", marks=ZSTD),
+]
+
+
+@pytest.mark.parametrize("image", PTX_IMAGES)
+def test_ptx_declares_extern_c_parameter_types(image):
+    data = (KERNELS / image).read_bytes()
+    module = module_of(data, names=inspect_image((KERNELS / "kernels.ptx").read_bytes()).functions)
+    fn = module.get_function("axpy")  # axpy(float a, const float *x, float *y, int n)
+    assert [(t.kind, t.size, t.text) for t in fn.param_types] == [
+        ("float", 4, ".f32"),
+        ("word", 8, ".u64"),
+        ("word", 8, ".u64"),
+        ("word", 4, ".u32"),
+    ]
+    packed = fn.pack(3.0, DevicePointer(0x7000_0000_0000), 0x2000, -7)
+    argv = (ctypes.c_void_p * 4).from_address(int(packed))
+    assert struct.unpack("<f", ctypes.string_at(argv[0], 4))[0] == 3.0
+    assert struct.unpack("<Q", ctypes.string_at(argv[1], 8))[0] == 0x7000_0000_0000
+    assert struct.unpack("<i", ctypes.string_at(argv[3], 4))[0] == -7  # C's int is .u32
+    refused = [
+        ((3.0, 0, 0, 3.0), TypeError, r"argument 3 \(\.u32\): a float given"),
+        ((3.0, 1.5, 0, 3), TypeError, r"argument 1 \(\.u64\): a float given"),
+        ((3, 0, 0, 3), TypeError, r"argument 0 \(\.f32\): an int given"),
+        ((3.0, 0, 0, 2**32), OverflowError, r"argument 3 \(\.u32\)"),
+        ((3.0, 0, 0, DevicePointer(8)), TypeError, r"argument 3 \(\.u32\): DevicePointer"),
+        ((3.0, 0, 0), TypeError, "takes 4 arguments"),
+    ]
+    for args, error, match in refused:
+        with pytest.raises(error, match=match):
+            fn.pack(*args)
+    # mixed(char, short, int, long long, float, double, double*); take_pair(Pair, double*)
+    mixed = module.get_function("mixed")
+    packed = mixed.pack(-1, 2, 3, -(2**63), 1.5, 0.25, 0x1000)
+    argv = (ctypes.c_void_p * 7).from_address(int(packed))
+    assert struct.unpack("<d", ctypes.string_at(argv[5], 8))[0] == 0.25
+    assert struct.unpack("<q", ctypes.string_at(argv[3], 8))[0] == -(2**63)
+    pair = module.get_function("take_pair")
+    assert (pair.param_types[0].kind, pair.param_types[0].size) == (None, 16)
+    with pytest.raises(TypeError, match=r"argument 0 \(\.b8\[16\]\)"):
+        pair.pack(1.0, 0x1000)
+    assert len(pair.pack(bytes(16), 0x1000)) == 2
+    # A declared signature still has the last word.
+    typed = module.get_function("axpy", signature="double, float*, float*, int")
+    assert typed.param_types[0].text == "double"
+
+
+def test_images_without_ptx_leave_extern_c_kernels_untyped():
+    for image in ("kernels.cubin", "kernels_lz4_sass.fatbin"):
+        fn = module_of((KERNELS / image).read_bytes()).get_function("axpy")
+        assert fn.param_types is None
+        with pytest.raises(TypeError, match="ambiguous"):
+            fn.pack(3.0, 0, 0, 1)
+
+
 def test_refused_launch_leaves_the_configuration():
-    fn = function("axpy", sizes=(4, 8, 8, 4))
+    fn = function("axpy", sizes=(4, 8, 8, 4), signature="float, float*, float*, int")
     args = (2.0, 0x1000, 0x2000, 4)
     attempt(fn, 1, 32, *args)
     assert (fn._config.gridDim.x, fn._config.blockDim.x) == (1, 32)
@@ -354,6 +447,50 @@ def test_checked_kernel_arguments_in_memory_hold_a_pointer_per_parameter():
                 launch(f, args)
 
 
+class Index:
+    """An int-like that counts its conversions."""
+
+    def __init__(self, value: int):
+        self.value = value
+        self.calls = 0
+
+    def __index__(self) -> int:
+        self.calls += 1
+        return self.value
+
+
+def test_checked_launches_take_ints_tuples_and_dim3_likes():
+    # Issue 21: the checked launches refused what Function.launch takes (`expected a
+    # dim3 instance, got int`).
+    fn = function("_Z4axpyfPKfPfi", sizes=(4, 8, 8, 4))
+    args = fn.pack(2.0, 0, 0, 4)
+    for launch in (cudart.cudaLaunchKernel, cudart.cudaLaunchCooperativeKernel):
+        for grid, block in (
+            (1, 32),
+            ((2, 3), (32,)),
+            (cudart.dim3(4), types.SimpleNamespace(x=1, y=2, z=1)),
+        ):
+            with pytest.raises(CudaError):  # reached C (no GPU: an error code, raised)
+                launch(fn, grid, block, args, 0, None)
+        for grid, error, match in (
+            (2**32, ValueError, "gridDim dimension 4294967296 out of range"),
+            ((1, 1, 1, 1), ValueError, "gridDim must have 1 to 3 dimensions"),
+            (1.5, TypeError, "gridDim must be an int or a tuple"),
+            (("1",), TypeError, "gridDim dimensions must be ints"),
+        ):
+            with pytest.raises(error, match=match):
+                launch(fn, grid, 1, args, 0, None)
+        x, y = Index(5), Index(2**32 + 1)  # converted once: the int C gets is checked
+        with pytest.raises(ValueError, match="blockDim dimension"):
+            launch(fn, 1, (x, y), args, 0, None)
+        assert (x.calls, y.calls) == (1, 1)
+    config = cudart.cudaLaunchConfig_t(gridDim=(2, 2), blockDim=128)
+    assert (config.gridDim.x, config.gridDim.y, config.gridDim.z) == (2, 2, 1)
+    assert (config.blockDim.x, config.blockDim.y, config.blockDim.z) == (128, 1, 1)
+    with pytest.raises(CudaError):
+        cudart.cudaLaunchKernelExC(config, fn, args)
+
+
 def test_raw_functions_take_a_function_and_packed_arguments():
     fn = function("_Z4axpyfPKfPfi")
     rt = cudart.sys
@@ -445,6 +582,27 @@ def test_nested_records_keep_the_function(lib):
     del copy, params
     gc.collect()
     assert watch() is not None and outer.kernel.func == 0x4321
+
+
+@pytest.mark.parametrize("lib", RAW_MODULES, ids=lambda m: m.__name__)
+def test_dim3_is_cpp_dim3(lib):
+    # C++'s dim3(unsigned vx = 1, unsigned vy = 1, unsigned vz = 1) (vector_types.h);
+    # ctypes' own constructor zeroed what was not given: dim3(512) was (512, 0, 0).
+    def dims(d):
+        return (d.x, d.y, d.z)
+
+    assert dims(lib.dim3(512)) == (512, 1, 1)
+    assert dims(lib.dim3()) == (1, 1, 1)
+    assert dims(lib.dim3(2, 3)) == (2, 3, 1)
+    assert dims(lib.dim3(4, z=5)) == (4, 1, 5)
+    assert dims(lib.dim3(7, 8, 9)) == (7, 8, 9)
+    node = lib.cudaKernelNodeParams(gridDim=64, blockDim=(8, 4))
+    assert (dims(node.gridDim), dims(node.blockDim)) == ((64, 1, 1), (8, 4, 1))
+    node.gridDim = lib.dim3(3)
+    assert dims(node.gridDim) == (3, 1, 1)
+    with pytest.raises(ValueError, match="gridDim dimension -1 out of range"):
+        node.gridDim = (1, -1)
+    assert dims(node.gridDim) == (3, 1, 1)
 
 
 # ---------------------------------------------------------------- the generator's rules

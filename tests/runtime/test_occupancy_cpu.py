@@ -17,7 +17,7 @@ from cudart.kernels._images import (
     inspect_image,
     lz4_block_decompress,
 )
-from cudart.kernels._launch import Signature, dims
+from cudart.kernels._launch import Signature, dims, ptx_param_types
 from cudart.occupancy import _store, potential_block_size
 
 # The calls go through the backend in force: make test-ctypes runs them on ctypes too.
@@ -131,7 +131,9 @@ def test_store_writes_through_c_style_outputs():
 
 
 def test_signature_packs_slots_once():
-    sig = Signature((1.5, 0x1000, 0x2000, 7), (4, 8, 8, 4))
+    # axpy's parameters as its PTX declares them: a Python float needs a float's slot.
+    ptx = ptx_param_types((("f32", 4), ("u64", 8), ("u64", 8), ("u32", 4)))
+    sig = Signature((1.5, 0x1000, 0x2000, 7), (4, 8, 8, 4), ptx)
     argv = sig.argv.value
     sig.pack(2.5, 0x10, 0x20, 3)
     pointers = (ctypes.c_void_p * 4).from_address(argv)
