@@ -768,6 +768,29 @@ def _attribute(attr: Any, table: dict, function: str) -> AttributeValue:
     return spec
 
 
+def shareable_handle_storage(handle_type: Any, table: dict, function: str) -> Any:
+    """C storage for the OS handle `function` exports as `handle_type`: `table` maps each
+    handle type value to its ctypes type (generated from the enumerators' docs: an int
+    fd, a HANDLE, a D3DKMT_HANDLE, a fabric handle record). Any other value, no type or
+    several OR-ed, names no one handle: a ValueError, before C writes an unknown size."""
+    ctype = table.get(handle_type)
+    if ctype is None:
+        known = ", ".join(f"{k} ({t.__name__})" for k, t in table.items())
+        raise ValueError(
+            f"{function}: handleType {_attribute_name(handle_type)} is not one exportable "
+            f"handle type of these headers (known: {known})"
+        )
+    return ctype()
+
+
+def shareable_handle(storage: Any) -> Any:
+    """What `shareable_handle_storage`'s storage holds after the call: the fabric handle
+    record itself, or the int (fd, HANDLE, D3DKMT_HANDLE) a scalar holds."""
+    if isinstance(storage, (ctypes.Structure, ctypes.Union)):
+        return storage
+    return storage.value or 0
+
+
 def c_integer(value: Any, ctype: Any, what: str) -> int:
     """`value` as an int that fits the C integer type `ctype` (a ctypes scalar is read
     as its value): OverflowError where it does not fit, which ctypes would wrap."""

@@ -31,6 +31,7 @@ from ..context import GenerationContext
 from ..ctypes_map import POINTER_KINDS, RenderError, TypeKind, integer_range
 from ..formatting import format_python
 from ..model import Param, RecordBuilder, RecordRef, TypedefRef
+from ..resolve import shareable_handle_types
 from ..plan import (
     INPUT_KINDS,
     OUTPUT_KINDS,
@@ -509,6 +510,13 @@ def _in_integer_handle(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple
     return p.py_type, (f'{n} = _c.integer_handle({n}, "{p.ctype}", {n!r})',)
 
 
+def _in_handle_ref(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str, ...]]:
+    # An array of the one handle: cudart._convert.ref converts a list's handles as handle
+    # arguments (kind, destroyed or not) and C reads the handle by address.
+    n, cls = p.py_name, f.v.use(p.ctype)
+    return f"{cls} | _HandleLike", (f"{n} = _c.ref([{n}], {cls}, {n!r}, {f.writable(c)})",)
+
+
 _INPUTS: dict[ParamKind, _InputEmitter] = {
     ParamKind.HANDLE: _in_handle,
     ParamKind.POINTER: _in_pointer,
@@ -525,6 +533,7 @@ _INPUTS: dict[ParamKind, _InputEmitter] = {
     ParamKind.FUNCTION_POINTER: _in_function_pointer,
     ParamKind.IMAGE: _in_image,
     ParamKind.INTEGER_HANDLE: _in_integer_handle,
+    ParamKind.HANDLE_REF: _in_handle_ref,
 }
 _RELEASED = frozenset({ParamKind.CALLBACK, ParamKind.CALLBACK_RECORD})
 # Converted before the other inputs: a size check then reads the int a number became,
@@ -620,6 +629,12 @@ _OUTPUTS: dict[ParamKind, _Output] = {
     ParamKind.MAPPED_HOST_MEMORY: _Output("_c.host_memory_like({n}.value, {partner})"),
     # An int subclass named after the typedef, which a destroy can mark.
     ParamKind.INTEGER_HANDLE: _Output('_c.integer_handle_of({n}.value, "{ctype}")'),
+    # Storage of the C type the handle type input `partner` names ({table}: value -> its
+    # ctypes type), passed by reference; an int or the fabric handle record comes back.
+    ParamKind.SHAREABLE_HANDLE: _Output(
+        "_c.shareable_handle({n})",
+        storage='{n} = _c.shareable_handle_storage({partner}, {table}, "{function}")',
+    ),
 }
 
 # ATTRIBUTE for several attributes at once (cudaMemRangeGetAttributes): storage for each
@@ -771,6 +786,8 @@ class _Function:
         out = _OUTPUTS[p.kind]
         if p.kind is ParamKind.ATTRIBUTE:
             return self.attribute_output(p, c, out)
+        if p.kind is ParamKind.SHAREABLE_HANDLE:
+            return self.shareable_output(p, c, out)
         ctype = v.ctype(p.ctype)
         if p.kind in (
             ParamKind.ARRAY,
@@ -831,6 +848,26 @@ class _Function:
             first_call=n,
             storage=storage.format(**names),
             result=_Result(result.format(**names), v.annotation(p.py_type)),
+        )
+
+    def shareable_output(self, p: ParamPlan, c: Param, out: _Output) -> _Param:
+        """An OS handle typed by the handle type argument (resolve.SHAREABLE_HANDLES)."""
+        v, n = self.v, p.py_name
+        partner = self.c_params[p.partner or ""]
+        enum = v.types.enum_class(partner.type)
+        assert enum is not None and out.storage is not None and out.result is not None
+        handles = shareable_handle_types(v.types, enum)
+        table = f"_{enum}_handles"
+        rows = ", ".join(f"{value}: {v.ctype(ctype)}" for value, (_, ctype) in handles.items())
+        v.integer_types[table] = f"{{{rows}}}"
+        records = sorted({t for _, t in handles.values() if not t.startswith("c_")})
+        names = {"n": n, "partner": self.py_name(partner.name), "table": table, "function": self.plan.name}
+        return _Param(
+            argtype=v.ctype(v.types.param_type(c.type)),
+            call=f"_c.byref({n})",
+            first_call=n,
+            storage=out.storage.format(**names),
+            result=_Result(out.result.format(**names), " | ".join(["int", *records])),
         )
 
     def returns(self, results: list[_Result]) -> str:
