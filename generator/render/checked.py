@@ -31,7 +31,6 @@ from ..context import GenerationContext
 from ..ctypes_map import POINTER_KINDS, RenderError, TypeKind, integer_range
 from ..formatting import format_python
 from ..model import Param, RecordBuilder, RecordRef, TypedefRef
-from ..resolve import shareable_handle_types
 from ..plan import (
     INPUT_KINDS,
     OUTPUT_KINDS,
@@ -43,6 +42,7 @@ from ..plan import (
     ResultKind,
     Role,
 )
+from ..resolve import shareable_handle_types
 from .base import (
     docstring,
     environment,
@@ -861,7 +861,12 @@ class _Function:
         rows = ", ".join(f"{value}: {v.ctype(ctype)}" for value, (_, ctype) in handles.items())
         v.integer_types[table] = f"{{{rows}}}"
         records = sorted({t for _, t in handles.values() if not t.startswith("c_")})
-        names = {"n": n, "partner": self.py_name(partner.name), "table": table, "function": self.plan.name}
+        names = {
+            "n": n,
+            "partner": self.py_name(partner.name),
+            "table": table,
+            "function": self.plan.name,
+        }
         return _Param(
             argtype=v.ctype(v.types.param_type(c.type)),
             call=f"_c.byref({n})",

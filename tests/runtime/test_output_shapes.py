@@ -65,7 +65,7 @@ def pointee(argument) -> int:
     return ctypes.c_void_p.from_buffer(argument).value or 0
 
 
-# ---------------------------------------------------------------- cudaMemPoolExportToShareableHandle
+# ---------------------------------------------------- cudaMemPoolExportToShareableHandle
 
 # cudaMemAllocationHandleType's enumerators' docs: the C type of each handle, its size.
 HANDLE_SIZES = {
