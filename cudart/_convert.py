@@ -266,7 +266,7 @@ def ref(
         if isinstance(ctype, type) and issubclass(ctype, c_void_p) and ctype is not c_void_p:
             # Handles from other libraries (cuda-bindings' CUgraphNode, ...) are ints to
             # us through __int__; ctypes itself only takes ints and its own kind.
-            value = [handle(v, ctype, name) for v in value]
+            value = [_handle_element(handle(v, ctype, name), ctype) for v in value]
         try:
             return (ctype * len(value))(*value)
         except TypeError as exc:
@@ -279,6 +279,15 @@ def ref(
     if isinstance(ctype, type) and issubclass(ctype, (ctypes.Structure, ctypes.Union)):
         return _record_pointer(value, ctype, name, writable, size, what)
     return pointer(value, name, writable, size, what)
+
+
+def _handle_element(value: Any, ctype: Any) -> Any:
+    """A converted handle as an element of a ctypes array of `ctype`, which takes only
+    ints, None and `ctype` itself: a plain c_void_p, or the same kind from another
+    version's module, by its address."""
+    if value is None or type(value) is int or isinstance(value, ctype):
+        return value
+    return value.value or 0
 
 
 def _record_pointer(

@@ -3488,7 +3488,7 @@ def cudaEGLStreamConsumerAcquireFrame(
         timeout = _c.integer(
             timeout, _range_unsigned_int, "cudaEGLStreamConsumerAcquireFrame", "timeout"
         )
-    conn = _c.ref([conn], cudaEglStreamConnection, "conn", True)
+    _conn_array = _c.ref([conn], cudaEglStreamConnection, "conn", True)
     if pCudaResource.__class__ is not int:
         pCudaResource = _c.ref(
             pCudaResource,
@@ -3500,9 +3500,11 @@ def cudaEGLStreamConsumerAcquireFrame(
         )
     elif pCudaResource >> 64:
         raise _c.address_error(pCudaResource, "cudaEGLStreamConsumerAcquireFrame", "pCudaResource")
-    pStream = _c.ref([pStream], cudaStream_t, "pStream", True)
+    _pStream_array = _c.ref([pStream], cudaStream_t, "pStream", True)
     try:
-        err = _cudaEGLStreamConsumerAcquireFrame(conn, pCudaResource, pStream, timeout)
+        err = _cudaEGLStreamConsumerAcquireFrame(
+            _conn_array, pCudaResource, _pStream_array, timeout
+        )
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc,
@@ -3586,17 +3588,23 @@ def cudaEGLStreamConsumerDisconnect(conn: cudaEglStreamConnection | _HandleLike)
     Parameters:
         conn: Conection to disconnect.
 
+    The handle object given as conn is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorUnknown.
 
     C: cudaError_t cudaEGLStreamConsumerDisconnect(cudaEglStreamConnection *conn)
     """
-    conn = _c.ref([conn], cudaEglStreamConnection, "conn", True)
+    _conn_array = _c.ref([conn], cudaEglStreamConnection, "conn", True)
+    _c.claim(conn, "conn", "cudaEGLStreamConsumerDisconnect")
     try:
-        err = _cudaEGLStreamConsumerDisconnect(conn)
+        err = _cudaEGLStreamConsumerDisconnect(_conn_array)
     except _ArgumentError as exc:
+        _c.unclaim(conn)
         raise _c.argument_error(exc, "cudaEGLStreamConsumerDisconnect", ("conn",)) from None
     if err:
+        _c.unclaim(conn)
         raise _error(err, _lib)
+    _c.destroyed(conn, "cudaEglStreamConnection", "cudaEGLStreamConsumerDisconnect")
 
 
 def cudaEGLStreamConsumerReleaseFrame(
@@ -3617,12 +3625,12 @@ def cudaEGLStreamConsumerReleaseFrame(
 
     C: cudaError_t cudaEGLStreamConsumerReleaseFrame(cudaEglStreamConnection *conn, cudaGraphicsResource_t pCudaResource, cudaStream_t *pStream)
     """
-    conn = _c.ref([conn], cudaEglStreamConnection, "conn", True)
+    _conn_array = _c.ref([conn], cudaEglStreamConnection, "conn", True)
     if pCudaResource.__class__ is not cudaGraphicsResource_t:
         pCudaResource = _c.handle(pCudaResource, cudaGraphicsResource_t, "pCudaResource")
-    pStream = _c.ref([pStream], cudaStream_t, "pStream", True)
+    _pStream_array = _c.ref([pStream], cudaStream_t, "pStream", True)
     try:
-        err = _cudaEGLStreamConsumerReleaseFrame(conn, pCudaResource, pStream)
+        err = _cudaEGLStreamConsumerReleaseFrame(_conn_array, pCudaResource, _pStream_array)
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cudaEGLStreamConsumerReleaseFrame", ("conn", "pCudaResource", "pStream")
@@ -3676,17 +3684,23 @@ def cudaEGLStreamProducerDisconnect(conn: cudaEglStreamConnection | _HandleLike)
     Parameters:
         conn: Conection to disconnect.
 
+    The handle object given as conn is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorUnknown.
 
     C: cudaError_t cudaEGLStreamProducerDisconnect(cudaEglStreamConnection *conn)
     """
-    conn = _c.ref([conn], cudaEglStreamConnection, "conn", True)
+    _conn_array = _c.ref([conn], cudaEglStreamConnection, "conn", True)
+    _c.claim(conn, "conn", "cudaEGLStreamProducerDisconnect")
     try:
-        err = _cudaEGLStreamProducerDisconnect(conn)
+        err = _cudaEGLStreamProducerDisconnect(_conn_array)
     except _ArgumentError as exc:
+        _c.unclaim(conn)
         raise _c.argument_error(exc, "cudaEGLStreamProducerDisconnect", ("conn",)) from None
     if err:
+        _c.unclaim(conn)
         raise _error(err, _lib)
+    _c.destroyed(conn, "cudaEglStreamConnection", "cudaEGLStreamProducerDisconnect")
 
 
 def cudaEGLStreamProducerPresentFrame(
@@ -3707,10 +3721,10 @@ def cudaEGLStreamProducerPresentFrame(
 
     C: cudaError_t cudaEGLStreamProducerPresentFrame(cudaEglStreamConnection *conn, cudaEglFrame eglframe, cudaStream_t *pStream)
     """
-    conn = _c.ref([conn], cudaEglStreamConnection, "conn", True)
-    pStream = _c.ref([pStream], cudaStream_t, "pStream", True)
+    _conn_array = _c.ref([conn], cudaEglStreamConnection, "conn", True)
+    _pStream_array = _c.ref([pStream], cudaStream_t, "pStream", True)
     try:
-        err = _cudaEGLStreamProducerPresentFrame(conn, eglframe, pStream)
+        err = _cudaEGLStreamProducerPresentFrame(_conn_array, eglframe, _pStream_array)
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cudaEGLStreamProducerPresentFrame", ("conn", "eglframe", "pStream")
@@ -3737,11 +3751,11 @@ def cudaEGLStreamProducerReturnFrame(
 
     C: cudaError_t cudaEGLStreamProducerReturnFrame(cudaEglStreamConnection *conn, cudaEglFrame *eglframe, cudaStream_t *pStream)
     """
-    conn = _c.ref([conn], cudaEglStreamConnection, "conn", True)
-    pStream = _c.ref([pStream], cudaStream_t, "pStream", True)
+    _conn_array = _c.ref([conn], cudaEglStreamConnection, "conn", True)
+    _pStream_array = _c.ref([pStream], cudaStream_t, "pStream", True)
     eglframe = cudaEglFrame()
     try:
-        err = _cudaEGLStreamProducerReturnFrame(conn, eglframe, pStream)
+        err = _cudaEGLStreamProducerReturnFrame(_conn_array, eglframe, _pStream_array)
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cudaEGLStreamProducerReturnFrame", ("conn", "eglframe", "pStream")

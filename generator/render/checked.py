@@ -513,8 +513,15 @@ def _in_integer_handle(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple
 def _in_handle_ref(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str, ...]]:
     # An array of the one handle: cudart._convert.ref converts a list's handles as handle
     # arguments (kind, destroyed or not) and C reads the handle by address.
+    # The array takes its own name: the parameter keeps the caller's object, which a
+    # destroy marks (Effect.DESTROYS).
     n, cls = p.py_name, f.v.use(p.ctype)
-    return f"{cls} | _HandleLike", (f"{n} = _c.ref([{n}], {cls}, {n!r}, {f.writable(c)})",)
+    array = _handle_ref_array(n)
+    return f"{cls} | _HandleLike", (f"{array} = _c.ref([{n}], {cls}, {n!r}, {f.writable(c)})",)
+
+
+def _handle_ref_array(name: str) -> str:
+    return f"_{name}_array"
 
 
 _INPUTS: dict[ParamKind, _InputEmitter] = {
@@ -772,10 +779,11 @@ class _Function:
             if p.default is not None:
                 named = p.default != "None" and not p.default.lstrip("-").isdigit()
                 default = f" = {v.use(p.default) if named else p.default}"
+            call = _handle_ref_array(n) if p.kind is ParamKind.HANDLE_REF else n
             return _Param(
                 argtype=v.ctype(v.types.param_type(c.type)),
-                call=n,
-                first_call=n,
+                call=call,
+                first_call=call,
                 signature=f"{n}: {annotation}{default}",
                 convert=convert,
                 release=f"_c.release(_{n}_token)" if p.kind in _RELEASED else None,

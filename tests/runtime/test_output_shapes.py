@@ -136,10 +136,17 @@ def test_egl_connection_and_stream_inputs_take_the_handles(version, monkeypatch)
     assert (pointee(c2), pointee(s2)) == (0x50000, 0)
     with pytest.raises(TypeError, match="cudaEglStreamConnection"):
         checked.cudaEGLStreamProducerPresentFrame(stream, raw.cudaEglFrame(), stream)
+    # The same kinds from another version's module, and a plain c_void_p: by address.
+    other = importlib.import_module(f"cudart.sys_{VERSIONS[0]}")
+    checked.cudaEGLStreamProducerPresentFrame(
+        other.cudaEglStreamConnection(0x50000), raw.cudaEglFrame(), ctypes.c_void_p(0x60000)
+    )
+    c3, _, s3 = writer.calls[2]
+    assert (pointee(c3), pointee(s3)) == (0x50000, 0x60000)
     mark_destroyed(stream, "cudaStreamDestroy")
     with pytest.raises(HandleDestroyedError):
         checked.cudaEGLStreamProducerPresentFrame(conn, raw.cudaEglFrame(), stream)
-    assert len(writer.calls) == 2
+    assert len(writer.calls) == 3
 
 
 def test_egl_return_frame_takes_the_stream_and_returns_the_frame(version, monkeypatch):
