@@ -10903,7 +10903,7 @@ def cudaMemPoolExportToShareableHandle(
         flags: must be 0
 
     Returns:
-        shareableHandle: pointer to the location in which to store the requested handle
+        shareableHandle: pointer to the location in which to store the requested handle (by handleType: cudaMemHandleTypePosixFileDescriptor: int, cudaMemHandleTypeWin32: int, cudaMemHandleTypeWin32Kmt: int, cudaMemHandleTypeFabric: cudaMemFabricHandle_t)
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 

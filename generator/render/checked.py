@@ -1048,6 +1048,14 @@ class _Function:
         return lines + [""]
 
     def kind_doc(self, p: ParamPlan) -> str:
+        if p.kind is ParamKind.SHAREABLE_HANDLE:
+            enum = self.v.types.enum_class(self.c_params[p.partner or ""].type)
+            assert enum is not None
+            handles = shareable_handle_types(self.v.types, enum).values()
+            each = ", ".join(
+                f"{name}: {'int' if ctype.startswith('c_') else ctype}" for name, ctype in handles
+            )
+            return f" (by {self.py_name(p.partner or '')}: {each})"
         text = _HOST_MEMORY_DOCS.get(p.kind, "")
         return text.format(of=self.py_name(p.partner)) if text and p.partner else ""
 
