@@ -200,9 +200,8 @@ def test_stream_and_array_from_cupy():
     assert bytes(host) == device.get().tobytes()
 
 
-def test_mem_pool_exports_a_file_descriptor_and_imports_it_back():
-    """cudaMemPoolExportToShareableHandle returns the handle its type names (an int fd
-    here), which cudaMemPoolImportFromShareableHandle takes by value."""
+def test_mem_pool_exports_a_file_descriptor():
+    """cudaMemPoolExportToShareableHandle returns the handle its type names: an int fd."""
     import os
 
     props = cudart.cudaMemPoolProps()
@@ -216,14 +215,8 @@ def test_mem_pool_exports_a_file_descriptor_and_imports_it_back():
             pool, cudart.cudaMemHandleTypePosixFileDescriptor, 0
         )
         assert type(fd) is int and fd >= 0
-        os.fstat(fd)  # an open descriptor of this process
-        try:
-            imported = cudart.cudaMemPoolImportFromShareableHandle(
-                fd, cudart.cudaMemHandleTypePosixFileDescriptor, 0
-            )
-            cudart.cudaMemPoolDestroy(imported)
-        finally:
-            os.close(fd)
+        os.fstat(fd)  # an open descriptor of this process, the caller's to close
+        os.close(fd)
         with pytest.raises(ValueError, match="handleType"):
             cudart.cudaMemPoolExportToShareableHandle(pool, cudart.cudaMemHandleTypeNone, 0)
     finally:
