@@ -44,6 +44,8 @@ from ._convert import (  # size relations: generator/sizes.py
     pointer,
     ref,
     rows,
+    shareable_handle,
+    shareable_handle_storage,
     span,
 )
 from ._handles import Handle, integer_handle_class, mark_destroyed
@@ -66,6 +68,8 @@ __all__ = [
     "attribute_storage",
     "attribute_storages",
     "attribute_value",
+    "shareable_handle",
+    "shareable_handle_storage",
     "bind_on_first_call",
     "byref",
     "call_error",

@@ -299,7 +299,7 @@ def ref(
         if isinstance(ctype, type) and issubclass(ctype, c_void_p) and ctype is not c_void_p:
             # Handles from other libraries (cuda-bindings' CUgraphNode, ...) are ints to
             # us through __int__; ctypes itself only takes ints and its own kind.
-            value = [handle(v, ctype, name) for v in value]
+            value = [_handle_element(handle(v, ctype, name), ctype) for v in value]
         try:
             return (ctype * len(value))(*value)
         except TypeError as exc:
@@ -312,6 +312,15 @@ def ref(
     if isinstance(ctype, type) and issubclass(ctype, (ctypes.Structure, ctypes.Union)):
         return _record_pointer(value, ctype, name, writable, size, what)
     return pointer(value, name, writable, size, what)
+
+
+def _handle_element(value: Any, ctype: Any) -> Any:
+    """A converted handle as an element of a ctypes array of `ctype`, which takes only
+    ints, None and `ctype` itself: a plain c_void_p, or the same kind from another
+    version's module, by its address."""
+    if value is None or type(value) is int or isinstance(value, ctype):
+        return value
+    return value.value or 0
 
 
 def _record_pointer(
@@ -808,6 +817,29 @@ def _attribute(attr: Any, table: dict, function: str) -> AttributeValue:
             f"(known: {', '.join(str(int(k)) for k in table)})"
         )
     return spec
+
+
+def shareable_handle_storage(handle_type: Any, table: dict, function: str) -> Any:
+    """C storage for the OS handle `function` exports as `handle_type`: `table` maps each
+    handle type value to its ctypes type (generated from the enumerators' docs: an int
+    fd, a HANDLE, a D3DKMT_HANDLE, a fabric handle record). Any other value, no type or
+    several OR-ed, names no one handle: a ValueError, before C writes an unknown size."""
+    ctype = table.get(handle_type)
+    if ctype is None:
+        known = ", ".join(f"{k} ({t.__name__})" for k, t in table.items())
+        raise ValueError(
+            f"{function}: handleType {_attribute_name(handle_type)} is not one exportable "
+            f"handle type of these headers (known: {known})"
+        )
+    return ctype()
+
+
+def shareable_handle(storage: Any) -> Any:
+    """What `shareable_handle_storage`'s storage holds after the call: the fabric handle
+    record itself, or the int (fd, HANDLE, D3DKMT_HANDLE) a scalar holds."""
+    if isinstance(storage, (ctypes.Structure, ctypes.Union)):
+        return storage
+    return storage.value or 0
 
 
 def c_integer(value: Any, ctype: Any, what: str) -> int:

@@ -78,6 +78,11 @@ class Handle(c_void_p):
 
     # bool(h): c_void_p's own, false when the address is NULL.
 
+    def __reduce__(self) -> tuple:
+        # A destroyed subclass has its live class's name, by which pickle finds a
+        # class: the mark travels as the destroying function, set again on load.
+        return _restore, (_live_class(type(self)), self.value, self._destroyed_by_)
+
 
 class IntegerHandle(int):
     """A handle C declares as an integer (cudaTextureObject_t, cudaSurfaceObject_t):
@@ -91,6 +96,11 @@ class IntegerHandle(int):
     def __repr__(self) -> str:
         dead = f" destroyed by {self._destroyed_by_}" if self._destroyed_by_ else ""
         return f"<{type(self).__name__} {int(self):#x}{dead}>"
+
+    def __reduce__(self) -> tuple:
+        # Its class is made at run time (integer_handle_class): found again by name.
+        kind = _live_class(type(self)).__name__
+        return _restore_integer, (kind, int(self), self._destroyed_by_)
 
 
 _integer_classes: dict[str, type[IntegerHandle]] = {}
@@ -136,6 +146,26 @@ def _destroyed_class(cls: type, function: str) -> type:
             dead = _destroyed_classes[cls, function] = type(cls.__name__, (cls,), namespace)
             DESTROYED_CLASSES.add(dead)
         return dead
+
+
+def _live_class(cls: type) -> type:
+    return cls.__bases__[0] if cls in DESTROYED_CLASSES else cls
+
+
+def _restore(cls: type, value: int | None, destroyed_by: str | None) -> Handle:
+    """A pickled Handle: of its live class, marked again if it was destroyed."""
+    handle = cls(value)
+    if destroyed_by is not None:
+        mark_destroyed(handle, destroyed_by)
+    return handle
+
+
+def _restore_integer(kind: str, value: int, destroyed_by: str | None) -> IntegerHandle:
+    """A pickled IntegerHandle, as `_restore`."""
+    handle = integer_handle_class(kind)(value)
+    if destroyed_by is not None:
+        mark_destroyed(handle, destroyed_by)
+    return handle
 
 
 def mark_destroyed(value: object, function: str) -> bool:

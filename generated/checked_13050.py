@@ -126,6 +126,7 @@ from .sys_13050 import (
     cudaMemAllocationType,
     cudaMemAttachGlobal,
     cudaMemAttachSingle,
+    cudaMemFabricHandle_t,
     cudaMemLocation,
     cudaMemLocationType,
     cudaMemPoolAttr,
@@ -1160,10 +1161,7 @@ _c.bind_on_first_call(
         ),
         "cudaEGLStreamProducerDisconnect": (c_uint, (c_void_p,)),
         "cudaEGLStreamProducerPresentFrame": (c_uint, (c_void_p, cudaEglFrame, c_void_p)),
-        "cudaEGLStreamProducerReturnFrame": (
-            c_uint,
-            (c_void_p, POINTER(cudaEglFrame), POINTER(cudaStream_t)),
-        ),
+        "cudaEGLStreamProducerReturnFrame": (c_uint, (c_void_p, POINTER(cudaEglFrame), c_void_p)),
         "cudaEventCreate": (c_uint, (POINTER(cudaEvent_t),)),
         "cudaEventCreateFromEGLSync": (c_uint, (POINTER(cudaEvent_t), c_void_p, c_uint)),
         "cudaEventCreateWithFlags": (c_uint, (POINTER(cudaEvent_t), c_uint)),
@@ -2187,6 +2185,7 @@ _cudaLaunchAttributeID_members = frozenset(
     (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 16, 17, 18)
 )
 _cudaLimit_members = frozenset((0, 1, 2, 3, 4, 5, 6, 10))
+_cudaMemAllocationHandleType_handles = {1: c_int, 2: c_void_p, 4: c_uint, 8: cudaMemFabricHandle_t}
 _cudaMemAllocationType_members = frozenset((0, 1, 2, 2147483647))
 _cudaMemcpyKind_members = frozenset((0, 1, 2, 3, 4))
 _cudaMemoryAdvise_members = frozenset((1, 2, 3, 4, 5, 6))
@@ -3899,9 +3898,12 @@ def cudaDriverGetVersion() -> int:
 
 
 def cudaEGLStreamConsumerAcquireFrame(
-    conn: _PointerLike, pCudaResource: _PointerLike, pStream: _PointerLike, timeout: int
+    conn: cudaEglStreamConnection | _HandleLike,
+    pCudaResource: _PointerLike,
+    pStream: cudaStream_t | _HandleLike,
+    timeout: int,
 ) -> None:
-    """cudaEGLStreamConsumerAcquireFrame(conn: _PointerLike, pCudaResource: _PointerLike, pStream: _PointerLike, timeout: int) -> None
+    """cudaEGLStreamConsumerAcquireFrame(conn: cudaEglStreamConnection | _HandleLike, pCudaResource: _PointerLike, pStream: cudaStream_t | _HandleLike, timeout: int) -> None
 
     Acquire an image frame from the EGLStream with CUDA as a consumer.
 
@@ -3919,17 +3921,7 @@ def cudaEGLStreamConsumerAcquireFrame(
         timeout = _c.integer(
             timeout, _range_unsigned_int, "cudaEGLStreamConsumerAcquireFrame", "timeout"
         )
-    if conn.__class__ is not int:
-        conn = _c.ref(
-            conn,
-            cudaEglStreamConnection,
-            "conn",
-            True,
-            1,
-            "cudaEGLStreamConsumerAcquireFrame: the record",
-        )
-    elif conn >> 64:
-        raise _c.address_error(conn, "cudaEGLStreamConsumerAcquireFrame", "conn")
+    _conn_array = _c.ref([conn], cudaEglStreamConnection, "conn", True)
     if pCudaResource.__class__ is not int:
         pCudaResource = _c.ref(
             pCudaResource,
@@ -3941,19 +3933,11 @@ def cudaEGLStreamConsumerAcquireFrame(
         )
     elif pCudaResource >> 64:
         raise _c.address_error(pCudaResource, "cudaEGLStreamConsumerAcquireFrame", "pCudaResource")
-    if pStream.__class__ is not int:
-        pStream = _c.ref(
-            pStream,
-            cudaStream_t,
-            "pStream",
-            True,
-            1,
-            "cudaEGLStreamConsumerAcquireFrame: the record",
-        )
-    elif pStream >> 64:
-        raise _c.address_error(pStream, "cudaEGLStreamConsumerAcquireFrame", "pStream")
+    _pStream_array = _c.ref([pStream], cudaStream_t, "pStream", True)
     try:
-        err = _cudaEGLStreamConsumerAcquireFrame(conn, pCudaResource, pStream, timeout)
+        err = _cudaEGLStreamConsumerAcquireFrame(
+            _conn_array, pCudaResource, _pStream_array, timeout
+        )
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc,
@@ -4029,41 +4013,39 @@ def cudaEGLStreamConsumerConnectWithFlags(
     return conn
 
 
-def cudaEGLStreamConsumerDisconnect(conn: _PointerLike) -> None:
-    """cudaEGLStreamConsumerDisconnect(conn: _PointerLike) -> None
+def cudaEGLStreamConsumerDisconnect(conn: cudaEglStreamConnection | _HandleLike) -> None:
+    """cudaEGLStreamConsumerDisconnect(conn: cudaEglStreamConnection | _HandleLike) -> None
 
     Disconnect CUDA as a consumer to EGLStream .
 
     Parameters:
         conn: Conection to disconnect.
 
+    The handle object given as conn is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorUnknown.
 
     C: cudaError_t cudaEGLStreamConsumerDisconnect(cudaEglStreamConnection *conn)
     """
-    if conn.__class__ is not int:
-        conn = _c.ref(
-            conn,
-            cudaEglStreamConnection,
-            "conn",
-            True,
-            1,
-            "cudaEGLStreamConsumerDisconnect: the record",
-        )
-    elif conn >> 64:
-        raise _c.address_error(conn, "cudaEGLStreamConsumerDisconnect", "conn")
+    _conn_array = _c.ref([conn], cudaEglStreamConnection, "conn", True)
+    _c.claim(conn, "conn", "cudaEGLStreamConsumerDisconnect")
     try:
-        err = _cudaEGLStreamConsumerDisconnect(conn)
+        err = _cudaEGLStreamConsumerDisconnect(_conn_array)
     except _ArgumentError as exc:
+        _c.unclaim(conn)
         raise _c.argument_error(exc, "cudaEGLStreamConsumerDisconnect", ("conn",)) from None
     if err:
+        _c.unclaim(conn)
         raise _error(err, _lib)
+    _c.destroyed(conn, "cudaEglStreamConnection", "cudaEGLStreamConsumerDisconnect")
 
 
 def cudaEGLStreamConsumerReleaseFrame(
-    conn: _PointerLike, pCudaResource: cudaGraphicsResource_t | _HandleLike, pStream: _PointerLike
+    conn: cudaEglStreamConnection | _HandleLike,
+    pCudaResource: cudaGraphicsResource_t | _HandleLike,
+    pStream: cudaStream_t | _HandleLike,
 ) -> None:
-    """cudaEGLStreamConsumerReleaseFrame(conn: _PointerLike, pCudaResource: cudaGraphicsResource_t | _HandleLike, pStream: _PointerLike) -> None
+    """cudaEGLStreamConsumerReleaseFrame(conn: cudaEglStreamConnection | _HandleLike, pCudaResource: cudaGraphicsResource_t | _HandleLike, pStream: cudaStream_t | _HandleLike) -> None
 
     Releases the last frame acquired from the EGLStream.
 
@@ -4076,32 +4058,12 @@ def cudaEGLStreamConsumerReleaseFrame(
 
     C: cudaError_t cudaEGLStreamConsumerReleaseFrame(cudaEglStreamConnection *conn, cudaGraphicsResource_t pCudaResource, cudaStream_t *pStream)
     """
-    if conn.__class__ is not int:
-        conn = _c.ref(
-            conn,
-            cudaEglStreamConnection,
-            "conn",
-            True,
-            1,
-            "cudaEGLStreamConsumerReleaseFrame: the record",
-        )
-    elif conn >> 64:
-        raise _c.address_error(conn, "cudaEGLStreamConsumerReleaseFrame", "conn")
+    _conn_array = _c.ref([conn], cudaEglStreamConnection, "conn", True)
     if pCudaResource.__class__ is not cudaGraphicsResource_t:
         pCudaResource = _c.handle(pCudaResource, cudaGraphicsResource_t, "pCudaResource")
-    if pStream.__class__ is not int:
-        pStream = _c.ref(
-            pStream,
-            cudaStream_t,
-            "pStream",
-            True,
-            1,
-            "cudaEGLStreamConsumerReleaseFrame: the record",
-        )
-    elif pStream >> 64:
-        raise _c.address_error(pStream, "cudaEGLStreamConsumerReleaseFrame", "pStream")
+    _pStream_array = _c.ref([pStream], cudaStream_t, "pStream", True)
     try:
-        err = _cudaEGLStreamConsumerReleaseFrame(conn, pCudaResource, pStream)
+        err = _cudaEGLStreamConsumerReleaseFrame(_conn_array, pCudaResource, _pStream_array)
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cudaEGLStreamConsumerReleaseFrame", ("conn", "pCudaResource", "pStream")
@@ -4147,41 +4109,39 @@ def cudaEGLStreamProducerConnect(
     return conn
 
 
-def cudaEGLStreamProducerDisconnect(conn: _PointerLike) -> None:
-    """cudaEGLStreamProducerDisconnect(conn: _PointerLike) -> None
+def cudaEGLStreamProducerDisconnect(conn: cudaEglStreamConnection | _HandleLike) -> None:
+    """cudaEGLStreamProducerDisconnect(conn: cudaEglStreamConnection | _HandleLike) -> None
 
     Disconnect CUDA as a producer to EGLStream .
 
     Parameters:
         conn: Conection to disconnect.
 
+    The handle object given as conn is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorUnknown.
 
     C: cudaError_t cudaEGLStreamProducerDisconnect(cudaEglStreamConnection *conn)
     """
-    if conn.__class__ is not int:
-        conn = _c.ref(
-            conn,
-            cudaEglStreamConnection,
-            "conn",
-            True,
-            1,
-            "cudaEGLStreamProducerDisconnect: the record",
-        )
-    elif conn >> 64:
-        raise _c.address_error(conn, "cudaEGLStreamProducerDisconnect", "conn")
+    _conn_array = _c.ref([conn], cudaEglStreamConnection, "conn", True)
+    _c.claim(conn, "conn", "cudaEGLStreamProducerDisconnect")
     try:
-        err = _cudaEGLStreamProducerDisconnect(conn)
+        err = _cudaEGLStreamProducerDisconnect(_conn_array)
     except _ArgumentError as exc:
+        _c.unclaim(conn)
         raise _c.argument_error(exc, "cudaEGLStreamProducerDisconnect", ("conn",)) from None
     if err:
+        _c.unclaim(conn)
         raise _error(err, _lib)
+    _c.destroyed(conn, "cudaEglStreamConnection", "cudaEGLStreamProducerDisconnect")
 
 
 def cudaEGLStreamProducerPresentFrame(
-    conn: _PointerLike, eglframe: cudaEglFrame, pStream: _PointerLike
+    conn: cudaEglStreamConnection | _HandleLike,
+    eglframe: cudaEglFrame,
+    pStream: cudaStream_t | _HandleLike,
 ) -> None:
-    """cudaEGLStreamProducerPresentFrame(conn: _PointerLike, eglframe: cudaEglFrame, pStream: _PointerLike) -> None
+    """cudaEGLStreamProducerPresentFrame(conn: cudaEglStreamConnection | _HandleLike, eglframe: cudaEglFrame, pStream: cudaStream_t | _HandleLike) -> None
 
     Present a CUDA eglFrame to the EGLStream with CUDA as a producer.
 
@@ -4194,30 +4154,10 @@ def cudaEGLStreamProducerPresentFrame(
 
     C: cudaError_t cudaEGLStreamProducerPresentFrame(cudaEglStreamConnection *conn, cudaEglFrame eglframe, cudaStream_t *pStream)
     """
-    if conn.__class__ is not int:
-        conn = _c.ref(
-            conn,
-            cudaEglStreamConnection,
-            "conn",
-            True,
-            1,
-            "cudaEGLStreamProducerPresentFrame: the record",
-        )
-    elif conn >> 64:
-        raise _c.address_error(conn, "cudaEGLStreamProducerPresentFrame", "conn")
-    if pStream.__class__ is not int:
-        pStream = _c.ref(
-            pStream,
-            cudaStream_t,
-            "pStream",
-            True,
-            1,
-            "cudaEGLStreamProducerPresentFrame: the record",
-        )
-    elif pStream >> 64:
-        raise _c.address_error(pStream, "cudaEGLStreamProducerPresentFrame", "pStream")
+    _conn_array = _c.ref([conn], cudaEglStreamConnection, "conn", True)
+    _pStream_array = _c.ref([pStream], cudaStream_t, "pStream", True)
     try:
-        err = _cudaEGLStreamProducerPresentFrame(conn, eglframe, pStream)
+        err = _cudaEGLStreamProducerPresentFrame(_conn_array, eglframe, _pStream_array)
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cudaEGLStreamProducerPresentFrame", ("conn", "eglframe", "pStream")
@@ -4226,44 +4166,36 @@ def cudaEGLStreamProducerPresentFrame(
         raise _error(err, _lib)
 
 
-def cudaEGLStreamProducerReturnFrame(conn: _PointerLike) -> tuple[cudaEglFrame, cudaStream_t]:
-    """cudaEGLStreamProducerReturnFrame(conn: _PointerLike) -> tuple[cudaEglFrame, cudaStream_t]
+def cudaEGLStreamProducerReturnFrame(
+    conn: cudaEglStreamConnection | _HandleLike, pStream: cudaStream_t | _HandleLike
+) -> cudaEglFrame:
+    """cudaEGLStreamProducerReturnFrame(conn: cudaEglStreamConnection | _HandleLike, pStream: cudaStream_t | _HandleLike) -> cudaEglFrame
 
     Return the CUDA eglFrame to the EGLStream last released by the consumer.
 
     Parameters:
         conn: Connection on which to present the CUDA array
+        pStream: CUDA stream on which to return the frame.
 
     Returns:
         eglframe: CUDA Eglstream Proucer Frame handle returned from the consumer over EglStream.
-        pStream: CUDA stream on which to return the frame.
 
     Raises CudaError subclasses for: cudaErrorLaunchTimeout, cudaErrorInvalidValue, cudaErrorUnknown.
 
     C: cudaError_t cudaEGLStreamProducerReturnFrame(cudaEglStreamConnection *conn, cudaEglFrame *eglframe, cudaStream_t *pStream)
     """
-    if conn.__class__ is not int:
-        conn = _c.ref(
-            conn,
-            cudaEglStreamConnection,
-            "conn",
-            True,
-            1,
-            "cudaEGLStreamProducerReturnFrame: the record",
-        )
-    elif conn >> 64:
-        raise _c.address_error(conn, "cudaEGLStreamProducerReturnFrame", "conn")
+    _conn_array = _c.ref([conn], cudaEglStreamConnection, "conn", True)
+    _pStream_array = _c.ref([pStream], cudaStream_t, "pStream", True)
     eglframe = cudaEglFrame()
-    pStream = cudaStream_t()
     try:
-        err = _cudaEGLStreamProducerReturnFrame(conn, eglframe, pStream)
+        err = _cudaEGLStreamProducerReturnFrame(_conn_array, eglframe, _pStream_array)
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cudaEGLStreamProducerReturnFrame", ("conn", "eglframe", "pStream")
         ) from None
     if err:
         raise _error(err, _lib)
-    return eglframe, pStream
+    return eglframe
 
 
 def cudaEventCreate() -> cudaEvent_t:
@@ -12667,20 +12599,19 @@ def cudaMemPoolExportPointer(ptr: _PointerLike) -> cudaMemPoolPtrExportData:
 
 
 def cudaMemPoolExportToShareableHandle(
-    shareableHandle: _PointerLike,
-    memPool: cudaMemPool_t | _HandleLike,
-    handleType: cudaMemAllocationHandleType | int,
-    flags: int,
-) -> None:
-    """cudaMemPoolExportToShareableHandle(shareableHandle: _PointerLike, memPool: cudaMemPool_t | _HandleLike, handleType: cudaMemAllocationHandleType | int, flags: int) -> None
+    memPool: cudaMemPool_t | _HandleLike, handleType: cudaMemAllocationHandleType | int, flags: int
+) -> int | cudaMemFabricHandle_t:
+    """cudaMemPoolExportToShareableHandle(memPool: cudaMemPool_t | _HandleLike, handleType: cudaMemAllocationHandleType | int, flags: int) -> int | cudaMemFabricHandle_t
 
     Exports a memory pool to the requested handle type.
 
     Parameters:
-        shareableHandle: pointer to the location in which to store the requested handle
         memPool: pool to export
         handleType: the type of handle to create
         flags: must be 0
+
+    Returns:
+        shareableHandle: pointer to the location in which to store the requested handle (by handleType: cudaMemHandleTypePosixFileDescriptor: int, cudaMemHandleTypeWin32: int, cudaMemHandleTypeWin32Kmt: int, cudaMemHandleTypeFabric: cudaMemFabricHandle_t)
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -12699,16 +12630,15 @@ def cudaMemPoolExportToShareableHandle(
         flags = _c.integer(
             flags, _range_unsigned_int, "cudaMemPoolExportToShareableHandle", "flags"
         )
-    if shareableHandle.__class__ is not int:
-        shareableHandle = _c.pointer(shareableHandle, "shareableHandle", True)
-    elif shareableHandle >> 64:
-        raise _c.address_error(
-            shareableHandle, "cudaMemPoolExportToShareableHandle", "shareableHandle"
-        )
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
+    shareableHandle = _c.shareable_handle_storage(
+        handleType, _cudaMemAllocationHandleType_handles, "cudaMemPoolExportToShareableHandle"
+    )
     try:
-        err = _cudaMemPoolExportToShareableHandle(shareableHandle, memPool, handleType, flags)
+        err = _cudaMemPoolExportToShareableHandle(
+            _c.byref(shareableHandle), memPool, handleType, flags
+        )
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc,
@@ -12717,6 +12647,7 @@ def cudaMemPoolExportToShareableHandle(
         ) from None
     if err:
         raise _error(err, _lib)
+    return _c.shareable_handle(shareableHandle)
 
 
 def cudaMemPoolGetAccess(

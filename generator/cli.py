@@ -37,15 +37,23 @@ def cmd_generate(args) -> int:
     if args.all or not args.version:
         keys = manifest.keys()
         rendered = render_all(manifest, keys, _progress, args.jobs)
+        _writing(args)
         write_tree(tree_files(rendered, manifest), args.output, replace_all=True)
     else:
         keys = [args.version]
         rendered = {args.version: render_version(manifest, args.version, _progress)}
+        _writing(args)
         write_tree(rendered[args.version].files | package_files(manifest), args.output)
     link_package(args.output)
     elapsed = time.perf_counter() - started
     _progress(f"generated {len(keys)} version(s) into {args.output} in {elapsed:.1f} s")
     return 0
+
+
+def _writing(args) -> None:
+    """From here on the command changes the output folder (and cudart/'s links): an
+    interrupt can no longer say that nothing changed (see `main`)."""
+    args.writing = True
 
 
 def cmd_check(args) -> int:
@@ -146,6 +154,7 @@ def _add_one(manifest: Manifest, key: str, args) -> Manifest:
     candidate = manifest.with_version(pin)
     rendered = render_version(candidate, pin.key, _progress)
     files = rendered.files | package_files(candidate)
+    _writing(args)
     write_tree(files, args.output)
     link_package(args.output)
     snapshot, old = write_snapshot(rendered, args.snapshots)
@@ -258,7 +267,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"cudart-bindgen: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("cudart-bindgen: interrupted; generated/ is unchanged", file=sys.stderr)
+        if getattr(args, "writing", False):
+            print(
+                f"cudart-bindgen: interrupted while writing {args.output}; "
+                "`cudart-bindgen check` says whether it matches the generator",
+                file=sys.stderr,
+            )
+        else:
+            print("cudart-bindgen: interrupted; generated/ is unchanged", file=sys.stderr)
         return 130
 
 

@@ -94,6 +94,17 @@ EFFECTS: dict[tuple[str, str], tuple[Effect, str | None, str]] = {
         None,
         "the imported semaphore is destroyed",
     ),
+    # The connection handle is passed by address (ParamKind.HANDLE_REF), and ended.
+    ("cudaEGLStreamConsumerDisconnect", "conn"): (
+        Effect.DESTROYS,
+        None,
+        "disconnecting ends the connection",
+    ),
+    ("cudaEGLStreamProducerDisconnect", "conn"): (
+        Effect.DESTROYS,
+        None,
+        "disconnecting ends the connection",
+    ),
     ("cudaGraphicsUnregisterResource", "resource"): (
         Effect.DESTROYS,
         None,
@@ -192,12 +203,6 @@ NOT_MARKED: dict[str, str] = {
     "cudaGraphAddMemFreeNode": "adds a node that frees memory when the graph runs",
     "cudaGraphMemFreeNodeGetParams": "reads a free node's address",
     "cudaGLUnregisterBufferObject": "a GL buffer is a GL name (an int), no object",
-    "cudaEGLStreamConsumerDisconnect": (
-        "the connection is the caller's storage passed by address (a ref), not a handle"
-    ),
-    "cudaEGLStreamProducerDisconnect": (
-        "the connection is the caller's storage passed by address (a ref), not a handle"
-    ),
     "cudaEGLStreamConsumerReleaseFrame": "hands a frame back; connection and resource live",
     "cudaEGLStreamProducerReturnFrame": "takes a frame back; connection and resource live",
     # NVRTC (its own header family, the same tables).
@@ -218,7 +223,7 @@ def undecided(names: list[str] | set[str]) -> list[str]:
 
 # The effects that decide a destroy-like function, and the parameter kinds each takes.
 _ENDS = {
-    Effect.DESTROYS: (ParamKind.HANDLE, ParamKind.INTEGER_HANDLE),
+    Effect.DESTROYS: (ParamKind.HANDLE, ParamKind.INTEGER_HANDLE, ParamKind.HANDLE_REF),
     Effect.FREES: (ParamKind.POINTER,),
 }
 

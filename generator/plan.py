@@ -76,6 +76,9 @@ class ParamKind(StrEnum):
     # An integer typedef that is a handle (cudaTextureObject_t: lifetimes.INTEGER_HANDLES):
     # an int subclass named after it, which a destroy can mark (also an output).
     INTEGER_HANDLE = "integer_handle"
+    # A `H *` input pointing at one handle C reads (resolve.ONE_HANDLE_POINTERS: the EGL
+    # stream API's connection and stream): the handle, passed by address.
+    HANDLE_REF = "handle_ref"
     # Outputs (roles OUT, INOUT, COUNT).
     ENUM = "enum"  # an enum value, returned as the enum class's member
     ADDRESS = "address"  # a `void *` or pointer written by the call, returned as an int
@@ -91,6 +94,9 @@ class ParamKind(StrEnum):
     # generator/lifetimes.py decides these two (a reviewed table), not the types.
     HOST_MEMORY = "host_memory"  # a `void *` to host memory of `partner` bytes: a HostMemory
     MAPPED_HOST_MEMORY = "mapped_host_memory"  # the `partner` input's HostMemory at that address
+    # A `void *` the call writes an OS handle to, of the type the handle type input
+    # `partner` names (resolve.SHAREABLE_HANDLES): an int, or a fabric handle record.
+    SHAREABLE_HANDLE = "shareable_handle"
 
 
 class Effect(StrEnum):
@@ -124,6 +130,7 @@ INPUT_KINDS = frozenset(
         ParamKind.FUNCTION_POINTER,
         ParamKind.IMAGE,
         ParamKind.INTEGER_HANDLE,
+        ParamKind.HANDLE_REF,
     }
 )
 OUTPUT_KINDS = frozenset(ParamKind) - {
@@ -138,6 +145,7 @@ OUTPUT_KINDS = frozenset(ParamKind) - {
     ParamKind.KERNEL_ARGS,
     ParamKind.FUNCTION_POINTER,
     ParamKind.IMAGE,
+    ParamKind.HANDLE_REF,
 }
 ARRAY_KINDS = frozenset(
     {ParamKind.ARRAY, ParamKind.SIZED_ARRAY, ParamKind.COUNTED_ARRAY, ParamKind.BORROWED_ARRAY}

@@ -50,6 +50,8 @@ OVERRIDES: dict[tuple[str, str], tuple[Role, str]] = {
     ("cudaGraphAddEventWaitNode", "pGraphNode"): (Role.OUT, "no \\param text"),
     ("cudaGraphExecUpdate", "resultInfo"): (Role.OUT, '"the error info structure"'),
     ("cudaGetExportTable", "ppExportTable"): (Role.OUT, "no \\param text"),
+    # Declared `void *`, documented as `\param[out] handle_out` (SHAREABLE_HANDLES).
+    ("cudaMemPoolExportToShareableHandle", "shareableHandle"): (Role.OUT, '"handle_out"'),
     # Swaps: the caller's value goes in, the previous one comes back.
     ("cudaThreadExchangeStreamCaptureMode", "mode"): (Role.INOUT, "swaps the mode"),
     # Inputs that a description sentence wrongly reads as returned.
@@ -57,6 +59,8 @@ OVERRIDES: dict[tuple[str, str], tuple[Role, str]] = {
     ("cudaGraphicsMapResources", "resources"): (Role.IN, "resources the caller gives"),
     ("cudaGraphicsUnmapResources", "resources"): (Role.IN, "resources the caller gives"),
     ("cudaMemPoolGetAccess", "location"): (Role.IN, "the location queried"),
+    # "CUDA stream on which to return the frame": "return" is the frame's, as in PresentFrame.
+    ("cudaEGLStreamProducerReturnFrame", "pStream"): (Role.IN, "the stream the frame goes on"),
     ("cudaGraphAddMemAllocNode", "nodeParams"): (Role.IN, "caller-filled; the runtime adds dptr"),
     ("cudaGraphMemFreeNodeGetParams", "dptr_out"): (
         Role.OUT,
@@ -89,6 +93,68 @@ COUNTED_ARRAYS: dict[tuple[str, str], tuple[str, str]] = {
         "nbGroups",
         '"nbGroups must point to the amount of elements in result"; NULL when it is 0',
     ),
+}
+
+# A function `<name>_v<N>` takes its twin <name>'s table entries for the parameters
+# they share: the header documents them in the same words (cudaEventElapsedTime_v2's
+# ms), so the reading that needed the entry fails for both.
+_VERSIONED = re.compile(r"^(\w+?)_v\d+$")
+
+
+def _override(function: str, parameter: str) -> tuple[Role, str] | None:
+    """OVERRIDES' entry for a parameter, the `_vN` twin's where the function has none."""
+    found = OVERRIDES.get((function, parameter))
+    if found is None and (twin := _VERSIONED.match(function)):
+        found = OVERRIDES.get((twin.group(1), parameter))
+    return found
+
+
+# (function, `void *` output) -> (the handle type input that says what C writes, why):
+# an OS handle whose C type follows cudaMemAllocationHandleType ("(int)", "(HANDLE)",
+# "(D3DKMT_HANDLE)", "(cudaMemFabricHandle_t)"), which cudart._convert reads and sizes.
+SHAREABLE_HANDLES: dict[tuple[str, str], tuple[str, str]] = {
+    ("cudaMemPoolExportToShareableHandle", "shareableHandle"): (
+        "handleType",
+        '"Type of handle to be exported"; the enumerators\' docs name each C type',
+    ),
+}
+
+# The C types an enumerator's doc names last ("... exporting. (HANDLE)") that the
+# runtime headers do not declare: windows.h's HANDLE is a void *, d3dkmthk.h's
+# D3DKMT_HANDLE a UINT.
+_WINDOWS_HANDLES = {"HANDLE": "c_void_p", "D3DKMT_HANDLE": "c_uint"}
+_DOC_TYPE = re.compile(r"\((\w+)\)\s*$")
+
+
+def shareable_handle_types(types: TypeMapper, enum: str) -> dict[int, tuple[str, str]]:
+    """value -> (enumerator, ctypes spelling) of each OS handle type of the handle type
+    enum, from its enumerators' docs ("(int)", "(cudaMemFabricHandle_t)"); one without a
+    type (cudaMemHandleTypeNone) exports nothing and is left out."""
+    found = {}
+    for e in types.enums[enum].enumerators:
+        m = _DOC_TYPE.search(e.doc)
+        if m is None:
+            continue
+        name = m.group(1)
+        if name == "int":
+            ctype = "c_int"
+        elif name in _WINDOWS_HANDLES:
+            ctype = _WINDOWS_HANDLES[name]
+        elif name in types.typedefs:
+            ctype = types.record_class(TypedefRef(name))
+        else:
+            raise RenderError(f"{enum}.{e.name}: no C type for the handle type {name}")
+        found[e.value] = (e.name, ctype)
+    return found
+
+
+# Handle types whose non-const pointer, as an input, points at one handle C reads, not
+# at an array (cudaGraphicsMapResources' resources): the EGL stream API takes its
+# connection and its stream by address ("Connection on which to present the CUDA
+# array", "CUDA stream on which to present the frame"). The caller passes the handle.
+ONE_HANDLE_POINTERS: dict[str, str] = {
+    "cudaEglStreamConnection": "every connection input of cudaEGLStream*",
+    "cudaStream_t": "the EGL stream functions' pStream: the stream the frame is on",
 }
 
 # (function, parameter): a kernel image (fatbin, cubin, PTX) C parses trusting the
@@ -176,7 +242,7 @@ def describe(plan: FunctionPlan) -> str:
         star = "*" if p.source is Source.TABLE else ""
         listed = p.kind in ARRAY_KINDS or p.kind is ParamKind.STRINGS
         extra = f"[{p.partner}]" if listed and p.partner else ""
-        extra += f"[{p.partner}]" if p.kind in _HOST_MEMORY_KINDS else ""
+        extra += f"[{p.partner}]" if p.kind in _PARTNERED_KINDS else ""
         effect = f"@{p.effect}({p.effect_of})" if p.effect_of else f"@{p.effect}"
         return f"{star}{p.name}{extra}:{p.kind}{effect if p.effect else ''}"
 
@@ -194,6 +260,8 @@ def describe(plan: FunctionPlan) -> str:
 
 
 _HOST_MEMORY_KINDS = frozenset({ParamKind.HOST_MEMORY, ParamKind.MAPPED_HOST_MEMORY})
+# Other kinds whose partner `describe` shows: the input that sizes or types them.
+_PARTNERED_KINDS = _HOST_MEMORY_KINDS | {ParamKind.SHAREABLE_HANDLE}
 _NULL_DEFAULT_KINDS = frozenset(
     {
         ParamKind.POINTER,
@@ -270,6 +338,13 @@ class _Resolver:
                     return ParamKind.POINTER, "c_void_p", "_PointerLike"
                 if types.points_to_const(t) and self._holds_host_fn(pointee):
                     return ParamKind.CALLBACK_RECORD, types.record_class(pointee), "_PointerLike"
+                if (
+                    types.classify(pointee) is TypeKind.HANDLE
+                    and not types.points_to_const(t)
+                    and isinstance(pointee, TypedefRef)
+                    and pointee.name in ONE_HANDLE_POINTERS
+                ):
+                    return ParamKind.HANDLE_REF, types.handle_name(pointee), "_HandleLike"
                 return ParamKind.REF, types.field_type(pointee), "_PointerLike"
         raise RenderError(f"no checked input for {t!r}")
 
@@ -369,7 +444,7 @@ class _Resolver:
         """(role, source) per parameter."""
         found = []
         for p in f.params:
-            override = OVERRIDES.get((f.name, p.name))
+            override = _override(f.name, p.name)
             if override is not None:
                 found.append((override[0], Source.TABLE))
             elif not self.may_be_output(p.type):
@@ -451,6 +526,9 @@ class _Resolver:
                     kind, ctype = ParamKind.COUNTED_ARRAY, types.field_type(element)
                     annotation = f"list[{self._py_element(element)}]"
                     source = Source.TABLE
+                elif (f.name, p.name) in SHAREABLE_HANDLES:
+                    kind, ctype, annotation = ParamKind.SHAREABLE_HANDLE, "c_void_p", "object"
+                    partner = self._handle_type(f, SHAREABLE_HANDLES[f.name, p.name][0])
                 elif role is Role.OUT and (size := self._size(f, i)) is not None:
                     element = types.pointee(p.type)
                     kind, ctype = ParamKind.SIZED_ARRAY, types.field_type(element)
@@ -542,6 +620,13 @@ class _Resolver:
                 raise RenderError(f"resolve.COUNTED_ARRAYS: {f.name}.{count} is no in-out count")
             found[array] = count
         return found
+
+    def _handle_type(self, f: Function, name: str) -> str:
+        """SHAREABLE_HANDLES' handle type input of f, checked: a cudaMemAllocationHandleType."""
+        p = next((q for q in f.params if q.name == name), None)
+        if p is None or self.types.enum_class(p.type) != "cudaMemAllocationHandleType":
+            raise RenderError(f"resolve.SHAREABLE_HANDLES: {f.name} has no handle type {name}")
+        return name
 
     def _capacity(self, f: Function, i: int) -> str:
         """A char buffer's length: the integer parameter right after it."""

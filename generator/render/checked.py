@@ -42,6 +42,7 @@ from ..plan import (
     ResultKind,
     Role,
 )
+from ..resolve import shareable_handle_types
 from ..sizes import BUILDER_SIZES
 from .base import (
     DIM3,
@@ -549,6 +550,20 @@ def _in_integer_handle(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple
     return p.py_type, (f'{n} = _c.integer_handle({n}, "{p.ctype}", {n!r})',)
 
 
+def _in_handle_ref(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str, ...]]:
+    # An array of the one handle: cudart._convert.ref converts a list's handles as handle
+    # arguments (kind, destroyed or not) and C reads the handle by address.
+    # The array takes its own name: the parameter keeps the caller's object, which a
+    # destroy marks (Effect.DESTROYS).
+    n, cls = p.py_name, f.v.use(p.ctype)
+    array = _handle_ref_array(n)
+    return f"{cls} | _HandleLike", (f"{array} = _c.ref([{n}], {cls}, {n!r}, {f.writable(c)})",)
+
+
+def _handle_ref_array(name: str) -> str:
+    return f"_{name}_array"
+
+
 _INPUTS: dict[ParamKind, _InputEmitter] = {
     ParamKind.HANDLE: _in_handle,
     ParamKind.POINTER: _in_pointer,
@@ -566,6 +581,7 @@ _INPUTS: dict[ParamKind, _InputEmitter] = {
     ParamKind.FUNCTION_POINTER: _in_function_pointer,
     ParamKind.IMAGE: _in_image,
     ParamKind.INTEGER_HANDLE: _in_integer_handle,
+    ParamKind.HANDLE_REF: _in_handle_ref,
 }
 _RELEASED = frozenset({ParamKind.CALLBACK, ParamKind.CALLBACK_RECORD})
 # Converted before the other inputs: a size check then reads the int a number became,
@@ -661,6 +677,12 @@ _OUTPUTS: dict[ParamKind, _Output] = {
     ParamKind.MAPPED_HOST_MEMORY: _Output("_c.host_memory_like({n}.value, {partner})"),
     # An int subclass named after the typedef, which a destroy can mark.
     ParamKind.INTEGER_HANDLE: _Output('_c.integer_handle_of({n}.value, "{ctype}")'),
+    # Storage of the C type the handle type input `partner` names ({table}: value -> its
+    # ctypes type), passed by reference; an int or the fabric handle record comes back.
+    ParamKind.SHAREABLE_HANDLE: _Output(
+        "_c.shareable_handle({n})",
+        storage='{n} = _c.shareable_handle_storage({partner}, {table}, "{function}")',
+    ),
 }
 
 # ATTRIBUTE for several attributes at once (cudaMemRangeGetAttributes): storage for each
@@ -804,10 +826,11 @@ class _Function:
             if p.default is not None:
                 named = p.default != "None" and not p.default.lstrip("-").isdigit()
                 default = f" = {v.use(p.default) if named else p.default}"
+            call = _handle_ref_array(n) if p.kind is ParamKind.HANDLE_REF else n
             return _Param(
                 argtype=v.ctype(v.types.param_type(c.type)),
-                call=n,
-                first_call=n,
+                call=call,
+                first_call=call,
                 signature=f"{n}: {annotation}{default}",
                 convert=convert,
                 release=f"_c.release(_{n}_token)" if p.kind in _RELEASED else None,
@@ -818,6 +841,8 @@ class _Function:
         out = _OUTPUTS[p.kind]
         if p.kind is ParamKind.ATTRIBUTE:
             return self.attribute_output(p, c, out)
+        if p.kind is ParamKind.SHAREABLE_HANDLE:
+            return self.shareable_output(p, c, out)
         ctype = v.ctype(p.ctype)
         if p.kind in (
             ParamKind.ARRAY,
@@ -878,6 +903,31 @@ class _Function:
             first_call=n,
             storage=storage.format(**names),
             result=_Result(result.format(**names), v.annotation(p.py_type)),
+        )
+
+    def shareable_output(self, p: ParamPlan, c: Param, out: _Output) -> _Param:
+        """An OS handle typed by the handle type argument (resolve.SHAREABLE_HANDLES)."""
+        v, n = self.v, p.py_name
+        partner = self.c_params[p.partner or ""]
+        enum = v.types.enum_class(partner.type)
+        assert enum is not None and out.storage is not None and out.result is not None
+        handles = shareable_handle_types(v.types, enum)
+        table = f"_{enum}_handles"
+        rows = ", ".join(f"{value}: {v.ctype(ctype)}" for value, (_, ctype) in handles.items())
+        v.integer_types[table] = f"{{{rows}}}"
+        records = sorted({t for _, t in handles.values() if not t.startswith("c_")})
+        names = {
+            "n": n,
+            "partner": self.py_name(partner.name),
+            "table": table,
+            "function": self.plan.name,
+        }
+        return _Param(
+            argtype=v.ctype(v.types.param_type(c.type)),
+            call=f"_c.byref({n})",
+            first_call=n,
+            storage=out.storage.format(**names),
+            result=_Result(out.result.format(**names), " | ".join(["int", *records])),
         )
 
     def returns(self, results: list[_Result]) -> str:
@@ -1045,6 +1095,14 @@ class _Function:
         return lines + [""]
 
     def kind_doc(self, p: ParamPlan) -> str:
+        if p.kind is ParamKind.SHAREABLE_HANDLE:
+            enum = self.v.types.enum_class(self.c_params[p.partner or ""].type)
+            assert enum is not None
+            handles = shareable_handle_types(self.v.types, enum).values()
+            each = ", ".join(
+                f"{name}: {'int' if ctype.startswith('c_') else ctype}" for name, ctype in handles
+            )
+            return f" (by {self.py_name(p.partner or '')}: {each})"
         text = _HOST_MEMORY_DOCS.get(p.kind, "")
         return text.format(of=self.py_name(p.partner)) if text and p.partner else ""
 

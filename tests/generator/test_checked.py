@@ -14,6 +14,7 @@ import ctypes
 import importlib
 import inspect
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -86,11 +87,13 @@ REVIEWED_TABLE = {
     ("cudaLibraryLoadFromFile", "jitOptionsValues"): "in",
     ("cudaDevSmResourceSplitByCount", "nbGroups"): "inout",
     ("cudaDevSmResourceSplitByCount", "remaining"): "out",
+    ("cudaMemPoolExportToShareableHandle", "shareableHandle"): "out",
+    ("cudaEGLStreamProducerReturnFrame", "pStream"): "in",
 }
 
 
 def test_exceptions_table_is_the_reviewed_one():
-    assert len(OVERRIDES) == 36
+    assert len(OVERRIDES) == 38
     assert {key: role for key, (role, _) in OVERRIDES.items()} == REVIEWED_TABLE
     assert all(reason for _, reason in OVERRIDES.values()), "every entry says why"
 
@@ -106,6 +109,25 @@ def test_every_table_entry_is_used_by_some_version(plans):
     }
     assert {k for k in OVERRIDES} <= declared, sorted(set(OVERRIDES) - declared)
     assert len(reported) == sum(len(f.table_params) for p in plans.values() for f in p)
+
+
+def test_versioned_functions_take_their_twins_table_entries(plans):
+    """`<name>_vN` is documented as <name> is: a parameter the table decides for the twin
+    is decided the same way for it, without an entry of its own."""
+    followed = []
+    for key, version in plans.items():
+        by_name = {plan.name: plan for plan in version}
+        for plan in version:
+            twin = by_name.get(re.sub(r"_v\d+$", "", plan.name))
+            if twin is None or twin is plan:
+                continue
+            decided = {q.name: q.role for q in twin.params if q.source == "table"}
+            for q in plan.params:
+                if q.name in decided:
+                    assert (q.role, q.source) == (decided[q.name], "table"), (key, plan.name)
+                    assert (plan.name, q.name) not in OVERRIDES
+                    followed.append((key, plan.name, q.name))
+    assert ("12.9", "cudaEventElapsedTime_v2", "ms") in followed
 
 
 @pytest.mark.parametrize("key", version_keys())

@@ -304,3 +304,34 @@ def test_an_output_that_is_a_file_is_one_line(tmp_path, command):
     assert error == f"cudart-bindgen: error: --output {out} exists and is not a folder"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["generated"]
     assert out.read_text() == "mine\n"
+
+
+# Ctrl-C at a step of `generate`: the step replaced by one that raises KeyboardInterrupt.
+INTERRUPTED = r"""
+import sys
+from generator import cli
+
+def interrupt(*args, **kwargs):
+    raise KeyboardInterrupt
+
+cli.%s = interrupt
+sys.exit(cli.main(["--output", %r, "generate", "12.2"]))
+"""
+
+
+@pytest.mark.parametrize(
+    "step, written",
+    [("render_version", False), ("link_package", True)],
+    ids=["before-writing", "after-the-swap"],
+)
+def test_an_interrupt_says_whether_the_output_changed(tmp_path, step, written):
+    out = tmp_path / "generated"
+    proc = run_python(INTERRUPTED % (step, str(out)), check=False)
+    assert proc.returncode == 130, proc.stderr
+    last = proc.stderr.strip().splitlines()[-1]
+    assert (out / "checked_12020.py").is_file() == written
+    if written:
+        assert last.startswith(f"cudart-bindgen: interrupted while writing {out};"), last
+        assert "cudart-bindgen check" in last and "unchanged" not in last
+    else:
+        assert last == "cudart-bindgen: interrupted; generated/ is unchanged"

@@ -198,3 +198,26 @@ def test_stream_and_array_from_cupy():
     cudart.cudaMemcpyAsync(host, device, device.nbytes, cudart.cudaMemcpyDeviceToHost, handle)
     cudart.cudaStreamSynchronize(handle)
     assert bytes(host) == device.get().tobytes()
+
+
+def test_mem_pool_exports_a_file_descriptor():
+    """cudaMemPoolExportToShareableHandle returns the handle its type names: an int fd."""
+    import os
+
+    props = cudart.cudaMemPoolProps()
+    props.allocType = cudart.cudaMemAllocationTypePinned
+    props.handleTypes = cudart.cudaMemHandleTypePosixFileDescriptor
+    props.location.type = cudart.cudaMemLocationTypeDevice
+    props.location.id = cudart.cudaGetDevice()
+    pool = cudart.cudaMemPoolCreate(props)
+    try:
+        fd = cudart.cudaMemPoolExportToShareableHandle(
+            pool, cudart.cudaMemHandleTypePosixFileDescriptor, 0
+        )
+        assert type(fd) is int and fd >= 0
+        os.fstat(fd)  # an open descriptor of this process, the caller's to close
+        os.close(fd)
+        with pytest.raises(ValueError, match="handleType"):
+            cudart.cudaMemPoolExportToShareableHandle(pool, cudart.cudaMemHandleTypeNone, 0)
+    finally:
+        cudart.cudaMemPoolDestroy(pool)

@@ -11,10 +11,12 @@ every version. The GPU side is tests/gpu/test_safety_lifetimes.py.
 
 from __future__ import annotations
 
+import copy
 import ctypes
 import importlib
 import inspect
 import json
+import pickle
 import threading
 import time
 
@@ -494,3 +496,21 @@ def test_a_destroyed_texture_object_is_still_an_int_for_a_kernel():
     texture = integer_handle_class("cudaTextureObject_t")(9)
     mark_destroyed(texture, "cudaDestroyTextureObject")
     assert isinstance(texture, int) and int(texture) == 9 and texture + 1 == 10
+
+
+# ---------------------------------------------------------------- pickling
+
+
+def test_a_pickled_handle_keeps_its_mark(checked):
+    """A destroyed handle object comes back from pickle (and copy) destroyed, a live one
+    live: the destroyed class has its live class's name, which pickle finds by."""
+    for i, (function, _, cls) in enumerate(entries(checked)):
+        address = 0x20000 + 0x100 * i
+        live, dead = cls(address), cls(address)
+        assert mark_destroyed(dead, function)
+        for copy_of in (lambda h: pickle.loads(pickle.dumps(h)), copy.copy, copy.deepcopy):
+            back = copy_of(dead)
+            assert destroyed_by(back) == function, (function, copy_of)
+            assert back == live and type(back).__name__ == cls.__name__
+            again = copy_of(live)
+            assert destroyed_by(again) is None and type(again) is cls and again == live

@@ -1,0 +1,216 @@
+"""Output shapes the header decides, at run time (issue 21, item 11): what a checked
+function whose parameters the header documents unusually takes and gives back.
+
+Without a GPU the real C function only returns an error code, so where the shape is
+what C reads or writes, the C function is replaced by a recorder (as in
+test_handle_lifetimes.py) that sees the arguments C would get and writes what C would.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib
+import inspect
+
+import pytest
+from suite import probe_each_version
+
+import cudart
+from cudart import HandleDestroyedError
+from cudart._handles import mark_destroyed
+
+# The calls go through the backend in force: make test-ctypes runs them on ctypes too.
+pytestmark = pytest.mark.backend
+
+VERSIONS = cudart.available_versions()
+
+
+@pytest.fixture(params=VERSIONS, ids=[f"checked_{v}" for v in VERSIONS])
+def version(request):
+    return request.param
+
+
+def modules(version: int):
+    checked = importlib.import_module(f"cudart.checked_{version}")
+    raw = importlib.import_module(f"cudart.sys_{version}")
+    return checked, raw
+
+
+class Writer:
+    """Stands for a C function: records its arguments and writes `data` into the
+    storage its first argument refers to (a byref() of it), as C writes an output."""
+
+    def __init__(self, data: bytes = b"") -> None:
+        self.calls: list[tuple] = []
+        self.data = data
+        self.written_size: int | None = None
+
+    def __call__(self, *args):
+        self.calls.append(args)
+        if self.data:
+            storage = args[0]._obj
+            self.written_size = ctypes.sizeof(storage)
+            ctypes.memmove(ctypes.addressof(storage), self.data, len(self.data))
+        return 0
+
+
+def replace_c(monkeypatch, module, name: str, data: bytes = b"") -> Writer:
+    writer = Writer(data)
+    monkeypatch.setitem(vars(module), "_" + name, writer)
+    return writer
+
+
+def pointee(argument) -> int:
+    """The handle value a `H *` argument points at."""
+    return ctypes.c_void_p.from_buffer(argument).value or 0
+
+
+# ---------------------------------------------------- cudaMemPoolExportToShareableHandle
+
+# cudaMemAllocationHandleType's enumerators' docs: the C type of each handle, its size.
+HANDLE_SIZES = {
+    "cudaMemHandleTypePosixFileDescriptor": ctypes.sizeof(ctypes.c_int),  # (int)
+    "cudaMemHandleTypeWin32": ctypes.sizeof(ctypes.c_void_p),  # (HANDLE)
+    "cudaMemHandleTypeWin32Kmt": ctypes.sizeof(ctypes.c_uint),  # (D3DKMT_HANDLE)
+}
+FABRIC_SIZE = 64  # cudaMemFabricHandle_t: unsigned char data[64]
+
+
+def test_export_takes_no_storage(version):
+    checked, _ = modules(version)
+    fn = checked.cudaMemPoolExportToShareableHandle
+    assert list(inspect.signature(fn).parameters) == ["memPool", "handleType", "flags"]
+
+
+@pytest.mark.parametrize("name", sorted(HANDLE_SIZES))
+def test_export_returns_an_int_sized_by_the_handle_type(version, monkeypatch, name):
+    checked, raw = modules(version)
+    size = HANDLE_SIZES[name]
+    value = 0x1234567 if size == 8 else 37
+    writer = replace_c(
+        monkeypatch, checked, "cudaMemPoolExportToShareableHandle", value.to_bytes(size, "little")
+    )
+    got = checked.cudaMemPoolExportToShareableHandle(
+        raw.cudaMemPool_t(0x10000), getattr(raw, name), 0
+    )
+    assert got == value and type(got) is int
+    assert writer.written_size == size
+    _, pool, handle_type, flags = writer.calls[0]
+    assert handle_type == getattr(raw, name) and flags == 0
+
+
+def test_export_returns_the_fabric_handle_record(version, monkeypatch):
+    checked, raw = modules(version)
+    if not hasattr(raw, "cudaMemHandleTypeFabric"):
+        pytest.skip("no fabric handles before CUDA 12.3")
+    data = bytes(range(FABRIC_SIZE))
+    writer = replace_c(monkeypatch, checked, "cudaMemPoolExportToShareableHandle", data)
+    got = checked.cudaMemPoolExportToShareableHandle(None, raw.cudaMemHandleTypeFabric, 0)
+    assert isinstance(got, raw.cudaMemFabricHandle_t)
+    assert writer.written_size == FABRIC_SIZE == ctypes.sizeof(got)
+    assert bytes(got) == data
+
+
+@pytest.mark.parametrize("handle_type", [0, 3, 16, 8 | 1])
+def test_export_refuses_what_is_not_one_handle_type(version, monkeypatch, handle_type):
+    checked, raw = modules(version)
+    writer = replace_c(monkeypatch, checked, "cudaMemPoolExportToShareableHandle")
+    if handle_type == 8 and hasattr(raw, "cudaMemHandleTypeFabric"):
+        pytest.skip("a handle type of this version")
+    with pytest.raises(ValueError, match="handleType"):
+        checked.cudaMemPoolExportToShareableHandle(None, handle_type, 0)
+    assert writer.calls == [], "C would have written a handle of unknown size"
+
+
+# ---------------------------------------------------------------- the EGL stream functions
+
+
+def test_egl_connection_and_stream_inputs_take_the_handles(version, monkeypatch):
+    checked, raw = modules(version)
+    writer = replace_c(monkeypatch, checked, "cudaEGLStreamProducerPresentFrame")
+    conn, stream = raw.cudaEglStreamConnection(0x50000), raw.cudaStream_t(0x60000)
+    checked.cudaEGLStreamProducerPresentFrame(conn, raw.cudaEglFrame(), stream)
+    checked.cudaEGLStreamProducerPresentFrame(0x50000, raw.cudaEglFrame(), None)
+    (c1, _, s1), (c2, _, s2) = writer.calls
+    assert (pointee(c1), pointee(s1)) == (0x50000, 0x60000)
+    assert (pointee(c2), pointee(s2)) == (0x50000, 0)
+    with pytest.raises(TypeError, match="cudaEglStreamConnection"):
+        checked.cudaEGLStreamProducerPresentFrame(stream, raw.cudaEglFrame(), stream)
+    # The same kinds from another version's module, and a plain c_void_p: by address.
+    other = importlib.import_module(f"cudart.sys_{VERSIONS[0]}")
+    checked.cudaEGLStreamProducerPresentFrame(
+        other.cudaEglStreamConnection(0x50000), raw.cudaEglFrame(), ctypes.c_void_p(0x60000)
+    )
+    c3, _, s3 = writer.calls[2]
+    assert (pointee(c3), pointee(s3)) == (0x50000, 0x60000)
+    mark_destroyed(stream, "cudaStreamDestroy")
+    with pytest.raises(HandleDestroyedError):
+        checked.cudaEGLStreamProducerPresentFrame(conn, raw.cudaEglFrame(), stream)
+    assert len(writer.calls) == 3
+
+
+def test_egl_return_frame_takes_the_stream_and_returns_the_frame(version, monkeypatch):
+    checked, raw = modules(version)
+    fn = checked.cudaEGLStreamProducerReturnFrame
+    assert list(inspect.signature(fn).parameters) == ["conn", "pStream"]
+    writer = replace_c(monkeypatch, checked, "cudaEGLStreamProducerReturnFrame")
+    frame = fn(raw.cudaEglStreamConnection(0x50000), raw.cudaStream_t(0x60000))
+    assert isinstance(frame, raw.cudaEglFrame)
+    conn, written, stream = writer.calls[0]
+    assert (pointee(conn), pointee(stream)) == (0x50000, 0x60000)
+
+
+def test_egl_disconnect_takes_the_connection_connect_returns(version, monkeypatch):
+    checked, raw = modules(version)
+    for name in ("cudaEGLStreamConsumerDisconnect", "cudaEGLStreamProducerDisconnect"):
+        writer = replace_c(monkeypatch, checked, name)
+        getattr(checked, name)(raw.cudaEglStreamConnection(0x70000))
+        assert pointee(writer.calls[0][0]) == 0x70000
+
+
+# ---------------------------------------------------------------- `_vN` twins
+
+
+def test_elapsed_time_v2_returns_ms_as_its_twin_does(version):
+    checked, _ = modules(version)
+    fn = getattr(checked, "cudaEventElapsedTime_v2", None)
+    if fn is None:
+        pytest.skip("cudaEventElapsedTime_v2 is declared by CUDA 12.8 and 12.9 only")
+    twin = inspect.signature(checked.cudaEventElapsedTime)
+    assert inspect.signature(fn) == twin
+    assert list(twin.parameters) == ["start", "end"] and twin.return_annotation == "float"
+
+
+# ---------------------------------------------------------------- the real libraries
+
+PROBE = r"""
+import json
+from cudart import _serving
+checked = _serving.checked_module()
+raw = _serving.raw_module()
+calls = {
+    "export": lambda: checked.cudaMemPoolExportToShareableHandle(
+        None, raw.cudaMemHandleTypePosixFileDescriptor, 0
+    ),
+}
+if hasattr(checked, "cudaEventElapsedTime_v2"):
+    calls["elapsed_v2"] = lambda: checked.cudaEventElapsedTime_v2(None, None)
+found = {}
+for name, call in calls.items():
+    try:
+        call()
+        found[name] = "returned"
+    except Exception as exc:
+        found[name] = [type(exc).__name__, isinstance(exc, cudart.CudaError)]
+print(json.dumps(found))
+"""
+
+
+def test_the_new_shapes_reach_the_real_library(header_sets):
+    """Without a GPU the calls fail in C with an error code, not in Python: the
+    arguments the checked functions make are ones the library takes."""
+    results = probe_each_version("import cudart\n" + PROBE, header_sets)
+    assert sum("elapsed_v2" in found for found in results.values()) >= 2
+    for key, found in results.items():
+        for name, outcome in found.items():
+            assert outcome != "returned" and outcome[1], (key, name, outcome)
