@@ -3479,9 +3479,9 @@ def cudaEGLStreamConsumerDisconnect(conn: cudaEglStreamConnection | _HandleLike)
     C: cudaError_t cudaEGLStreamConsumerDisconnect(cudaEglStreamConnection *conn)
     """
     _conn_array = _c.ref([conn], cudaEglStreamConnection, "conn", True)
-    _c.claim(conn, "conn", "cudaEGLStreamConsumerDisconnect")
+    conn_given = _c.claim(conn, "conn", "cudaEGLStreamConsumerDisconnect")
     try:
-        err = _cudaEGLStreamConsumerDisconnect(_conn_array)
+        err = _cudaEGLStreamConsumerDisconnect(conn_given)
     except _ArgumentError as exc:
         _c.unclaim(conn)
         raise _c.argument_error(exc, "cudaEGLStreamConsumerDisconnect", ("conn",)) from None
@@ -3575,9 +3575,9 @@ def cudaEGLStreamProducerDisconnect(conn: cudaEglStreamConnection | _HandleLike)
     C: cudaError_t cudaEGLStreamProducerDisconnect(cudaEglStreamConnection *conn)
     """
     _conn_array = _c.ref([conn], cudaEglStreamConnection, "conn", True)
-    _c.claim(conn, "conn", "cudaEGLStreamProducerDisconnect")
+    conn_given = _c.claim(conn, "conn", "cudaEGLStreamProducerDisconnect")
     try:
-        err = _cudaEGLStreamProducerDisconnect(_conn_array)
+        err = _cudaEGLStreamProducerDisconnect(conn_given)
     except _ArgumentError as exc:
         _c.unclaim(conn)
         raise _c.argument_error(exc, "cudaEGLStreamProducerDisconnect", ("conn",)) from None

@@ -3595,9 +3595,9 @@ def cudaEGLStreamConsumerDisconnect(conn: cudaEglStreamConnection | _HandleLike)
     C: cudaError_t cudaEGLStreamConsumerDisconnect(cudaEglStreamConnection *conn)
     """
     _conn_array = _c.ref([conn], cudaEglStreamConnection, "conn", True)
-    _c.claim(conn, "conn", "cudaEGLStreamConsumerDisconnect")
+    conn_given = _c.claim(conn, "conn", "cudaEGLStreamConsumerDisconnect")
     try:
-        err = _cudaEGLStreamConsumerDisconnect(_conn_array)
+        err = _cudaEGLStreamConsumerDisconnect(conn_given)
     except _ArgumentError as exc:
         _c.unclaim(conn)
         raise _c.argument_error(exc, "cudaEGLStreamConsumerDisconnect", ("conn",)) from None
@@ -3691,9 +3691,9 @@ def cudaEGLStreamProducerDisconnect(conn: cudaEglStreamConnection | _HandleLike)
     C: cudaError_t cudaEGLStreamProducerDisconnect(cudaEglStreamConnection *conn)
     """
     _conn_array = _c.ref([conn], cudaEglStreamConnection, "conn", True)
-    _c.claim(conn, "conn", "cudaEGLStreamProducerDisconnect")
+    conn_given = _c.claim(conn, "conn", "cudaEGLStreamProducerDisconnect")
     try:
-        err = _cudaEGLStreamProducerDisconnect(_conn_array)
+        err = _cudaEGLStreamProducerDisconnect(conn_given)
     except _ArgumentError as exc:
         _c.unclaim(conn)
         raise _c.argument_error(exc, "cudaEGLStreamProducerDisconnect", ("conn",)) from None
@@ -10334,13 +10334,13 @@ def cudaKernelSetAttributeForDevice(
 
 def cudaLaunchCooperativeKernel(
     func: _PointerLike,
-    gridDim: dim3,
-    blockDim: dim3,
+    gridDim: dim3 | int | tuple[int, ...],
+    blockDim: dim3 | int | tuple[int, ...],
     args: _PointerLike,
     sharedMem: int,
     stream: cudaStream_t | _HandleLike,
 ) -> None:
-    """cudaLaunchCooperativeKernel(func: _PointerLike, gridDim: dim3, blockDim: dim3, args: _PointerLike, sharedMem: int, stream: cudaStream_t | _HandleLike) -> None
+    """cudaLaunchCooperativeKernel(func: _PointerLike, gridDim: dim3 | int | tuple[int, ...], blockDim: dim3 | int | tuple[int, ...], args: _PointerLike, sharedMem: int, stream: cudaStream_t | _HandleLike) -> None
 
     Launches a device function where thread blocks can cooperate and synchronize as they execute.
 
@@ -10362,6 +10362,10 @@ def cudaLaunchCooperativeKernel(
         func = _c.device_function(func, "func")
     elif func >> 64:
         raise _c.address_error(func, "cudaLaunchCooperativeKernel", "func")
+    if gridDim.__class__ is not dim3:
+        gridDim = _c.dim3(gridDim, dim3, "gridDim")
+    if blockDim.__class__ is not dim3:
+        blockDim = _c.dim3(blockDim, dim3, "blockDim")
     if args.__class__ is not int:
         args = _c.kernel_args(args, func, "args")
     elif args >> 64:
@@ -10468,13 +10472,13 @@ def cudaLaunchHostFunc(
 
 def cudaLaunchKernel(
     func: _PointerLike,
-    gridDim: dim3,
-    blockDim: dim3,
+    gridDim: dim3 | int | tuple[int, ...],
+    blockDim: dim3 | int | tuple[int, ...],
     args: _PointerLike,
     sharedMem: int,
     stream: cudaStream_t | _HandleLike,
 ) -> None:
-    """cudaLaunchKernel(func: _PointerLike, gridDim: dim3, blockDim: dim3, args: _PointerLike, sharedMem: int, stream: cudaStream_t | _HandleLike) -> None
+    """cudaLaunchKernel(func: _PointerLike, gridDim: dim3 | int | tuple[int, ...], blockDim: dim3 | int | tuple[int, ...], args: _PointerLike, sharedMem: int, stream: cudaStream_t | _HandleLike) -> None
 
     Launches a device function.
 
@@ -10496,6 +10500,10 @@ def cudaLaunchKernel(
         func = _c.device_function(func, "func")
     elif func >> 64:
         raise _c.address_error(func, "cudaLaunchKernel", "func")
+    if gridDim.__class__ is not dim3:
+        gridDim = _c.dim3(gridDim, dim3, "gridDim")
+    if blockDim.__class__ is not dim3:
+        blockDim = _c.dim3(blockDim, dim3, "blockDim")
     if args.__class__ is not int:
         args = _c.kernel_args(args, func, "args")
     elif args >> 64:
@@ -16071,16 +16079,16 @@ def make_cudaPitchedPtr(d: int | None, p: int, xsz: int, ysz: int) -> cudaPitche
 
     As sys_12090.make_cudaPitchedPtr, with each integer checked against its C type's range (a record's field would mask it).
     """
-    if d.__class__ is not int:
-        d = _c.address(d, "d")
-    elif not 0 <= d < 18446744073709551616:
-        raise _c.address_error(d, "make_cudaPitchedPtr", "d")
     if p.__class__ is not int or p >> 64:
         p = _c.integer(p, _range_size_t, "make_cudaPitchedPtr", "p")
     if xsz.__class__ is not int or xsz >> 64:
         xsz = _c.integer(xsz, _range_size_t, "make_cudaPitchedPtr", "xsz")
     if ysz.__class__ is not int or ysz >> 64:
         ysz = _c.integer(ysz, _range_size_t, "make_cudaPitchedPtr", "ysz")
+    if d.__class__ is not int:
+        d = _c.address(d, "d", p * ysz, "make_cudaPitchedPtr(): p * ysz")
+    elif not 0 <= d < 18446744073709551616:
+        raise _c.address_error(d, "make_cudaPitchedPtr", "d")
     return _lib.make_cudaPitchedPtr(d, p, xsz, ysz)
 
 

@@ -119,6 +119,7 @@ from .sys_13000 import (
     cudaMemAllocationType,
     cudaMemAttachGlobal,
     cudaMemAttachSingle,
+    cudaMemFabricHandle_t,
     cudaMemLocation,
     cudaMemLocationType,
     cudaMemPoolAttr,
@@ -1079,10 +1080,7 @@ _c.bind_on_first_call(
         ),
         "cudaEGLStreamProducerDisconnect": (c_uint, (c_void_p,)),
         "cudaEGLStreamProducerPresentFrame": (c_uint, (c_void_p, cudaEglFrame, c_void_p)),
-        "cudaEGLStreamProducerReturnFrame": (
-            c_uint,
-            (c_void_p, POINTER(cudaEglFrame), POINTER(cudaStream_t)),
-        ),
+        "cudaEGLStreamProducerReturnFrame": (c_uint, (c_void_p, POINTER(cudaEglFrame), c_void_p)),
         "cudaEventCreate": (c_uint, (POINTER(cudaEvent_t),)),
         "cudaEventCreateFromEGLSync": (c_uint, (POINTER(cudaEvent_t), c_void_p, c_uint)),
         "cudaEventCreateWithFlags": (c_uint, (POINTER(cudaEvent_t), c_uint)),
@@ -2046,6 +2044,7 @@ _cudaGLDeviceList_members = frozenset((1, 2, 3))
 _cudaGraphMemAttributeType_members = frozenset((0, 1, 2, 3))
 _cudaLaunchAttributeID_members = frozenset((0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 16))
 _cudaLimit_members = frozenset((0, 1, 2, 3, 4, 5, 6))
+_cudaMemAllocationHandleType_handles = {1: c_int, 2: c_void_p, 4: c_uint, 8: cudaMemFabricHandle_t}
 _cudaMemAllocationType_members = frozenset((0, 1, 2, 2147483647))
 _cudaMemcpyKind_members = frozenset((0, 1, 2, 3, 4))
 _cudaMemoryAdvise_members = frozenset((1, 2, 3, 4, 5, 6))
@@ -3534,9 +3533,12 @@ def cudaDriverGetVersion() -> int:
 
 
 def cudaEGLStreamConsumerAcquireFrame(
-    conn: _PointerLike, pCudaResource: _PointerLike, pStream: _PointerLike, timeout: int
+    conn: cudaEglStreamConnection | _HandleLike,
+    pCudaResource: _PointerLike,
+    pStream: cudaStream_t | _HandleLike,
+    timeout: int,
 ) -> None:
-    """cudaEGLStreamConsumerAcquireFrame(conn: _PointerLike, pCudaResource: _PointerLike, pStream: _PointerLike, timeout: int) -> None
+    """cudaEGLStreamConsumerAcquireFrame(conn: cudaEglStreamConnection | _HandleLike, pCudaResource: _PointerLike, pStream: cudaStream_t | _HandleLike, timeout: int) -> None
 
     Acquire an image frame from the EGLStream with CUDA as a consumer.
 
@@ -3554,17 +3556,7 @@ def cudaEGLStreamConsumerAcquireFrame(
         timeout = _c.integer(
             timeout, _range_unsigned_int, "cudaEGLStreamConsumerAcquireFrame", "timeout"
         )
-    if conn.__class__ is not int:
-        conn = _c.ref(
-            conn,
-            cudaEglStreamConnection,
-            "conn",
-            True,
-            1,
-            "cudaEGLStreamConsumerAcquireFrame: the record",
-        )
-    elif conn >> 64:
-        raise _c.address_error(conn, "cudaEGLStreamConsumerAcquireFrame", "conn")
+    _conn_array = _c.ref([conn], cudaEglStreamConnection, "conn", True)
     if pCudaResource.__class__ is not int:
         pCudaResource = _c.ref(
             pCudaResource,
@@ -3576,19 +3568,11 @@ def cudaEGLStreamConsumerAcquireFrame(
         )
     elif pCudaResource >> 64:
         raise _c.address_error(pCudaResource, "cudaEGLStreamConsumerAcquireFrame", "pCudaResource")
-    if pStream.__class__ is not int:
-        pStream = _c.ref(
-            pStream,
-            cudaStream_t,
-            "pStream",
-            True,
-            1,
-            "cudaEGLStreamConsumerAcquireFrame: the record",
-        )
-    elif pStream >> 64:
-        raise _c.address_error(pStream, "cudaEGLStreamConsumerAcquireFrame", "pStream")
+    _pStream_array = _c.ref([pStream], cudaStream_t, "pStream", True)
     try:
-        err = _cudaEGLStreamConsumerAcquireFrame(conn, pCudaResource, pStream, timeout)
+        err = _cudaEGLStreamConsumerAcquireFrame(
+            _conn_array, pCudaResource, _pStream_array, timeout
+        )
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc,
@@ -3664,41 +3648,39 @@ def cudaEGLStreamConsumerConnectWithFlags(
     return conn
 
 
-def cudaEGLStreamConsumerDisconnect(conn: _PointerLike) -> None:
-    """cudaEGLStreamConsumerDisconnect(conn: _PointerLike) -> None
+def cudaEGLStreamConsumerDisconnect(conn: cudaEglStreamConnection | _HandleLike) -> None:
+    """cudaEGLStreamConsumerDisconnect(conn: cudaEglStreamConnection | _HandleLike) -> None
 
     Disconnect CUDA as a consumer to EGLStream .
 
     Parameters:
         conn: Conection to disconnect.
 
+    The handle object given as conn is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorUnknown.
 
     C: cudaError_t cudaEGLStreamConsumerDisconnect(cudaEglStreamConnection *conn)
     """
-    if conn.__class__ is not int:
-        conn = _c.ref(
-            conn,
-            cudaEglStreamConnection,
-            "conn",
-            True,
-            1,
-            "cudaEGLStreamConsumerDisconnect: the record",
-        )
-    elif conn >> 64:
-        raise _c.address_error(conn, "cudaEGLStreamConsumerDisconnect", "conn")
+    _conn_array = _c.ref([conn], cudaEglStreamConnection, "conn", True)
+    conn_given = _c.claim(conn, "conn", "cudaEGLStreamConsumerDisconnect")
     try:
-        err = _cudaEGLStreamConsumerDisconnect(conn)
+        err = _cudaEGLStreamConsumerDisconnect(conn_given)
     except _ArgumentError as exc:
+        _c.unclaim(conn)
         raise _c.argument_error(exc, "cudaEGLStreamConsumerDisconnect", ("conn",)) from None
     if err:
+        _c.unclaim(conn)
         raise _error(err, _lib)
+    _c.destroyed(conn, "cudaEglStreamConnection", "cudaEGLStreamConsumerDisconnect")
 
 
 def cudaEGLStreamConsumerReleaseFrame(
-    conn: _PointerLike, pCudaResource: cudaGraphicsResource_t | _HandleLike, pStream: _PointerLike
+    conn: cudaEglStreamConnection | _HandleLike,
+    pCudaResource: cudaGraphicsResource_t | _HandleLike,
+    pStream: cudaStream_t | _HandleLike,
 ) -> None:
-    """cudaEGLStreamConsumerReleaseFrame(conn: _PointerLike, pCudaResource: cudaGraphicsResource_t | _HandleLike, pStream: _PointerLike) -> None
+    """cudaEGLStreamConsumerReleaseFrame(conn: cudaEglStreamConnection | _HandleLike, pCudaResource: cudaGraphicsResource_t | _HandleLike, pStream: cudaStream_t | _HandleLike) -> None
 
     Releases the last frame acquired from the EGLStream.
 
@@ -3711,32 +3693,12 @@ def cudaEGLStreamConsumerReleaseFrame(
 
     C: cudaError_t cudaEGLStreamConsumerReleaseFrame(cudaEglStreamConnection *conn, cudaGraphicsResource_t pCudaResource, cudaStream_t *pStream)
     """
-    if conn.__class__ is not int:
-        conn = _c.ref(
-            conn,
-            cudaEglStreamConnection,
-            "conn",
-            True,
-            1,
-            "cudaEGLStreamConsumerReleaseFrame: the record",
-        )
-    elif conn >> 64:
-        raise _c.address_error(conn, "cudaEGLStreamConsumerReleaseFrame", "conn")
+    _conn_array = _c.ref([conn], cudaEglStreamConnection, "conn", True)
     if pCudaResource.__class__ is not cudaGraphicsResource_t:
         pCudaResource = _c.handle(pCudaResource, cudaGraphicsResource_t, "pCudaResource")
-    if pStream.__class__ is not int:
-        pStream = _c.ref(
-            pStream,
-            cudaStream_t,
-            "pStream",
-            True,
-            1,
-            "cudaEGLStreamConsumerReleaseFrame: the record",
-        )
-    elif pStream >> 64:
-        raise _c.address_error(pStream, "cudaEGLStreamConsumerReleaseFrame", "pStream")
+    _pStream_array = _c.ref([pStream], cudaStream_t, "pStream", True)
     try:
-        err = _cudaEGLStreamConsumerReleaseFrame(conn, pCudaResource, pStream)
+        err = _cudaEGLStreamConsumerReleaseFrame(_conn_array, pCudaResource, _pStream_array)
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cudaEGLStreamConsumerReleaseFrame", ("conn", "pCudaResource", "pStream")
@@ -3782,41 +3744,39 @@ def cudaEGLStreamProducerConnect(
     return conn
 
 
-def cudaEGLStreamProducerDisconnect(conn: _PointerLike) -> None:
-    """cudaEGLStreamProducerDisconnect(conn: _PointerLike) -> None
+def cudaEGLStreamProducerDisconnect(conn: cudaEglStreamConnection | _HandleLike) -> None:
+    """cudaEGLStreamProducerDisconnect(conn: cudaEglStreamConnection | _HandleLike) -> None
 
     Disconnect CUDA as a producer to EGLStream .
 
     Parameters:
         conn: Conection to disconnect.
 
+    The handle object given as conn is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaError subclasses for: cudaErrorInvalidValue, cudaErrorUnknown.
 
     C: cudaError_t cudaEGLStreamProducerDisconnect(cudaEglStreamConnection *conn)
     """
-    if conn.__class__ is not int:
-        conn = _c.ref(
-            conn,
-            cudaEglStreamConnection,
-            "conn",
-            True,
-            1,
-            "cudaEGLStreamProducerDisconnect: the record",
-        )
-    elif conn >> 64:
-        raise _c.address_error(conn, "cudaEGLStreamProducerDisconnect", "conn")
+    _conn_array = _c.ref([conn], cudaEglStreamConnection, "conn", True)
+    conn_given = _c.claim(conn, "conn", "cudaEGLStreamProducerDisconnect")
     try:
-        err = _cudaEGLStreamProducerDisconnect(conn)
+        err = _cudaEGLStreamProducerDisconnect(conn_given)
     except _ArgumentError as exc:
+        _c.unclaim(conn)
         raise _c.argument_error(exc, "cudaEGLStreamProducerDisconnect", ("conn",)) from None
     if err:
+        _c.unclaim(conn)
         raise _error(err, _lib)
+    _c.destroyed(conn, "cudaEglStreamConnection", "cudaEGLStreamProducerDisconnect")
 
 
 def cudaEGLStreamProducerPresentFrame(
-    conn: _PointerLike, eglframe: cudaEglFrame, pStream: _PointerLike
+    conn: cudaEglStreamConnection | _HandleLike,
+    eglframe: cudaEglFrame,
+    pStream: cudaStream_t | _HandleLike,
 ) -> None:
-    """cudaEGLStreamProducerPresentFrame(conn: _PointerLike, eglframe: cudaEglFrame, pStream: _PointerLike) -> None
+    """cudaEGLStreamProducerPresentFrame(conn: cudaEglStreamConnection | _HandleLike, eglframe: cudaEglFrame, pStream: cudaStream_t | _HandleLike) -> None
 
     Present a CUDA eglFrame to the EGLStream with CUDA as a producer.
 
@@ -3829,30 +3789,10 @@ def cudaEGLStreamProducerPresentFrame(
 
     C: cudaError_t cudaEGLStreamProducerPresentFrame(cudaEglStreamConnection *conn, cudaEglFrame eglframe, cudaStream_t *pStream)
     """
-    if conn.__class__ is not int:
-        conn = _c.ref(
-            conn,
-            cudaEglStreamConnection,
-            "conn",
-            True,
-            1,
-            "cudaEGLStreamProducerPresentFrame: the record",
-        )
-    elif conn >> 64:
-        raise _c.address_error(conn, "cudaEGLStreamProducerPresentFrame", "conn")
-    if pStream.__class__ is not int:
-        pStream = _c.ref(
-            pStream,
-            cudaStream_t,
-            "pStream",
-            True,
-            1,
-            "cudaEGLStreamProducerPresentFrame: the record",
-        )
-    elif pStream >> 64:
-        raise _c.address_error(pStream, "cudaEGLStreamProducerPresentFrame", "pStream")
+    _conn_array = _c.ref([conn], cudaEglStreamConnection, "conn", True)
+    _pStream_array = _c.ref([pStream], cudaStream_t, "pStream", True)
     try:
-        err = _cudaEGLStreamProducerPresentFrame(conn, eglframe, pStream)
+        err = _cudaEGLStreamProducerPresentFrame(_conn_array, eglframe, _pStream_array)
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cudaEGLStreamProducerPresentFrame", ("conn", "eglframe", "pStream")
@@ -3861,44 +3801,36 @@ def cudaEGLStreamProducerPresentFrame(
         raise _error(err, _lib)
 
 
-def cudaEGLStreamProducerReturnFrame(conn: _PointerLike) -> tuple[cudaEglFrame, cudaStream_t]:
-    """cudaEGLStreamProducerReturnFrame(conn: _PointerLike) -> tuple[cudaEglFrame, cudaStream_t]
+def cudaEGLStreamProducerReturnFrame(
+    conn: cudaEglStreamConnection | _HandleLike, pStream: cudaStream_t | _HandleLike
+) -> cudaEglFrame:
+    """cudaEGLStreamProducerReturnFrame(conn: cudaEglStreamConnection | _HandleLike, pStream: cudaStream_t | _HandleLike) -> cudaEglFrame
 
     Return the CUDA eglFrame to the EGLStream last released by the consumer.
 
     Parameters:
         conn: Connection on which to present the CUDA array
+        pStream: CUDA stream on which to return the frame.
 
     Returns:
         eglframe: CUDA Eglstream Proucer Frame handle returned from the consumer over EglStream.
-        pStream: CUDA stream on which to return the frame.
 
     Raises CudaError subclasses for: cudaErrorLaunchTimeout, cudaErrorInvalidValue, cudaErrorUnknown.
 
     C: cudaError_t cudaEGLStreamProducerReturnFrame(cudaEglStreamConnection *conn, cudaEglFrame *eglframe, cudaStream_t *pStream)
     """
-    if conn.__class__ is not int:
-        conn = _c.ref(
-            conn,
-            cudaEglStreamConnection,
-            "conn",
-            True,
-            1,
-            "cudaEGLStreamProducerReturnFrame: the record",
-        )
-    elif conn >> 64:
-        raise _c.address_error(conn, "cudaEGLStreamProducerReturnFrame", "conn")
+    _conn_array = _c.ref([conn], cudaEglStreamConnection, "conn", True)
+    _pStream_array = _c.ref([pStream], cudaStream_t, "pStream", True)
     eglframe = cudaEglFrame()
-    pStream = cudaStream_t()
     try:
-        err = _cudaEGLStreamProducerReturnFrame(conn, eglframe, pStream)
+        err = _cudaEGLStreamProducerReturnFrame(_conn_array, eglframe, _pStream_array)
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cudaEGLStreamProducerReturnFrame", ("conn", "eglframe", "pStream")
         ) from None
     if err:
         raise _error(err, _lib)
-    return eglframe, pStream
+    return eglframe
 
 
 def cudaEventCreate() -> cudaEvent_t:
@@ -10128,13 +10060,13 @@ def cudaKernelSetAttributeForDevice(
 
 def cudaLaunchCooperativeKernel(
     func: _PointerLike,
-    gridDim: dim3,
-    blockDim: dim3,
+    gridDim: dim3 | int | tuple[int, ...],
+    blockDim: dim3 | int | tuple[int, ...],
     args: _PointerLike,
     sharedMem: int,
     stream: cudaStream_t | _HandleLike,
 ) -> None:
-    """cudaLaunchCooperativeKernel(func: _PointerLike, gridDim: dim3, blockDim: dim3, args: _PointerLike, sharedMem: int, stream: cudaStream_t | _HandleLike) -> None
+    """cudaLaunchCooperativeKernel(func: _PointerLike, gridDim: dim3 | int | tuple[int, ...], blockDim: dim3 | int | tuple[int, ...], args: _PointerLike, sharedMem: int, stream: cudaStream_t | _HandleLike) -> None
 
     Launches a device function where thread blocks can cooperate and synchronize as they execute.
 
@@ -10156,6 +10088,10 @@ def cudaLaunchCooperativeKernel(
         func = _c.device_function(func, "func")
     elif func >> 64:
         raise _c.address_error(func, "cudaLaunchCooperativeKernel", "func")
+    if gridDim.__class__ is not dim3:
+        gridDim = _c.dim3(gridDim, dim3, "gridDim")
+    if blockDim.__class__ is not dim3:
+        blockDim = _c.dim3(blockDim, dim3, "blockDim")
     if args.__class__ is not int:
         args = _c.kernel_args(args, func, "args")
     elif args >> 64:
@@ -10207,13 +10143,13 @@ def cudaLaunchHostFunc(
 
 def cudaLaunchKernel(
     func: _PointerLike,
-    gridDim: dim3,
-    blockDim: dim3,
+    gridDim: dim3 | int | tuple[int, ...],
+    blockDim: dim3 | int | tuple[int, ...],
     args: _PointerLike,
     sharedMem: int,
     stream: cudaStream_t | _HandleLike,
 ) -> None:
-    """cudaLaunchKernel(func: _PointerLike, gridDim: dim3, blockDim: dim3, args: _PointerLike, sharedMem: int, stream: cudaStream_t | _HandleLike) -> None
+    """cudaLaunchKernel(func: _PointerLike, gridDim: dim3 | int | tuple[int, ...], blockDim: dim3 | int | tuple[int, ...], args: _PointerLike, sharedMem: int, stream: cudaStream_t | _HandleLike) -> None
 
     Launches a device function.
 
@@ -10235,6 +10171,10 @@ def cudaLaunchKernel(
         func = _c.device_function(func, "func")
     elif func >> 64:
         raise _c.address_error(func, "cudaLaunchKernel", "func")
+    if gridDim.__class__ is not dim3:
+        gridDim = _c.dim3(gridDim, dim3, "gridDim")
+    if blockDim.__class__ is not dim3:
+        blockDim = _c.dim3(blockDim, dim3, "blockDim")
     if args.__class__ is not int:
         args = _c.kernel_args(args, func, "args")
     elif args >> 64:
@@ -11663,20 +11603,19 @@ def cudaMemPoolExportPointer(ptr: _PointerLike) -> cudaMemPoolPtrExportData:
 
 
 def cudaMemPoolExportToShareableHandle(
-    shareableHandle: _PointerLike,
-    memPool: cudaMemPool_t | _HandleLike,
-    handleType: cudaMemAllocationHandleType | int,
-    flags: int,
-) -> None:
-    """cudaMemPoolExportToShareableHandle(shareableHandle: _PointerLike, memPool: cudaMemPool_t | _HandleLike, handleType: cudaMemAllocationHandleType | int, flags: int) -> None
+    memPool: cudaMemPool_t | _HandleLike, handleType: cudaMemAllocationHandleType | int, flags: int
+) -> int | cudaMemFabricHandle_t:
+    """cudaMemPoolExportToShareableHandle(memPool: cudaMemPool_t | _HandleLike, handleType: cudaMemAllocationHandleType | int, flags: int) -> int | cudaMemFabricHandle_t
 
     Exports a memory pool to the requested handle type.
 
     Parameters:
-        shareableHandle: pointer to the location in which to store the requested handle
         memPool: pool to export
         handleType: the type of handle to create
         flags: must be 0
+
+    Returns:
+        shareableHandle: pointer to the location in which to store the requested handle (by handleType: cudaMemHandleTypePosixFileDescriptor: int, cudaMemHandleTypeWin32: int, cudaMemHandleTypeWin32Kmt: int, cudaMemHandleTypeFabric: cudaMemFabricHandle_t)
 
     Raises CudaError subclasses for: cudaErrorInvalidValue.
 
@@ -11695,16 +11634,15 @@ def cudaMemPoolExportToShareableHandle(
         flags = _c.integer(
             flags, _range_unsigned_int, "cudaMemPoolExportToShareableHandle", "flags"
         )
-    if shareableHandle.__class__ is not int:
-        shareableHandle = _c.pointer(shareableHandle, "shareableHandle", True)
-    elif shareableHandle >> 64:
-        raise _c.address_error(
-            shareableHandle, "cudaMemPoolExportToShareableHandle", "shareableHandle"
-        )
     if memPool.__class__ is not cudaMemPool_t:
         memPool = _c.handle(memPool, cudaMemPool_t, "memPool")
+    shareableHandle = _c.shareable_handle_storage(
+        handleType, _cudaMemAllocationHandleType_handles, "cudaMemPoolExportToShareableHandle"
+    )
     try:
-        err = _cudaMemPoolExportToShareableHandle(shareableHandle, memPool, handleType, flags)
+        err = _cudaMemPoolExportToShareableHandle(
+            _c.byref(shareableHandle), memPool, handleType, flags
+        )
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc,
@@ -11713,6 +11651,7 @@ def cudaMemPoolExportToShareableHandle(
         ) from None
     if err:
         raise _error(err, _lib)
+    return _c.shareable_handle(shareableHandle)
 
 
 def cudaMemPoolGetAccess(
@@ -15730,16 +15669,16 @@ def make_cudaPitchedPtr(d: int | None, p: int, xsz: int, ysz: int) -> cudaPitche
 
     As sys_13000.make_cudaPitchedPtr, with each integer checked against its C type's range (a record's field would mask it).
     """
-    if d.__class__ is not int:
-        d = _c.address(d, "d")
-    elif not 0 <= d < 18446744073709551616:
-        raise _c.address_error(d, "make_cudaPitchedPtr", "d")
     if p.__class__ is not int or p >> 64:
         p = _c.integer(p, _range_size_t, "make_cudaPitchedPtr", "p")
     if xsz.__class__ is not int or xsz >> 64:
         xsz = _c.integer(xsz, _range_size_t, "make_cudaPitchedPtr", "xsz")
     if ysz.__class__ is not int or ysz >> 64:
         ysz = _c.integer(ysz, _range_size_t, "make_cudaPitchedPtr", "ysz")
+    if d.__class__ is not int:
+        d = _c.address(d, "d", p * ysz, "make_cudaPitchedPtr(): p * ysz")
+    elif not 0 <= d < 18446744073709551616:
+        raise _c.address_error(d, "make_cudaPitchedPtr", "d")
     return _lib.make_cudaPitchedPtr(d, p, xsz, ysz)
 
 

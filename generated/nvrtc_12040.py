@@ -57,6 +57,7 @@ from ctypes import _Pointer  # noqa: F401  (named by field annotations)
 from cudart._binding import bind_on_first_lookup, per_thread_default_stream
 from cudart._enums import IntEnumBase, int_enum
 from cudart._handles import Handle, StreamHandle
+from cudart._layout import detached_copies
 
 # For type checkers only (importing typing costs milliseconds).
 TYPE_CHECKING = False
@@ -174,7 +175,14 @@ class nvrtcProgram(Handle):
 # which makes it read all N bytes: ctypes reads `c_char * N` up to the first zero. A
 # member holding a device function or a kernel's arguments goes through kernel_fields(),
 # which makes it take a cudart.kernels.Function or packed arguments, and keep them alive.
+# A `void *` member goes through memory_fields(), which makes it take what a checked
+# pointer parameter takes (a buffer, a HostMemory, a ctypes object), never a handle,
+# and keep that memory alive while it refers to it.
 
+
+# A record read out of a record is a view of it, as a C lvalue is; copy.copy() of a
+# record or an array of records is a detached value, as a C assignment makes.
+detached_copies(globals())
 
 # ---------------------------------------------------------------------------- builders
 # The headers' `static inline` helpers that build a record from their parameters: not

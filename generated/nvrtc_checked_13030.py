@@ -230,9 +230,11 @@ def nvrtcAddNameExpression(
 
 
 def nvrtcCompileProgram(
-    prog: nvrtcProgram | _HandleLike, numOptions: int, options: _PointerLike
+    prog: nvrtcProgram | _HandleLike,
+    numOptions: int,
+    options: list[str | bytes] | tuple[str | bytes, ...] | _PointerLike,
 ) -> None:
-    """nvrtcCompileProgram(prog: nvrtcProgram | _HandleLike, numOptions: int, options: _PointerLike) -> None
+    """nvrtcCompileProgram(prog: nvrtcProgram | _HandleLike, numOptions: int, options: list[str | bytes] | tuple[str | bytes, ...] | _PointerLike) -> None
 
     nvrtcCompileProgram compiles the given program.
 
@@ -249,7 +251,9 @@ def nvrtcCompileProgram(
         numOptions = _c.integer(numOptions, _range_int, "nvrtcCompileProgram", "numOptions")
     if prog.__class__ is not nvrtcProgram:
         prog = _c.handle(prog, nvrtcProgram, "prog")
-    if options.__class__ is not int:
+    if options.__class__ is list or options.__class__ is tuple:
+        options = _c.strings(options, numOptions, "options")
+    elif options.__class__ is not int:
         options = _c.pointer(options, "options", False)
     elif options >> 64:
         raise _c.address_error(options, "nvrtcCompileProgram", "options")
@@ -267,10 +271,10 @@ def nvrtcCreateProgram(
     src: str | bytes | None,
     name: str | bytes | None,
     numHeaders: int,
-    headers: _PointerLike,
-    includeNames: _PointerLike,
+    headers: list[str | bytes] | tuple[str | bytes, ...] | _PointerLike,
+    includeNames: list[str | bytes] | tuple[str | bytes, ...] | _PointerLike,
 ) -> nvrtcProgram:
-    """nvrtcCreateProgram(src: str | bytes | None, name: str | bytes | None, numHeaders: int, headers: _PointerLike, includeNames: _PointerLike) -> nvrtcProgram
+    """nvrtcCreateProgram(src: str | bytes | None, name: str | bytes | None, numHeaders: int, headers: list[str | bytes] | tuple[str | bytes, ...] | _PointerLike, includeNames: list[str | bytes] | tuple[str | bytes, ...] | _PointerLike) -> nvrtcProgram
 
     nvrtcCreateProgram creates an instance of nvrtcProgram with the given input parameters, and sets the output parameter prog with it.
 
@@ -294,11 +298,15 @@ def nvrtcCreateProgram(
         src = _c.cstring(src, "src")
     if name.__class__ is not bytes:
         name = _c.cstring(name, "name")
-    if headers.__class__ is not int:
+    if headers.__class__ is list or headers.__class__ is tuple:
+        headers = _c.strings(headers, numHeaders, "headers")
+    elif headers.__class__ is not int:
         headers = _c.pointer(headers, "headers", False)
     elif headers >> 64:
         raise _c.address_error(headers, "nvrtcCreateProgram", "headers")
-    if includeNames.__class__ is not int:
+    if includeNames.__class__ is list or includeNames.__class__ is tuple:
+        includeNames = _c.strings(includeNames, numHeaders, "includeNames")
+    elif includeNames.__class__ is not int:
         includeNames = _c.pointer(includeNames, "includeNames", False)
     elif includeNames >> 64:
         raise _c.address_error(includeNames, "nvrtcCreateProgram", "includeNames")

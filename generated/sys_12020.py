@@ -66,7 +66,11 @@ from cudart._binding import bind_on_first_lookup, per_thread_default_stream
 from cudart._enums import IntEnumBase, int_enum
 from cudart._handles import Handle, StreamHandle
 from cudart._layout import binary_fields
+from cudart._layout import detached_copies
+from cudart._layout import memory_fields
 from cudart._layout import kernel_fields
+from cudart._layout import cxx_defaults
+from cudart._layout import dim3_fields
 
 # For type checkers only (importing typing costs milliseconds).
 TYPE_CHECKING = False
@@ -6550,6 +6554,9 @@ cudaKernelNodeAttrValue = cudaLaunchAttributeValue
 # which makes it read all N bytes: ctypes reads `c_char * N` up to the first zero. A
 # member holding a device function or a kernel's arguments goes through kernel_fields(),
 # which makes it take a cudart.kernels.Function or packed arguments, and keep them alive.
+# A `void *` member goes through memory_fields(), which makes it take what a checked
+# pointer parameter takes (a buffer, a HostMemory, a ctypes object), never a handle,
+# and keep that memory alive while it refers to it.
 
 char1._fields_ = [
     ("x", c_byte),
@@ -6796,6 +6803,7 @@ dim3._fields_ = [
     ("y", c_uint),
     ("z", c_uint),
 ]
+cxx_defaults(dim3, {"x": 1, "y": 1, "z": 1})
 cudaChannelFormatDesc._fields_ = [
     ("x", c_int),
     ("y", c_int),
@@ -6826,6 +6834,7 @@ cudaPitchedPtr._fields_ = [
     ("xsize", c_size_t),
     ("ysize", c_size_t),
 ]
+memory_fields(cudaPitchedPtr, "ptr")
 cudaExtent._fields_ = [
     ("width", c_size_t),
     ("height", c_size_t),
@@ -6870,6 +6879,7 @@ cudaMemsetParams._fields_ = [
     ("width", c_size_t),
     ("height", c_size_t),
 ]
+memory_fields(cudaMemsetParams, "dst")
 cudaMemsetParamsV2._fields_ = [
     ("dst", c_void_p),
     ("pitch", c_size_t),
@@ -6878,6 +6888,7 @@ cudaMemsetParamsV2._fields_ = [
     ("width", c_size_t),
     ("height", c_size_t),
 ]
+memory_fields(cudaMemsetParamsV2, "dst")
 cudaAccessPolicyWindow._fields_ = [
     ("base_ptr", c_void_p),
     ("num_bytes", c_size_t),
@@ -6885,14 +6896,17 @@ cudaAccessPolicyWindow._fields_ = [
     ("hitProp", c_uint),
     ("missProp", c_uint),
 ]
+memory_fields(cudaAccessPolicyWindow, "base_ptr")
 cudaHostNodeParams._fields_ = [
     ("fn", cudaHostFn_t),
     ("userData", c_void_p),
 ]
+memory_fields(cudaHostNodeParams, "userData")
 cudaHostNodeParamsV2._fields_ = [
     ("fn", cudaHostFn_t),
     ("userData", c_void_p),
 ]
+memory_fields(cudaHostNodeParamsV2, "userData")
 cudaResourceDesc_res_array._fields_ = [
     ("array", cudaArray_t),
 ]
@@ -6904,6 +6918,7 @@ cudaResourceDesc_res_linear._fields_ = [
     ("desc", cudaChannelFormatDesc),
     ("sizeInBytes", c_size_t),
 ]
+memory_fields(cudaResourceDesc_res_linear, "devPtr")
 cudaResourceDesc_res_pitch2D._fields_ = [
     ("devPtr", c_void_p),
     ("desc", cudaChannelFormatDesc),
@@ -6911,6 +6926,7 @@ cudaResourceDesc_res_pitch2D._fields_ = [
     ("height", c_size_t),
     ("pitchInBytes", c_size_t),
 ]
+memory_fields(cudaResourceDesc_res_pitch2D, "devPtr")
 cudaResourceDesc_res._fields_ = [
     ("array", cudaResourceDesc_res_array),
     ("mipmap", cudaResourceDesc_res_mipmap),
@@ -6937,6 +6953,7 @@ cudaPointerAttributes._fields_ = [
     ("devicePointer", c_void_p),
     ("hostPointer", c_void_p),
 ]
+memory_fields(cudaPointerAttributes, "devicePointer", "hostPointer")
 cudaFuncAttributes._fields_ = [
     ("sharedSizeBytes", c_size_t),
     ("constSizeBytes", c_size_t),
@@ -6972,6 +6989,7 @@ cudaMemPoolProps._fields_ = [
     ("maxSize", c_size_t),
     ("reserved", c_ubyte * 56),
 ]
+memory_fields(cudaMemPoolProps, "win32SecurityAttributes")
 cudaMemPoolPtrExportData._fields_ = [
     ("reserved", c_ubyte * 64),
 ]
@@ -6982,6 +7000,7 @@ cudaMemAllocNodeParams._fields_ = [
     ("bytesize", c_size_t),
     ("dptr", c_void_p),
 ]
+memory_fields(cudaMemAllocNodeParams, "dptr")
 cudaMemAllocNodeParamsV2._fields_ = [
     ("poolProps", cudaMemPoolProps),
     ("accessDescs", POINTER(cudaMemAccessDesc)),
@@ -6989,9 +7008,11 @@ cudaMemAllocNodeParamsV2._fields_ = [
     ("bytesize", c_size_t),
     ("dptr", c_void_p),
 ]
+memory_fields(cudaMemAllocNodeParamsV2, "dptr")
 cudaMemFreeNodeParams._fields_ = [
     ("dptr", c_void_p),
 ]
+memory_fields(cudaMemFreeNodeParams, "dptr")
 CUuuid_st._fields_ = [
     ("bytes", c_char * 16),
 ]
@@ -7106,11 +7127,13 @@ cudaExternalMemoryHandleDesc_handle_win32._fields_ = [
     ("handle", c_void_p),
     ("name", c_void_p),
 ]
+memory_fields(cudaExternalMemoryHandleDesc_handle_win32, "handle", "name")
 cudaExternalMemoryHandleDesc_handle._fields_ = [
     ("fd", c_int),
     ("win32", cudaExternalMemoryHandleDesc_handle_win32),
     ("nvSciBufObject", c_void_p),
 ]
+memory_fields(cudaExternalMemoryHandleDesc_handle, "nvSciBufObject")
 cudaExternalMemoryHandleDesc._fields_ = [
     ("type", c_uint),
     ("handle", cudaExternalMemoryHandleDesc_handle),
@@ -7133,11 +7156,13 @@ cudaExternalSemaphoreHandleDesc_handle_win32._fields_ = [
     ("handle", c_void_p),
     ("name", c_void_p),
 ]
+memory_fields(cudaExternalSemaphoreHandleDesc_handle_win32, "handle", "name")
 cudaExternalSemaphoreHandleDesc_handle._fields_ = [
     ("fd", c_int),
     ("win32", cudaExternalSemaphoreHandleDesc_handle_win32),
     ("nvSciSyncObj", c_void_p),
 ]
+memory_fields(cudaExternalSemaphoreHandleDesc_handle, "nvSciSyncObj")
 cudaExternalSemaphoreHandleDesc._fields_ = [
     ("type", c_uint),
     ("handle", cudaExternalSemaphoreHandleDesc_handle),
@@ -7150,6 +7175,7 @@ cudaExternalSemaphoreSignalParams_v1_params_nvSciSync._fields_ = [
     ("fence", c_void_p),
     ("reserved", c_ulonglong),
 ]
+memory_fields(cudaExternalSemaphoreSignalParams_v1_params_nvSciSync, "fence")
 cudaExternalSemaphoreSignalParams_v1_params_keyedMutex._fields_ = [
     ("key", c_ulonglong),
 ]
@@ -7169,6 +7195,7 @@ cudaExternalSemaphoreWaitParams_v1_params_nvSciSync._fields_ = [
     ("fence", c_void_p),
     ("reserved", c_ulonglong),
 ]
+memory_fields(cudaExternalSemaphoreWaitParams_v1_params_nvSciSync, "fence")
 cudaExternalSemaphoreWaitParams_v1_params_keyedMutex._fields_ = [
     ("key", c_ulonglong),
     ("timeoutMs", c_uint),
@@ -7189,6 +7216,7 @@ cudaExternalSemaphoreSignalParams_params_nvSciSync._fields_ = [
     ("fence", c_void_p),
     ("reserved", c_ulonglong),
 ]
+memory_fields(cudaExternalSemaphoreSignalParams_params_nvSciSync, "fence")
 cudaExternalSemaphoreSignalParams_params_keyedMutex._fields_ = [
     ("key", c_ulonglong),
 ]
@@ -7210,6 +7238,7 @@ cudaExternalSemaphoreWaitParams_params_nvSciSync._fields_ = [
     ("fence", c_void_p),
     ("reserved", c_ulonglong),
 ]
+memory_fields(cudaExternalSemaphoreWaitParams_params_nvSciSync, "fence")
 cudaExternalSemaphoreWaitParams_params_keyedMutex._fields_ = [
     ("key", c_ulonglong),
     ("timeoutMs", c_uint),
@@ -7234,6 +7263,7 @@ cudaLaunchParams._fields_ = [
     ("stream", cudaStream_t),
 ]
 kernel_fields(cudaLaunchParams, ("func",), ("args",))
+dim3_fields(cudaLaunchParams, ("gridDim", "blockDim"))
 cudaKernelNodeParams._fields_ = [
     ("func", c_void_p),
     ("gridDim", dim3),
@@ -7243,6 +7273,7 @@ cudaKernelNodeParams._fields_ = [
     ("extra", POINTER(c_void_p)),
 ]
 kernel_fields(cudaKernelNodeParams, ("func",), ("kernelParams",))
+dim3_fields(cudaKernelNodeParams, ("gridDim", "blockDim"))
 cudaKernelNodeParamsV2._fields_ = [
     ("func", c_void_p),
     ("gridDim", dim3),
@@ -7252,6 +7283,7 @@ cudaKernelNodeParamsV2._fields_ = [
     ("extra", POINTER(c_void_p)),
 ]
 kernel_fields(cudaKernelNodeParamsV2, ("func",), ("kernelParams",))
+dim3_fields(cudaKernelNodeParamsV2, ("gridDim", "blockDim"))
 cudaExternalSemaphoreSignalNodeParams._fields_ = [
     ("extSemArray", POINTER(cudaExternalSemaphore_t)),
     ("paramsArray", POINTER(cudaExternalSemaphoreSignalParams)),
@@ -7355,6 +7387,7 @@ cudaLaunchConfig_st._fields_ = [
     ("attrs", POINTER(cudaLaunchAttribute)),
     ("numAttrs", c_uint),
 ]
+dim3_fields(cudaLaunchConfig_st, ("gridDim", "blockDim"))
 cudaTextureDesc._fields_ = [
     ("addressMode", c_uint * 3),
     ("filterMode", c_uint),
@@ -7390,6 +7423,10 @@ cudaEglFrame_st._fields_ = [
     ("frameType", c_uint),
     ("eglColorFormat", c_uint),
 ]
+
+# A record read out of a record is a view of it, as a C lvalue is; copy.copy() of a
+# record or an array of records is a detached value, as a C assignment makes.
+detached_copies(globals())
 
 # ---------------------------------------------------------------------------- builders
 # The headers' `static inline` helpers that build a record from their parameters: not

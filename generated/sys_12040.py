@@ -66,7 +66,11 @@ from cudart._binding import bind_on_first_lookup, per_thread_default_stream
 from cudart._enums import IntEnumBase, int_enum
 from cudart._handles import Handle, StreamHandle
 from cudart._layout import binary_fields
+from cudart._layout import detached_copies
+from cudart._layout import memory_fields
 from cudart._layout import kernel_fields
+from cudart._layout import cxx_defaults
+from cudart._layout import dim3_fields
 
 # For type checkers only (importing typing costs milliseconds).
 TYPE_CHECKING = False
@@ -6957,6 +6961,9 @@ cudaKernelNodeAttrValue = cudaLaunchAttributeValue
 # which makes it read all N bytes: ctypes reads `c_char * N` up to the first zero. A
 # member holding a device function or a kernel's arguments goes through kernel_fields(),
 # which makes it take a cudart.kernels.Function or packed arguments, and keep them alive.
+# A `void *` member goes through memory_fields(), which makes it take what a checked
+# pointer parameter takes (a buffer, a HostMemory, a ctypes object), never a handle,
+# and keep that memory alive while it refers to it.
 
 char1._fields_ = [
     ("x", c_byte),
@@ -7203,6 +7210,7 @@ dim3._fields_ = [
     ("y", c_uint),
     ("z", c_uint),
 ]
+cxx_defaults(dim3, {"x": 1, "y": 1, "z": 1})
 cudaChannelFormatDesc._fields_ = [
     ("x", c_int),
     ("y", c_int),
@@ -7233,6 +7241,7 @@ cudaPitchedPtr._fields_ = [
     ("xsize", c_size_t),
     ("ysize", c_size_t),
 ]
+memory_fields(cudaPitchedPtr, "ptr")
 cudaExtent._fields_ = [
     ("width", c_size_t),
     ("height", c_size_t),
@@ -7277,6 +7286,7 @@ cudaMemsetParams._fields_ = [
     ("width", c_size_t),
     ("height", c_size_t),
 ]
+memory_fields(cudaMemsetParams, "dst")
 cudaMemsetParamsV2._fields_ = [
     ("dst", c_void_p),
     ("pitch", c_size_t),
@@ -7285,6 +7295,7 @@ cudaMemsetParamsV2._fields_ = [
     ("width", c_size_t),
     ("height", c_size_t),
 ]
+memory_fields(cudaMemsetParamsV2, "dst")
 cudaAccessPolicyWindow._fields_ = [
     ("base_ptr", c_void_p),
     ("num_bytes", c_size_t),
@@ -7292,14 +7303,17 @@ cudaAccessPolicyWindow._fields_ = [
     ("hitProp", c_uint),
     ("missProp", c_uint),
 ]
+memory_fields(cudaAccessPolicyWindow, "base_ptr")
 cudaHostNodeParams._fields_ = [
     ("fn", cudaHostFn_t),
     ("userData", c_void_p),
 ]
+memory_fields(cudaHostNodeParams, "userData")
 cudaHostNodeParamsV2._fields_ = [
     ("fn", cudaHostFn_t),
     ("userData", c_void_p),
 ]
+memory_fields(cudaHostNodeParamsV2, "userData")
 cudaResourceDesc_res_array._fields_ = [
     ("array", cudaArray_t),
 ]
@@ -7311,6 +7325,7 @@ cudaResourceDesc_res_linear._fields_ = [
     ("desc", cudaChannelFormatDesc),
     ("sizeInBytes", c_size_t),
 ]
+memory_fields(cudaResourceDesc_res_linear, "devPtr")
 cudaResourceDesc_res_pitch2D._fields_ = [
     ("devPtr", c_void_p),
     ("desc", cudaChannelFormatDesc),
@@ -7318,6 +7333,7 @@ cudaResourceDesc_res_pitch2D._fields_ = [
     ("height", c_size_t),
     ("pitchInBytes", c_size_t),
 ]
+memory_fields(cudaResourceDesc_res_pitch2D, "devPtr")
 cudaResourceDesc_res._fields_ = [
     ("array", cudaResourceDesc_res_array),
     ("mipmap", cudaResourceDesc_res_mipmap),
@@ -7344,6 +7360,7 @@ cudaPointerAttributes._fields_ = [
     ("devicePointer", c_void_p),
     ("hostPointer", c_void_p),
 ]
+memory_fields(cudaPointerAttributes, "devicePointer", "hostPointer")
 cudaFuncAttributes._fields_ = [
     ("sharedSizeBytes", c_size_t),
     ("constSizeBytes", c_size_t),
@@ -7379,6 +7396,7 @@ cudaMemPoolProps._fields_ = [
     ("maxSize", c_size_t),
     ("reserved", c_ubyte * 56),
 ]
+memory_fields(cudaMemPoolProps, "win32SecurityAttributes")
 cudaMemPoolPtrExportData._fields_ = [
     ("reserved", c_ubyte * 64),
 ]
@@ -7389,6 +7407,7 @@ cudaMemAllocNodeParams._fields_ = [
     ("bytesize", c_size_t),
     ("dptr", c_void_p),
 ]
+memory_fields(cudaMemAllocNodeParams, "dptr")
 cudaMemAllocNodeParamsV2._fields_ = [
     ("poolProps", cudaMemPoolProps),
     ("accessDescs", POINTER(cudaMemAccessDesc)),
@@ -7396,9 +7415,11 @@ cudaMemAllocNodeParamsV2._fields_ = [
     ("bytesize", c_size_t),
     ("dptr", c_void_p),
 ]
+memory_fields(cudaMemAllocNodeParamsV2, "dptr")
 cudaMemFreeNodeParams._fields_ = [
     ("dptr", c_void_p),
 ]
+memory_fields(cudaMemFreeNodeParams, "dptr")
 CUuuid_st._fields_ = [
     ("bytes", c_char * 16),
 ]
@@ -7518,11 +7539,13 @@ cudaExternalMemoryHandleDesc_handle_win32._fields_ = [
     ("handle", c_void_p),
     ("name", c_void_p),
 ]
+memory_fields(cudaExternalMemoryHandleDesc_handle_win32, "handle", "name")
 cudaExternalMemoryHandleDesc_handle._fields_ = [
     ("fd", c_int),
     ("win32", cudaExternalMemoryHandleDesc_handle_win32),
     ("nvSciBufObject", c_void_p),
 ]
+memory_fields(cudaExternalMemoryHandleDesc_handle, "nvSciBufObject")
 cudaExternalMemoryHandleDesc._fields_ = [
     ("type", c_uint),
     ("handle", cudaExternalMemoryHandleDesc_handle),
@@ -7545,11 +7568,13 @@ cudaExternalSemaphoreHandleDesc_handle_win32._fields_ = [
     ("handle", c_void_p),
     ("name", c_void_p),
 ]
+memory_fields(cudaExternalSemaphoreHandleDesc_handle_win32, "handle", "name")
 cudaExternalSemaphoreHandleDesc_handle._fields_ = [
     ("fd", c_int),
     ("win32", cudaExternalSemaphoreHandleDesc_handle_win32),
     ("nvSciSyncObj", c_void_p),
 ]
+memory_fields(cudaExternalSemaphoreHandleDesc_handle, "nvSciSyncObj")
 cudaExternalSemaphoreHandleDesc._fields_ = [
     ("type", c_uint),
     ("handle", cudaExternalSemaphoreHandleDesc_handle),
@@ -7562,6 +7587,7 @@ cudaExternalSemaphoreSignalParams_v1_params_nvSciSync._fields_ = [
     ("fence", c_void_p),
     ("reserved", c_ulonglong),
 ]
+memory_fields(cudaExternalSemaphoreSignalParams_v1_params_nvSciSync, "fence")
 cudaExternalSemaphoreSignalParams_v1_params_keyedMutex._fields_ = [
     ("key", c_ulonglong),
 ]
@@ -7581,6 +7607,7 @@ cudaExternalSemaphoreWaitParams_v1_params_nvSciSync._fields_ = [
     ("fence", c_void_p),
     ("reserved", c_ulonglong),
 ]
+memory_fields(cudaExternalSemaphoreWaitParams_v1_params_nvSciSync, "fence")
 cudaExternalSemaphoreWaitParams_v1_params_keyedMutex._fields_ = [
     ("key", c_ulonglong),
     ("timeoutMs", c_uint),
@@ -7601,6 +7628,7 @@ cudaExternalSemaphoreSignalParams_params_nvSciSync._fields_ = [
     ("fence", c_void_p),
     ("reserved", c_ulonglong),
 ]
+memory_fields(cudaExternalSemaphoreSignalParams_params_nvSciSync, "fence")
 cudaExternalSemaphoreSignalParams_params_keyedMutex._fields_ = [
     ("key", c_ulonglong),
 ]
@@ -7622,6 +7650,7 @@ cudaExternalSemaphoreWaitParams_params_nvSciSync._fields_ = [
     ("fence", c_void_p),
     ("reserved", c_ulonglong),
 ]
+memory_fields(cudaExternalSemaphoreWaitParams_params_nvSciSync, "fence")
 cudaExternalSemaphoreWaitParams_params_keyedMutex._fields_ = [
     ("key", c_ulonglong),
     ("timeoutMs", c_uint),
@@ -7646,6 +7675,7 @@ cudaLaunchParams._fields_ = [
     ("stream", cudaStream_t),
 ]
 kernel_fields(cudaLaunchParams, ("func",), ("args",))
+dim3_fields(cudaLaunchParams, ("gridDim", "blockDim"))
 cudaKernelNodeParams._fields_ = [
     ("func", c_void_p),
     ("gridDim", dim3),
@@ -7655,6 +7685,7 @@ cudaKernelNodeParams._fields_ = [
     ("extra", POINTER(c_void_p)),
 ]
 kernel_fields(cudaKernelNodeParams, ("func",), ("kernelParams",))
+dim3_fields(cudaKernelNodeParams, ("gridDim", "blockDim"))
 cudaKernelNodeParamsV2._fields_ = [
     ("func", c_void_p),
     ("gridDim", dim3),
@@ -7664,6 +7695,7 @@ cudaKernelNodeParamsV2._fields_ = [
     ("extra", POINTER(c_void_p)),
 ]
 kernel_fields(cudaKernelNodeParamsV2, ("func",), ("kernelParams",))
+dim3_fields(cudaKernelNodeParamsV2, ("gridDim", "blockDim"))
 cudaExternalSemaphoreSignalNodeParams._fields_ = [
     ("extSemArray", POINTER(cudaExternalSemaphore_t)),
     ("paramsArray", POINTER(cudaExternalSemaphoreSignalParams)),
@@ -7743,11 +7775,13 @@ cudaGraphKernelNodeUpdate_updateData_param._fields_ = [
     ("offset", c_size_t),
     ("size", c_size_t),
 ]
+memory_fields(cudaGraphKernelNodeUpdate_updateData_param, "pValue")
 cudaGraphKernelNodeUpdate_updateData._fields_ = [
     ("gridDim", dim3),
     ("param", cudaGraphKernelNodeUpdate_updateData_param),
     ("isEnabled", c_uint),
 ]
+dim3_fields(cudaGraphKernelNodeUpdate_updateData, ("gridDim",))
 cudaGraphKernelNodeUpdate._fields_ = [
     ("node", cudaGraphDeviceNode_t),
     ("field", c_uint),
@@ -7805,6 +7839,7 @@ cudaLaunchConfig_st._fields_ = [
     ("attrs", POINTER(cudaLaunchAttribute)),
     ("numAttrs", c_uint),
 ]
+dim3_fields(cudaLaunchConfig_st, ("gridDim", "blockDim"))
 cudaAsyncNotificationInfo_info_overBudget._fields_ = [
     ("bytesOverBudget", c_ulonglong),
 ]
@@ -7850,6 +7885,10 @@ cudaEglFrame_st._fields_ = [
     ("frameType", c_uint),
     ("eglColorFormat", c_uint),
 ]
+
+# A record read out of a record is a view of it, as a C lvalue is; copy.copy() of a
+# record or an array of records is a detached value, as a C assignment makes.
+detached_copies(globals())
 
 # ---------------------------------------------------------------------------- builders
 # The headers' `static inline` helpers that build a record from their parameters: not
