@@ -303,12 +303,15 @@ class Dim3Field:
     """A `dim3` member that takes what the checked launches take (an int, a 1-3 tuple,
     a dim3-like), converted and range-checked by cudart._convert.dim3."""
 
-    __slots__ = ("field", "ctype", "name")
+    __slots__ = ("field", "ctype", "name", "offset", "size")
 
     def __init__(self, field: object, ctype: type, name: str) -> None:
         self.field = field
         self.ctype = ctype
         self.name = name
+        # As ctypes' own field says them: users and the gcc judge read Record.member.offset.
+        self.offset: int = getattr(field, "offset")  # noqa: B009 - ctypes' CField
+        self.size: int = getattr(field, "size")  # noqa: B009
 
     def __get__(self, obj: object, cls: type | None = None) -> object:
         if obj is None:
@@ -319,6 +322,9 @@ class Dim3Field:
         from ._convert import dim3
 
         self.field.__set__(obj, dim3(value, self.ctype, self.name))  # type: ignore[attr-defined]
+
+    def __repr__(self) -> str:
+        return f"<Dim3Field {self.name} offset={self.offset} size={self.size}>"
 
 
 def dim3_fields(cls: type, names: tuple[str, ...]) -> None:

@@ -811,9 +811,7 @@ class _Function:
             # C gets what the claim hands back: a claimed HostMemory refuses to be read
             # as memory (it is marked freed), so C is given its address instead.
             given = f"{p.py_name}_given"
-            part.claim = (
-                f'{given} = _c.claim({p.py_name}, "{p.py_name}", "{self.plan.name}")'
-            )
+            part.claim = f'{given} = _c.claim({p.py_name}, "{p.py_name}", "{self.plan.name}")'
             part.call = given
             part.release = f"_c.unclaim({p.py_name})"
         return part

@@ -78,7 +78,9 @@ def test_the_figures_of_12_5(plans):
         "checked": 122,
         "undecided": 0,
         "relations": 102,
-        "records": 57,
+        # 57 until issue 21: the EGL functions' 9 `cudaEglStreamConnection *` and
+        # `cudaStream_t *` inputs are handles now (HANDLE_REF), not one-record pointers.
+        "records": 48,
     }
 
 
