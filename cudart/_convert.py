@@ -834,9 +834,10 @@ def shareable_handle_storage(handle_type: Any, table: dict, function: str) -> An
     return ctype()
 
 
-def shareable_handle(storage: Any) -> Any:
+def shareable_handle(storage: Any) -> int | Any:
     """What `shareable_handle_storage`'s storage holds after the call: the fabric handle
-    record itself, or the int (fd, HANDLE, D3DKMT_HANDLE) a scalar holds."""
+    record itself, or the int (fd, HANDLE, D3DKMT_HANDLE) a scalar holds. (`int | Any`:
+    the record's class is the generated module's, which the caller's annotation names.)"""
     if isinstance(storage, (ctypes.Structure, ctypes.Union)):
         return storage
     return storage.value or 0
