@@ -16,7 +16,12 @@
 //
 // Build (host code only: no fatbinary of its own to register):
 //        nvcc -x c++ -cudart none -o graph_kernel_node_repro graph_kernel_node_repro.cu -ldl
-// Run:   graph_kernel_node_repro LIBCUDART FATBIN N
+// Run:   graph_kernel_node_repro LIBCUDART FATBIN N [registered-first]
+//
+// registered-first: each round first does what test_graphs.py's module does before its
+// library-route test, the register route on the same image: __cudaRegisterFatBinary,
+// __cudaRegisterFunction("axpy"), a kernel node of that host function described, then
+// __cudaUnregisterFatBinary; then the library-route sequence above.
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <stdio.h>
@@ -62,8 +67,8 @@ static std::vector<char> read_file(const char *path)
 
 int main(int argc, char **argv)
 {
-    if (argc != 4) {
-        fprintf(stderr, "usage: %s LIBCUDART FATBIN N\n", argv[0]);
+    if (argc != 4 && !(argc == 5 && strcmp(argv[4], "registered-first") == 0)) {
+        fprintf(stderr, "usage: %s LIBCUDART FATBIN N [registered-first]\n", argv[0]);
         return 2;
     }
     void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
@@ -77,6 +82,7 @@ int main(int argc, char **argv)
         return 2;
     }
     const int rounds = atoi(argv[3]);
+    const bool registered_first = argc == 5;
 
     BIND(cudaGetErrorName)
     BIND(cudaGetLastError)
@@ -93,6 +99,21 @@ int main(int argc, char **argv)
     BIND(cudaGraphAddMemcpyNode1D)
     BIND(cudaGraphAddKernelNode)
     BIND(cudaGraphKernelNodeGetParams)
+    typedef void **(*RegisterFatBinary)(void *);
+    typedef void (*RegisterFatBinaryEnd)(void **);
+    typedef void (*RegisterFunction)(void **, const char *, char *, const char *, int, void *,
+                                     void *, void *, void *, int *);
+    BIND_AS(__cudaRegisterFatBinary, RegisterFatBinary)
+    BIND_AS(__cudaRegisterFatBinaryEnd, RegisterFatBinaryEnd)
+    BIND_AS(__cudaRegisterFunction, RegisterFunction)
+    BIND_AS(__cudaUnregisterFatBinary, RegisterFatBinaryEnd)
+    // nvcc's stub's __fatBinC_Wrapper_t: magic, version 1, the image, an unused pointer.
+    struct {
+        int magic, version;
+        const void *data;
+        void *unused;
+    } wrapper = {0x466243b1, 1, image.data(), NULL};
+    static char axpy_stub;  // the host function the register route names the kernel by
 
     int version = 0;
     CHECK(cudaRuntimeGetVersion_(&version));
@@ -114,7 +135,31 @@ int main(int argc, char **argv)
     int described = 0, null_func = 0, not_described = 0, wrong = 0, error = 0;
     cudaError_t first_error = cudaSuccess;
 
+    int registered_described = 0;
     for (int round = 0; round < rounds; ++round) {
+        if (registered_first) {
+            void **handle = __cudaRegisterFatBinary_(&wrapper);
+            __cudaRegisterFunction_(handle, &axpy_stub, (char *)"axpy", "axpy", -1, NULL, NULL,
+                                    NULL, NULL, NULL);
+            __cudaRegisterFatBinaryEnd_(handle);
+            cudaGraph_t graph;
+            CHECK(cudaGraphCreate_(&graph, 0));
+            cudaKernelNodeParams params;
+            memset(&params, 0, sizeof params);
+            params.func = (void *)&axpy_stub;
+            params.gridDim = dim3((n + 255) / 256, 1, 1);
+            params.blockDim = dim3(256, 1, 1);
+            params.kernelParams = args;
+            cudaGraphNode_t node;
+            CHECK(cudaGraphAddKernelNode_(&node, graph, NULL, 0, &params));
+            cudaKernelNodeParams got;
+            memset(&got, 0, sizeof got);
+            if (cudaGraphKernelNodeGetParams_(node, &got) == cudaSuccess && got.func != NULL)
+                ++registered_described;
+            cudaGetLastError_();
+            CHECK(cudaGraphDestroy_(graph));
+            __cudaUnregisterFatBinary_(handle);
+        }
         cudaLibrary_t library;
         CHECK(cudaLibraryLoadData_(&library, image.data(), NULL, NULL, 0, NULL, NULL, 0));
         cudaKernel_t kernel;
@@ -162,6 +207,8 @@ int main(int argc, char **argv)
     }
     printf("counts described=%d null_func=%d not_described=%d wrong=%d error=%d\n", described,
            null_func, not_described, wrong, error);
+    if (registered_first)
+        printf("registered_described %d\n", registered_described);
     if (first_error != cudaSuccess)
         printf("first_error %s\n", cudaGetErrorName_(first_error));
     CHECK(cudaFree_(dx));

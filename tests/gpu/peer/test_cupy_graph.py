@@ -11,6 +11,12 @@ upstream captures (ufuncs, cuFFT) stays CuPy's, run on cudart's stream through
 `Stream.from_external` (the CUDA stream protocol of cudart's handle); those ports skip
 where CuPy is absent. Values and assertions are upstream's.
 
+One change from 00faa33, upstream's own later fix (cupy/cupy@9d674bb, the lines marked
+"ensure `a` is written"): `a` is made on CuPy's current stream (the legacy default one),
+which a non-blocking stream does not wait for, so a graph launched there could read it
+before it was written; upstream synchronizes that stream first, and so do the ports
+(`written`). The race showed here as NaN in 7 of 32 runs that shared the GPU.
+
 Not ported: test_stream_capture_failure_cublas, _cusolver, _curand and _cusparse (CuPy
 refusing its library calls during a capture: CuPy's own check, no runtime call).
 """
@@ -27,6 +33,11 @@ from cudart import callbacks
 from ._support import cupy
 
 UPLOAD = pytest.mark.parametrize("upload", (True, False))
+
+
+def written(cp):
+    """Upstream's `cupy.cuda.get_current_stream().synchronize()  # ensure a is written`."""
+    cp.cuda.get_current_stream().synchronize()
 
 
 def new_stream(non_blocking=True):
@@ -113,6 +124,7 @@ def test_capture_run_on_same_stream(upload):
     for n in range(3):
         func = helper(cp, n + 1)
         a = cp.random.random((100,))
+        written(cp)  # cupy/cupy@9d674bb
         with on(cp, s):
             begin_capture(s)
             out1 = func(a)
@@ -137,6 +149,7 @@ def test_capture_run_on_different_streams(upload):
     for n in range(3):
         func = helper(cp, n + 1)
         a = cp.random.random((100,))
+        written(cp)  # cupy/cupy@9d674bb
         with on(cp, s1):
             begin_capture(s1)
             out1 = func(a)
@@ -159,6 +172,7 @@ def test_stream_is_capturing(upload):
     cp = cupy()
     s = new_stream()
     a = cp.random.random((100,))
+    written(cp)  # cupy/cupy@9d674bb
     with on(cp, s):
         begin_capture(s)
         assert is_capturing(s)
@@ -210,6 +224,7 @@ def test_stream_fork_join(upload):
     e1 = cudart.cudaEventCreate()
     e2 = cudart.cudaEventCreate()
     a = cp.random.random((100,))
+    written(cp)  # cupy/cupy@9d674bb
 
     def func(x):
         return 3 * x + 1
@@ -241,6 +256,7 @@ def test_null_stream_cannot_capture(upload):
     cp = cupy()
     s = new_stream(non_blocking=False)
     a = cp.random.random((100,))
+    written(cp)  # cupy/cupy@9d674bb
     with on(cp, s):
         begin_capture(s)
         b = a + 4
