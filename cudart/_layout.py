@@ -198,21 +198,16 @@ def binary_fields(cls: type, *names: str) -> None:
         setattr(cls, name, BinaryField(cls.__dict__[name]))
 
 
-class ConvertedField:
-    """A pointer member whose stores go through a conversion of cudart._convert.
+class _StoringField:
+    """A record member whose stores are cudart's and whose reads are ctypes' own. It
+    says `offset` and `size` as ctypes' field does: users and the gcc judge read
+    Record.member.offset."""
 
-    Reading is ctypes' own. Storing converts the value (a Function to its handle, a
-    KernelArguments to its `void **`) and stores it as a ctypes object that carries the
-    value, so the record (or the record that embeds it) keeps it alive until the member
-    is stored again; ctypes' own objects and None are stored as ctypes stores them.
-    """
+    __slots__ = ("field", "ctype", "name", "offset", "size")
 
-    __slots__ = ("field", "ctype", "convert", "name", "offset", "size")
-
-    def __init__(self, field: object, ctype: type, convert: object, name: str) -> None:
+    def __init__(self, field: object, ctype: type, name: str) -> None:
         self.field = field
         self.ctype = ctype
-        self.convert = convert
         self.name = name
         self.offset: int = getattr(field, "offset")  # noqa: B009 - ctypes' CField
         self.size: int = getattr(field, "size")  # noqa: B009
@@ -221,6 +216,25 @@ class ConvertedField:
         if obj is None:
             return self
         return self.field.__get__(obj, cls)  # type: ignore[attr-defined]
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name} offset={self.offset} size={self.size}>"
+
+
+class ConvertedField(_StoringField):
+    """A pointer member whose stores go through a conversion of cudart._convert.
+
+    Reading is ctypes' own. Storing converts the value (a Function to its handle, a
+    KernelArguments to its `void **`) and stores it as a ctypes object that carries the
+    value, so the record (or the record that embeds it) keeps it alive until the member
+    is stored again; ctypes' own objects and None are stored as ctypes stores them.
+    """
+
+    __slots__ = ("convert",)
+
+    def __init__(self, field: object, ctype: type, convert: object, name: str) -> None:
+        super().__init__(field, ctype, name)
+        self.convert = convert
 
     def __set__(self, obj: object, value: object) -> None:
         from ._convert import field_value
@@ -231,9 +245,6 @@ class ConvertedField:
             # replaces what it keeps only when the new value keeps something).
             self.field.__set__(obj, field_value(None, self.ctype, self.convert, self.name))  # type: ignore[attr-defined]
         self.field.__set__(obj, stored)  # type: ignore[attr-defined]
-
-    def __repr__(self) -> str:
-        return f"<ConvertedField {self.name} offset={self.offset} size={self.size}>"
 
 
 class MemoryField(ConvertedField):
@@ -249,9 +260,6 @@ class MemoryField(ConvertedField):
         from ._convert import memory_field
 
         self.field.__set__(obj, memory_field(value, self.name))  # type: ignore[attr-defined]
-
-    def __repr__(self) -> str:
-        return f"<MemoryField {self.name} offset={self.offset} size={self.size}>"
 
 
 def memory_fields(cls: type, *names: str) -> None:
@@ -299,32 +307,16 @@ def cxx_defaults(cls: type, defaults: dict[str, int]) -> None:
     setattr(cls, "__init__", __init__)  # noqa: B010 - a method made here, mypy sees one
 
 
-class Dim3Field:
+class Dim3Field(_StoringField):
     """A `dim3` member that takes what the checked launches take (an int, a 1-3 tuple,
     a dim3-like), converted and range-checked by cudart._convert.dim3."""
 
-    __slots__ = ("field", "ctype", "name", "offset", "size")
-
-    def __init__(self, field: object, ctype: type, name: str) -> None:
-        self.field = field
-        self.ctype = ctype
-        self.name = name
-        # As ctypes' own field says them: users and the gcc judge read Record.member.offset.
-        self.offset: int = getattr(field, "offset")  # noqa: B009 - ctypes' CField
-        self.size: int = getattr(field, "size")  # noqa: B009
-
-    def __get__(self, obj: object, cls: type | None = None) -> object:
-        if obj is None:
-            return self
-        return self.field.__get__(obj, cls)  # type: ignore[attr-defined]
+    __slots__ = ()
 
     def __set__(self, obj: object, value: object) -> None:
         from ._convert import dim3
 
         self.field.__set__(obj, dim3(value, self.ctype, self.name))  # type: ignore[attr-defined]
-
-    def __repr__(self) -> str:
-        return f"<Dim3Field {self.name} offset={self.offset} size={self.size}>"
 
 
 def dim3_fields(cls: type, names: tuple[str, ...]) -> None:
