@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import sys
 import threading
+from collections import deque
 from ctypes import ArgumentError, byref
 
 from . import _handles, _hostmem
@@ -203,18 +204,22 @@ _REPORTS_CALLBACK_FAILURES = {
     "cudaEventQuery": False,
 }
 _CALLBACKS = __package__ + ".callbacks"
+# cudart.callbacks' host-callback failures not raised yet, oldest first: it records and
+# takes them; the waits below only look whether there are any, so the common call pays
+# one truth test, no look-up of the callbacks module (only it appends here).
+CALLBACK_FAILURES_KEPT = 256
+CALLBACK_FAILURES_UNRAISED: deque[Any] = deque(maxlen=CALLBACK_FAILURES_KEPT)
 
 
 def _reporting_callback_failures(fn: Any, per_stream: bool) -> Any:
     def call(*args: Any) -> Any:
         status = fn(*args)
-        # No callback has run unless cudart.callbacks was imported: nothing to report.
-        callbacks = sys.modules.get(_CALLBACKS)
-        if callbacks is not None:
+        if CALLBACK_FAILURES_UNRAISED:
+            report = sys.modules[_CALLBACKS].report_failures
             if per_stream:
-                callbacks.report_failures(status, args[0])
+                report(status, args[0])
             else:
-                callbacks.report_failures(status)
+                report(status)
         return status
 
     call.__wrapped__ = fn  # type: ignore[attr-defined]  # what it calls, for inspection

@@ -52,6 +52,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from ._checked import CALLBACK_FAILURES_KEPT, CALLBACK_FAILURES_UNRAISED
 from ._serving import raw_module
 
 __all__ = [
@@ -77,7 +78,7 @@ logger = logging.getLogger(__name__)
 
 # Enough recent failures to diagnose with; the count keeps the full tally without
 # keeping every exception (and the frames its traceback holds) alive forever.
-MAX_RECORDED_FAILURES = 256
+MAX_RECORDED_FAILURES = CALLBACK_FAILURES_KEPT
 
 
 @dataclass(frozen=True)
@@ -130,8 +131,9 @@ _captured: set[int] = set()
 _tokens = itertools.count(1)
 _failures: deque[CallbackFailure] = deque(maxlen=MAX_RECORDED_FAILURES)
 _failure_count = 0
-# The failures no checked call or raise_failures() has raised yet, oldest first.
-_unraised: deque[CallbackFailure] = deque(maxlen=MAX_RECORDED_FAILURES)
+# The failures no checked call or raise_failures() has raised yet, oldest first: the
+# checked layer's deque, whose waits look at it on every call.
+_unraised: deque[CallbackFailure] = CALLBACK_FAILURES_UNRAISED
 # raise_failures' "every stream": None is a stream argument (the default stream).
 EVERY_STREAM: Any = object()
 _trampolines: dict[str, Trampolines] = {}
