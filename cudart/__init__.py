@@ -25,8 +25,10 @@ from ._serving import available_versions, select_version
 from .errors import (
     BindingsVersionError,
     CompileError,
+    CudaDriverError,
     CudaError,
     CudartError,
+    DriverNotFoundError,
     FunctionNotFoundError,
     HandleDestroyedError,
     LibraryNotFoundError,
@@ -40,8 +42,10 @@ __all__ = [
     "BindingsVersionError",
     "CompileError",
     "CudaDeprecationWarning",
+    "CudaDriverError",
     "CudaError",
     "CudartError",
+    "DriverNotFoundError",
     "FunctionNotFoundError",
     "HandleDestroyedError",
     "HostMemory",
@@ -95,7 +99,7 @@ _NOT_API = frozenset(
 
 
 # Helpers beyond the generated API, imported on first use to keep `import cudart` cheap.
-_SUBMODULES = frozenset({"kernels", "occupancy", "callbacks", "nvrtc", "arrays"})
+_SUBMODULES = frozenset({"kernels", "occupancy", "callbacks", "nvrtc", "arrays", "driver"})
 
 
 def __getattr__(name: str):

@@ -160,7 +160,9 @@ def bind_symbol(
     argtypes take storage objects by their memory, and `outputs` (compiled only) the C
     parameters the call provides and returns after the status (cudart._backend.spec)."""
     runtime = load_library(library)
-    if bindings_version // 1000 != runtime.version // 1000:
+    # A driver serves every older API (its old symbols stay exported): only a runtime's
+    # major version fixes the ABI of the modules that call it.
+    if library != "driver" and bindings_version // 1000 != runtime.version // 1000:
         return _other_major(name, module, bindings_version, runtime)
     compiled = compiled_for(library, bindings_version)
     if compiled is not None:
@@ -196,7 +198,7 @@ def bind_symbol(
 
 # How messages name a generated module's LIBRARY (cudart._contract), and what a
 # function missing from it needs.
-_LIBRARY_NAMES = {"nvrtc": ("libnvrtc", "NVRTC")}
+_LIBRARY_NAMES = {"nvrtc": ("libnvrtc", "NVRTC"), "driver": ("libcuda", "NVIDIA driver")}
 
 
 def _missing(name, symbol, module, bindings_version, runtime, library=DEFAULT_LIBRARY):

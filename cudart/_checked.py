@@ -278,7 +278,7 @@ def error_class_named(name: str, enum: Any, base: type[Exception] = CudaError) -
     Another family's (`NvrtcErrorInvalidOption`, base NvrtcError) by its enum."""
     if base is not CudaError:
         for member in enum:
-            if _camel(member.name) == name:
+            if status_class_name(member.name, enum, base) == name:
                 return status_error_class(int(member), enum, base)
         raise AttributeError(name)
     member = getattr(enum, "cuda" + name[4:], None) if name.startswith("Cuda") else None
@@ -302,6 +302,16 @@ def _camel(name: str) -> str:
     return name[:1].upper() + name[1:]
 
 
+def status_class_name(enumerator: str, enum: Any, base: type[Exception]) -> str:
+    """The class of one code, as generator/status.py names it: the base's name + the
+    code's words after its family's prefix (the driver's CUDA_ERROR_INVALID_VALUE ->
+    CudaDriverErrorInvalidValue, NVRTC_ERROR_COMPILATION -> NvrtcErrorCompilation)."""
+    success = enum(0).name
+    prefix = _camel(success[: -len("success")].rstrip("_")) + "Error"
+    words = _camel(enumerator)
+    return base.__name__ + (words[len(prefix) :] if words.startswith(prefix) else words)
+
+
 def status_error_class(code: int, enum: Any, base: type[Exception]) -> type[Any]:
     cls = _status_classes.get((base, code))
     if cls is not None:
@@ -314,7 +324,7 @@ def status_error_class(code: int, enum: Any, base: type[Exception]) -> type[Any]
         cls = _status_classes.get((base, code))
         if cls is None:
             cls = type(
-                _camel(member.name),
+                status_class_name(member.name, enum, base),
                 (base,),
                 {"__module__": "cudart", "__doc__": f"{member.name} ({code})."},
             )
@@ -322,9 +332,31 @@ def status_error_class(code: int, enum: Any, base: type[Exception]) -> type[Any]
     return cls
 
 
-def status_error(enum: Any, base: type[Exception], message_function: str | None) -> Any:
+def status_error(
+    enum: Any,
+    base: type[Exception],
+    message_function: str | None,
+    name_function: str | None = None,
+    written: bool = False,
+) -> Any:
     """The `_error(code, lib)` of a checked module whose family's status is `enum`:
-    the subclass of `base` for the code, with the library's message for it."""
+    the subclass of `base` for the code, with the library's name and message for it.
+    A message or name function returns its text (nvrtcGetErrorString) or, taking a
+    `const char **` after the code, writes it there and returns a status of its own
+    (`written`: the driver's cuGetErrorString and cuGetErrorName; a stub libcuda fails
+    them, and the enumerator's name stands)."""
+
+    def text(lib: Any, function: str | None, code: int) -> str | None:
+        if function is None:
+            return None
+        fn = getattr(lib, function)
+        if not written:
+            found = fn(code)
+            return found.decode(errors="replace") if found else None
+        out = ctypes.c_char_p()
+        if fn(code, byref(out)) or not out.value:
+            return None
+        return out.value.decode(errors="replace")
 
     def error(code: int, lib: Any) -> Exception:
         cls = status_error_class(code, enum, base)
@@ -333,8 +365,8 @@ def status_error(enum: Any, base: type[Exception], message_function: str | None)
             name = member.name
         except ValueError:
             member, name = code, f"{enum.__name__} {code}"
-        message = getattr(lib, message_function)(code) if message_function else None
-        return cls(member, name, message.decode(errors="replace") if message else "")
+        name = text(lib, name_function, code) or name
+        return cls(member, name, text(lib, message_function, code) or "")
 
     return error
 

@@ -304,8 +304,70 @@ def _nvrtc_version(cdll: ctypes.CDLL, path: str) -> int:
     return major.value * 1000 + minor.value * 10
 
 
+# ---------------------------------------------------------------- the driver
+#
+# libcuda.so.1 comes with the NVIDIA driver, never with a wheel: found as C finds it
+# (the system loader's path), or where $CUDART_DRIVER_LIBRARY says. Loaded on the first
+# driver call, so a machine without a driver imports cudart and its driver modules.
+
+DRIVER_LIBRARY_ENV = "CUDART_DRIVER_LIBRARY"
+DRIVER_SONAME = "libcuda.so.1"
+
+
+def driver_candidates() -> list[tuple[str, str]]:
+    """(path or soname, how it was found) for libcuda, in search order."""
+    explicit = os.environ.get(DRIVER_LIBRARY_ENV)
+    if explicit:
+        return [(explicit, f"${DRIVER_LIBRARY_ENV}")]
+    return [(DRIVER_SONAME, "the system loader")]
+
+
+_driver: Runtime | None = None
+
+
+def load_driver() -> Runtime:
+    """The process's libcuda, loaded on first call. Its version is cuDriverGetVersion's
+    (13000 for a CUDA 13.0 driver), or 0 where the library cannot say (NVIDIA's stub
+    libcuda answers every call with CUDA_ERROR_STUB_LIBRARY)."""
+    global _driver
+    if _driver is not None:
+        return _driver
+    with _lock:
+        if _driver is None:
+            _driver = _load_driver_first()
+    return _driver
+
+
+def _load_driver_first() -> Runtime:
+    from .errors import DriverNotFoundError
+
+    found = _first_loadable(driver_candidates(), DRIVER_LIBRARY_ENV, _driver_version)
+    if isinstance(found, Runtime):
+        return found
+    raise DriverNotFoundError(
+        f"{DRIVER_SONAME} not found: the CUDA driver API needs an NVIDIA driver, which "
+        f"installs it (set ${DRIVER_LIBRARY_ENV} to use another path). Tried: "
+        + "; ".join(found)
+    )
+
+
+def _driver_version(cdll: ctypes.CDLL, path: str) -> int:
+    from .errors import DriverNotFoundError
+
+    try:
+        fn = cdll["cuDriverGetVersion"]
+    except AttributeError:
+        raise DriverNotFoundError(f"{path} is not libcuda: no cuDriverGetVersion") from None
+    fn.argtypes = (ctypes.c_void_p,)
+    fn.restype = ctypes.c_int
+    version = ctypes.c_int()
+    return version.value if fn(ctypes.byref(version)) == 0 else 0
+
+
 def load_library(name: str) -> Runtime:
     """The library a generated module's LIBRARY names ("runtime" when it names none)."""
     if name == "nvrtc":
         return load_nvrtc()
+    if name == "driver":
+        return load_driver()
     return load_runtime()

@@ -16,7 +16,7 @@ import os
 import threading
 import warnings
 
-from ._loader import LIBRARY_ENV, format_version, load_nvrtc, load_runtime
+from ._loader import LIBRARY_ENV, format_version, load_driver, load_nvrtc, load_runtime
 from .errors import BindingsVersionError
 
 FORCE_ENV = "CUDART_BINDINGS_VERSION"
@@ -176,3 +176,51 @@ def nvrtc_modules() -> tuple:
             checked = importlib.import_module(f"{_PACKAGE}.nvrtc_checked_{version}")
             _nvrtc = (raw, checked)
     return _nvrtc
+
+
+# -- the driver API: cudart.driver_<ver> (raw) and cudart.driver_checked_<ver>
+
+_driver_lock = threading.Lock()
+_driver: tuple | None = None
+
+
+def driver_versions() -> list[int]:
+    """Versions with generated driver API bindings (cudart.driver_<ver>), ascending."""
+    return _versions("driver_")
+
+
+def driver_version() -> int:
+    """The cuda.h version serving the driver API: the runtime's bindings version where
+    a libcudart loads (the two APIs then share their records and handles' headers),
+    else the newest not newer than the driver's cuDriverGetVersion."""
+    from .errors import LibraryNotFoundError
+
+    try:
+        version = runtime_version()
+    except LibraryNotFoundError:
+        version = None
+    available = driver_versions()
+    if version in available:
+        return version
+    driver = load_driver().version
+    fitting = [v for v in available if v <= driver]
+    if not fitting:
+        raise BindingsVersionError(
+            f"no driver API bindings fit the CUDA {format_version(driver)} driver "
+            f"({load_driver().path}); available: {_listing(available)}"
+        )
+    return fitting[-1]
+
+
+def driver_modules() -> tuple:
+    """(raw, checked) driver API modules, imported on first use (driver_version)."""
+    global _driver
+    if _driver is not None:
+        return _driver
+    with _driver_lock:
+        if _driver is None:
+            version = driver_version()
+            raw = importlib.import_module(f"{_PACKAGE}.driver_{version}")
+            checked = importlib.import_module(f"{_PACKAGE}.driver_checked_{version}")
+            _driver = (raw, checked)
+    return _driver

@@ -71,6 +71,22 @@ class CudaError(StatusError):
     """
 
 
+class CudaDriverError(StatusError):
+    """A CUDA driver API call (cudart.driver) returned an error code.
+
+    `code` is the CUresult member (an int where the bindings do not know the code),
+    `name` and `message` what cuGetErrorName and cuGetErrorString say of it (the
+    enumerator's name, and no message, where the driver cannot say: a stub libcuda).
+    Each code has its own subclass: CUDA_ERROR_INVALID_VALUE raises
+    cudart.driver.CudaDriverErrorInvalidValue.
+    """
+
+
+class DriverNotFoundError(LibraryNotFoundError):
+    """No libcuda.so.1 could be loaded: the driver API needs an NVIDIA driver. The
+    message lists every place tried."""
+
+
 class NameNotFoundError(CudartError, LookupError):
     """A loaded kernel image (cudart.kernels) has no kernel or global of that name."""
 

@@ -36,7 +36,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import NoReturn
@@ -128,7 +128,9 @@ class HeaderSet:
     key: str
     include_dirs: tuple[Path, ...]  # one per wheel role, in the family's order
     headers: tuple[Path, ...]  # the surface headers, where the parse starts
-    library: Path
+    # The surface's library as unpacked; None where no wheel holds it (libcuda.so.1,
+    # a manifest `system_library`: the machine's driver, if any, is the real one).
+    library: Path | None
 
 
 # --------------------------------------------------------------------------- pip
@@ -563,26 +565,32 @@ def _under(prefix: str) -> Callable[[str], bool]:
     return lambda name: name.startswith(prefix)
 
 
-def _wanted(kind: WheelKind) -> tuple[Callable[[str], bool], tuple[str, ...]]:
-    """Which members of a wheel to unpack, and which of them must be there."""
-    folders = [f"{kind.include}/{sub.strip('/')}" for sub in kind.unpack] or [kind.include]
-    tests = [_under(f) for f in folders]
-    required = tuple(f"{kind.include}/{h}" for h in kind.headers) + tuple(
-        folders if kind.unpack else ()
-    )
-    if kind.library is not None:
-        required += (kind.library,)
-    library = kind.library
-    companions = kind.companions
+def _wanted(kinds: Sequence[WheelKind]) -> tuple[Callable[[str], bool], tuple[str, ...]]:
+    """Which members of a wheel to unpack, and which of them must be there: for every
+    role the wheel serves (the runtime wheel holds the driver's cuda.h too), so that
+    its one cached tree is the same whichever surface is fetched first."""
+    tests: list[Callable[[str], bool]] = []
+    required: tuple[str, ...] = ()
+    names: set[str] = set()
+    companions: list[str] = []
+    for kind in kinds:
+        folders = [f"{kind.include}/{sub.strip('/')}" for sub in kind.unpack] or [kind.include]
+        tests += [_under(f) for f in folders]
+        required += tuple(f"{kind.include}/{h}" for h in kind.headers)
+        required += tuple(folders if kind.unpack else ())
+        if kind.library is not None:
+            required += (kind.library,)
+            names.add(kind.library)
+        companions += kind.companions
 
     def wanted(name: str) -> bool:
         return (
-            name == library
+            name in names
             or any(t(name) for t in tests)
             or any(fnmatch.fnmatchcase(name, c) for c in companions)
         )
 
-    return wanted, required
+    return wanted, tuple(dict.fromkeys(required))
 
 
 def fetch_version(
@@ -606,13 +614,14 @@ def fetch_version(
     if not kinds:
         raise FetchError(f"families.{family.name} has no {surface!r} surface")
     for kind in kinds:
-        wanted, required = _wanted(kind)
-        unpacked = _extract(pin.wheel(kind.role), wanted, required, root, progress)
+        wheel = pin.wheel(kind.role)
+        sharing = [k for k in family.wheels if pin.wheel(k.role) == wheel]
+        wanted, required = _wanted(sharing)
+        unpacked = _extract(wheel, wanted, required, root, progress)
         include_dirs.append(unpacked / kind.include)
         headers += [unpacked / kind.include / h for h in kind.headers]
         if kind.library is not None:
             library = unpacked / kind.library
-    assert library is not None  # Family guarantees one wheel of each surface names it
     return HeaderSet(
         key=key, include_dirs=tuple(include_dirs), headers=tuple(headers), library=library
     )

@@ -12,7 +12,7 @@ import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from .attributes import undecided as undecided_attributes
 from .context import generation_context
@@ -110,7 +110,7 @@ def _render_surface(
         f"{len(model.records)} records, {len(model.macros)} macros"
     )
     roles = {w.role for w in family.surface_wheels(surface)}
-    library = PurePosixPath(family.library_wheel(surface).library or "").name
+    library = family.library_wheel(surface).library_name or ""
     context = RenderContext(
         version_key=key,
         sources=tuple(

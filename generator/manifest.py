@@ -66,6 +66,8 @@ _WHEEL_RE = re.compile(
 )
 # A path inside a wheel: relative, '/'-separated, plain names (no '.', '..', empty part).
 _MEMBER_PART_RE = re.compile(r"[A-Za-z0-9_+][A-Za-z0-9_.+-]*", re.ASCII)
+# A library's soname, as the system loader finds it: never a path.
+_SONAME_RE = re.compile(r"lib[A-Za-z0-9_+-]+\.so(?:\.[0-9]+)*", re.ASCII)
 # The CUDA runtime's header family; a wheel without `surface` belongs to it.
 DEFAULT_SURFACE = "runtime"
 
@@ -97,6 +99,9 @@ HEADER = """\
 #     (<surface>_<ver>.py and <surface>_checked_<ver>.py);
 #   companions: optional, globs of files beside the library that it loads
 #     itself (libnvrtc's builtins), unpacked with it.
+#   system_library: instead of `library`, for a surface whose library no wheel
+#     holds: its soname, as the system loader finds it (the driver API's
+#     libcuda.so.1 comes with the NVIDIA driver; its headers with the runtime wheel).
 # Adding a wheel or a surface header is a change to these tables alone;
 # `cudart-bindgen add` pins the newest patch release of the same minor for
 # every role (the wheels' patch numbers differ: runtime 12.5.82, profiler 12.5.39).
@@ -234,6 +239,17 @@ class WheelKind:
     # Files beside the library that it loads itself, as globs inside the wheel
     # (libnvrtc dlopens libnvrtc-builtins.so.X.Y), unpacked with it.
     companions: tuple[str, ...] = ()
+    # A surface whose library no wheel holds names its soname instead (the driver's
+    # libcuda.so.1 comes with the NVIDIA driver): the wheel gives the headers only.
+    system_library: str | None = None
+
+    @property
+    def library_name(self) -> str | None:
+        """The file name of the library this wheel's surface binds (libcudart.so.12,
+        libcuda.so.1), or None where this wheel holds none of it."""
+        if self.system_library is not None:
+            return self.system_library
+        return self.library.rsplit("/", 1)[-1] if self.library is not None else None
 
     def to_toml(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -247,6 +263,8 @@ class WheelKind:
             out["library"] = self.library
         if self.companions:
             out["companions"] = list(self.companions)
+        if self.system_library is not None:
+            out["system_library"] = self.system_library
         if self.surface != DEFAULT_SURFACE:
             out["surface"] = self.surface
         return out
@@ -257,7 +275,16 @@ class WheelKind:
             raise ManifestError(f"{where}: a wheel role is a lowercase word, not {role!r}")
         if not isinstance(data, dict):
             raise ManifestError(f"{where} must be a table")
-        known = ("package", "include", "headers", "unpack", "library", "companions", "surface")
+        known = (
+            "package",
+            "include",
+            "headers",
+            "unpack",
+            "library",
+            "companions",
+            "surface",
+            "system_library",
+        )
         extra = sorted(set(data) - set(known))
         if extra:
             raise ManifestError(f"{where} has unknown keys: {', '.join(extra)}")
@@ -273,6 +300,9 @@ class WheelKind:
         companions = _string_list(data.get("companions", []), f"{where}.companions")
         if companions and library is None:
             raise ManifestError(f"{where}.companions needs a library beside them")
+        system_library = data.get("system_library")
+        if system_library is not None and not isinstance(system_library, str):
+            raise ManifestError(f"{where}.system_library must be a string")
         kind = cls(
             role=role,
             package=strings["package"],
@@ -282,6 +312,7 @@ class WheelKind:
             library=library,
             surface=surface,
             companions=companions,
+            system_library=system_library,
         )
         kind.validate(where)
         return kind
@@ -298,6 +329,16 @@ class WheelKind:
             check_member_path(self.library, f"{where}.library")
         for n, value in enumerate(self.companions):
             check_member_path(value, f"{where}.companions[{n}]", glob=True)
+        if self.system_library is not None:
+            if self.library is not None:
+                raise ManifestError(
+                    f"{where} names both a library in the wheel and a system_library"
+                )
+            if not _SONAME_RE.fullmatch(self.system_library):
+                raise ManifestError(
+                    f"{where}.system_library is a soname such as 'libcuda.so.1', "
+                    f"not {self.system_library!r}"
+                )
 
 
 @dataclass(frozen=True)
@@ -318,7 +359,7 @@ class Family:
             )
         for surface in self.surfaces:
             members = self.surface_wheels(surface)
-            carriers = [w.role for w in members if w.library is not None]
+            carriers = [w.role for w in members if w.library_name is not None]
             named = "" if surface == DEFAULT_SURFACE else f" of the {surface} surface"
             if len(carriers) != 1:
                 raise ManifestError(
@@ -343,8 +384,8 @@ class Family:
         return tuple(w for w in self.wheels if w.surface == surface)
 
     def library_wheel(self, surface: str) -> WheelKind:
-        """The wheel that holds a surface's library."""
-        return next(w for w in self.surface_wheels(surface) if w.library is not None)
+        """The wheel that holds a surface's library (or names its system soname)."""
+        return next(w for w in self.surface_wheels(surface) if w.library_name is not None)
 
     @property
     def runtime(self) -> WheelKind:

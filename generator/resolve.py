@@ -98,6 +98,11 @@ COUNTED_ARRAYS: dict[tuple[str, str], tuple[str, str]] = {
 # A function `<name>_v<N>` takes its twin <name>'s table entries for the parameters
 # they share: the header documents them in the same words (cudaEventElapsedTime_v2's
 # ms), so the reading that needed the entry fails for both.
+# `char *` outputs of a length C fixes and no parameter says: returned as bytes.
+FIXED_LENGTH_OUTPUTS: dict[tuple[str, str], tuple[int, str]] = {
+    ("cuDeviceGetLuid", "luid"): (8, "a Windows LUID: 8 bytes (cudaDeviceProp.luid is char[8])"),
+}
+
 _VERSIONED = re.compile(r"^(\w+?)_v\d+$")
 
 
@@ -518,7 +523,10 @@ class _Resolver:
             if role in (Role.OUT, Role.INOUT):
                 kind, ctype, annotation = self._out_kind(p.type)
                 partner = None
-                if kind is ParamKind.CHAR_BUFFER:
+                if (f.name, p.name) in FIXED_LENGTH_OUTPUTS:
+                    kind, ctype, annotation = ParamKind.SIZED_ARRAY, "c_char", "bytes"
+                    partner = str(FIXED_LENGTH_OUTPUTS[f.name, p.name][0])
+                elif kind is ParamKind.CHAR_BUFFER:
                     partner = self._capacity(f, i)
                 elif (f.name, p.name) in COUNTED_ARRAYS:
                     partner = self._counted_by(f, roles)[p.name]

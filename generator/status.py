@@ -29,14 +29,24 @@ class StatusEnum:
     @property
     def base_class(self) -> str:
         """The exception base every failure raises (cudart.errors): the success's
-        prefix as a word + "Error" (cudaSuccess -> CudaError, NVRTC_SUCCESS -> NvrtcError)."""
-        prefix = re.sub(r"_?(?i:success)$", "", self.success)
-        return _camel(prefix) + "Error"
+        prefix as a word + "Error" (cudaSuccess -> CudaError, NVRTC_SUCCESS -> NvrtcError),
+        or the family's own name where two families would share one (BASE_CLASSES)."""
+        return BASE_CLASSES.get(self.result, self._prefix_class)
+
+    @property
+    def _prefix_class(self) -> str:
+        return _camel(re.sub(r"_?(?i:success)$", "", self.success)) + "Error"
 
     def class_name(self, enumerator: str) -> str:
-        """The exception class of one code: cudaErrorMemoryAllocation ->
-        CudaErrorMemoryAllocation, NVRTC_ERROR_OUT_OF_MEMORY -> NvrtcErrorOutOfMemory."""
-        return _camel(enumerator)
+        """The exception class of one code: the base's name + the code's words after the
+        prefix (cudaErrorMemoryAllocation -> CudaErrorMemoryAllocation,
+        NVRTC_ERROR_OUT_OF_MEMORY -> NvrtcErrorOutOfMemory, the driver's
+        CUDA_ERROR_INVALID_VALUE -> CudaDriverErrorInvalidValue). cudart._checked
+        names the classes it makes by the same rule (`status_class_name`)."""
+        words = _camel(enumerator)
+        prefix = self._prefix_class
+        rest = words[len(prefix) :] if words.startswith(prefix) else words
+        return self.base_class + rest
 
     @property
     def names(self) -> list[str]:
@@ -44,6 +54,11 @@ class StatusEnum:
 
     def value_of(self, name: str) -> int | None:
         return next((v for n, v in self.enumerators if n == name), None)
+
+
+# Status enums whose success reads like another family's: the driver's CUDA_SUCCESS and
+# the runtime's cudaSuccess would both make CudaError.
+BASE_CLASSES = {"CUresult": "CudaDriverError"}
 
 
 def _camel(name: str) -> str:

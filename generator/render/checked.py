@@ -231,18 +231,30 @@ class CheckedView:
             return "_c.error"
         status = self.status
         assert status is not None
-        message = next(
-            (
-                f.name
-                for f in self.model.functions
-                if f.name.endswith("String")
-                and len(f.params) == 1
-                and getattr(f.params[0].type, "name", None) == status.result
-            ),
-            None,
-        )
-        message_arg = f'"{message}"' if message else "None"
-        return f"_c.status_error(_lib.{status.enum}, {self.error_base}, {message_arg})"
+        message, written = self._text_function(status, "String")
+        name, _ = self._text_function(status, "Name")
+        args = [f"_lib.{status.enum}", self.error_base, f'"{message}"' if message else "None"]
+        if name:
+            args.append(f'"{name}"')
+        if written:
+            args.append("written=True")
+        return f"_c.status_error({', '.join(args)})"
+
+    def _text_function(self, status, suffix: str) -> tuple[str | None, bool]:
+        """The family's function that names or describes a status (its name ends in
+        `suffix`): (name, whether it writes the text through a `const char **` after
+        the status, as the driver's do, rather than returning it). NVRTC has a message
+        function only; the runtime's own are cudart._checked.error's."""
+        for f in self.model.functions:
+            if not f.name.endswith(suffix) or not f.params:
+                continue
+            if getattr(f.params[0].type, "name", None) != status.result:
+                continue
+            if len(f.params) == 1:
+                return f.name, False
+            if len(f.params) == 2 and self.types.classify(f.params[1].type) is not None:
+                return f.name, True
+        return None, False
 
     def use(self, name: str) -> str:
         """A name of the raw module the code uses, imported."""
@@ -260,7 +272,7 @@ class CheckedView:
     def annotation(self, text: str) -> str:
         """An annotation (`list[cudaGraphNode_t] | None`) with the raw module's names imported."""
         for word in text.replace("[", " ").replace("]", " ").replace("|", " ").split():
-            if word not in ("list", "None", "int", "float", "bool"):
+            if word not in ("list", "None", "int", "float", "bool", "bytes", "str"):
                 self.use(word)
         return text
 
@@ -384,7 +396,12 @@ def _range_lines(v: CheckedView, function: str, n: str, c: Param) -> tuple[str, 
             f"    {n} = _c.integer({n}, {spec}, {where})",
         )
     enum = v.use(r.enum)
-    spec = v.integer_type(r.enum, f"({enum}, {r.low}, {r.high}, {r.flags}, {r.c_name!r})")
+    facts = f"({enum}, {r.low}, {r.high}, {r.flags}, {r.c_name!r})"
+    # One enum under two typedef names (cuda.h's CUstreamAttrID and CUlaunchAttributeID
+    # are CUlaunchAttributeID_enum) is named in messages as the caller's type says.
+    taken = v.integer_types.get("_range_" + re.sub(r"\W+", "_", r.enum).strip("_"))
+    owner = r.enum if taken in (None, facts) else f"{r.enum} {r.c_name}"
+    spec = v.integer_type(owner, facts)
     if r.flags is not None:
         bad = f"{n} & {~r.flags}"  # a bit outside the flags, or a negative value
     else:
@@ -785,6 +802,9 @@ class _Function:
         return f', {size.format(**names)}, "{self.plan.name}: {what.format(**names)}"'
 
     def py_name(self, c_name: str) -> str:
+        """A parameter's Python name; a literal length (resolve.FIXED_LENGTH_OUTPUTS) as is."""
+        if c_name.isdigit():
+            return c_name
         return next(p.py_name for p in self.plan.params if p.name == c_name)
 
     def after(self, p: ParamPlan) -> str | None:
