@@ -65,10 +65,13 @@ def compiled_module(cuda_version: int):
 def compiled_for(library: str, cuda_version: int):
     """The compiled extension serving the raw module of `library` (a raw module's
     LIBRARY, cudart._contract) at `cuda_version`, or None where ctypes serves it: the
-    compiled backend covers libcudart only (NVRTC's calls are dominated by the compile)."""
-    if library != DEFAULT_LIBRARY:
-        return None
-    return compiled_module(cuda_version)
+    compiled backend covers libcudart and libcuda (generator/render/fast.py
+    COMPILED_SURFACES; NVRTC's calls are dominated by the compile)."""
+    if library == DEFAULT_LIBRARY:
+        return compiled_module(cuda_version)
+    if library == "driver":
+        return _extension(f"cudart._fast_driver_{cuda_version}")
+    return None
 
 
 def launcher_module():

@@ -24,7 +24,7 @@ from .model import ApiModel
 from .parse import SHIMS, ParseInput, parse, system_include_dirs
 from .render.base import RenderContext, checked_module_name, module_name, render_template
 from .render.checked import render_checked
-from .render.fast import fast_module_name, render_fast
+from .render.fast import COMPILED_SURFACES, fast_module_name, render_fast
 from .render.raw import render_module
 from .resolve import describe, doc_name_mismatches, table_uses
 from .tree import FOLDER_GUARD, REPO
@@ -87,6 +87,10 @@ def render_version(
     )
 
 
+# How a module's docs name its API: "the CUDA 12.5 driver API", "the CUDA 12.5 NVRTC API".
+_API_NAMES = {DEFAULT_SURFACE: "runtime", "driver": "driver"}
+
+
 def _render_surface(
     manifest: Manifest, key: str, surface: str, progress: Progress
 ) -> tuple[dict[str, str], str]:
@@ -119,7 +123,7 @@ def _render_surface(
             if role in roles
         ),
         surface=surface,
-        api="runtime" if surface == DEFAULT_SURFACE else surface.upper(),
+        api=_API_NAMES.get(surface, surface.upper()),
         library=library.split(".so")[0],
     )
     generation = generation_context(model, context)
@@ -139,9 +143,9 @@ def _render_surface(
         module_name(pin.number, surface) + ".py": render_module(generation),
         checked_module_name(pin.number, surface) + ".py": render_checked(generation),
     }
-    if surface == DEFAULT_SURFACE:
+    if surface in COMPILED_SURFACES:
         # The compiled backend of the raw module (generator/render/fast.py).
-        files[fast_module_name(pin.number) + ".c"] = render_fast(generation)
+        files[fast_module_name(pin.number, surface) + ".c"] = render_fast(generation)
     return files, "".join(describe(plan) + "\n" for plan in plans)
 
 

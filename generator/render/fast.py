@@ -31,7 +31,14 @@ from ..ctypes_map import POINTER_KINDS, RenderError, TypeKind
 from ..gil import HOLDS_GIL
 from ..model import Builtin, CType, EnumRef, Function, RecordRef
 from ..plan import Measure, ParamKind, Role
-from .base import c_prototype, environment, function_doc, py_name
+from .base import (
+    RUNTIME_SURFACE,
+    c_prototype,
+    environment,
+    function_doc,
+    module_name,
+    py_name,
+)
 
 # C integer spelling -> (signed, bits).
 _INTEGERS = {
@@ -54,8 +61,17 @@ _INTEGERS = {
 _LARGEST_REGISTER_RECORD = 16
 
 
-def fast_module_name(cuda_version: int) -> str:
-    return f"_fast_{cuda_version}"
+# The header families the compiled backend serves: where a call's own cost is what the
+# binding adds to (the runtime's and the driver's). NVRTC's and nvJitLink's calls are
+# dominated by the compile or link they run; ctypes serves them.
+COMPILED_SURFACES = frozenset({RUNTIME_SURFACE, "driver"})
+
+
+def fast_module_name(cuda_version: int, surface: str = RUNTIME_SURFACE) -> str:
+    """_fast_12050 (the runtime's), _fast_driver_12050 (another family's)."""
+    if surface == RUNTIME_SURFACE:
+        return f"_fast_{cuda_version}"
+    return f"_fast_{surface}_{cuda_version}"
 
 
 @dataclass(frozen=True)
@@ -303,7 +319,11 @@ class FastView:
 
     @property
     def module(self) -> str:
-        return fast_module_name(self.model.cuda_version)
+        return fast_module_name(self.model.cuda_version, self.context.surface)
+
+    @property
+    def raw_module(self) -> str:
+        return module_name(self.model.cuda_version, self.context.surface)
 
     @property
     def protocol(self) -> list[tuple[str, int, str]]:
@@ -330,7 +350,8 @@ class FastView:
             target = by_name[alias.symbol]
             if not target.variadic:
                 public[alias.public] = target
-        unknown = sorted(set(HOLDS_GIL) - set(public))
+        holds_gil = HOLDS_GIL[self.context.surface]
+        unknown = sorted(set(holds_gil) - set(public))
         if unknown:
             raise RenderError(f"generator/gil.py names functions this version lacks: {unknown}")
         variadic = [f.name for f in self.model.functions if f.variadic]
@@ -362,7 +383,7 @@ class FastView:
             prototype,
             doc,
             declaration,
-            releases_gil=f.name not in HOLDS_GIL,
+            releases_gil=f.name not in HOLDS_GIL[self.context.surface],
         )
 
     def _integer(self, t: CType) -> tuple[bool, int, str]:
