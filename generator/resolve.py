@@ -68,6 +68,8 @@ OVERRIDES: dict[tuple[str, str], tuple[Role, str]] = {
     ),
     ("cudaLogsDumpToMemory", "buffer"): (Role.IN, "a caller-sized buffer; *size says how much"),
     ("cudaLogsDumpToMemory", "size"): (Role.INOUT, "the buffer's size in, the bytes written out"),
+    ("cuLogsDumpToMemory", "buffer"): (Role.IN, "a caller-sized buffer; *size says how much"),
+    ("cuLogsDumpToMemory", "size"): (Role.INOUT, "the buffer's size in, the bytes written out"),
     ("cudaMemGetDefaultMemPool", "memPool"): (Role.OUT, "no \\param text"),
     ("cudaMemGetMemPool", "memPool"): (Role.OUT, "no \\param text"),
     ("cudaMemGetMemPool", "location"): (Role.IN, "the location queried"),
