@@ -302,6 +302,16 @@ def _camel(name: str) -> str:
     return name[:1].upper() + name[1:]
 
 
+def aligned(cls: type[Any]) -> Any:
+    """A zeroed instance of a record C aligns beyond what Python's allocator gives
+    (CUtensorMap: 64 bytes in 12.x, 128 in 13.x), at an address of that alignment: its
+    memory is a bytearray one alignment longer, which the instance keeps alive."""
+    align, size = ctypes.alignment(cls), ctypes.sizeof(cls)
+    memory = bytearray(size + align)
+    start = ctypes.addressof((ctypes.c_char * len(memory)).from_buffer(memory))
+    return cls.from_buffer(memory, -start % align)
+
+
 def status_class_name(enumerator: str, enum: Any, base: type[Exception]) -> str:
     """The class of one code, as generator/status.py names it: the base's name + the
     code's words after its family's prefix (the driver's CUDA_ERROR_INVALID_VALUE ->

@@ -186,7 +186,7 @@ def binary_fields(cls: type, *names: str) -> None:
     Call it right after `cls._fields_` is set. A member ctypes does not lay out as a
     `c_char` array is an error: the generator and the class disagree.
     """
-    declared = dict((f[0], f[1]) for f in cls.__dict__.get("_fields_", ()))
+    declared = _member_types(cls)
     for name in names:
         ctype = declared.get(name)
         if not (

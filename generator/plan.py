@@ -83,6 +83,9 @@ class ParamKind(StrEnum):
     ENUM = "enum"  # an enum value, returned as the enum class's member
     ADDRESS = "address"  # a `void *` or pointer written by the call, returned as an int
     CHAR_BUFFER = "char_buffer"  # `char *` the call fills, sized by `partner`
+    # `char *` of a length C fixes (resolve.FIXED_LENGTH_OUTPUTS; `partner` is the
+    # length): returned as bytes, all of them (a LUID is binary, NULs included).
+    FIXED_BYTES = "fixed_bytes"
     CSTRING = "cstring"  # a `char **` the call points at its own text
     ARRAY = "array"  # `T *` filled with `partner` elements, asked for by a first call
     SIZED_ARRAY = "sized_array"  # `T *` filled with as many elements as the input `partner`

@@ -526,7 +526,7 @@ class _Resolver:
                 kind, ctype, annotation = self._out_kind(p.type)
                 partner = None
                 if (f.name, p.name) in FIXED_LENGTH_OUTPUTS:
-                    kind, ctype, annotation = ParamKind.SIZED_ARRAY, "c_char", "bytes"
+                    kind, ctype, annotation = ParamKind.FIXED_BYTES, "c_char", "bytes"
                     partner = str(FIXED_LENGTH_OUTPUTS[f.name, p.name][0])
                 elif kind is ParamKind.CHAR_BUFFER:
                     partner = self._capacity(f, i)

@@ -658,6 +658,7 @@ _OUTPUTS: dict[ParamKind, _Output] = {
     ParamKind.CHAR_BUFFER: _Output(
         "{n}.value.decode(errors='replace')", storage="{n} = _create_string_buffer({partner})"
     ),
+    ParamKind.FIXED_BYTES: _Output("{n}.raw", storage="{n} = (c_char * {partner})()"),
     ParamKind.ARRAY: _Output(
         "{n}[: {partner}.value]",
         storage=None,
@@ -867,6 +868,7 @@ class _Function:
             ParamKind.SIZED_ARRAY,
             ParamKind.COUNTED_ARRAY,
             ParamKind.CHAR_BUFFER,
+            ParamKind.FIXED_BYTES,
         ):
             argtype = v.ctype(v.types.param_type(c.type))
         elif p.kind is ParamKind.BORROWED_ARRAY:
@@ -893,6 +895,10 @@ class _Function:
         else:
             part.storage = out.storage.format(**names) if out.storage else None
             part.array = out.array.format(**names) if out.array else None
+            if p.kind is ParamKind.STRUCT and v.types.size_align(v.types.pointee(c.type))[1] > 16:
+                # C aligns it beyond what Python's allocator gives (CUtensorMap: 64 or
+                # 128 bytes), and the call may check the address it writes to.
+                part.storage = f"{store} = _c.aligned({ctype})"
         if p.role is not Role.COUNT and out.result is not None:
             result_type = v.annotation(p.py_type) if out.import_annotation else p.py_type
             part.result = _Result(out.result.format(**names, py_type=result_type), result_type)

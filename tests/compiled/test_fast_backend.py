@@ -21,10 +21,19 @@ from pathlib import Path
 
 import pytest
 from abi_support import shim_args
-from fast_support import JUDGE_FLAGS, compiler, fast_module, python_include, recording_module
+from fast_support import (
+    JUDGE_FLAGS,
+    compiler,
+    extension,
+    fast_module,
+    python_include,
+    recording_module,
+)
 from suite import REPO, run_python, version_keys
 
 from cudart import _fastproto
+from generator.fetch import fetch_version
+from generator.manifest import Manifest
 from cudart._backend import spec
 
 RAW = importlib.import_module("cudart.sys_12050")
@@ -47,36 +56,48 @@ def _judge(source: Path, include_dirs=None) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, capture_output=True, text=True)
 
 
+# The header families the compiled backend serves, by the prefix of their modules.
+SURFACES = {"runtime": ("sys_", "_fast_"), "driver": ("driver_", "_fast_driver_")}
+
+
 @pytest.fixture(scope="module")
 def judged(header_sets):
     if compiler() is None:
         pytest.skip("no C compiler")
+    manifest = Manifest.load()
 
-    def one(job: tuple[str, bool]):
-        key, pinned = job
-        source = REPO / "generated" / f"_fast_{_number(key)}.c"
-        return job, _judge(source, header_sets[key].include_dirs if pinned else None)
+    def include_dirs(key: str, surface: str):
+        if surface == "runtime":
+            return header_sets[key].include_dirs
+        return fetch_version(manifest, key, lambda _m: None, surface).include_dirs
 
-    jobs = [(key, pinned) for key in header_sets for pinned in (True, False)]
+    def one(job: tuple[str, str, bool]):
+        key, surface, pinned = job
+        source = REPO / "generated" / f"{SURFACES[surface][1]}{_number(key)}.c"
+        return job, _judge(source, include_dirs(key, surface) if pinned else None)
+
+    jobs = [(k, s, pinned) for k in header_sets for s in SURFACES for pinned in (True, False)]
     with ThreadPoolExecutor(max_workers=4) as pool:
         return dict(pool.map(one, jobs))
 
 
+@pytest.mark.parametrize("surface", SURFACES)
 @pytest.mark.parametrize("key", version_keys())
-def test_every_call_compiles_against_the_pinned_headers_without_a_warning(judged, key):
+def test_every_call_compiles_against_the_pinned_headers_without_a_warning(judged, key, surface):
     # Each function pointer is __typeof__(&name) of NVIDIA's declaration, each
     # prototype as the model reads it is asserted compatible with it, and each record
     # by value has the header's size and alignment: -Werror -Wconversion.
-    proc = judged[key, True]
+    proc = judged[key, surface, True]
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stderr == ""
 
 
+@pytest.mark.parametrize("surface", SURFACES)
 @pytest.mark.parametrize("key", version_keys())
-def test_the_users_build_compiles_without_a_warning(judged, key):
+def test_the_users_build_compiles_without_a_warning(judged, key, surface):
     # No CUDA header: the model's own prototypes, and only the limited API (a function
     # outside it would be an implicit declaration, an error here).
-    proc = judged[key, False]
+    proc = judged[key, surface, False]
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stderr == ""
 
@@ -125,14 +146,16 @@ def _prototype(doc: str) -> str:
     return doc.splitlines()[0].split("  (what C")[0]
 
 
+@pytest.mark.parametrize("surface", SURFACES)
 @pytest.mark.parametrize("key", version_keys())
-def test_both_backends_expose_the_same_names_and_signatures(key):
+def test_both_backends_expose_the_same_names_and_signatures(key, surface):
     number = _number(key)
-    fast = fast_module(number)
-    raw = importlib.import_module(f"cudart.sys_{number}")
+    raw_prefix, fast_prefix = SURFACES[surface]
+    fast = extension(f"cudart.{fast_prefix}{number}")
+    raw = importlib.import_module(f"cudart.{raw_prefix}{number}")
     functions = vars(raw)["_FUNCTIONS"]
     docs = vars(raw)["_DOCS"]
-    compiled = {n for n in dir(fast) if callable(getattr(fast, n)) and n.startswith("cuda")}
+    compiled = {n for n in dir(fast) if callable(getattr(fast, n)) and n.startswith("cu")}
     assert compiled == set(functions)
     for name, (_symbol, _restype, argtypes, _flags) in functions.items():
         fn = getattr(fast, name)

@@ -661,7 +661,7 @@ def test_struct_anonymous_model():
         None,
         "with_anonymous_union",
     )
-    assert [f.name for f in member.fields] == ["pad", "k"]
+    assert [f.name for f in member.fields] == ["pad", "k", "asBytes"]
     s = records["with_anonymous_struct"]
     assert [(f.name, f.offset, f.anonymous) for f in s.fields] == [
         ("head", 0, False),
@@ -685,6 +685,11 @@ def test_struct_anonymous_module():
     s.second = 2.0
     assert (s.first, s.second, s.head, s.tail) == (0, 2.0, b"h", b"t")
     assert mod.with_anonymous_struct.second.offset == 16
+    # A byte array in an anonymous member (cuda.h 13.3's CUgraphNodeParams.asBytes)
+    # reads all its bytes through the parent, zeros included, as C's memory holds them.
+    obj.k.a, obj.k.b = 0x0100, 0.0
+    assert obj.asBytes == b"\x00\x01" + bytes(30)
+    assert mod.with_anonymous_union.asBytes.offset == 8
 
 
 # ---------------------------------------------------------------- overaligned.h

@@ -11,6 +11,7 @@ struct with_anonymous_union {
     union {
         long long pad[4];
         struct inner k;
+        char asBytes[32]; /**< Padding as bytes */
     };
     int trailer;
 };

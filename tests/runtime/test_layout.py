@@ -95,3 +95,22 @@ def test_without_align_attribute_on_313_is_an_error():
     s = _struct(*[(n, ctypes.c_double) for n in "xyzw"])
     with pytest.raises(LayoutError):
         require_alignment(s, 32)
+
+
+@pytest.mark.parametrize("module", ["cudart.driver_12050", "cudart.driver_13050"])
+def test_checked_outputs_of_over_aligned_records_are_at_their_alignment(module):
+    """The checked layer allocates a record C aligns beyond 16 (CUtensorMap: 64 in
+    12.x, 128 in 13.x), which cuTensorMapEncodeTiled writes, at that alignment: Python's
+    allocator alone gives 16. Many instances, so a lucky address cannot pass."""
+    import importlib
+
+    from cudart._checked import aligned
+
+    cls = importlib.import_module(module).CUtensorMap
+    align = ctypes.alignment(cls)
+    assert align == (64 if module.endswith("12050") else 128)
+    kept = [aligned(cls) for _ in range(64)]
+    assert all(ctypes.addressof(m) % align == 0 for m in kept)
+    assert all(bytes(m) == bytes(ctypes.sizeof(cls)) for m in kept)
+    kept[0].opaque[15] = 7  # its own memory: the last word is inside it
+    assert kept[0].opaque[15] == 7 and kept[1].opaque[15] == 0
