@@ -4328,7 +4328,7 @@ def cuDeviceGetLuid(dev: int) -> tuple[bytes, int]:
         raise _c.argument_error(exc, "cuDeviceGetLuid", ("luid", "deviceNodeMask", "dev")) from None
     if err:
         raise _error(err, _lib)
-    return luid[:], deviceNodeMask.value
+    return luid.raw, deviceNodeMask.value
 
 
 def cuDeviceGetMemPool(dev: int) -> CUmemoryPool:
@@ -19216,7 +19216,7 @@ def cuTensorMapEncodeIm2col(
         )
     elif elementStrides >> 64:
         raise _c.address_error(elementStrides, "cuTensorMapEncodeIm2col", "elementStrides")
-    tensorMap = CUtensorMap()
+    tensorMap = _c.aligned(CUtensorMap)
     try:
         err = _cuTensorMapEncodeIm2col(
             tensorMap,
@@ -19375,7 +19375,7 @@ def cuTensorMapEncodeTiled(
         )
     elif elementStrides >> 64:
         raise _c.address_error(elementStrides, "cuTensorMapEncodeTiled", "elementStrides")
-    tensorMap = CUtensorMap()
+    tensorMap = _c.aligned(CUtensorMap)
     try:
         err = _cuTensorMapEncodeTiled(
             tensorMap,

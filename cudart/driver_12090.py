@@ -1,0 +1,1 @@
+../generated/driver_12090.py

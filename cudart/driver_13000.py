@@ -1,0 +1,1 @@
+../generated/driver_13000.py

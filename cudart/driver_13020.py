@@ -1,0 +1,1 @@
+../generated/driver_13020.py

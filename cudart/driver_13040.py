@@ -1,0 +1,1 @@
+../generated/driver_13040.py

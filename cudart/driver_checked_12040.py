@@ -1,0 +1,1 @@
+../generated/driver_checked_12040.py
