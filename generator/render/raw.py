@@ -13,7 +13,7 @@ from .. import device_functions
 from ..context import GenerationContext
 from ..ctypes_map import RenderError, TypeKind
 from ..formatting import format_python
-from ..model import EnumRef, FunctionProto, Record, RecordRef, Typedef, TypedefRef
+from ..model import EnumRef, Field, FunctionProto, Record, RecordRef, Typedef, TypedefRef
 from .base import (
     DIM3,
     FLAG_DEPRECATED,
@@ -116,11 +116,22 @@ class RawView:
     def binary_fields(self, rec: Record) -> list[str]:
         """Members that are `char` arrays holding bytes (TypeMapper.binary_char_array):
         after `_fields_`, cudart._layout.binary_fields makes them read all N bytes."""
-        names = [f.name for f in rec.fields if self.types.binary_char_array(f)]
-        if names and rec.name in self._anonymous_members:
-            # ctypes promotes an anonymous member's fields from its own field descriptors.
-            raise RenderError(f"{rec.name}: a byte array in an anonymous member: {names}")
-        return names
+        if rec.name in self._anonymous_members:
+            # ctypes promotes an anonymous member's fields from its own field descriptors
+            # (and refuses any other descriptor there): the record that holds it converts
+            # them, as kernel_fields (CUgraphNodeParams' union's asBytes, 13.3+).
+            return []
+        return [f.name for f in self._flat_fields(rec) if self.types.binary_char_array(f)]
+
+    def _flat_fields(self, rec: Record) -> list[Field]:
+        """A record's fields as Python reads them: an anonymous member's own in its place."""
+        out = []
+        for f in rec.fields:
+            if f.anonymous and isinstance(f.type, RecordRef):
+                out += self._flat_fields(self.types.records[f.type.name])
+            else:
+                out.append(f)
+        return out
 
     @property
     def uses_binary_fields(self) -> bool:
@@ -163,13 +174,7 @@ class RawView:
     def _members(self, rec: Record) -> list:
         """(name, type, doc) of a record's members as Python reads them: an anonymous
         member's own members in its place."""
-        out = []
-        for f in rec.fields:
-            if f.anonymous and isinstance(f.type, RecordRef):
-                out += self._members(self.types.records[f.type.name])
-            else:
-                out.append((f.name, f.type, f.doc))
-        return out
+        return [(f.name, f.type, f.doc) for f in self._flat_fields(rec)]
 
     @property
     def uses_kernel_fields(self) -> bool:

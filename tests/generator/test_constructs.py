@@ -1108,3 +1108,22 @@ def test_cxx_twin_defaults_and_doc_positions():
     assert records["partial"].cxx_defaults == ()
     text = rendered("cxx_defaults_and_doc_positions")
     assert 'cxx_defaults(grid3, {"x": 1, "y": 1, "z": 7})' in text
+
+
+# ---------------------------------------------------------------- anonymous_bytes.h
+
+
+def test_anonymous_bytes_module():
+    """A byte array in an anonymous member reads and writes all N bytes through the
+    parent, where C reaches it; a name beside it stays text."""
+    from cudart._layout import BinaryField
+
+    mod = module("anonymous_bytes")
+    cls = mod.node_params
+    assert isinstance(cls.__dict__["asBytes"], BinaryField)
+    assert (cls.asBytes.offset, cls.asBytes.size) == (8, 16)
+    p = cls()
+    p.asBytes = b"\x00ab\x00cd"
+    assert p.asBytes == b"\x00ab\x00cd" + bytes(10)
+    assert p.reserved1[0] == int.from_bytes(b"\x00ab\x00cd\x00\x00", "little")
+    assert p.name == b""  # text: up to the first zero
