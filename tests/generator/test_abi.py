@@ -5,8 +5,11 @@ declare; a C program compiled by the system gcc against the same headers prints
 sizeof/_Alignof/offsetof, enumerator and macro values and the preprocessor's
 expansion of every function name; the generated module must give the same numbers
 through ctypes, and the version's real libcudart must export every symbol the module
-calls. The machinery is in abi_support.py; `python tests/support/abi_support.py` prints a
-per-version summary.
+calls. The same for the driver API's cuda.h (cudart.driver_<ver>: its _v2/_v3 renames,
+its _ptds/_ptsz names, CUtensorMap's _Alignas(64)/(128)), whose libcuda comes with the
+NVIDIA driver: tests/gpu/test_driver_exports.py checks its exports on the GPU machine.
+The machinery is in abi_support.py; `python tests/support/abi_support.py [--surface
+driver] [--pythons]` prints a per-version summary (abi_support.count_table).
 
 Each test collects every mismatch of its category before failing, so one run shows
 all of them: `fact key: gcc=... python=... model=...`, where `model` is the parser's
