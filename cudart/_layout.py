@@ -183,8 +183,10 @@ class BinaryField:
 def binary_fields(cls: type, *names: str) -> None:
     """Make each named `c_char * N` member of `cls` read and write all N bytes.
 
-    Call it right after `cls._fields_` is set. A member ctypes does not lay out as a
-    `c_char` array is an error: the generator and the class disagree.
+    Call it right after `cls._fields_` is set. A member ctypes promotes from an
+    anonymous one is named too: the promoted descriptor is a copy of the member's. A
+    member ctypes does not lay out as a `c_char` array is an error: the generator and
+    the class disagree.
     """
     declared = _member_types(cls)
     for name in names:

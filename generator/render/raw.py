@@ -117,17 +117,18 @@ class RawView:
         """Members that are `char` arrays holding bytes (TypeMapper.binary_char_array):
         after `_fields_`, cudart._layout.binary_fields makes them read all N bytes."""
         if rec.name in self._anonymous_members:
-            # ctypes promotes an anonymous member's fields from its own field descriptors:
-            # the record that holds it converts them (cuda.h's CUgraphNodeParams.asBytes).
+            # ctypes promotes an anonymous member's fields from its own field descriptors
+            # (and refuses any other descriptor there): the record that holds it converts
+            # them, as kernel_fields (CUgraphNodeParams' union's asBytes, 13.3+).
             return []
-        return [f.name for f in self._fields(rec) if self.types.binary_char_array(f)]
+        return [f.name for f in self._flat_fields(rec) if self.types.binary_char_array(f)]
 
-    def _fields(self, rec: Record) -> list[Field]:
-        """A record's fields as Python reads them: an anonymous member's in its place."""
+    def _flat_fields(self, rec: Record) -> list[Field]:
+        """A record's fields as Python reads them: an anonymous member's own in its place."""
         out = []
         for f in rec.fields:
             if f.anonymous and isinstance(f.type, RecordRef):
-                out += self._fields(self.types.records[f.type.name])
+                out += self._flat_fields(self.types.records[f.type.name])
             else:
                 out.append(f)
         return out
@@ -173,7 +174,7 @@ class RawView:
     def _members(self, rec: Record) -> list:
         """(name, type, doc) of a record's members as Python reads them: an anonymous
         member's own members in its place."""
-        return [(f.name, f.type, f.doc) for f in self._fields(rec)]
+        return [(f.name, f.type, f.doc) for f in self._flat_fields(rec)]
 
     @property
     def uses_kernel_fields(self) -> bool:

@@ -5,8 +5,11 @@ declare; a C program compiled by the system gcc against the same headers prints
 sizeof/_Alignof/offsetof, enumerator and macro values and the preprocessor's
 expansion of every function name; the generated module must give the same numbers
 through ctypes, and the version's real libcudart must export every symbol the module
-calls. The machinery is in abi_support.py; `python tests/support/abi_support.py` prints a
-per-version summary.
+calls. The same for the driver API's cuda.h (cudart.driver_<ver>: its _v2/_v3 renames,
+its _ptds/_ptsz names, CUtensorMap's _Alignas(64)/(128)), whose libcuda comes with the
+NVIDIA driver: tests/gpu/test_driver_exports.py checks its exports on the GPU machine.
+The machinery is in abi_support.py; `python tests/support/abi_support.py [--surface
+driver] [--pythons]` prints a per-version summary (abi_support.count_table).
 
 Each test collects every mismatch of its category before failing, so one run shows
 all of them: `fact key: gcc=... python=... model=...`, where `model` is the parser's
@@ -29,26 +32,76 @@ from suite import version_keys
 
 VERSIONS = version_keys()
 SHOWN = 30
+# The header families judged here (NVRTC's: tests/runtime/test_nvrtc.py). A driver
+# test's id is driver-<version>; a runtime test's the version alone.
+SURFACES = ("runtime", "driver")
+REPORTS = [
+    pytest.param((surface, key), id=key if surface == "runtime" else f"{surface}-{key}")
+    for surface in SURFACES
+    for key in VERSIONS
+]
 
 # Floors for the number of entities checked per version: the real headers declare far
 # more; these only make sure no test can pass by checking nothing.
 FLOORS = {
-    "functions": 200,
-    "per_thread": 50,
-    "records": 100,
-    "embedded": 100,
-    "fields": 400,
-    "enums": 40,
-    "enumerators": 400,
-    "macros": 50,
-    "typedefs": 20,
+    "runtime": {
+        "functions": 200,
+        "per_thread": 50,
+        "records": 100,
+        "embedded": 100,
+        "fields": 400,
+        "enums": 40,
+        "enumerators": 400,
+        "macros": 50,
+        "typedefs": 20,
+    },
+    "driver": {
+        "functions": 300,
+        "aliases": 50,
+        "per_thread": 50,
+        "records": 60,
+        "embedded": 60,
+        "fields": 400,
+        "enums": 60,
+        "enumerators": 500,
+        "macros": 40,
+        "typedefs": 150,
+    },
+}
+
+# Per surface, names the header maps for the per-thread default stream:
+# {public name: (legacy symbol, per-thread symbol)}, in every version. cuda.h renames
+# some names twice (cuMemcpyHtoD -> cuMemcpyHtoD_v2 -> cuMemcpyHtoD_v2_ptds).
+PER_THREAD_EXAMPLES = {
+    "runtime": {
+        "cudaMemcpy": ("cudaMemcpy", "cudaMemcpy_ptds"),
+        "cudaMemcpyAsync": ("cudaMemcpyAsync", "cudaMemcpyAsync_ptsz"),
+        "cudaLaunchKernel": ("cudaLaunchKernel", "cudaLaunchKernel_ptsz"),
+        "cudaStreamSynchronize": ("cudaStreamSynchronize", "cudaStreamSynchronize_ptsz"),
+    },
+    "driver": {
+        "cuMemcpy": ("cuMemcpy", "cuMemcpy_ptds"),
+        "cuMemcpyAsync": ("cuMemcpyAsync", "cuMemcpyAsync_ptsz"),
+        "cuLaunchKernel": ("cuLaunchKernel", "cuLaunchKernel_ptsz"),
+        "cuStreamSynchronize": ("cuStreamSynchronize", "cuStreamSynchronize_ptsz"),
+        "cuMemcpyHtoD": ("cuMemcpyHtoD_v2", "cuMemcpyHtoD_v2_ptds"),
+    },
 }
 
 
-@pytest.fixture(params=VERSIONS)
-def report(request, header_sets) -> VersionReport:
-    """Parse, compile and measure one version (cached per process in abi_support)."""
-    return abi_support.report_for(header_sets[request.param])
+def surface_of(report: VersionReport) -> str:
+    prefix = report.module_name.removeprefix("cudart.").split("_", 1)[0] + "_"
+    return next(s for s, p in abi_support.PREFIXES.items() if p == prefix)
+
+
+@pytest.fixture(params=REPORTS)
+def report(request, manifest, header_sets) -> VersionReport:
+    """Parse, compile and measure one surface of one version (cached per process in
+    abi_support)."""
+    surface, key = request.param
+    if surface == "runtime":
+        return abi_support.report_for(header_sets[key])
+    return abi_support.surface_report(manifest, key, surface)
 
 
 def _fail_on(problems: list[str], what: str) -> None:
@@ -77,9 +130,11 @@ def test_gcc_compiles_every_fact(report):
     assert len(report.c.facts) == len(planned)
 
 
-def test_module_matches_headers_version(report):
+def test_module_matches_headers_version(report, manifest):
     assert report.py["cuda_version"] == report.model.cuda_version
-    assert report.module_name == f"cudart.sys_{report.model.cuda_version}"
+    assert report.model.cuda_version == manifest.get(report.key).number
+    prefix = abi_support.PREFIXES[surface_of(report)]
+    assert report.module_name == f"cudart.{prefix}{report.model.cuda_version}"
 
 
 # ---------------------------------------------------------------------------- per category
@@ -98,8 +153,18 @@ def test_records_embedded(report):
     T t[3]; }`. Right only when ctypes aligns the class as C aligns the type
     (float4's 16, double4_32a's 32)."""
     _check(report, "embedded")
-    # Not vacuous: the over-aligned vector types are among the records checked.
+    # Not vacuous: the over-aligned vector types are among the records checked, and
+    # the driver's tensor map (_Alignas(64) in 12.x, _Alignas(128) in 13.x).
     c = report.c.facts
+    if surface_of(report) == "driver":
+        align = 128 if report.model.cuda_version >= 13000 else 64
+        assert (
+            c["record.size|CUtensorMap_st"],
+            c["record.align|CUtensorMap_st"],
+            c["embedded.offset|CUtensorMap_st"],
+            c["embedded.array_size|CUtensorMap_st"],
+        ) == (128, align, align, align + 3 * 128)
+        return
     assert (
         c["record.align|float4"],
         c["embedded.offset|float4"],
@@ -148,6 +213,11 @@ def test_symbols_match_c_expansion(report):
 def test_symbols_exported_by_library(report):
     """The version's own libcudart exports every symbol the module would call, in
     either mode."""
+    if report.missing_exports is None:
+        pytest.skip(
+            f"{report.module_name}'s library comes with the NVIDIA driver, not with a wheel, "
+            "and this machine has none: tests/gpu/test_driver_exports.py checks the real one"
+        )
     _check(report, "exports")
 
 
@@ -157,14 +227,9 @@ def test_per_thread_symbols_are_their_own(report):
     SYMBOLS_PER_THREAD has exactly the legacy map's names."""
     c = report.c.facts
     differing = {n for n in report.plan["symbols"] if c[f"symbol_pt|{n}"] != c[f"symbol|{n}"]}
-    assert {
-        "cudaMemcpy",
-        "cudaMemcpyAsync",
-        "cudaLaunchKernel",
-        "cudaStreamSynchronize",
-    } <= differing
-    assert c["symbol_pt|cudaMemcpy"] == "cudaMemcpy_ptds"
-    assert c["symbol_pt|cudaMemcpyAsync"] == "cudaMemcpyAsync_ptsz"
+    examples = PER_THREAD_EXAMPLES[surface_of(report)]
+    assert set(examples) <= differing
+    assert {n: (c[f"symbol|{n}"], c[f"symbol_pt|{n}"]) for n in examples} == examples
     per_thread = vars(importlib.import_module(report.module_name))["SYMBOLS_PER_THREAD"]
     assert set(per_thread) == set(report.module_symbols)
 
@@ -247,9 +312,10 @@ def test_completeness(report):
 def test_counts_are_not_trivial(report):
     """Enough of everything was checked that no test above passed vacuously."""
     counts = abi_support.counts(report)
+    print(f"{report.module_name} (matched, checked): {counts}")
     low = [
         f"{column}: {counts[column][0]} checked, expected more than {floor}"
-        for column, floor in FLOORS.items()
+        for column, floor in FLOORS[surface_of(report)].items()
         if counts[column][0] <= floor
     ]
     _fail_on(low, f"categories with too few checks for CUDA {report.key} ({counts})")
@@ -271,7 +337,7 @@ def test_layout_under_other_python(report, python):
     interpreter, why = abi_support.find_interpreter(python)
     if interpreter is None:
         pytest.skip(f"{python} unusable: {why}")
-    py = abi_support.python_side_in(interpreter, report.plan)
+    py = abi_support.python_side_cached(interpreter, report.plan)
     problems = []
     for category in abi_support.CATEGORIES:
         if category != "exports":
@@ -279,6 +345,37 @@ def test_layout_under_other_python(report, python):
     _fail_on(
         problems, f"mismatches between gcc and {report.module_name} under {python} ({py['python']})"
     )
+
+
+SUPPORTED = [f"python{major}.{minor}" for major, minor in abi_support.SUPPORTED_PYTHONS]
+
+
+@pytest.mark.parametrize("python", SUPPORTED)
+def test_over_aligned_records_under_every_python(report, python):
+    """Every record C aligns to 16 or more (float4; CUtensorMap_st, _Alignas(64) in
+    12.x and 128 in 13.x, beyond anything ctypes aligns by itself) and every record
+    holding one: size, alignment, offsets and sizes of all fields, and the layout of a
+    user's struct and array embedding it, as gcc computes them, under each supported
+    Python (_align_ from 3.13, require_alignment before)."""
+    interpreter, why = abi_support.find_interpreter(python)
+    if interpreter is None:
+        pytest.skip(f"{python} unusable: {why}")
+    current = sys.version_info[:2] == tuple(map(int, python.removeprefix("python").split(".")))
+    py = report.py if current else abi_support.python_side_cached(interpreter, report.plan)
+    records = abi_support.over_aligned_records(report)
+    if surface_of(report) == "driver":
+        assert records["CUtensorMap_st"] == (128 if report.model.cuda_version >= 13000 else 64)
+    else:
+        assert records["float4"] == 16
+    keys = [k for k in py["facts"] if abi_support.record_of_fact(k) in records]
+    # Each such record's size, alignment and three embedding facts, and its fields.
+    assert len(keys) >= 5 * len(records) + 2
+    problems = [
+        f"{k}: gcc={report.c.facts.get(abi_support.c_key_of(k))!r} python={py['facts'][k]!r}"
+        for k in keys
+        if py["facts"][k] != report.c.facts.get(abi_support.c_key_of(k))
+    ]
+    _fail_on(problems, f"over-aligned layout mismatches under {python} ({py['python']})")
 
 
 # ---------------------------------------------------------------------------- the judge itself
@@ -483,18 +580,76 @@ MUTATIONS = [
 ]
 
 
-@pytest.mark.parametrize("what, old, new, category", MUTATIONS, ids=[m[0] for m in MUTATIONS])
-def test_judge_notices_a_wrong_module(header_sets, tmp_path, monkeypatch, what, old, new, category):
-    """A module with one thing wrong fails the comparison in that thing's category,
-    so a green run means the judge looked."""
-    report = abi_support.report_for(header_sets[VERSIONS[0]])
+# The driver's module (cuda.h), the same way: its renames, per-thread names and the
+# tensor map's alignment (both ways a class gets it: _align_ from 3.13, before that
+# require_alignment; the mutant changes both so it is wrong under any Python).
+DRIVER_MUTATIONS = [
+    (
+        "driver rename",
+        [('"cuMemAlloc": ("cuMemAlloc_v2",', '"cuMemAlloc": ("cuMemAlloc",')],
+        "symbols",
+    ),
+    (
+        "driver per-thread symbol",
+        [('"cuMemcpyHtoD": "cuMemcpyHtoD_v2_ptds",', '"cuMemcpyHtoD": "cuMemcpyHtoD_v2",')],
+        "symbols",
+    ),
+    (
+        "tensor map alignment",
+        [
+            ("    _align_ = 64  #", "    _align_ = 32  #"),
+            ("require_alignment(CUtensorMap_st, 64)", "require_alignment(CUtensorMap_st, 32)"),
+        ],
+        "records",
+    ),
+    (
+        "tensor map embedded",
+        [
+            ("    _align_ = 64  #", "    _align_ = 32  #"),
+            ("require_alignment(CUtensorMap_st, 64)", "require_alignment(CUtensorMap_st, 32)"),
+        ],
+        "embedded",
+    ),
+    (
+        "driver enumerator value",
+        [("    CUDA_ERROR_INVALID_VALUE = 1\n", "    CUDA_ERROR_INVALID_VALUE = 2\n")],
+        "enumerators",
+    ),
+]
+
+
+def _mutant_noticed(report, replacements, category, tmp_path, monkeypatch) -> list[str]:
+    """compare() in `category` for a copy of the report's module with `replacements`
+    (old, new: the first occurrence of each) made."""
     source = Path(importlib.import_module(report.module_name).__file__).read_text()
-    assert old in source, f"mutation {what!r} found nothing to change"
-    mutant = f"abi_mutant_{report.model.cuda_version}_{category}"
-    (tmp_path / f"{mutant}.py").write_text(source.replace(old, new, 1))
+    for old, new in replacements:
+        assert old in source, f"{old!r} is not in {report.module_name}: nothing to change"
+        source = source.replace(old, new, 1)
+    mutant = f"abi_mutant_{report.module_name.rpartition('.')[2]}_{category}"
+    (tmp_path / f"{mutant}.py").write_text(source)
     monkeypatch.syspath_prepend(str(tmp_path))
     try:
         py = abi_support.python_side(dict(report.plan, module=mutant))
     finally:
         sys.modules.pop(mutant, None)
-    assert compare(report, category, py), f"a wrong {what} went unnoticed"
+    return compare(report, category, py)
+
+
+@pytest.mark.parametrize("what, old, new, category", MUTATIONS, ids=[m[0] for m in MUTATIONS])
+def test_judge_notices_a_wrong_module(header_sets, tmp_path, monkeypatch, what, old, new, category):
+    """A module with one thing wrong fails the comparison in that thing's category,
+    so a green run means the judge looked."""
+    report = abi_support.report_for(header_sets[VERSIONS[0]])
+    noticed = _mutant_noticed(report, [(old, new)], category, tmp_path, monkeypatch)
+    assert noticed, f"a wrong {what} went unnoticed"
+
+
+@pytest.mark.parametrize(
+    "what, replacements, category", DRIVER_MUTATIONS, ids=[m[0] for m in DRIVER_MUTATIONS]
+)
+def test_judge_notices_a_wrong_driver_module(
+    manifest, tmp_path, monkeypatch, what, replacements, category
+):
+    report = abi_support.surface_report(manifest, VERSIONS[0], "driver")
+    noticed = _mutant_noticed(report, replacements, category, tmp_path, monkeypatch)
+    assert noticed, f"a wrong {what} went unnoticed"

@@ -335,3 +335,56 @@ def test_an_interrupt_says_whether_the_output_changed(tmp_path, step, written):
         assert "cudart-bindgen check" in last and "unchanged" not in last
     else:
         assert last == "cudart-bindgen: interrupted; generated/ is unchanged"
+
+
+def test_check_covers_the_driver_modules(tmp_path):
+    """The driver's modules (cuda.h) are generator output like the runtime's: a scratch
+    tree of one version holds them, check names a changed or missing one, and generate
+    puts them back."""
+    from generator.manifest import Manifest
+
+    full = Manifest.load(REPO / "cuda_headers_manifest.toml")
+    manifest = tmp_path / "manifest.toml"
+    manifest.write_text(type(full)(full.families, {"12.5": full.get("12.5")}).dumps())
+    out = tmp_path / "generated"
+    options = ["--manifest", str(manifest), "--output", str(out)]
+    proc = bindgen(*options, "generate", "--all")
+    assert proc.returncode == 0, proc.stderr
+    assert "[12.5 driver] parsing cuda.h" in proc.stderr
+    raw, checked = out / "driver_12050.py", out / "driver_checked_12050.py"
+    assert raw.read_bytes() == (GENERATED / raw.name).read_bytes()
+    assert checked.read_bytes() == (GENERATED / checked.name).read_bytes()
+    raw.write_text(raw.read_text().replace("CUDA_SUCCESS = 0", "CUDA_SUCCESS = 1", 1))
+    checked.unlink()
+    proc = bindgen(*options, "check")
+    assert proc.returncode == 1
+    assert "driver_12050.py: stale" in proc.stdout
+    assert "driver_checked_12050.py: missing" in proc.stdout
+    assert bindgen(*options, "generate", "--all").returncode == 0
+    assert bindgen(*options, "check").returncode == 0
+
+
+def test_the_package_links_the_driver_modules(tmp_path, monkeypatch):
+    """cudart/driver_<ver>.py and driver_checked_<ver>.py are links into generated/, made
+    and removed with the files, as the runtime's are."""
+    import generator.tree as tree
+
+    target, package = tmp_path / "generated", tmp_path / "cudart"
+    target.mkdir()
+    package.mkdir()
+    names = ["driver_12050.py", "driver_checked_12050.py", "sys_12050.py"]
+    for name in names:
+        (target / name).write_text("# generated\n")
+    monkeypatch.setattr(tree, "GENERATED", target)
+    assert tree.compare_links(names, target, package) == [
+        f"cudart/{name}: not a link to ../generated/{name}" for name in names
+    ]
+    tree.link_package(target, package)
+    assert tree.compare_links(names, target, package) == []
+    assert (package / "driver_12050.py").read_text() == "# generated\n"
+    (target / "driver_12050.py").unlink()
+    assert tree.compare_links(names[1:], target, package) == [
+        "cudart/driver_12050.py: links to a file the generator no longer makes"
+    ]
+    tree.link_package(target, package)
+    assert sorted(p.name for p in package.iterdir()) == names[1:]

@@ -661,7 +661,7 @@ def test_struct_anonymous_model():
         None,
         "with_anonymous_union",
     )
-    assert [f.name for f in member.fields] == ["pad", "k", "asBytes"]
+    assert [f.name for f in member.fields] == ["pad", "k"]
     s = records["with_anonymous_struct"]
     assert [(f.name, f.offset, f.anonymous) for f in s.fields] == [
         ("head", 0, False),
@@ -685,11 +685,6 @@ def test_struct_anonymous_module():
     s.second = 2.0
     assert (s.first, s.second, s.head, s.tail) == (0, 2.0, b"h", b"t")
     assert mod.with_anonymous_struct.second.offset == 16
-    # A byte array in an anonymous member (cuda.h 13.3's CUgraphNodeParams.asBytes)
-    # reads all its bytes through the parent, zeros included, as C's memory holds them.
-    obj.k.a, obj.k.b = 0x0100, 0.0
-    assert obj.asBytes == b"\x00\x01" + bytes(30)
-    assert mod.with_anonymous_union.asBytes.offset == 8
 
 
 # ---------------------------------------------------------------- overaligned.h
@@ -1113,3 +1108,22 @@ def test_cxx_twin_defaults_and_doc_positions():
     assert records["partial"].cxx_defaults == ()
     text = rendered("cxx_defaults_and_doc_positions")
     assert 'cxx_defaults(grid3, {"x": 1, "y": 1, "z": 7})' in text
+
+
+# ---------------------------------------------------------------- anonymous_bytes.h
+
+
+def test_anonymous_bytes_module():
+    """A byte array in an anonymous member reads and writes all N bytes through the
+    parent, where C reaches it; a name beside it stays text."""
+    from cudart._layout import BinaryField
+
+    mod = module("anonymous_bytes")
+    cls = mod.node_params
+    assert isinstance(cls.__dict__["asBytes"], BinaryField)
+    assert (cls.asBytes.offset, cls.asBytes.size) == (8, 16)
+    p = cls()
+    p.asBytes = b"\x00ab\x00cd"
+    assert p.asBytes == b"\x00ab\x00cd" + bytes(10)
+    assert p.reserved1[0] == int.from_bytes(b"\x00ab\x00cd\x00\x00", "little")
+    assert p.name == b""  # text: up to the first zero

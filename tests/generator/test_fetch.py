@@ -26,10 +26,13 @@ from generator.fetch import (
 )
 from generator.manifest import (
     DEFAULT_MANIFEST_PATH,
+    HEADER,
+    Family,
     Manifest,
     ManifestError,
     UnknownVersionError,
     VersionPin,
+    WheelKind,
 )
 
 network = pytest.mark.network
@@ -263,7 +266,8 @@ def test_resolve_newest(manifest, tmp_path, monkeypatch):
     pin = resolve_newest(manifest, "12.6", progress=lambda m: None)
     assert isinstance(pin, VersionPin)
     assert pin.key == "12.6" and pin.family == "12"
-    assert list(pin.wheels) == ["runtime", "crt", "profiler", "nvrtc"]
+    assert list(pin.wheels) == ["runtime", "crt", "profiler", "nvrtc", "driver"]
+    assert pin.wheel("driver") == pin.wheel("runtime")  # cuda.h comes with libcudart
     assert pin.wheel("runtime").package == "nvidia-cuda-runtime-cu12"
     assert pin.wheel("nvrtc").package == "nvidia-cuda-nvrtc-cu12"
     assert pin.wheel("nvrtc").version.startswith("12.6.")
@@ -309,7 +313,7 @@ def test_manifest_refuses_a_family_without_one_library_or_a_pin_missing_a_wheel(
     start = text.index(pin_header)
     end = text.index("\n\n", start) if "\n\n" in text[start:] else len(text)
     with pytest.raises(
-        ManifestError, match=r'versions."13.5" pins the wheels runtime, crt, nvrtc;'
+        ManifestError, match=r'versions."13.5" pins the wheels runtime, crt, nvrtc, driver;'
     ):
         Manifest.loads(text[:start] + text[end:])
     with pytest.raises(ManifestError, match="unknown keys: include_dir"):
@@ -325,10 +329,115 @@ def test_adding_a_surface_header_is_a_data_change(manifest):
         manifest.families["12"].wheel("runtime"),
         headers=(*manifest.families["12"].wheel("runtime").headers, "cuda_occupancy.h"),
     )
-    wanted, required = _wanted(kind)
+    wanted, required = _wanted([kind])
     assert f"{kind.include}/cuda_occupancy.h" in required
     assert wanted(f"{kind.include}/cuda_occupancy.h") and wanted(kind.library or "")
-    crt_wanted, crt_required = _wanted(manifest.families["12"].wheel("crt"))
+    crt_wanted, crt_required = _wanted([manifest.families["12"].wheel("crt")])
     assert crt_required == ("nvidia/cuda_nvcc/include/crt",)
     assert crt_wanted("nvidia/cuda_nvcc/include/crt/host_defines.h")
     assert not crt_wanted("nvidia/cuda_nvcc/include/fatbinary_section.h")
+
+
+# ------------------------------------------------------------ system libraries
+
+# The driver's wheel table as dumps() writes it (families.13): cuda.h from the runtime's
+# wheel, libcuda.so.1 from the system.
+DRIVER_TABLE = """\
+[families.13.driver]
+package = "nvidia-cuda-runtime"
+include = "nvidia/cu13/include"
+headers = [
+    "cuda.h",
+]
+system_library = "libcuda.so.1"
+"""
+
+
+def _driver_table(manifest: Manifest, new: str) -> str:
+    text = manifest.dumps()
+    assert DRIVER_TABLE in text
+    return text.replace(DRIVER_TABLE, new, 1)
+
+
+def test_the_driver_surface_names_a_system_library(manifest):
+    for family in ("12", "13"):
+        driver = manifest.families[family].library_wheel("driver")
+        assert (driver.role, driver.library, driver.system_library) == (
+            "driver",
+            None,
+            "libcuda.so.1",
+        )
+        assert driver.library_name == "libcuda.so.1"
+        runtime = manifest.families[family].runtime
+        assert runtime.library_name == f"libcudart.so.{family}"
+        assert manifest.families[family].wheel("crt").library_name is None
+
+
+def test_a_system_library_round_trips(manifest):
+    driver = manifest.families["13"].wheel("driver")
+    data = driver.to_toml()
+    assert data["system_library"] == "libcuda.so.1" and "library" not in data
+    assert WheelKind.from_toml("driver", data, "families.13.driver") == driver
+    plain = manifest.families["13"].wheel("crt").to_toml()
+    assert "system_library" not in plain and "library" not in plain
+
+
+def test_a_system_library_beside_a_library_is_refused(manifest):
+    both = _driver_table(manifest, DRIVER_TABLE + 'library = "nvidia/cu13/lib/libcudart.so.13"\n')
+    with pytest.raises(
+        ManifestError, match="names both a library in the wheel and a system_library"
+    ):
+        Manifest.loads(both)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        '"/usr/lib/x86_64-linux-gnu/libcuda.so.1"',
+        '"libcuda"',
+        '"../libcuda.so.1"',
+        '"libcuda.so.1 -x"',
+        '"cuda.so.1"',
+        '"libcuda.so.1\\n"',
+    ],
+)
+def test_a_system_library_is_a_soname(manifest, value):
+    text = _driver_table(
+        manifest,
+        DRIVER_TABLE.replace('system_library = "libcuda.so.1"', f"system_library = {value}"),
+    )
+    with pytest.raises(ManifestError, match="system_library is a soname such as") as ei:
+        Manifest.loads(text)
+    assert len(str(ei.value).splitlines()) == 1  # the value shown escaped, on one line
+
+
+def test_a_system_library_that_is_no_string_is_refused(manifest):
+    text = _driver_table(
+        manifest, DRIVER_TABLE.replace('system_library = "libcuda.so.1"', "system_library = 1")
+    )
+    with pytest.raises(ManifestError, match="families.13.driver.system_library must be a string"):
+        Manifest.loads(text)
+
+
+def test_a_system_library_counts_as_the_surfaces_one_library(manifest):
+    """ "Exactly one wheel of a surface names the library": a system_library is that one."""
+    none = _driver_table(manifest, DRIVER_TABLE.replace('system_library = "libcuda.so.1"\n', ""))
+    with pytest.raises(
+        ManifestError,
+        match=r"families.13: exactly one wheel of the driver surface must name the library, "
+        r"not 0 \(none\)",
+    ):
+        Manifest.loads(none)
+    family = manifest.families["13"]
+    second = dataclasses.replace(family.wheel("driver"), role="driver2")
+    with pytest.raises(ManifestError, match=r"driver surface must name the library, not 2"):
+        Family("13", (*family.wheels, second))
+
+
+def test_the_manifest_header_explains_every_wheel_key():
+    """dumps() rewrites the file with HEADER as its only comment: each key a wheel table
+    may hold (system_library included) is explained there."""
+    keys = [f.name for f in dataclasses.fields(WheelKind) if f.name != "role"]
+    assert "system_library" in keys
+    unexplained = [k for k in keys if not re.search(rf"(?:^#\s+|; ){k}: ", HEADER, re.M)]
+    assert not unexplained

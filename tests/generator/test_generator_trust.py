@@ -640,3 +640,26 @@ def test_without_an_atomic_exchange_each_file_is_replaced(tmp_path, monkeypatch)
         "notes.txt": "kept\n",
     }
     assert sorted(p.name for p in tmp_path.iterdir()) == ["generated"]
+
+
+@pytest.mark.parametrize("first, then", [("driver", "runtime"), ("runtime", "driver")])
+def test_the_runtime_wheel_is_one_tree_for_both_its_surfaces(manifest, own_cache, first, then):
+    """The runtime wheel holds libcudart, the runtime's headers and the driver's cuda.h:
+    its one cached tree holds what both surfaces want, unpacked once and used as it is
+    by the second surface fetched, whichever comes first."""
+    wheel = manifest.get(KEY).wheel("runtime")
+    assert manifest.get(KEY).wheel("driver") == wheel  # the driver's pin: the same wheel
+    messages: list[str] = []
+    sets = {first: fetch_version(manifest, KEY, messages.append, first)}
+    assert f"extracting {wheel.wheel}" in messages
+    messages.clear()
+    sets[then] = fetch_version(manifest, KEY, messages.append, then)
+    assert f"using cached {_extracted_name(wheel)}" in messages
+    assert not any(wheel.wheel in m for m in messages if m.startswith("extracting")), messages
+    runtime, driver = sets["runtime"], sets["driver"]
+    tree = own_cache / _extracted_name(wheel)
+    assert [p for p in own_cache.iterdir() if p.name.startswith(f"{wheel.package}-")] == [tree]
+    assert driver.include_dirs == (runtime.include_dirs[0],)
+    assert [h.name for h in driver.headers] == ["cuda.h"] and driver.headers[0].is_file()
+    assert driver.headers[0].is_relative_to(tree) and runtime.library.is_relative_to(tree)
+    assert runtime.library.is_file() and driver.library is None

@@ -11,7 +11,6 @@ struct with_anonymous_union {
     union {
         long long pad[4];
         struct inner k;
-        char asBytes[32]; /**< Padding as bytes */
     };
     int trailer;
 };

@@ -21,9 +21,10 @@ the parser or the renderer went wrong.
 
 Run as a script (with the project's venv python) for a per-version summary table:
 
-    .venv/bin/python tests/support/abi_support.py [--pythons]
+    .venv/bin/python tests/support/abi_support.py [--surface driver|nvrtc] [--pythons]
 
-(--pythons: the same table under each other supported Python, 3.11 to 3.13.)
+(--surface: another header family than the runtime's; --pythons: the same table under
+each other supported Python, 3.11 to 3.13.)
 
 This module imports only the standard library at the top: ``python_side`` must run in
 interpreters that have nothing but this checkout on their path.
@@ -688,6 +689,18 @@ def python_side_in(interpreter: str, plan: dict) -> dict:
     return json.loads(proc.stdout)
 
 
+_PYTHON_SIDES: dict[tuple[str, str], dict] = {}
+
+
+def python_side_cached(interpreter: str, plan: dict) -> dict:
+    """python_side_in, once per interpreter and module in this process: several tests
+    read the same measurements."""
+    key = (interpreter, plan["module"])
+    if key not in _PYTHON_SIDES:
+        _PYTHON_SIDES[key] = python_side_in(interpreter, plan)
+    return _PYTHON_SIDES[key]
+
+
 # The Pythons the package supports; each must lay the records out as C does.
 SUPPORTED_PYTHONS = ((3, 11), (3, 12), (3, 13))
 
@@ -773,7 +786,9 @@ class VersionReport:
     c: CResult
     py: dict  # python_side() of the test interpreter
     model_values: dict
-    missing_exports: list[str]
+    # The symbols the surface's library lacks; None where no library is at hand to ask
+    # (the driver's libcuda.so.1 comes with the NVIDIA driver, not with a wheel).
+    missing_exports: list[str] | None
     module_symbols: dict = field(default_factory=dict)
 
     def mismatches(self, category: str, py: dict | None = None) -> list[str]:
@@ -786,7 +801,7 @@ def compare(report: VersionReport, category: str, py: dict) -> list[str]:
     if category == "exports":
         return out + [
             f"{s}: not exported by {report.plan['module']}'s library"
-            for s in report.missing_exports
+            for s in report.missing_exports or ()
         ]
     for key, value in py["facts"].items():
         if category_of(key) != category:
@@ -804,7 +819,75 @@ def compare(report: VersionReport, category: str, py: dict) -> list[str]:
     return out
 
 
+# The alignment from which a record needs more than its members to be aligned as C
+# aligns it: a trailing zero-length member (16), `_align_` (3.13+) or require_alignment
+# (before 3.13) beyond 16, where no ctypes scalar reaches.
+OVER_ALIGNED = 16
+
+
+def over_aligned_records(report: VersionReport) -> dict[str, int]:
+    """{record: gcc's alignment} of every record gcc aligns to OVER_ALIGNED or more
+    (float4, CUtensorMap_st) and of every record that holds one, as a member, an array
+    element, through a typedef or inside a nested or anonymous member, at any depth."""
+    from generator.model import Array, RecordRef, TypedefRef
+
+    model = report.model
+    typedefs = model.by_name("typedefs")
+
+    def record_of(t) -> str | None:
+        while True:
+            if isinstance(t, Array):
+                t = t.element
+            elif isinstance(t, TypedefRef) and t.name in typedefs:
+                t = typedefs[t.name].target
+            else:
+                return t.name if isinstance(t, RecordRef) else None
+
+    found = {
+        r.name
+        for r in model.records
+        if report.c.facts.get(fact_key("record.align", r.name), 0) >= OVER_ALIGNED
+    }
+    while True:
+        holders = {
+            r.name
+            for r in model.records
+            if r.name not in found and any(record_of(f.type) in found for f in r.fields)
+        }
+        if not holders:
+            break
+        found |= holders
+    return {name: report.c.facts.get(fact_key("record.align", name), 0) for name in sorted(found)}
+
+
+def record_of_fact(key: str) -> str | None:
+    """The record a record, embedding or field fact measures (its root record)."""
+    rest = key.partition("|")[2]
+    if category_of(key) in ("records", "embedded", "fields"):
+        return rest.split("|", 1)[0]
+    return None
+
+
 _REPORTS: dict[str, VersionReport] = {}
+
+
+# The module prefix of each surface's raw layer (generator.generate's module names).
+PREFIXES = {"runtime": "sys_", "driver": "driver_", "nvrtc": "nvrtc_"}
+
+
+def surface_report(manifest, key: str, surface: str = "runtime") -> VersionReport:
+    """report_for one surface of one version of the manifest: the runtime (libcudart's
+    cuda_runtime_api.h), the driver (cuda.h) or NVRTC (nvrtc.h). The other surfaces'
+    headers define no version of their own that the module is named by: the pin's is."""
+    from generator.fetch import fetch_version
+
+    cached = _REPORTS.get(key if surface == "runtime" else f"{PREFIXES[surface]}{key}")
+    if cached is not None:
+        return cached
+    header_set = fetch_version(manifest, key, lambda _m: None, surface)
+    if surface == "runtime":
+        return report_for(header_set)
+    return report_for(header_set, PREFIXES[surface], manifest.get(key).number)
 
 
 def report_for(header_set, prefix: str = "sys_", version: int | None = None) -> VersionReport:
@@ -847,7 +930,9 @@ def report_for(header_set, prefix: str = "sys_", version: int | None = None) -> 
         c=c,
         py=py,
         model_values=model_facts(model, plan),
-        missing_exports=library_missing(header_set.library, wanted),
+        missing_exports=(
+            None if header_set.library is None else library_missing(header_set.library, wanted)
+        ),
         module_symbols=module_symbols,
     )
     _REPORTS[cache_key] = report
@@ -875,7 +960,7 @@ def counts(report: VersionReport, py: dict | None = None) -> dict[str, tuple[int
         if ckey in report.c.errors or report.c.facts.get(ckey, object()) != value:
             bad.add(entity)
     aliases = set(report.plan["model_aliases"])
-    missing = set(report.missing_exports)
+    missing = set(report.missing_exports or ())
     table: dict[str, list[int]] = {
         c: [0, 0]
         for c in (
@@ -928,36 +1013,44 @@ def _per_thread_differs(report: VersionReport, py: dict, name: str) -> bool:
     ].get(legacy)
 
 
-def _print_table(title: str, rows: list[tuple[str, dict[str, tuple[int, int]]]]) -> None:
+def count_table(reports: list[VersionReport], python: str | None = None) -> str:
+    """The per-version table of counts(): `matched/checked` per column, one row per
+    report; `python`: measured by that interpreter instead of this one."""
+    rows = []
+    for r in reports:
+        py = None if python is None else python_side_cached(python, r.plan)
+        rows.append((r.key, counts(r, py)))
     columns = list(rows[0][1]) if rows else []
     header = ["version"] + columns
     body = [[name] + [f"{m}/{n}" for n, m in (row[c] for c in columns)] for name, row in rows]
     widths = [max(len(str(x)) for x in col) for col in zip(header, *body, strict=True)]
-    print(title)
-    print("  ".join(h.rjust(w) for h, w in zip(header, widths, strict=True)))
-    for line in body:
-        print("  ".join(x.rjust(w) for x, w in zip(line, widths, strict=True)))
+    lines = ["  ".join(h.rjust(w) for h, w in zip(header, widths, strict=True))]
+    lines += ["  ".join(x.rjust(w) for x, w in zip(line, widths, strict=True)) for line in body]
+    return "\n".join(lines)
 
 
 def main(argv: list[str]) -> int:
     sys.path.insert(0, str(REPO))
-    from generator.fetch import fetch_version
     from generator.manifest import Manifest
 
+    surface = argv[argv.index("--surface") + 1] if "--surface" in argv else "runtime"
     manifest = Manifest.load(REPO / "cuda_headers_manifest.toml")
-    reports = [report_for(fetch_version(manifest, key, lambda _m: None)) for key in manifest.keys()]
-    rows = [(r.key, counts(r)) for r in reports]
-    _print_table(
-        f"matched/checked against gcc, Python {sys.version.split()[0]} "
-        "(functions, aliases and per_thread names: C's expansion and the library's export)",
-        rows,
+    reports = [surface_report(manifest, key, surface) for key in manifest.keys()]
+    exports = (
+        "C's expansion and the library's export"
+        if all(r.missing_exports is not None for r in reports)
+        else "C's expansion; no library here to ask for exports"
     )
-    total_facts = {r.key: (len(r.c.facts), len(r.py["facts"])) for r in reports}
+    print(
+        f"{surface}: matched/checked against gcc, Python {sys.version.split()[0]} "
+        f"(functions, aliases and per_thread names: {exports})"
+    )
+    print(count_table(reports))
     for r in reports:
         bad = sum(len(r.mismatches(c)) for c in CATEGORIES)
         print(
-            f"  {r.key}: {r.module_name}, {total_facts[r.key][0]} gcc facts, "
-            f"{total_facts[r.key][1]} Python facts, {len(r.c.errors)} facts gcc rejected, "
+            f"  {r.key}: {r.module_name}, {len(r.c.facts)} gcc facts, "
+            f"{len(r.py['facts'])} Python facts, {len(r.c.errors)} facts gcc rejected, "
             f"{bad} mismatches"
         )
     if "--pythons" in argv:
@@ -966,12 +1059,12 @@ def main(argv: list[str]) -> int:
             if interpreter is None:
                 print(f"\n{name}: skipped ({why})")
                 continue
-            rows = []
+            print(f"\n{name} ({interpreter})")
+            print(count_table(reports, interpreter))
             for r in reports:
-                py = python_side_in(interpreter, r.plan)
-                rows.append((r.key, counts(r, py)))
-            print()
-            _print_table(f"{name} ({interpreter}, Python {py['python']})", rows)
+                py = python_side_cached(interpreter, r.plan)
+                bad = sum(len(compare(r, c, py)) for c in CATEGORIES if c != "exports")
+                print(f"  {r.key}: {bad} mismatches under Python {py['python']}")
     return 0
 
 
