@@ -103,6 +103,36 @@ def test_the_stub_variants_report_a_version_and_leave_out_symbols(driver_stub):
     assert faithful.cuDriverGetVersion(ctypes.byref(version)) == 34
 
 
+def test_the_stub_is_rendered_from_the_model_of_cuda_h(driver_stub, header_sets):
+    from dataclasses import replace
+
+    from models import model_for
+
+    from generator.render.stub import StubError, render_stub
+
+    model = driver_stub.model(KEYS[0])
+    # The status is the model's enumerator's value, not a number of the renderer's.
+    renumbered = replace(
+        model,
+        enums=[
+            replace(
+                e,
+                enumerators=tuple(
+                    replace(k, value=77) if k.name == STUB_STATUS else k for k in e.enumerators
+                ),
+            )
+            for e in model.enums
+        ],
+    )
+    assert "#define STUB_STATUS ((CUresult)34)" in render_stub(model)
+    assert "#define STUB_STATUS ((CUresult)77)" in render_stub(renumbered)
+    with pytest.raises(StubError, match="cuNoSuchFunction"):
+        render_stub(model, omit=("cuNoSuchFunction",))
+    # The runtime's headers have no CUresult: no stub libcuda from them.
+    with pytest.raises(StubError, match=STUB_STATUS):
+        render_stub(model_for(header_sets[KEYS[0]]))
+
+
 # ---------------------------------------------------------------- without libcuda
 
 

@@ -157,6 +157,7 @@ def _driver_module_generated(key: str) -> bool:
 @pytest.fixture(scope="module")
 def driver_figures(tmp_path_factory, driver_stub):
     keys = [k for k in DRIVER_KEYS if _driver_module_generated(k)]
+    driver_stub.prepare(keys)
     envs = {k: {"CUDART_DRIVER_LIBRARY": str(driver_stub(k))} for k in keys}
     found = figures_for(keys, tmp_path_factory.mktemp("fuzz_driver"), "driver", envs)
     print("\ndriver API\n" + table(found))

@@ -61,6 +61,12 @@ class StubBuilder:
     def model(self, key: str) -> ApiModel:
         return models_for({key: self.headers(key)})[key]
 
+    def prepare(self, keys: list[str]) -> None:
+        """Parse (or load) the models of `keys` together: misses two at a time."""
+        missing = [key for key in keys if key not in self._headers]
+        self._headers.update(driver_header_sets(missing))
+        models_for({key: self._headers[key] for key in keys})
+
     def __call__(
         self,
         key: str,
