@@ -226,12 +226,17 @@ def test_a_call_through_the_stub_raises_its_status_and_the_runtime_picks_the_hea
     assert out["sys"] == f"cudart.driver_{_number(key)}"
     assert out["cls"] == "CudaDriverErrorStubLibrary" and out["same_class"]
     assert out["code"] == 34 and out["is_member"]
-    # The stub's cuGetErrorName fails too: the enumerator's name stands.
+    # The stub's cuGetErrorName and cuGetErrorString fail too: the enumerator's name
+    # stands, and the header's description of it is the message.
     assert out["name"] == "CUDA_ERROR_STUB_LIBRARY"
+    doc = next(
+        k.doc for e in driver_stub.model(key).enums for k in e.enumerators if k.name == STUB_STATUS
+    )
+    assert "stub library" in doc and out["message"] == doc
+    assert out["text"] == f"CUDA_ERROR_STUB_LIBRARY (34): {doc}"
     # Loading asks the version; then the call, and the error path asks for the name.
     assert out["calls"][:2] == ["cuDriverGetVersion", "cuInit"]
     assert "cuGetErrorName" in out["calls"][2:]
-    assert out["text"].startswith("CUDA_ERROR_STUB_LIBRARY (34)")
 
 
 # ---------------------------------------------------------------- no runtime
