@@ -337,7 +337,10 @@ from cudart import driver, _loader
 log = (ctypes.c_char * SIZE).in_dll(_loader.load_driver().cdll, "LOG")
 log.value = b""  # (loading asked cuDriverGetVersion)
 out = {"symbol": driver.sys.SYMBOLS["cuMemcpyHtoDAsync"],
+       "map": "per-thread" if driver.sys.SYMBOLS is driver.sys.SYMBOLS_PER_THREAD else
+              "legacy" if driver.sys.SYMBOLS is driver.sys.SYMBOLS_LEGACY else "neither",
        "raw_status": driver.sys.cuMemcpyHtoDAsync(0, None, 0, None)}
+driver.sys.cuMemcpy(0, 0, 0)  # a _ptds symbol (the null stream, synchronous)
 out["raw"] = log.value.decode().split()
 log.value = b""
 try:
@@ -368,8 +371,9 @@ def test_the_per_thread_switch_calls_the_drivers_per_thread_symbols(
     out = _probe(code, env | switch)
     expected = "cuMemcpyHtoDAsync_v2_ptsz" if switch else "cuMemcpyHtoDAsync_v2"
     assert out["symbol"] == expected
+    assert out["map"] == ("per-thread" if switch else "legacy")
     assert out["raw_status"] == 34
-    assert out["raw"] == [expected]
+    assert out["raw"] == [expected, "cuMemcpy_ptds" if switch else "cuMemcpy"]
     assert out["checked"][0] == expected
     # The error path asks the driver for the name and the message; nothing else ran.
     assert set(out["checked"][1:]) <= {"cuGetErrorName", "cuGetErrorString"}
