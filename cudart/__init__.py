@@ -133,7 +133,10 @@ def __getattr__(name: str):
 
         globals()[name] = load_module
         return load_module
-    if name.startswith("__"):
+    if name.startswith("_"):
+        # Never the API's (below): and `from cudart import _checked`, which the generated
+        # modules run, asks here before importing the submodule, so a private name must
+        # not load libcudart: the driver API serves without one.
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     # The checked module holds the functions and error classes; the raw module the
     # enums, constants, records and handle types (the checked one imports those it uses).

@@ -348,13 +348,16 @@ def status_error(
     message_function: str | None,
     name_function: str | None = None,
     written: bool = False,
+    docs: dict[str, str] | None = None,
 ) -> Any:
     """The `_error(code, lib)` of a checked module whose family's status is `enum`:
     the subclass of `base` for the code, with the library's name and message for it.
     A message or name function returns its text (nvrtcGetErrorString) or, taking a
     `const char **` after the code, writes it there and returns a status of its own
     (`written`: the driver's cuGetErrorString and cuGetErrorName; a stub libcuda fails
-    them, and the enumerator's name stands)."""
+    them, and the enumerator's name stands, with its description from the header,
+    `docs` by enumerator name, as the message)."""
+    docs = docs or {}
 
     def text(lib: Any, function: str | None, code: int) -> str | None:
         if function is None:
@@ -375,8 +378,9 @@ def status_error(
             name = member.name
         except ValueError:
             member, name = code, f"{enum.__name__} {code}"
+        message = text(lib, message_function, code) or docs.get(name, "")
         name = text(lib, name_function, code) or name
-        return cls(member, name, text(lib, message_function, code) or "")
+        return cls(member, name, message)
 
     return error
 

@@ -53,7 +53,8 @@ class Runtime:
 
     @property
     def version_text(self) -> str:
-        return format_version(self.version)
+        # 0: a libcuda that cannot say (a stub's cuDriverGetVersion fails).
+        return format_version(self.version) if self.version else "of an unknown version"
 
     def __repr__(self) -> str:
         return f"Runtime(path={self.path!r}, found_by={self.found_by!r}, version={self.version})"
@@ -346,8 +347,7 @@ def _load_driver_first() -> Runtime:
         return found
     raise DriverNotFoundError(
         f"{DRIVER_SONAME} not found: the CUDA driver API needs an NVIDIA driver, which "
-        f"installs it (set ${DRIVER_LIBRARY_ENV} to use another path). Tried: "
-        + "; ".join(found)
+        f"installs it (set ${DRIVER_LIBRARY_ENV} to use another path). Tried: " + "; ".join(found)
     )
 
 

@@ -16,7 +16,14 @@ import os
 import threading
 import warnings
 
-from ._loader import LIBRARY_ENV, format_version, load_driver, load_nvrtc, load_runtime
+from ._loader import (
+    DRIVER_LIBRARY_ENV,
+    LIBRARY_ENV,
+    format_version,
+    load_driver,
+    load_nvrtc,
+    load_runtime,
+)
 from .errors import BindingsVersionError
 
 FORCE_ENV = "CUDART_BINDINGS_VERSION"
@@ -202,12 +209,21 @@ def driver_version() -> int:
     available = driver_versions()
     if version in available:
         return version
-    driver = load_driver().version
-    fitting = [v for v in available if v <= driver]
+    driver = load_driver()
+    if not driver.version:
+        # NVIDIA's stub libcuda (and a broken driver) fails cuDriverGetVersion: nothing
+        # then says which headers it keeps the ABI of.
+        raise BindingsVersionError(
+            f"the driver ({driver.path}) cannot report its version (cuDriverGetVersion "
+            "failed: a stub libcuda?), and no libcudart loaded to pick the driver API "
+            f"bindings by; point ${LIBRARY_ENV} at a CUDA runtime, or ${DRIVER_LIBRARY_ENV} "
+            "at the NVIDIA driver's libcuda.so.1"
+        )
+    fitting = [v for v in available if v <= driver.version]
     if not fitting:
         raise BindingsVersionError(
-            f"no driver API bindings fit the CUDA {format_version(driver)} driver "
-            f"({load_driver().path}); available: {_listing(available)}"
+            f"no driver API bindings fit the CUDA {driver.version_text} driver "
+            f"({driver.path}); available: {_listing(available)}"
         )
     return fitting[-1]
 

@@ -76,7 +76,8 @@ class CudaDriverError(StatusError):
 
     `code` is the CUresult member (an int where the bindings do not know the code),
     `name` and `message` what cuGetErrorName and cuGetErrorString say of it (the
-    enumerator's name, and no message, where the driver cannot say: a stub libcuda).
+    enumerator's name and cuda.h's description of it where the driver cannot say: a
+    stub libcuda).
     Each code has its own subclass: CUDA_ERROR_INVALID_VALUE raises
     cudart.driver.CudaDriverErrorInvalidValue.
     """

@@ -42,6 +42,17 @@ def plans(models):
     return {key: resolve(model) for key, model in models.items()}
 
 
+@pytest.fixture(scope="session")
+def driver_stub(tmp_path_factory):
+    """driver_stub(key, driver_version=None, omit=(), record=False): the path of a
+    stand-in libcuda.so.1 built from version `key`'s cuda.h model (tests/support/
+    driver_stub.py), in this session's temporary folder: never where `import cudart`
+    or the system loader looks. Each variant is built once per run."""
+    from driver_stub import StubBuilder
+
+    return StubBuilder(tmp_path_factory.mktemp("libcuda"))
+
+
 @pytest.fixture
 def clean_callback_failures():
     """cudart.callbacks' failure record, empty before and after the test."""

@@ -238,7 +238,17 @@ class CheckedView:
             args.append(f'"{name}"')
         if written:
             args.append("written=True")
+            # Text functions that can fail (a stub libcuda fails them all): the header's
+            # description of each code is the message where the library gives none.
+            docs = self._status_docs(status)
+            if docs:
+                args.append("docs={" + ", ".join(f"{n!r}: {d!r}" for n, d in docs) + "}")
         return f"_c.status_error({', '.join(args)})"
+
+    def _status_docs(self, status) -> list[tuple[str, str]]:
+        """(enumerator, the header's doc of it) for each documented failure."""
+        enum = next(e for e in self.model.enums if e.name == status.enum)
+        return [(k.name, k.doc) for k in enum.enumerators if k.doc and k.name != status.success]
 
     def _text_function(self, status, suffix: str) -> tuple[str | None, bool]:
         """The family's function that names or describes a status (its name ends in

@@ -6,6 +6,11 @@ says how, and what "nonsense reached C" means for each kind of parameter). The i
 record builders and cudart.occupancy's ports are fuzzed alike. Required: nothing out of
 range or of the wrong kind reaches C, and nothing crashes. The raw layer's figures
 (ctypes alone) are printed for the record; it passes what C's types allow, by design.
+
+The driver API's checked functions (cudart.driver, cuda.h) are on the same grid, the
+oldest and newest version of each major, with the stand-in libcuda loaded
+(tests/support/driver_stub.py): each function's legal call then goes through the real
+binding to the stub, whose CUDA_ERROR_STUB_LIBRARY says it reached C.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from fuzz_ranges import (
     nonsense,
     table,
 )
-from suite import version_keys
+from suite import REPO, version_keys
 
 
 @pytest.fixture(scope="module")
@@ -132,3 +137,58 @@ def test_the_compiled_raw_layer_refuses_what_c_cannot_take(figures, key):
     ):
         assert why not in reasons, (why, reasons)
     assert r["compiled_raw"]["nonsense"] < r["raw"]["nonsense"]
+
+
+def _ends_of_each_major() -> list[str]:
+    by_major: dict[str, list[str]] = {}
+    for key in version_keys():
+        by_major.setdefault(key.split(".")[0], []).append(key)
+    return [k for keys in by_major.values() for k in dict.fromkeys((keys[0], keys[-1]))]
+
+
+DRIVER_KEYS = _ends_of_each_major()
+
+
+def _driver_module_generated(key: str) -> bool:
+    major, minor = key.split(".")
+    return (REPO / "cudart" / f"driver_{int(major) * 1000 + int(minor) * 10}.py").exists()
+
+
+@pytest.fixture(scope="module")
+def driver_figures(tmp_path_factory, driver_stub):
+    keys = [k for k in DRIVER_KEYS if _driver_module_generated(k)]
+    driver_stub.prepare(keys)
+    envs = {k: {"CUDART_DRIVER_LIBRARY": str(driver_stub(k))} for k in keys}
+    found = figures_for(keys, tmp_path_factory.mktemp("fuzz_driver"), "driver", envs)
+    print("\ndriver API\n" + table(found))
+    for key, r in found.items():
+        print(key, "through the stub:", r["stub"]["calls"], "calls,", r["stub"]["reached"], "34")
+    return found
+
+
+@pytest.mark.parametrize("key", DRIVER_KEYS)
+def test_no_nonsense_reaches_the_driver_and_nothing_crashes(driver_figures, key):
+    if key not in driver_figures:
+        pytest.skip(f"the {key} driver module is not generated in this checkout")
+    r = driver_figures[key]
+    c = r["checked"]
+    assert c["crashes"] == 0, r["crashed_cases"]
+    assert c["nonsense"] == 0, r["nonsense_cases"][:30]
+    assert c["other_errors"] == 0, r["other_error_cases"][:30]
+    assert r["range_mismatches"] == []
+    assert r["baseline_refused"] == []
+    # The grid saw the driver's parameters: legal values reached C, and the raw layer
+    # (ctypes alone) lets nonsense of each kind through where the checked one does not.
+    assert c["reached"] > 0 and c["refused"] > c["reached"]
+    assert {"int", "handle", "pointer"} <= set(r["raw"]["by_check"]), r["raw"]["by_check"]
+
+
+@pytest.mark.parametrize("key", DRIVER_KEYS)
+def test_every_driver_function_reaches_the_stub_with_legal_arguments(driver_figures, key):
+    # Through the real binding (ctypes, the checked argtypes) to the stand-in libcuda:
+    # CUDA_ERROR_STUB_LIBRARY back from each, as the recorder's grid assumed.
+    if key not in driver_figures:
+        pytest.skip(f"the {key} driver module is not generated in this checkout")
+    stub = driver_figures[key]["stub"]
+    assert stub["other"] == []
+    assert stub["reached"] == stub["calls"] > 400

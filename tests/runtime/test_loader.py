@@ -277,3 +277,61 @@ except cudart.FunctionNotFoundError as exc:
     message = run_python(code, env=env).stdout.strip()
     assert message.startswith("cudaStreamGetCaptureInfo_v3"), message
     assert "CUDA 12.5 headers" in message and "libcudart 12.2" in message
+
+
+# ---------------------------------------------------------------- libcuda (the driver API)
+
+_DRIVER_REPORT = r"""
+import json, cudart, cudart._loader as l
+out = {"candidates": l.driver_candidates()}
+try:
+    d = l.load_driver()
+    out.update(path=d.path, found_by=d.found_by, version=d.version)
+except cudart.DriverNotFoundError as exc:
+    out["error"] = str(exc)
+print(json.dumps(out))
+"""
+
+
+def test_driver_library_variable_forces_one_and_is_the_only_one_tried():
+    # A $CUDART_DRIVER_LIBRARY that does not load is an error, not a reason to fall back
+    # on the system's libcuda.so.1.
+    missing = "/nonexistent/libcuda.so.1"
+    out = _run(["-c", _DRIVER_REPORT], REPO, {"CUDART_DRIVER_LIBRARY": missing})
+    assert out["candidates"] == [[missing, "$CUDART_DRIVER_LIBRARY"]]
+    tried = out["error"].split("Tried: ", 1)[1]
+    assert tried.startswith(missing) and "system loader" not in tried
+    assert "NVIDIA driver" in out["error"]
+
+
+def test_driver_is_found_as_c_finds_it_and_the_variable_overrides_it(driver_stub):
+    # Unset: the system loader's libcuda.so.1 (here the stub on LD_LIBRARY_PATH, as C
+    # linked with -lcuda would find it); set: that path, whatever the loader would find.
+    on_path = driver_stub("12.5", driver_version=12050)
+    forced = driver_stub("12.5", driver_version=13000)
+    env = {"LD_LIBRARY_PATH": str(on_path.parent)}
+    out = _run(["-c", _DRIVER_REPORT], REPO, env)
+    assert out["candidates"] == [["libcuda.so.1", "the system loader"]]
+    assert (out["path"], out["found_by"], out["version"]) == (
+        "libcuda.so.1",
+        "the system loader",
+        12050,
+    )
+    out = _run(["-c", _DRIVER_REPORT], REPO, env | {"CUDART_DRIVER_LIBRARY": str(forced)})
+    assert (out["path"], out["found_by"], out["version"]) == (
+        str(forced),
+        "$CUDART_DRIVER_LIBRARY",
+        13000,
+    )
+
+
+def test_driver_version_is_zero_where_the_driver_cannot_say_and_other_libraries_are_refused(
+    driver_stub, header_sets
+):
+    # NVIDIA's stub fails cuDriverGetVersion: it loads, version 0. A library that is no
+    # libcuda (libcudart) is refused by name.
+    out = _run(["-c", _DRIVER_REPORT], REPO, {"CUDART_DRIVER_LIBRARY": str(driver_stub("12.5"))})
+    assert out["version"] == 0 and out["found_by"] == "$CUDART_DRIVER_LIBRARY"
+    other = str(header_sets["12.5"].library)
+    out = _run(["-c", _DRIVER_REPORT], REPO, {"CUDART_DRIVER_LIBRARY": other})
+    assert out["error"] == f"{other} is not libcuda: no cuDriverGetVersion"

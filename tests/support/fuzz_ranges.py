@@ -64,6 +64,18 @@ BAD = (
 # Also offered where a record is taken (by value or by pointer): one of another class.
 RECORD_BAD = "record"
 ADDRESS_END = 1 << 64
+# Per library (a raw module's LIBRARY, cudart._contract): the handle given where a
+# handle of another kind is wanted (the second where the first is the one wanted), and
+# the record of another class (likewise). The runtime's two records have one size, so
+# only the class tells them apart.
+WRONG_HANDLES = {"runtime": ("cudaEvent_t", "cudaStream_t"), "driver": ("CUevent", "CUstream")}
+OTHER_RECORDS = {
+    "runtime": ("cudaPos", "cudaExtent"),
+    "driver": ("CUDA_ARRAY_DESCRIPTOR", "CUDA_ARRAY3D_DESCRIPTOR"),
+}
+# The surfaces the grid fuzzes: the runtime's modules (sys_, checked_) and another
+# header family's (driver_, driver_checked_).
+RUNTIME = "runtime"
 BACKEND_ENV = "CUDART_BACKEND"
 LOWEST_RECORD = 1 << 16
 
@@ -159,22 +171,35 @@ def _check(types, t) -> dict:
     return {"t": "other"}
 
 
-def run_version(module: str, spec: dict, workdir: Path) -> dict:
-    """The child's figures for one version, rerun past each case that crashed it."""
-    spec_file = workdir / f"{module}.json"
+def run_version(
+    module: str,
+    spec: dict,
+    workdir: Path,
+    surface: str = RUNTIME,
+    env: dict[str, str] | None = None,
+) -> dict:
+    """The child's figures for one version (its modules' number, "12050") of a surface,
+    rerun past each case that crashed it; `env` adds to the child's environment (the
+    driver's: $CUDART_DRIVER_LIBRARY, the stand-in libcuda)."""
+    name = module if surface == RUNTIME else f"{surface}_{module}"
+    spec_file = workdir / f"{name}.json"
     spec_file.write_text(json.dumps(spec))
-    progress = workdir / f"{module}.progress"
+    progress = workdir / f"{name}.progress"
     skip: list[int] = []
     # The backend asked for ($CUDART_BACKEND) decides whether the compiled pass runs.
-    env = {k: v for k, v in os.environ.items() if k == BACKEND_ENV or not k.startswith("CUDART_")}
-    env["PYTHONPATH"] = str(REPO)
+    full_env = {
+        k: v for k, v in os.environ.items() if k == BACKEND_ENV or not k.startswith("CUDART_")
+    }
+    full_env["PYTHONPATH"] = str(REPO)
+    full_env.update(env or {})
     while True:
         proc = subprocess.run(
-            [sys.executable, __file__, "--child", module, str(spec_file), str(progress)]
+            [sys.executable, __file__, "--child", f"{surface}:{module}", str(spec_file)]
+            + [str(progress)]
             + [str(i) for i in skip],
             capture_output=True,
             text=True,
-            env=env,
+            env=full_env,
             cwd=REPO,
         )
         if proc.returncode == 0:
@@ -183,19 +208,29 @@ def run_version(module: str, spec: dict, workdir: Path) -> dict:
             figures["crashed_cases"] = skip
             return figures
         if proc.returncode > 0:  # a Python failure of the driver itself, not a crash
-            raise AssertionError(f"{module}: fuzz driver failed:\n{proc.stdout}\n{proc.stderr}")
-        skip.append(int(progress.read_text() or -1))
+            raise AssertionError(f"{name}: fuzz driver failed:\n{proc.stdout}\n{proc.stderr}")
+        crashed = progress.read_text().strip()
+        if not crashed.lstrip("-").isdigit() or int(crashed) in skip:
+            # Outside the grid's cases (the stub pass), or the same case again.
+            raise AssertionError(f"{name}: fuzz driver crashed at {crashed!r}:\n{proc.stderr}")
+        skip.append(int(crashed))
 
 
 # ---------------------------------------------------------------- child
 
 
+def _library(raw) -> str:
+    from cudart._contract import library_of_namespace
+
+    return library_of_namespace(vars(raw))
+
+
 def _bad_values(raw, check: dict) -> dict:
-    handle_cls = raw.cudaEvent_t
-    if check["t"] == "handle" and (
-        check["cls"] == "cudaEvent_t" or "cudaEvent_t" in check["accepts"]
-    ):
-        handle_cls = raw.cudaStream_t
+    library = _library(raw)
+    first, second = WRONG_HANDLES[library]
+    handle_cls = getattr(raw, first)
+    if check["t"] == "handle" and (check["cls"] == first or first in check["accepts"]):
+        handle_cls = getattr(raw, second)
     values = {
         "str": "x",
         "float": 1.5,
@@ -210,8 +245,8 @@ def _bad_values(raw, check: dict) -> dict:
     }
     taken = check.get("cls") if check["t"] in ("struct", "pointer") else None
     if taken:
-        # Two records of one size (3 size_t): only the class tells them apart.
-        values[RECORD_BAD] = (raw.cudaExtent if taken == "cudaPos" else raw.cudaPos)()
+        one, other = (getattr(raw, name) for name in OTHER_RECORDS[library])
+        values[RECORD_BAD] = (other if taken == one.__name__ else one)()
     return values
 
 
@@ -486,10 +521,16 @@ def _classify_call(figures, checked, f: dict, args: tuple, values: dict, case: s
             return
 
 
-def child(module: str, spec_file: str, progress_file: str, skip: set[int]) -> dict:
+def child(which: str, spec_file: str, progress_file: str, skip: set[int]) -> dict:
+    """`which`: "<surface>:<number>" ("runtime:12050", "driver:12050")."""
     warnings.simplefilter("ignore")
-    checked = importlib.import_module(f"cudart.checked_{module}")
-    raw = importlib.import_module(f"cudart.sys_{module}")
+    surface, _, module = which.partition(":")
+    if surface == RUNTIME:
+        checked = importlib.import_module(f"cudart.checked_{module}")
+        raw = importlib.import_module(f"cudart.sys_{module}")
+    else:
+        checked = importlib.import_module(f"cudart.{surface}_checked_{module}")
+        raw = importlib.import_module(f"cudart.{surface}_{module}")
     from cudart._backend import compiled_module
     from cudart._contract import unpack
 
@@ -503,6 +544,7 @@ def child(module: str, spec_file: str, progress_file: str, skip: set[int]) -> di
     case = -1
     outcomes: dict[int, str] = {}  # case -> "reached" or the refusal's exception class
     grid: list[tuple[dict, dict, str, object, int]] = []
+    legal_calls: list[tuple[str, dict]] = []  # (function, the values that reached C)
     for f in spec["functions"]:
         fn = getattr(checked, f["name"])
         unbound = vars(checked)["_" + f["name"]]
@@ -517,6 +559,8 @@ def child(module: str, spec_file: str, progress_file: str, skip: set[int]) -> di
         if fillers is None:
             figures["baseline_refused"].append(f["name"])
             fillers = {name: values[0] for name, values in choices}
+        else:
+            legal_calls.append((f["name"], fillers))
         for p in inputs:
             for label, value in _bad_values(raw, p["check"]).items():
                 case += 1
@@ -548,7 +592,11 @@ def child(module: str, spec_file: str, progress_file: str, skip: set[int]) -> di
     _builders(checked, raw, spec["builders"], figures)
     _occupancy(raw, spec["functions"], figures)
     _raw_layer(raw, spec["functions"], figures["raw"], unpack, figures["range_mismatches"])
-    fast = compiled_module(raw.CUDA_VERSION)
+    if surface != RUNTIME:
+        os.pwrite(progress, b"stub".ljust(12), 0)
+        figures["stub"] = _through_stub(checked, raw, legal_calls)
+    # The compiled backend binds libcudart only (cudart._backend.compiled_for).
+    fast = compiled_module(raw.CUDA_VERSION) if surface == RUNTIME else None
     if fast is not None:
         # The same source built with the call recorder (the users' build has none).
         from fast_support import recording_module
@@ -558,6 +606,30 @@ def child(module: str, spec_file: str, progress_file: str, skip: set[int]) -> di
         figures["compiled_raw"] = _compiled_raw_layer(raw, fast, spec["functions"], unpack)
     os.close(progress)
     return figures
+
+
+def _through_stub(checked, raw, calls: list[tuple[str, dict]]) -> dict:
+    """Each function's legal call through the loaded library, bound as the checked
+    layer binds it: the stand-in libcuda (tests/support/driver_stub.py) answers every
+    call with CUDA_ERROR_STUB_LIBRARY, so that error back means the call reached C."""
+    from cudart.errors import StatusError
+
+    stub = int(raw.CUDA_ERROR_STUB_LIBRARY)
+    result: dict = {"calls": 0, "reached": 0, "other": []}
+    for name, values in calls:
+        result["calls"] += 1
+        try:
+            getattr(checked, name)(**values)
+            outcome = "returned"
+        except StatusError as exc:
+            outcome = "reached" if int(exc.code) == stub else f"{type(exc).__name__}: {exc}"
+        except Exception as exc:
+            outcome = f"{type(exc).__name__}: {exc}"
+        if outcome == "reached":
+            result["reached"] += 1
+        else:
+            result["other"].append(f"{name}: {outcome}")
+    return result
 
 
 def _class_names(raw, spec: dict) -> None:
@@ -903,22 +975,30 @@ def _raw_layer(raw, spec: list[dict], figures: dict, unpack, mismatches: list) -
                     checks[check["t"]] = checks.get(check["t"], 0) + 1
 
 
-def figures_for(keys: list[str], workdir: Path) -> dict[str, dict]:
+def figures_for(
+    keys: list[str],
+    workdir: Path,
+    surface: str = RUNTIME,
+    envs: dict[str, dict[str, str]] | None = None,
+) -> dict[str, dict]:
+    """Each version's figures for one surface; `envs`: per version, what its child's
+    environment adds (run_version)."""
     from concurrent.futures import ThreadPoolExecutor
 
     from models import models_for
 
     from generator.fetch import fetch_version
     from generator.manifest import Manifest
-    from generator.render.base import module_name
 
     manifest = Manifest.load(REPO / "cuda_headers_manifest.toml")
-    models = models_for({key: fetch_version(manifest, key, _quiet) for key in keys})
+    models = models_for({key: fetch_version(manifest, key, _quiet, surface) for key in keys})
 
     def one(key: str) -> tuple[str, dict]:
-        model = models[key]
-        module = module_name(model.cuda_version).removeprefix("sys_")
-        return key, run_version(module, specs(model), workdir)
+        # The module's number is the pinned version's (another surface's model has no
+        # version macro of its own: generator/generate.py).
+        module = str(manifest.get(key).number)
+        env = (envs or {}).get(key)
+        return key, run_version(module, specs(models[key]), workdir, surface, env)
 
     # The children run two at a time.
     with ThreadPoolExecutor(max_workers=2) as pool:

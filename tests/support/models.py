@@ -42,7 +42,7 @@ headers = HeaderSet(
     job["key"],
     tuple(map(Path, job["include_dirs"])),
     tuple(map(Path, job["headers"])),
-    None if job["library"] is None else Path(job["library"]),
+    Path(job["library"]) if job["library"] is not None else None,
 )
 with open(job["out"], "wb") as f:
     pickle.dump(parse_version(headers), f, protocol=pickle.HIGHEST_PROTOCOL)
@@ -83,6 +83,7 @@ def _parse_into(headers: HeaderSet, path: Path) -> None:
             "key": headers.key,
             "include_dirs": [str(d) for d in headers.include_dirs],
             "headers": [str(h) for h in headers.headers],
+            # None for a surface whose library no wheel holds (the driver's libcuda.so.1)
             "library": None if headers.library is None else str(headers.library),
             "out": tmp,
         }
