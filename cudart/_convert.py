@@ -383,11 +383,16 @@ def _address_held(value: Any) -> int | None:
 def handle(value: Any, cls: type, name: str) -> Any:
     """A handle argument (cudaStream_t, cudaEvent_t, ...) -> int, None or the handle.
 
-    Handle kinds are matched by class name, so one version's module's cudaStream_t
-    passes where another version's is expected; a const handle also takes the kinds C
-    converts to it implicitly (its `_accepts_`: cudaArray_const_t takes a cudaArray_t).
-    Another kind is a TypeError. A handle object a checked destroy ended is a
+    Handle kinds are matched by what C points them at (cudart._handles: `_kind_`), so
+    the driver's CUstream passes where the runtime's cudaStream_t is expected and the
+    other way round, and one version's module's cudaStream_t where another version's
+    is; a const handle also takes the kinds C converts to it implicitly (its
+    `_accepts_`: cudaArray_const_t takes a cudaArray_t). Another kind is a TypeError.
+    A handle object a checked destroy ended, through either API, is a
     HandleDestroyedError (cudart._handles: the generated fast path sends it here).
+    An object that stands for a handle of several kinds (a cudart.kernels.Function:
+    its kernel's CUfunction or CUkernel) gives the one of `cls`'s kind
+    (`_cuda_handle_`).
     """
     if value is None:
         return value
@@ -399,12 +404,7 @@ def handle(value: Any, cls: type, name: str) -> Any:
         return value
     if isinstance(value, c_void_p):
         kind = type(value)
-        if (
-            kind is c_void_p
-            or kind is cls
-            or kind.__name__ == cls.__name__
-            or kind.__name__ in getattr(cls, "_accepts_", ())
-        ):
+        if kind is c_void_p or kind is cls or _accepted(kind, cls):
             if kind in DESTROYED_CLASSES:
                 raise _destroyed(value, name)
             return value
@@ -412,6 +412,9 @@ def handle(value: Any, cls: type, name: str) -> Any:
     protocol = getattr(value, "__cuda_stream__", None)
     if protocol is not None and issubclass(cls, StreamHandle):
         return _stream_protocol(protocol() if callable(protocol) else protocol, value, name)
+    of_kind = getattr(value, "_cuda_handle_", None)
+    if of_kind is not None:
+        return handle(of_kind((handle_kind(cls),)), cls, name)
     param = getattr(value, "_as_parameter_", None)
     if param is not None:
         return handle(param, cls, name)
@@ -422,6 +425,25 @@ def handle(value: Any, cls: type, name: str) -> Any:
             f"__cuda_stream__ or __int__, not {type(value).__name__}"
         )
     return handle(address, cls, name)
+
+
+def handle_kind(cls: type) -> str:
+    """What a handle class points at (cudart._handles.Handle._kind_), or its name for a
+    c_void_p subclass of another library."""
+    return getattr(cls, "_kind_", None) or cls.__name__
+
+
+def _accepted(kind: type, cls: type) -> bool:
+    """Whether a handle of class `kind` passes as a `cls`: the same kind, or one `cls`
+    accepts; by name too, as classes generated before kinds matched."""
+    accepts = getattr(cls, "_accepts_", ())
+    given = handle_kind(kind)
+    return (
+        given == handle_kind(cls)
+        or given in accepts
+        or kind.__name__ == cls.__name__
+        or kind.__name__ in accepts
+    )
 
 
 def _destroyed(value: Any, name: str) -> HandleDestroyedError:
@@ -480,7 +502,9 @@ def _stream_protocol(answer: Any, value: Any, name: str) -> int:
 
 
 class cudaStream_t(StreamHandle):
-    """Any version's cudaStream_t: `handle` matches handle kinds by name."""
+    """Any version's cudaStream_t or CUstream: `handle` matches handle kinds."""
+
+    _kind_ = "CUstream_st"
 
 
 def stream_handle(stream: Any) -> int:
@@ -495,8 +519,10 @@ def stream_handle(stream: Any) -> int:
 # ---------------------------------------------------------------- device functions
 
 
-# Handle kinds that name a device function (C++'s overloads take them for `func`).
-_DEVICE_FUNCTION_HANDLES = frozenset({"cudaKernel_t", "cudaFunction_t"})
+# Handle kinds that name a device function (C++'s overloads take them for `func`): the
+# runtime's cudaFunction_t / cudaKernel_t and the driver's CUfunction / CUkernel.
+_DEVICE_FUNCTION_KINDS = ("CUfunc_st", "CUkern_st")
+_DEVICE_FUNCTION_HANDLES = frozenset({"cudaKernel_t", "cudaFunction_t", *_DEVICE_FUNCTION_KINDS})
 
 
 def dim3(value: Any, cls: Any, name: str) -> Any:
@@ -524,7 +550,9 @@ def device_function(value: Any, name: str) -> Any:
         return value
     if type(value) is int:
         return pointer(value, name, False)
-    if isinstance(value, Handle) and type(value).__name__ not in _DEVICE_FUNCTION_HANDLES:
+    if isinstance(value, Handle) and not _DEVICE_FUNCTION_HANDLES.intersection(
+        (type(value).__name__, handle_kind(type(value)))
+    ):
         raise TypeError(
             f"'{name}' must be a device function (a cudaKernel_t, not a {type(value).__name__})"
         )

@@ -186,8 +186,12 @@ _COUNT_NAME = re.compile(r"^p?[Nn]um")
 # caller's value goes in and the new one comes back ("iterator is auto-advancing").
 _UPDATED = re.compile(r"\b(auto-advancing|will update|updates?d?)\b", re.I)
 # The function pointer typedefs the checked layer also takes as Python callables
-# (cudart.callbacks' trampolines have these signatures).
-PYTHON_CALLBACKS = frozenset({"cudaHostFn_t", "cudaStreamCallback_t"})
+# (cudart.callbacks' trampolines have these signatures): the runtime's and the driver's
+# (CUstreamCallback is (CUstream, CUresult, void *), cudaStreamCallback_t's shape).
+PYTHON_CALLBACKS = frozenset({"cudaHostFn_t", "cudaStreamCallback_t", "CUhostFn", "CUstreamCallback"})
+# The host function typedefs: a record with one as `fn` (cudaHostNodeParams,
+# CUDA_HOST_NODE_PARAMS) takes a Python callable there (ParamKind.CALLBACK_RECORD).
+HOST_FUNCTIONS = frozenset({"cudaHostFn_t", "CUhostFn"})
 _NULL_POINTER_SPELLINGS = frozenset({"0", "NULL", "nullptr"})
 # What a non-const pointer must point to for the function to be able to write it.
 _MAY_BE_WRITTEN = frozenset(
@@ -393,15 +397,15 @@ class _Resolver:
         )
 
     def _holds_host_fn(self, t) -> bool:
-        """A record with a cudaHostFn_t member (cudaHostNodeParams): its `fn` may be a
-        Python callable in the checked layer."""
+        """A record with a host function member (cudaHostNodeParams,
+        CUDA_HOST_NODE_PARAMS): its `fn` may be a Python callable in the checked layer."""
         if self.types.classify(t) is not TypeKind.RECORD:
             return False
         ref = self.types.resolve(t)
         assert isinstance(ref, RecordRef)
         record = self.types.records[ref.name]
         return any(
-            isinstance(f.type, TypedefRef) and f.type.name == "cudaHostFn_t" for f in record.fields
+            isinstance(f.type, TypedefRef) and f.type.name in HOST_FUNCTIONS for f in record.fields
         )
 
     # ------------------------------------------------------------ classification
