@@ -572,6 +572,33 @@ def device_function(value: Any, name: str) -> Any:
     return pointer(address, name, False)
 
 
+def driver_function(value: Any, cls: type, name: str) -> Any:
+    """The driver's launch functions' `CUfunction f` (cuLaunchKernel,
+    cuLaunchCooperativeKernel, cuLaunchKernelEx) -> what the call passes: an int or
+    None, a function or kernel handle object of either API (cuda.h: "f: Function
+    CUfunction or Kernel CUkernel to launch"), or for a cudart.kernels.Function its
+    CUkernel or CUfunction (`_cuda_handle_`) as a `_Kernel`, which keeps the Function
+    for the kernel arguments beside it (`kernel_args` packs a tuple with its parameter
+    types). Any other handle kind is a TypeError, as memory is."""
+    of_kind = getattr(value, "_cuda_handle_", None)
+    if of_kind is not None and not isinstance(value, c_void_p):
+        found = of_kind(_DEVICE_FUNCTION_KINDS)
+        kernel = _Kernel(found.value if isinstance(found, c_void_p) else int(found))
+        kernel.function = value
+        return kernel
+    if isinstance(value, Handle) and handle_kind(type(value)) in _DEVICE_FUNCTION_KINDS:
+        if type(value) in DESTROYED_CLASSES:
+            raise _destroyed(value, name)
+        return value
+    return handle(value, cls, name)
+
+
+class _Kernel(c_void_p):
+    """A kernel handle C gets, with the cudart.kernels.Function it is (`function`)."""
+
+    function: Any = None
+
+
 def kernel_args(value: Any, func: Any, name: str) -> Any:
     """A `void **kernelParams` argument -> what the call passes.
 
@@ -583,6 +610,8 @@ def kernel_args(value: Any, func: Any, name: str) -> Any:
     many and be pointer-aligned: `kernel_slots`. The returned object keeps the packed
     values alive: the caller holds it for the call.
     """
+    if type(func) is _Kernel:  # the driver's f, converted: its Function packs
+        func = func.function
     if isinstance(value, (tuple, list)):
         packer = getattr(func, "pack", None)
         if packer is None:

@@ -631,7 +631,6 @@ if TYPE_CHECKING:
     _cuLaunchGridAsync: _Callable[..., int]
     _cuLaunchHostFunc: _Callable[..., int]
     _cuLaunchKernel: _Callable[..., int]
-    _cuLaunchKernel_out: _Callable[..., tuple[int, int | None, int | None]]
     _cuLaunchKernelEx: _Callable[..., int]
     _cuLibraryEnumerateKernels: _Callable[..., int]
     _cuLibraryGetGlobal: _Callable[..., int]
@@ -1337,10 +1336,9 @@ _c.bind_on_first_call(
                 c_uint,
                 c_uint,
                 c_void_p,
-                POINTER(c_void_p),
-                POINTER(c_void_p),
+                c_void_p,
+                c_void_p,
             ),
-            (9, 10),
         ),
         "cuLaunchKernelEx": (c_uint, (c_void_p, c_void_p, c_void_p, c_void_p)),
         "cuLibraryEnumerateKernels": (c_uint, (c_void_p, c_uint, c_void_p)),
@@ -10694,12 +10692,14 @@ def cuLaunchCooperativeKernel(
         sharedMemBytes = _c.integer(
             sharedMemBytes, _range_unsigned_int, "cuLaunchCooperativeKernel", "sharedMemBytes"
         )
-    if f.__class__ is not CUfunction:
-        f = _c.handle(f, CUfunction, "f")
+    if f.__class__ is not int:
+        f = _c.driver_function(f, CUfunction, "f")
+    elif f >> 64:
+        raise _c.address_error(f, "cuLaunchCooperativeKernel", "f")
     if hStream.__class__ is not CUstream:
         hStream = _c.handle(hStream, CUstream, "hStream")
     if kernelParams.__class__ is not int:
-        kernelParams = _c.pointer(kernelParams, "kernelParams", True)
+        kernelParams = _c.kernel_args(kernelParams, f, "kernelParams")
     elif kernelParams >> 64:
         raise _c.address_error(kernelParams, "cuLaunchCooperativeKernel", "kernelParams")
     try:
@@ -10899,8 +10899,10 @@ def cuLaunchKernel(
     blockDimZ: int,
     sharedMemBytes: int,
     hStream: CUstream | _HandleLike,
-) -> tuple[int, int]:
-    """cuLaunchKernel(f: CUfunction | _HandleLike, gridDimX: int, gridDimY: int, gridDimZ: int, blockDimX: int, blockDimY: int, blockDimZ: int, sharedMemBytes: int, hStream: CUstream | _HandleLike) -> tuple[int, int]
+    kernelParams: _PointerLike,
+    extra: _PointerLike,
+) -> None:
+    """cuLaunchKernel(f: CUfunction | _HandleLike, gridDimX: int, gridDimY: int, gridDimZ: int, blockDimX: int, blockDimY: int, blockDimZ: int, sharedMemBytes: int, hStream: CUstream | _HandleLike, kernelParams: _PointerLike, extra: _PointerLike) -> None
 
     Launches a CUDA function CUfunction or a CUDA kernel CUkernel.
 
@@ -10914,8 +10916,6 @@ def cuLaunchKernel(
         blockDimZ: Z dimension of each thread block
         sharedMemBytes: Dynamic shared-memory size per thread block in bytes
         hStream: Stream identifier
-
-    Returns:
         kernelParams: Array of pointers to kernel parameters
         extra: Extra options
 
@@ -10939,41 +10939,34 @@ def cuLaunchKernel(
         sharedMemBytes = _c.integer(
             sharedMemBytes, _range_unsigned_int, "cuLaunchKernel", "sharedMemBytes"
         )
-    if f.__class__ is not CUfunction:
-        f = _c.handle(f, CUfunction, "f")
+    if f.__class__ is not int:
+        f = _c.driver_function(f, CUfunction, "f")
+    elif f >> 64:
+        raise _c.address_error(f, "cuLaunchKernel", "f")
     if hStream.__class__ is not CUstream:
         hStream = _c.handle(hStream, CUstream, "hStream")
+    if kernelParams.__class__ is not int:
+        kernelParams = _c.kernel_args(kernelParams, f, "kernelParams")
+    elif kernelParams >> 64:
+        raise _c.address_error(kernelParams, "cuLaunchKernel", "kernelParams")
+    if extra.__class__ is not int:
+        extra = _c.pointer(extra, "extra", True)
+    elif extra >> 64:
+        raise _c.address_error(extra, "cuLaunchKernel", "extra")
     try:
-        if _compiled:
-            err, kernelParams, extra = _cuLaunchKernel_out(
-                f,
-                gridDimX,
-                gridDimY,
-                gridDimZ,
-                blockDimX,
-                blockDimY,
-                blockDimZ,
-                sharedMemBytes,
-                hStream,
-            )
-        else:
-            kernelParams_ = c_void_p()
-            extra_ = c_void_p()
-            err = _cuLaunchKernel(
-                f,
-                gridDimX,
-                gridDimY,
-                gridDimZ,
-                blockDimX,
-                blockDimY,
-                blockDimZ,
-                sharedMemBytes,
-                hStream,
-                kernelParams_,
-                extra_,
-            )
-            kernelParams = kernelParams_.value
-            extra = extra_.value
+        err = _cuLaunchKernel(
+            f,
+            gridDimX,
+            gridDimY,
+            gridDimZ,
+            blockDimX,
+            blockDimY,
+            blockDimZ,
+            sharedMemBytes,
+            hStream,
+            kernelParams,
+            extra,
+        )
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc,
@@ -10994,7 +10987,6 @@ def cuLaunchKernel(
         ) from None
     if err:
         raise _error(err, _lib)
-    return kernelParams or 0, extra or 0
 
 
 def cuLaunchKernelEx(
@@ -11021,10 +11013,12 @@ def cuLaunchKernelEx(
         config = _c.ref(config, CUlaunchConfig, "config", False, 1, "cuLaunchKernelEx: the record")
     elif config >> 64 or 0 < config < 65536:
         raise _c.address_error(config, "cuLaunchKernelEx", "config", "CUlaunchConfig")
-    if f.__class__ is not CUfunction:
-        f = _c.handle(f, CUfunction, "f")
+    if f.__class__ is not int:
+        f = _c.driver_function(f, CUfunction, "f")
+    elif f >> 64:
+        raise _c.address_error(f, "cuLaunchKernelEx", "f")
     if kernelParams.__class__ is not int:
-        kernelParams = _c.pointer(kernelParams, "kernelParams", True)
+        kernelParams = _c.kernel_args(kernelParams, f, "kernelParams")
     elif kernelParams >> 64:
         raise _c.address_error(kernelParams, "cuLaunchKernelEx", "kernelParams")
     if extra.__class__ is not int:

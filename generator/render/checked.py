@@ -516,8 +516,16 @@ def _in_attribute(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str,
 
 def _in_device_function(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str, ...]]:
     # A Function stays itself (ctypes takes its handle): the kernel arguments beside it
-    # are packed with its parameter types.
+    # are packed with its parameter types. The driver's `CUfunction f` is a handle: a
+    # Function gives its CUfunction or CUkernel, carried with it (cudart._convert).
     n = p.py_name
+    if p.ctype != "c_void_p":
+        cls = f.v.use(p.ctype)
+        return f"{cls} | _HandleLike", (
+            f"if {n}.__class__ is not int:",
+            f"    {n} = _c.driver_function({n}, {cls}, {n!r})",
+            *_address_check(f, n),
+        )
     return p.py_type, (
         f"if {n}.__class__ is not int:",
         f"    {n} = _c.device_function({n}, {n!r})",
