@@ -56,6 +56,7 @@ from typing import Any, NamedTuple
 
 from ._checked import CALLBACK_FAILURES_KEPT, CALLBACK_FAILURES_UNRAISED
 from ._serving import raw_module
+from .errors import LibraryNotFoundError
 
 __all__ = [
     "CallbackError",
@@ -477,9 +478,13 @@ def _module(rt):
 def _is_capturing(rt, stream) -> bool:
     state = ctypes.c_int(0)
     api = _api(rt)
-    # A query that fails (the legacy stream while another captures, say) means the
-    # launch itself will fail too, which launch_host_func reports.
-    if getattr(rt, api.is_capturing)(stream, ctypes.byref(state)) != 0:
+    # A query that fails (the legacy stream while another captures, say; no libcuda
+    # for a driver module) means the launch itself will fail too, which reports it.
+    try:
+        status = getattr(rt, api.is_capturing)(stream, ctypes.byref(state))
+    except LibraryNotFoundError:
+        return False
+    if status != 0:
         return False
     return state.value != getattr(rt, api.capture_none)
 
