@@ -274,7 +274,7 @@ def _address(handle) -> int:
 
 
 def _holder_kind(handle) -> str | None:
-    """"graph" or "exec" for a graph or exec handle object of either API, else None."""
+    """ "graph" or "exec" for a graph or exec handle object of either API, else None."""
     kind = getattr(type(handle), "_kind_", None)
     return _HELD_BY_KIND.get(kind) if kind else _HOLDER_KINDS.get(type(handle).__name__)
 

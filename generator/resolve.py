@@ -188,7 +188,9 @@ _UPDATED = re.compile(r"\b(auto-advancing|will update|updates?d?)\b", re.I)
 # The function pointer typedefs the checked layer also takes as Python callables
 # (cudart.callbacks' trampolines have these signatures): the runtime's and the driver's
 # (CUstreamCallback is (CUstream, CUresult, void *), cudaStreamCallback_t's shape).
-PYTHON_CALLBACKS = frozenset({"cudaHostFn_t", "cudaStreamCallback_t", "CUhostFn", "CUstreamCallback"})
+PYTHON_CALLBACKS = frozenset(
+    {"cudaHostFn_t", "cudaStreamCallback_t", "CUhostFn", "CUstreamCallback"}
+)
 # The host function typedefs: a record with one as `fn` (cudaHostNodeParams,
 # CUDA_HOST_NODE_PARAMS) takes a Python callable there (ParamKind.CALLBACK_RECORD).
 HOST_FUNCTIONS = frozenset({"cudaHostFn_t", "CUhostFn"})

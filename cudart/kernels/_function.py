@@ -153,7 +153,11 @@ class Function:
 
     def _look_up(self, cls, function: str, handle: int):
         found = cls()
-        check(self._rt, f"{function} of {self.name!r}", getattr(self._rt, function)(ctypes.byref(found), handle))
+        check(
+            self._rt,
+            f"{function} of {self.name!r}",
+            getattr(self._rt, function)(ctypes.byref(found), handle),
+        )
         return found
 
     def _invalidate(self):

@@ -25,7 +25,6 @@ from .base import (
     tuple_literal,
 )
 
-
 # The kind of stream handles (RawView.handle_kind): their classes derive from StreamHandle.
 STREAM_KIND = "CUstream_st"
 
@@ -260,7 +259,9 @@ class RawView:
     def handle_accepts(self, td: Typedef) -> str | None:
         """The `_accepts_` tuple of a const handle class (its non-const twins' kinds), or
         None."""
-        twins = sorted({self.handle_kind(self.types.typedefs[n]) for n in self.types.const_twins(td)})
+        twins = sorted(
+            {self.handle_kind(self.types.typedefs[n]) for n in self.types.const_twins(td)}
+        )
         return self.tuple(twins, quoted=True) if twins else None
 
     def typedef_value(self, td: Typedef) -> str:

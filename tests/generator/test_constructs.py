@@ -845,7 +845,9 @@ def test_typedefs_module():
     assert mod.cudaArray_const_t._accepts_ == ("CUarray_st",) and mod.cudaArray_t._accepts_ == ()
     assert mod.CUstream._kind_ == mod.cudaStream_t._kind_ == "CUstream_st"
     assert issubclass(mod.CUstream, StreamHandle) and mod.CUstream(5) == mod.cudaStream_t(5)
-    assert hash(mod.CUstream(5)) == hash(mod.cudaStream_t(5)) and mod.CUstream(5) != mod.cudaArray_t(5)
+    assert hash(mod.CUstream(5)) == hash(mod.cudaStream_t(5)) and mod.CUstream(
+        5
+    ) != mod.cudaArray_t(5)
     u = mod.uses_typedefs()
     u.stream = mod.cudaStream_t(0x10)
     assert u.stream.value == 0x10
