@@ -688,10 +688,18 @@ def field_value(value: Any, ctype: Any, convert: Any, name: str) -> Any:
     `value` alive in the record: ctypes keeps a cast's source alive in whatever record
     (or enclosing record) the result is stored into, and a later store of such an
     object (None included) replaces it. ctypes' own objects are returned as they are:
-    ctypes converts and keeps them itself."""
-    if isinstance(value, _CDATA):
+    ctypes converts and keeps them itself. A member of a handle class (the driver's
+    CUfunction `func`, CUkernel `kern`) takes what a handle argument of its class
+    takes (`handle`: a Function gives its handle of that kind, never a host address)."""
+    member_handle = isinstance(ctype, type) and issubclass(ctype, Handle)
+    if isinstance(value, _CDATA) and (not member_handle or type(value) is ctype):
         return value  # ctypes' own conversion (and keep-alive) for its own objects
-    address = None if value is None else convert(value, name)
+    if value is None:
+        address = None
+    elif member_handle:
+        address = handle(value, ctype, name)
+    else:
+        address = convert(value, name)
     if isinstance(address, c_void_p):
         address = address.value
     elif address is not None and type(address) is not int:

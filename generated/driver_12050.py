@@ -60,6 +60,7 @@ from cudart._handles import Handle, StreamHandle
 from cudart._layout import binary_fields, require_alignment
 from cudart._layout import detached_copies
 from cudart._layout import memory_fields
+from cudart._layout import kernel_fields
 
 # For type checkers only (importing typing costs milliseconds).
 TYPE_CHECKING = False
@@ -8080,6 +8081,7 @@ CUDA_KERNEL_NODE_PARAMS_st._fields_ = [
     ("kernelParams", POINTER(c_void_p)),
     ("extra", POINTER(c_void_p)),
 ]
+kernel_fields(CUDA_KERNEL_NODE_PARAMS_st, ("func",), ("kernelParams",))
 CUDA_KERNEL_NODE_PARAMS_v2_st._fields_ = [
     ("func", CUfunction),
     ("gridDimX", c_uint),
@@ -8094,6 +8096,7 @@ CUDA_KERNEL_NODE_PARAMS_v2_st._fields_ = [
     ("kern", CUkernel),
     ("ctx", CUcontext),
 ]
+kernel_fields(CUDA_KERNEL_NODE_PARAMS_v2_st, ("func", "kern"), ("kernelParams",))
 CUDA_KERNEL_NODE_PARAMS_v3_st._fields_ = [
     ("func", CUfunction),
     ("gridDimX", c_uint),
@@ -8108,6 +8111,7 @@ CUDA_KERNEL_NODE_PARAMS_v3_st._fields_ = [
     ("kern", CUkernel),
     ("ctx", CUcontext),
 ]
+kernel_fields(CUDA_KERNEL_NODE_PARAMS_v3_st, ("func", "kern"), ("kernelParams",))
 CUDA_MEMSET_NODE_PARAMS_st._fields_ = [
     ("dst", CUdeviceptr),
     ("pitch", c_size_t),

@@ -64,6 +64,25 @@ REVIEWED: dict[tuple[str, str], tuple[str | None, str]] = {
         DEVICE_FUNCTION,
         "'Function CUfunction or Kernel CUkernel to launch', as cuLaunchKernel's",
     ),
+    # The driver's kernel node records, as cudaKernelNodeParams: `func` a CUfunction,
+    # `kern` a CUkernel ("only referenced if func is NULL"); kernelParams follows.
+    ("CUDA_KERNEL_NODE_PARAMS_st", "func"): (DEVICE_FUNCTION, "'Kernel to launch' (CUfunction)"),
+    ("CUDA_KERNEL_NODE_PARAMS_v2_st", "func"): (
+        DEVICE_FUNCTION,
+        "'Kernel to launch' (CUfunction)",
+    ),
+    ("CUDA_KERNEL_NODE_PARAMS_v2_st", "kern"): (
+        DEVICE_FUNCTION,
+        "'Kernel to launch, will only be referenced if func is NULL' (CUkernel)",
+    ),
+    ("CUDA_KERNEL_NODE_PARAMS_v3_st", "func"): (
+        DEVICE_FUNCTION,
+        "'Kernel to launch' (CUfunction)",
+    ),
+    ("CUDA_KERNEL_NODE_PARAMS_v3_st", "kern"): (
+        DEVICE_FUNCTION,
+        "'Kernel to launch, will only be referenced if func is NULL' (CUkernel)",
+    ),
 }
 
 

@@ -95,6 +95,25 @@ def test_a_driver_stream_runs_a_function_launch(driver, dev, kernel):
         driver.cuStreamQuery(s)
 
 
+def test_a_driver_kernel_node_of_a_function_runs_in_a_runtime_graph(driver, dev, kernel, stream):
+    x, y = vectors(dev)
+    params = driver.CUDA_KERNEL_NODE_PARAMS(
+        gridDimX=1, gridDimY=1, gridDimZ=1, blockDimX=N, blockDimY=1, blockDimZ=1
+    )
+    params.func = kernel  # its CUfunction (cudaGetFuncBySymbol), held by the record
+    params.kernelParams = kernel.pack(2.0, x, y, N)
+    graph = cudart.cudaGraphCreate(0)
+    driver.cuGraphAddKernelNode(graph, None, 0, params)
+    exec_ = cudart.cudaGraphInstantiate(graph)
+    try:
+        cudart.cudaGraphLaunch(exec_, stream)
+        driver.cuStreamSynchronize(stream)
+        assert dev.read(y, ctypes.c_float, N) == [2.0 * i + 1.0 for i in range(N)]
+    finally:
+        driver.cuGraphExecDestroy(exec_)
+        cudart.cudaGraphDestroy(graph)
+
+
 def _argv(*values):
     """C's `void **` kernel arguments for values given as ctypes objects."""
     return (ctypes.c_void_p * len(values))(*[ctypes.addressof(v) for v in values])
@@ -106,7 +125,8 @@ def cubin(driver):
 
 
 def test_a_driver_library_kernel_runs_through_the_runtime(driver, dev, stream, cubin):
-    library = driver.cuLibraryLoadData(cubin, None, 0, None, None, 0)[0]
+    loaded = driver.cuLibraryLoadData(cubin, None, 0, None, None, 0)
+    library = loaded[0] if isinstance(loaded, tuple) else loaded
     try:
         kernel = driver.cuLibraryGetKernel(library, "scale")
         y = dev.alloc(4 * N, (ctypes.c_float * N)(*range(N)))

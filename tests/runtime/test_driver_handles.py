@@ -317,6 +317,31 @@ def test_a_registered_kernel_asks_the_runtime_for_its_cufunction(drv, monkeypatc
     assert looked_up == [0x1234] and c.calls[0][0].value == 0xF00
 
 
+def test_a_kernel_node_record_takes_a_function_and_keeps_it(drv):
+    raw, _ = drv
+    fn = library_function()
+    watch = weakref.ref(fn)
+    params = raw.CUDA_KERNEL_NODE_PARAMS(gridDimX=1, blockDimX=32)
+    params.kern = fn  # the library route's CUkernel
+    params.kernelParams = fn.pack(1.0, 0x10, 0x20, 4)
+    del fn
+    gc.collect()
+    assert watch() is not None  # the record holds the Function and the arguments
+    assert params.kern == raw.CUkernel(0x1234) and not params.func
+    slots = ctypes.cast(params.kernelParams, ctypes.POINTER(ctypes.c_void_p))
+    assert ctypes.c_int.from_address(slots[3]).value == 4
+    # Either API's handle of the member's kind, by address; another kind is refused.
+    params.func = cudart.sys.cudaFunction_t(0x77)
+    assert params.func == raw.CUfunction(0x77)
+    params.kern = None
+    gc.collect()
+    assert watch() is None and not params.kern
+    with pytest.raises(TypeError, match="'func' must be a CUfunction, not a CUevent"):
+        params.func = raw.CUevent(0x77)
+    with pytest.raises(TypeError, match="pack the values first"):
+        params.kernelParams = (1.0, 0, 0, 1)
+
+
 # ---------------------------------------------------------------- callbacks
 
 
