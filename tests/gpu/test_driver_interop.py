@@ -114,6 +114,20 @@ def test_a_driver_kernel_node_of_a_function_runs_in_a_runtime_graph(driver, dev,
         cudart.cudaGraphDestroy(graph)
 
 
+def test_device_addresses_are_the_same_ints_in_both_apis(driver, dev, kernel, stream):
+    y = driver.cuMemAlloc(4 * N)  # a CUdeviceptr: an int, as cudaMalloc's address
+    try:
+        cudart.cudaMemset(y, 0, 4 * N)
+        x = dev.alloc(4 * N, (ctypes.c_float * N)(*range(N)))
+        kernel.launch(1, N, 1.0, x, y, N, stream=stream)
+        cudart.cudaStreamSynchronize(stream)
+        out = (ctypes.c_float * N)()
+        driver.cuMemcpyDtoH(out, y, 4 * N)
+        assert list(out) == [float(i) for i in range(N)]
+    finally:
+        driver.cuMemFree(y)
+
+
 def _argv(*values):
     """C's `void **` kernel arguments for values given as ctypes objects."""
     return (ctypes.c_void_p * len(values))(*[ctypes.addressof(v) for v in values])
