@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import threading
 from ctypes import c_void_p
-from typing import Any
 
 from .errors import HandleDestroyedError
 
@@ -69,7 +68,7 @@ class Handle(c_void_p):
     # for a pointer to const. The generator sets it; a class without one gets its name.
     _kind_: str = ""
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
+    def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
         if "_kind_" not in vars(cls) and not cls._kind_:
             cls._kind_ = cls.__name__
