@@ -26,7 +26,7 @@ import pytest
 from suite import run_python
 
 import cudart
-from cudart import HandleDestroyedError, _serving, callbacks
+from cudart import HandleDestroyedError, _convert, _serving, callbacks
 from cudart._handles import StreamHandle, destroyed_by
 from cudart.kernels._function import Function
 from cudart.kernels._launch import KernelArguments
@@ -347,6 +347,26 @@ def test_a_kernel_node_record_takes_a_function_and_keeps_it(drv):
         params.func = raw.CUevent(0x77)
     with pytest.raises(TypeError, match="pack the values first"):
         params.kernelParams = (1.0, 0, 0, 1)
+
+
+def test_a_kernel_parameter_gets_a_registered_functions_kernel(monkeypatch):
+    # A cudaKernel_t / CUkernel parameter (the runtime's cudaKernelSetAttributeForDevice,
+    # the driver's cuKernelSetAttribute) took a Function's host entry address (its
+    # _as_parameter_) before: the registration route's Function gives its kernel.
+    raw = cudart.sys
+    fn = Function(types.SimpleNamespace(_rt=raw), "_Z4axpyfPKfPfi", 0x1234)
+    looked_up = []
+
+    def get_kernel(out, entry):
+        looked_up.append(entry)
+        ctypes.c_void_p.from_address(ctypes.addressof(out._obj)).value = 0xABC
+        return 0
+
+    monkeypatch.setitem(vars(raw), "cudaGetKernel", get_kernel)
+    assert _convert.handle(fn, raw.cudaKernel_t, "kernel") == raw.cudaKernel_t(0xABC)
+    assert looked_up == [0x1234]
+    with pytest.raises(TypeError, match="not a CUevent_st handle"):
+        _convert.handle(fn, raw.cudaEvent_t, "event")
 
 
 # ---------------------------------------------------------------- callbacks
