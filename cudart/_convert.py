@@ -383,11 +383,16 @@ def _address_held(value: Any) -> int | None:
 def handle(value: Any, cls: type, name: str) -> Any:
     """A handle argument (cudaStream_t, cudaEvent_t, ...) -> int, None or the handle.
 
-    Handle kinds are matched by class name, so one version's module's cudaStream_t
-    passes where another version's is expected; a const handle also takes the kinds C
-    converts to it implicitly (its `_accepts_`: cudaArray_const_t takes a cudaArray_t).
-    Another kind is a TypeError. A handle object a checked destroy ended is a
+    Handle kinds are matched by what C points them at (cudart._handles: `_kind_`), so
+    the driver's CUstream passes where the runtime's cudaStream_t is expected and the
+    other way round, and one version's module's cudaStream_t where another version's
+    is; a const handle also takes the kinds C converts to it implicitly (its
+    `_accepts_`: cudaArray_const_t takes a cudaArray_t). Another kind is a TypeError.
+    A handle object a checked destroy ended, through either API, is a
     HandleDestroyedError (cudart._handles: the generated fast path sends it here).
+    An object that stands for a handle of several kinds (a cudart.kernels.Function:
+    its kernel's CUfunction or CUkernel) gives the one of `cls`'s kind
+    (`_cuda_handle_`).
     """
     if value is None:
         return value
@@ -399,12 +404,7 @@ def handle(value: Any, cls: type, name: str) -> Any:
         return value
     if isinstance(value, c_void_p):
         kind = type(value)
-        if (
-            kind is c_void_p
-            or kind is cls
-            or kind.__name__ == cls.__name__
-            or kind.__name__ in getattr(cls, "_accepts_", ())
-        ):
+        if kind is c_void_p or kind is cls or _accepted(kind, cls):
             if kind in DESTROYED_CLASSES:
                 raise _destroyed(value, name)
             return value
@@ -412,6 +412,9 @@ def handle(value: Any, cls: type, name: str) -> Any:
     protocol = getattr(value, "__cuda_stream__", None)
     if protocol is not None and issubclass(cls, StreamHandle):
         return _stream_protocol(protocol() if callable(protocol) else protocol, value, name)
+    of_kind = getattr(value, "_cuda_handle_", None)
+    if of_kind is not None:
+        return handle(of_kind((handle_kind(cls),)), cls, name)
     param = getattr(value, "_as_parameter_", None)
     if param is not None:
         return handle(param, cls, name)
@@ -422,6 +425,25 @@ def handle(value: Any, cls: type, name: str) -> Any:
             f"__cuda_stream__ or __int__, not {type(value).__name__}"
         )
     return handle(address, cls, name)
+
+
+def handle_kind(cls: type) -> str:
+    """What a handle class points at (cudart._handles.Handle._kind_), or its name for a
+    c_void_p subclass of another library."""
+    return getattr(cls, "_kind_", None) or cls.__name__
+
+
+def _accepted(kind: type, cls: type) -> bool:
+    """Whether a handle of class `kind` passes as a `cls`: the same kind, or one `cls`
+    accepts; by name too, as classes generated before kinds matched."""
+    accepts = getattr(cls, "_accepts_", ())
+    given = handle_kind(kind)
+    return (
+        given == handle_kind(cls)
+        or given in accepts
+        or kind.__name__ == cls.__name__
+        or kind.__name__ in accepts
+    )
 
 
 def _destroyed(value: Any, name: str) -> HandleDestroyedError:
@@ -480,7 +502,9 @@ def _stream_protocol(answer: Any, value: Any, name: str) -> int:
 
 
 class cudaStream_t(StreamHandle):
-    """Any version's cudaStream_t: `handle` matches handle kinds by name."""
+    """Any version's cudaStream_t or CUstream: `handle` matches handle kinds."""
+
+    _kind_ = "CUstream_st"
 
 
 def stream_handle(stream: Any) -> int:
@@ -495,8 +519,10 @@ def stream_handle(stream: Any) -> int:
 # ---------------------------------------------------------------- device functions
 
 
-# Handle kinds that name a device function (C++'s overloads take them for `func`).
-_DEVICE_FUNCTION_HANDLES = frozenset({"cudaKernel_t", "cudaFunction_t"})
+# Handle kinds that name a device function (C++'s overloads take them for `func`): the
+# runtime's cudaFunction_t / cudaKernel_t and the driver's CUfunction / CUkernel.
+_DEVICE_FUNCTION_KINDS = ("CUfunc_st", "CUkern_st")
+_DEVICE_FUNCTION_HANDLES = frozenset({"cudaKernel_t", "cudaFunction_t", *_DEVICE_FUNCTION_KINDS})
 
 
 def dim3(value: Any, cls: Any, name: str) -> Any:
@@ -524,7 +550,9 @@ def device_function(value: Any, name: str) -> Any:
         return value
     if type(value) is int:
         return pointer(value, name, False)
-    if isinstance(value, Handle) and type(value).__name__ not in _DEVICE_FUNCTION_HANDLES:
+    if isinstance(value, Handle) and not _DEVICE_FUNCTION_HANDLES.intersection(
+        (type(value).__name__, handle_kind(type(value)))
+    ):
         raise TypeError(
             f"'{name}' must be a device function (a cudaKernel_t, not a {type(value).__name__})"
         )
@@ -544,6 +572,33 @@ def device_function(value: Any, name: str) -> Any:
     return pointer(address, name, False)
 
 
+def driver_function(value: Any, cls: type, name: str) -> Any:
+    """The driver's launch functions' `CUfunction f` (cuLaunchKernel,
+    cuLaunchCooperativeKernel, cuLaunchKernelEx) -> what the call passes: an int or
+    None, a function or kernel handle object of either API (cuda.h: "f: Function
+    CUfunction or Kernel CUkernel to launch"), or for a cudart.kernels.Function its
+    CUkernel or CUfunction (`_cuda_handle_`) as a `_Kernel`, which keeps the Function
+    for the kernel arguments beside it (`kernel_args` packs a tuple with its parameter
+    types). Any other handle kind is a TypeError, as memory is."""
+    of_kind = getattr(value, "_cuda_handle_", None)
+    if of_kind is not None and not isinstance(value, c_void_p):
+        found = of_kind(_DEVICE_FUNCTION_KINDS)
+        kernel = _Kernel(found.value if isinstance(found, c_void_p) else int(found))
+        kernel.function = value
+        return kernel
+    if isinstance(value, Handle) and handle_kind(type(value)) in _DEVICE_FUNCTION_KINDS:
+        if type(value) in DESTROYED_CLASSES:
+            raise _destroyed(value, name)
+        return value
+    return handle(value, cls, name)
+
+
+class _Kernel(c_void_p):
+    """A kernel handle C gets, with the cudart.kernels.Function it is (`function`)."""
+
+    function: Any = None
+
+
 def kernel_args(value: Any, func: Any, name: str) -> Any:
     """A `void **kernelParams` argument -> what the call passes.
 
@@ -555,6 +610,8 @@ def kernel_args(value: Any, func: Any, name: str) -> Any:
     many and be pointer-aligned: `kernel_slots`. The returned object keeps the packed
     values alive: the caller holds it for the call.
     """
+    if type(func) is _Kernel:  # the driver's f, converted: its Function packs
+        func = func.function
     if isinstance(value, (tuple, list)):
         packer = getattr(func, "pack", None)
         if packer is None:
@@ -631,10 +688,18 @@ def field_value(value: Any, ctype: Any, convert: Any, name: str) -> Any:
     `value` alive in the record: ctypes keeps a cast's source alive in whatever record
     (or enclosing record) the result is stored into, and a later store of such an
     object (None included) replaces it. ctypes' own objects are returned as they are:
-    ctypes converts and keeps them itself."""
-    if isinstance(value, _CDATA):
+    ctypes converts and keeps them itself. A member of a handle class (the driver's
+    CUfunction `func`, CUkernel `kern`) takes what a handle argument of its class
+    takes (`handle`: a Function gives its handle of that kind, never a host address)."""
+    member_handle = isinstance(ctype, type) and issubclass(ctype, Handle)
+    if isinstance(value, _CDATA) and (not member_handle or type(value) is ctype):
         return value  # ctypes' own conversion (and keep-alive) for its own objects
-    address = None if value is None else convert(value, name)
+    if value is None:
+        address = None
+    elif member_handle:
+        address = handle(value, ctype, name)
+    else:
+        address = convert(value, name)
     if isinstance(address, c_void_p):
         address = address.value
     elif address is not None and type(address) is not int:

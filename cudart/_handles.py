@@ -4,8 +4,12 @@ A handle is a `c_void_p` subclass, so ctypes passes it as a `c_void_p` argument 
 conversion, and C's size and alignment hold. On top of that it is a value: `int(h)` is
 its address (0 for NULL), `bool(h)` is false for NULL, `==` and `hash` go by kind and
 address (so handles are dict keys), and the repr shows both (`<cudaStream_t 0x7b>`).
-The kind is the class name, as in argument conversion (cudart._convert.handle): one
-version's module's cudaStream_t equals another's at the same address.
+The kind (`_kind_`, set by the generator) is the struct C points the handle at, as in
+argument conversion (cudart._convert.handle): the runtime's cudaStream_t and the
+driver's CUstream are both `struct CUstream_st *`, one kind, so each API takes the
+other's objects and a driver stream equals a runtime stream at the same address; one
+version's module's cudaStream_t equals another's. A class generated before kinds were
+(or made elsewhere) has its name as its kind.
 
 ctypes gives a handle, not an int, for a struct field or array item of a handle type,
 and that handle is a view of the field's memory: it reads what the field holds now.
@@ -60,17 +64,25 @@ class Handle(c_void_p):
     # (mark_destroyed); cudart._convert.handle refuses an object whose class has one.
     _destroyed_by_: str | None = None
 
+    # What the handle points at: the C struct tag ("CUstream_st"), "const " before it
+    # for a pointer to const. The generator sets it; a class without one gets its name.
+    _kind_: str = ""
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if "_kind_" not in vars(cls) and not cls._kind_:
+            cls._kind_ = cls.__name__
+
     def __int__(self) -> int:
         return self.value or 0
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Handle):
             return NotImplemented
-        same_kind = type(self).__name__ == type(other).__name__
-        return same_kind and (self.value or 0) == (other.value or 0)
+        return self._kind_ == other._kind_ and (self.value or 0) == (other.value or 0)
 
     def __hash__(self) -> int:
-        return hash((type(self).__name__, self.value or 0))
+        return hash((self._kind_, self.value or 0))
 
     def __repr__(self) -> str:
         dead = f" destroyed by {self._destroyed_by_}" if self._destroyed_by_ else ""
@@ -117,8 +129,10 @@ def integer_handle_class(kind: str) -> type[IntegerHandle]:
 
 
 class StreamHandle(Handle):
-    """A cudaStream_t: also the CUDA stream protocol, which PyTorch, CuPy and
-    cuda-bindings accept for a stream."""
+    """A cudaStream_t or CUstream: also the CUDA stream protocol, which PyTorch, CuPy
+    and cuda-bindings accept for a stream."""
+
+    _kind_ = ""  # its subclasses' own
 
     def __cuda_stream__(self) -> tuple[int, int]:
         return (0, self.value or 0)

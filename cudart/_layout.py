@@ -286,9 +286,8 @@ def kernel_fields(cls: type, functions: tuple[str, ...], arguments: tuple[str, .
     for names, convert in ((functions, device_function), (arguments, kernel_params_field)):
         for name in names:
             ctype = declared.get(name)
-            if ctype is None or not (
-                ctype is ctypes.c_void_p or issubclass(ctype, ctypes._Pointer)
-            ):
+            # c_void_p or a handle class (the driver's CUfunction, CUkernel members).
+            if ctype is None or not issubclass(ctype, (ctypes.c_void_p, ctypes._Pointer)):
                 raise LayoutError(f"{cls.__name__}.{name} is not a pointer member")
             setattr(cls, name, ConvertedField(cls.__dict__[name], ctype, convert, name))
 

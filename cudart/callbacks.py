@@ -1,11 +1,13 @@
-"""Python callables as CUDA host callbacks (cudaLaunchHostFunc, cudaStreamAddCallback).
+"""Python callables as CUDA host callbacks (cudaLaunchHostFunc, cudaStreamAddCallback,
+and the driver's cuLaunchHostFunc, cuStreamAddCallback).
 
     from cudart import callbacks
     status = callbacks.launch_host_func(stream, print, "stream reached this point")
     status = callbacks.add_callback(stream, lambda stream, status: ...)
 
 C receives one fixed trampoline per bindings module (a `cudaHostFn_t` /
-`cudaStreamCallback_t` of that module, kept for the life of the process) and, as
+`cudaStreamCallback_t` of that module, or the driver's `CUhostFn` / `CUstreamCallback`,
+kept for the life of the process) and, as
 `userData`, a token naming the Python callable in a registry. The trampoline looks the
 token up, calls the callable, and drops it once it has run, so nothing handed to C can
 be collected while C may still call it, and nothing outlives its one call.
@@ -54,6 +56,7 @@ from typing import Any, NamedTuple
 
 from ._checked import CALLBACK_FAILURES_KEPT, CALLBACK_FAILURES_UNRAISED
 from ._serving import raw_module
+from .errors import LibraryNotFoundError
 
 __all__ = [
     "CallbackError",
@@ -110,8 +113,44 @@ class CallbackError(RuntimeError):
 class Trampolines(NamedTuple):
     """The C-callable entry points for one bindings module; pass `userData=token`."""
 
-    host: Any  # the module's cudaHostFn_t
-    stream: Any  # the module's cudaStreamCallback_t
+    host: Any  # the module's cudaHostFn_t (CUhostFn)
+    stream: Any  # the module's cudaStreamCallback_t (CUstreamCallback)
+
+
+class _Api(NamedTuple):
+    """What this module calls a raw module's callback types and capture queries by:
+    the runtime's names or the driver's (the same C shapes and values)."""
+
+    host: str
+    stream: str
+    is_capturing: str
+    capture_none: str
+    capture_info: str
+    containing_graph: str
+
+
+_RUNTIME = _Api(
+    "cudaHostFn_t",
+    "cudaStreamCallback_t",
+    "cudaStreamIsCapturing",
+    "cudaStreamCaptureStatusNone",
+    "cudaStreamGetCaptureInfo",
+    "cudaGraphNodeGetContainingGraph",
+)
+_DRIVER = _Api(
+    "CUhostFn",
+    "CUstreamCallback",
+    "cuStreamIsCapturing",
+    "CU_STREAM_CAPTURE_STATUS_NONE",
+    "cuStreamGetCaptureInfo",
+    "cuGraphNodeGetContainingGraph",
+)
+# The host function typedefs (a stream callback's is the other).
+HOST_FUNCTION_TYPES = (_RUNTIME.host, _DRIVER.host)
+
+
+def _api(rt) -> _Api:
+    return _DRIVER if _DRIVER.host in vars(rt) else _RUNTIME
 
 
 class _Entry:
@@ -143,7 +182,16 @@ _held: dict[tuple[str, int], set[int]] = {}
 _holder_count: dict[int, int] = {}
 # Host nodes added through the checked layer -> their graph (address -> address).
 _node_graph: dict[int, int] = {}
-_HOLDER_KINDS = {"cudaGraph_t": "graph", "cudaGraphExec_t": "exec"}
+# A holder's handle type (either API's) -> its kind; _HELD_BY_KIND: by the handle's
+# cudart._handles kind, for an object whatever its API.
+_HOLDER_KINDS = {
+    "cudaGraph_t": "graph",
+    "cudaGraphExec_t": "exec",
+    "CUgraph": "graph",
+    "CUgraphExec": "exec",
+}
+_HELD_BY_KIND = {"CUgraph_st": "graph", "CUgraphExec_st": "exec"}
+_NODE_TYPES = ("cudaGraphNode_t", "CUgraphNode")
 
 
 def register(fn: Callable, *args, once: bool = True, stream: Any = None) -> int:
@@ -207,7 +255,8 @@ def held(handle=None) -> dict[str, frozenset[int]] | frozenset[int]:
     with _lock:
         if handle is None:
             return {f"{kind} {address:#x}": frozenset(t) for (kind, address), t in _held.items()}
-        kinds = [_HOLDER_KINDS[type(handle).__name__]] if _is_holder(handle) else ["graph", "exec"]
+        kind = _holder_kind(handle)
+        kinds = [kind] if kind is not None else ["graph", "exec"]
         address = _address(handle)
         return frozenset().union(*(_held.get((k, address), ()) for k in kinds))
 
@@ -224,8 +273,10 @@ def _address(handle) -> int:
     return int(handle or 0)
 
 
-def _is_holder(handle) -> bool:
-    return type(handle).__name__ in _HOLDER_KINDS
+def _holder_kind(handle) -> str | None:
+    """ "graph" or "exec" for a graph or exec handle object of either API, else None."""
+    kind = getattr(type(handle), "_kind_", None)
+    return _HELD_BY_KIND.get(kind) if kind else _HOLDER_KINDS.get(type(handle).__name__)
 
 
 def _hold(key: tuple[str, int], token: int) -> None:
@@ -237,7 +288,8 @@ def _hold(key: tuple[str, int], token: int) -> None:
 
 
 def hold(ctype: str, handle, token: int) -> None:
-    """The graph or exec `handle` (its C type: cudaGraph_t, cudaGraphExec_t) holds `token`."""
+    """The graph or exec `handle` (its C type: cudaGraph_t, cudaGraphExec_t, or the
+    driver's CUgraph, CUgraphExec) holds `token`."""
     with _lock:
         if token in _registry:
             _captured.add(token)
@@ -248,7 +300,7 @@ def hold_token(token: int, ctype: str, holder, rt=None) -> None:
     """A host node record's callable belongs to `holder`: a graph, an exec, or a node,
     whose graph is found by cudaGraphNodeGetContainingGraph (CUDA 13.1+) or by the
     record of cudaGraphAddHostNode; a node of unknown graph leaves it to release_captured()."""
-    if ctype != "cudaGraphNode_t":
+    if ctype not in _NODE_TYPES:
         hold(ctype, holder, token)
         return
     node = _address(holder)
@@ -261,11 +313,12 @@ def hold_token(token: int, ctype: str, holder, rt=None) -> None:
 
 
 def _containing_graph(rt, node: int) -> int:
-    if "cudaGraphNodeGetContainingGraph" not in vars(rt).get("_FUNCTIONS", ()):
+    name = _api(rt).containing_graph
+    if name not in vars(rt).get("_FUNCTIONS", ()):
         return 0
     graph = ctypes.c_void_p()
     try:
-        status = rt.cudaGraphNodeGetContainingGraph(node, ctypes.byref(graph))
+        status = getattr(rt, name)(node, ctypes.byref(graph))
     except Exception:  # a library older than the headers lacks the symbol
         return 0
     return (graph.value or 0) if status == 0 else 0
@@ -370,15 +423,18 @@ def _stream_key(stream: Any) -> int:
 
 
 def trampolines(rt=None) -> Trampolines:
-    """The trampolines built from `rt`'s callback types (default: cudart.sys)."""
+    """The trampolines built from `rt`'s callback types (default: cudart.sys; a driver
+    module's are its CUhostFn and CUstreamCallback)."""
     rt = _module(rt)
     found = _trampolines.get(rt.__name__)
     if found is None:
         with _lock:
             found = _trampolines.get(rt.__name__)
             if found is None:
+                api = _api(rt)
                 found = Trampolines(
-                    rt.cudaHostFn_t(_host_trampoline), rt.cudaStreamCallback_t(_stream_trampoline)
+                    getattr(rt, api.host)(_host_trampoline),
+                    getattr(rt, api.stream)(_stream_trampoline),
                 )
                 _trampolines[rt.__name__] = found
     return found
@@ -421,11 +477,16 @@ def _module(rt):
 
 def _is_capturing(rt, stream) -> bool:
     state = ctypes.c_int(0)
-    # A query that fails (the legacy stream while another captures, say) means the
-    # launch itself will fail too, which launch_host_func reports.
-    if rt.cudaStreamIsCapturing(stream, ctypes.byref(state)) != 0:
+    api = _api(rt)
+    # A query that fails (the legacy stream while another captures, say; no libcuda
+    # for a driver module) means the launch itself will fail too, which reports it.
+    try:
+        status = getattr(rt, api.is_capturing)(stream, ctypes.byref(state))
+    except LibraryNotFoundError:
         return False
-    return state.value != rt.cudaStreamCaptureStatusNone
+    if status != 0:
+        return False
+    return state.value != getattr(rt, api.capture_none)
 
 
 def _register_on(rt, stream, capturing: bool, fn, *args) -> int:
@@ -446,15 +507,16 @@ def _register_on(rt, stream, capturing: bool, fn, *args) -> int:
 
 def _capture_graph(rt, stream) -> int:
     """The graph a capturing stream captures into (cudaStreamEndCapture returns it), or 0."""
-    if "cudaStreamGetCaptureInfo" not in vars(rt).get("_FUNCTIONS", ()):
+    name = _api(rt).capture_info
+    if name not in vars(rt).get("_FUNCTIONS", ()):
         return 0
     from ._contract import unpack
 
-    argtypes = unpack(rt._FUNCTIONS["cudaStreamGetCaptureInfo"])[2]
+    argtypes = unpack(rt._FUNCTIONS[name])[2]
     # (stream, status, id, graph, then the dependencies' outputs, 2 or 3 by version)
     status, graph = ctypes.c_int(0), ctypes.c_void_p()
     rest = [None] * (len(argtypes) - 4)
-    if rt.cudaStreamGetCaptureInfo(stream, ctypes.byref(status), None, ctypes.byref(graph), *rest):
+    if getattr(rt, name)(stream, ctypes.byref(status), None, ctypes.byref(graph), *rest):
         return 0
     return graph.value or 0
 
@@ -529,7 +591,8 @@ _NO_STREAM = object()
 def callback_argument(fn, data, kind: str, rt, names=("fn", "userData"), stream=_NO_STREAM):
     """(fn, data, token) for a call: token 0 where nothing was registered.
 
-    `kind` is the C typedef (cudaHostFn_t or cudaStreamCallback_t). A host function
+    `kind` is the C typedef (cudaHostFn_t or cudaStreamCallback_t, or the driver's
+    CUhostFn or CUstreamCallback). A host function
     launched into a capturing `stream` stays registered for the graph (see
     release_captured()); any other callable is forgotten after its one call. The caller
     unregisters the token if the call fails.
@@ -539,7 +602,7 @@ def callback_argument(fn, data, kind: str, rt, names=("fn", "userData"), stream=
     if not is_python_callable(fn):
         # C's runtime calls it from its own thread: an address, never memory.
         return function_pointer(fn, names[0], kind), pointer(data, names[1], True), 0
-    host = kind == "cudaHostFn_t"
+    host = kind in HOST_FUNCTION_TYPES
     capturing = host and stream is not _NO_STREAM and _is_capturing(rt, stream)
     token = _register_on(rt, stream, capturing, fn, data)
     t = trampolines(rt)

@@ -631,7 +631,6 @@ if TYPE_CHECKING:
     _cuLaunchGridAsync: _Callable[..., int]
     _cuLaunchHostFunc: _Callable[..., int]
     _cuLaunchKernel: _Callable[..., int]
-    _cuLaunchKernel_out: _Callable[..., tuple[int, int | None, int | None]]
     _cuLaunchKernelEx: _Callable[..., int]
     _cuLibraryEnumerateKernels: _Callable[..., int]
     _cuLibraryGetGlobal: _Callable[..., int]
@@ -1439,10 +1438,9 @@ _c.bind_on_first_call(
                 c_uint,
                 c_uint,
                 c_void_p,
-                POINTER(c_void_p),
-                POINTER(c_void_p),
+                c_void_p,
+                c_void_p,
             ),
-            (9, 10),
         ),
         "cuLaunchKernelEx": (c_uint, (c_void_p, c_void_p, c_void_p, c_void_p)),
         "cuLibraryEnumerateKernels": (c_uint, (c_void_p, c_uint, c_void_p)),
@@ -2451,6 +2449,11 @@ _range_unsigned_int = (0, 4294967295, "unsigned int")
 _range_unsigned_long_long = (0, 18446744073709551615, "unsigned long long")
 _range_unsigned_short = (0, 65535, "unsigned short")
 
+# Records with a cudaHostFn_t `fn` that also takes a Python callable (cudart.callbacks
+# runs it with `userData`, any object then): `cudart.cudaHostNodeParams` is this module's.
+if not TYPE_CHECKING:
+    CUDA_HOST_NODE_PARAMS = _c.callback_record_class(CUDA_HOST_NODE_PARAMS)
+
 
 def cuArray3DCreate(pAllocateArray: _PointerLike) -> CUarray:
     """cuArray3DCreate(pAllocateArray: _PointerLike) -> CUarray
@@ -2670,18 +2673,24 @@ def cuArrayDestroy(hArray: CUarray | _HandleLike) -> None:
     Parameters:
         hArray: Array to destroy
 
+    The handle object given as hArray is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_ARRAY_IS_MAPPED, CUDA_ERROR_CONTEXT_IS_DESTROYED.
 
     C: CUresult cuArrayDestroy(CUarray hArray)
     """
     if hArray.__class__ is not CUarray:
         hArray = _c.handle(hArray, CUarray, "hArray")
+    hArray_given = _c.claim(hArray, "hArray", "cuArrayDestroy")
     try:
-        err = _cuArrayDestroy(hArray)
+        err = _cuArrayDestroy(hArray_given)
     except _ArgumentError as exc:
+        _c.unclaim(hArray)
         raise _c.argument_error(exc, "cuArrayDestroy", ("hArray",)) from None
     if err:
+        _c.unclaim(hArray)
         raise _error(err, _lib)
+    _c.destroyed(hArray, "CUarray", "cuArrayDestroy")
 
 
 def cuArrayGetDescriptor(hArray: CUarray | _HandleLike) -> CUDA_ARRAY_DESCRIPTOR:
@@ -5214,18 +5223,24 @@ def cuEventDestroy(hEvent: CUevent | _HandleLike) -> None:
     Parameters:
         hEvent: Event to destroy
 
+    The handle object given as hEvent is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE.
 
     C: CUresult cuEventDestroy_v2(CUevent hEvent)
     """
     if hEvent.__class__ is not CUevent:
         hEvent = _c.handle(hEvent, CUevent, "hEvent")
+    hEvent_given = _c.claim(hEvent, "hEvent", "cuEventDestroy")
     try:
-        err = _cuEventDestroy(hEvent)
+        err = _cuEventDestroy(hEvent_given)
     except _ArgumentError as exc:
+        _c.unclaim(hEvent)
         raise _c.argument_error(exc, "cuEventDestroy", ("hEvent",)) from None
     if err:
+        _c.unclaim(hEvent)
         raise _error(err, _lib)
+    _c.destroyed(hEvent, "CUevent", "cuEventDestroy")
 
 
 def cuEventDestroy_v2(hEvent: CUevent | _HandleLike) -> None:
@@ -5236,18 +5251,24 @@ def cuEventDestroy_v2(hEvent: CUevent | _HandleLike) -> None:
     Parameters:
         hEvent: Event to destroy
 
+    The handle object given as hEvent is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE.
 
     C: CUresult cuEventDestroy_v2(CUevent hEvent)
     """
     if hEvent.__class__ is not CUevent:
         hEvent = _c.handle(hEvent, CUevent, "hEvent")
+    hEvent_given = _c.claim(hEvent, "hEvent", "cuEventDestroy_v2")
     try:
-        err = _cuEventDestroy_v2(hEvent)
+        err = _cuEventDestroy_v2(hEvent_given)
     except _ArgumentError as exc:
+        _c.unclaim(hEvent)
         raise _c.argument_error(exc, "cuEventDestroy_v2", ("hEvent",)) from None
     if err:
+        _c.unclaim(hEvent)
         raise _error(err, _lib)
+    _c.destroyed(hEvent, "CUevent", "cuEventDestroy_v2")
 
 
 def cuEventElapsedTime(
@@ -6622,6 +6643,8 @@ def cuGraphAddHostNode(
     Returns:
         phGraphNode: Returns newly created node
 
+    A Python callable in nodeParams stays registered until hGraph and the graphs and execs copied from it are destroyed.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuGraphAddHostNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_HOST_NODE_PARAMS *nodeParams)
@@ -6643,30 +6666,24 @@ def cuGraphAddHostNode(
         )
     elif dependencies >> 64:
         raise _c.address_error(dependencies, "cuGraphAddHostNode", "dependencies")
-    if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(
-            nodeParams,
-            CUDA_HOST_NODE_PARAMS,
-            "nodeParams",
-            False,
-            1,
-            "cuGraphAddHostNode: the record",
-        )
-    elif nodeParams >> 64 or 0 < nodeParams < 65536:
-        raise _c.address_error(
-            nodeParams, "cuGraphAddHostNode", "nodeParams", "CUDA_HOST_NODE_PARAMS"
-        )
+    nodeParams, _nodeParams_token = _c.callback_record(
+        nodeParams, CUDA_HOST_NODE_PARAMS, _lib, "nodeParams"
+    )
     phGraphNode = CUgraphNode()
     try:
         err = _cuGraphAddHostNode(phGraphNode, hGraph, dependencies, numDependencies, nodeParams)
     except _ArgumentError as exc:
+        _c.release(_nodeParams_token)
         raise _c.argument_error(
             exc,
             "cuGraphAddHostNode",
             ("phGraphNode", "hGraph", "dependencies", "numDependencies", "nodeParams"),
         ) from None
     if err:
+        _c.release(_nodeParams_token)
         raise _error(err, _lib)
+    _c.host_node_added(phGraphNode, hGraph)
+    _c.callback_held(_nodeParams_token, hGraph, "CUgraph", _lib)
     return phGraphNode
 
 
@@ -7312,6 +7329,8 @@ def cuGraphClone(originalGraph: CUgraph | _HandleLike) -> CUgraph:
     Returns:
         phGraphClone: Returns newly created cloned graph
 
+    phGraphClone holds the Python callables of originalGraph's host nodes too, until destroyed.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY.
 
     C: CUresult cuGraphClone(CUgraph *phGraphClone, CUgraph originalGraph)
@@ -7325,6 +7344,7 @@ def cuGraphClone(originalGraph: CUgraph | _HandleLike) -> CUgraph:
         raise _c.argument_error(exc, "cuGraphClone", ("phGraphClone", "originalGraph")) from None
     if err:
         raise _error(err, _lib)
+    _c.holder_copied(phGraphClone, "CUgraph", originalGraph, "CUgraph")
     return phGraphClone
 
 
@@ -7440,18 +7460,24 @@ def cuGraphDestroy(hGraph: CUgraph | _HandleLike) -> None:
     Parameters:
         hGraph: Graph to destroy
 
+    The handle object given as hGraph is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise). The Python callables of host nodes that only hGraph held are released.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuGraphDestroy(CUgraph hGraph)
     """
     if hGraph.__class__ is not CUgraph:
         hGraph = _c.handle(hGraph, CUgraph, "hGraph")
+    hGraph_given = _c.claim(hGraph, "hGraph", "cuGraphDestroy")
     try:
-        err = _cuGraphDestroy(hGraph)
+        err = _cuGraphDestroy(hGraph_given)
     except _ArgumentError as exc:
+        _c.unclaim(hGraph)
         raise _c.argument_error(exc, "cuGraphDestroy", ("hGraph",)) from None
     if err:
+        _c.unclaim(hGraph)
         raise _error(err, _lib)
+    _c.destroyed(hGraph, "CUgraph", "cuGraphDestroy")
 
 
 def cuGraphDestroyNode(hNode: CUgraphNode | _HandleLike) -> None:
@@ -7462,18 +7488,24 @@ def cuGraphDestroyNode(hNode: CUgraphNode | _HandleLike) -> None:
     Parameters:
         hNode: Node to remove
 
+    The handle object given as hNode is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuGraphDestroyNode(CUgraphNode hNode)
     """
     if hNode.__class__ is not CUgraphNode:
         hNode = _c.handle(hNode, CUgraphNode, "hNode")
+    hNode_given = _c.claim(hNode, "hNode", "cuGraphDestroyNode")
     try:
-        err = _cuGraphDestroyNode(hNode)
+        err = _cuGraphDestroyNode(hNode_given)
     except _ArgumentError as exc:
+        _c.unclaim(hNode)
         raise _c.argument_error(exc, "cuGraphDestroyNode", ("hNode",)) from None
     if err:
+        _c.unclaim(hNode)
         raise _error(err, _lib)
+    _c.destroyed(hNode, "CUgraphNode", "cuGraphDestroyNode")
 
 
 def cuGraphEventRecordNodeGetEvent(hNode: CUgraphNode | _HandleLike) -> CUevent:
@@ -7678,18 +7710,24 @@ def cuGraphExecDestroy(hGraphExec: CUgraphExec | _HandleLike) -> None:
     Parameters:
         hGraphExec: Executable graph to destroy
 
+    The handle object given as hGraphExec is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise). The Python callables of host nodes that only hGraphExec held are released.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuGraphExecDestroy(CUgraphExec hGraphExec)
     """
     if hGraphExec.__class__ is not CUgraphExec:
         hGraphExec = _c.handle(hGraphExec, CUgraphExec, "hGraphExec")
+    hGraphExec_given = _c.claim(hGraphExec, "hGraphExec", "cuGraphExecDestroy")
     try:
-        err = _cuGraphExecDestroy(hGraphExec)
+        err = _cuGraphExecDestroy(hGraphExec_given)
     except _ArgumentError as exc:
+        _c.unclaim(hGraphExec)
         raise _c.argument_error(exc, "cuGraphExecDestroy", ("hGraphExec",)) from None
     if err:
+        _c.unclaim(hGraphExec)
         raise _error(err, _lib)
+    _c.destroyed(hGraphExec, "CUgraphExec", "cuGraphExecDestroy")
 
 
 def cuGraphExecEventRecordNodeSetEvent(
@@ -7901,6 +7939,8 @@ def cuGraphExecHostNodeSetParams(
         hNode: Host node from the graph which was used to instantiate graphExec
         nodeParams: The updated parameters to set
 
+    A Python callable in nodeParams stays registered until hGraphExec is destroyed.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuGraphExecHostNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS *nodeParams)
@@ -7909,27 +7949,20 @@ def cuGraphExecHostNodeSetParams(
         hGraphExec = _c.handle(hGraphExec, CUgraphExec, "hGraphExec")
     if hNode.__class__ is not CUgraphNode:
         hNode = _c.handle(hNode, CUgraphNode, "hNode")
-    if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(
-            nodeParams,
-            CUDA_HOST_NODE_PARAMS,
-            "nodeParams",
-            False,
-            1,
-            "cuGraphExecHostNodeSetParams: the record",
-        )
-    elif nodeParams >> 64 or 0 < nodeParams < 65536:
-        raise _c.address_error(
-            nodeParams, "cuGraphExecHostNodeSetParams", "nodeParams", "CUDA_HOST_NODE_PARAMS"
-        )
+    nodeParams, _nodeParams_token = _c.callback_record(
+        nodeParams, CUDA_HOST_NODE_PARAMS, _lib, "nodeParams"
+    )
     try:
         err = _cuGraphExecHostNodeSetParams(hGraphExec, hNode, nodeParams)
     except _ArgumentError as exc:
+        _c.release(_nodeParams_token)
         raise _c.argument_error(
             exc, "cuGraphExecHostNodeSetParams", ("hGraphExec", "hNode", "nodeParams")
         ) from None
     if err:
+        _c.release(_nodeParams_token)
         raise _error(err, _lib)
+    _c.callback_held(_nodeParams_token, hGraphExec, "CUgraphExec", _lib)
 
 
 def cuGraphExecKernelNodeSetParams(
@@ -8576,31 +8609,26 @@ def cuGraphHostNodeSetParams(hNode: CUgraphNode | _HandleLike, nodeParams: _Poin
         hNode: Node to set the parameters for
         nodeParams: Parameters to copy
 
+    A Python callable in nodeParams stays registered until hNode's graph and the graphs and execs copied from it are destroyed.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuGraphHostNodeSetParams(CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS *nodeParams)
     """
     if hNode.__class__ is not CUgraphNode:
         hNode = _c.handle(hNode, CUgraphNode, "hNode")
-    if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(
-            nodeParams,
-            CUDA_HOST_NODE_PARAMS,
-            "nodeParams",
-            False,
-            1,
-            "cuGraphHostNodeSetParams: the record",
-        )
-    elif nodeParams >> 64 or 0 < nodeParams < 65536:
-        raise _c.address_error(
-            nodeParams, "cuGraphHostNodeSetParams", "nodeParams", "CUDA_HOST_NODE_PARAMS"
-        )
+    nodeParams, _nodeParams_token = _c.callback_record(
+        nodeParams, CUDA_HOST_NODE_PARAMS, _lib, "nodeParams"
+    )
     try:
         err = _cuGraphHostNodeSetParams(hNode, nodeParams)
     except _ArgumentError as exc:
+        _c.release(_nodeParams_token)
         raise _c.argument_error(exc, "cuGraphHostNodeSetParams", ("hNode", "nodeParams")) from None
     if err:
+        _c.release(_nodeParams_token)
         raise _error(err, _lib)
+    _c.callback_held(_nodeParams_token, hNode, "CUgraphNode", _lib)
 
 
 def cuGraphInstantiate(hGraph: CUgraph | _HandleLike, flags: int) -> CUgraphExec:
@@ -8614,6 +8642,8 @@ def cuGraphInstantiate(hGraph: CUgraph | _HandleLike, flags: int) -> CUgraphExec
 
     Returns:
         phGraphExec: Returns instantiated graph
+
+    phGraphExec holds the Python callables of hGraph's host nodes too, until destroyed.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE.
 
@@ -8632,6 +8662,7 @@ def cuGraphInstantiate(hGraph: CUgraph | _HandleLike, flags: int) -> CUgraphExec
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.holder_copied(phGraphExec, "CUgraphExec", hGraph, "CUgraph")
     return phGraphExec
 
 
@@ -8646,6 +8677,8 @@ def cuGraphInstantiateWithFlags(hGraph: CUgraph | _HandleLike, flags: int) -> CU
 
     Returns:
         phGraphExec: Returns instantiated graph
+
+    phGraphExec holds the Python callables of hGraph's host nodes too, until destroyed.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE.
 
@@ -8664,6 +8697,7 @@ def cuGraphInstantiateWithFlags(hGraph: CUgraph | _HandleLike, flags: int) -> CU
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.holder_copied(phGraphExec, "CUgraphExec", hGraph, "CUgraph")
     return phGraphExec
 
 
@@ -8680,6 +8714,8 @@ def cuGraphInstantiateWithParams(
 
     Returns:
         phGraphExec: Returns instantiated graph
+
+    phGraphExec holds the Python callables of hGraph's host nodes too, until destroyed.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE.
 
@@ -8712,6 +8748,7 @@ def cuGraphInstantiateWithParams(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.holder_copied(phGraphExec, "CUgraphExec", hGraph, "CUgraph")
     return phGraphExec
 
 
@@ -10757,12 +10794,14 @@ def cuLaunchCooperativeKernel(
         sharedMemBytes = _c.integer(
             sharedMemBytes, _range_unsigned_int, "cuLaunchCooperativeKernel", "sharedMemBytes"
         )
-    if f.__class__ is not CUfunction:
-        f = _c.handle(f, CUfunction, "f")
+    if f.__class__ is not int:
+        f = _c.driver_function(f, CUfunction, "f")
+    elif f >> 64:
+        raise _c.address_error(f, "cuLaunchCooperativeKernel", "f")
     if hStream.__class__ is not CUstream:
         hStream = _c.handle(hStream, CUstream, "hStream")
     if kernelParams.__class__ is not int:
-        kernelParams = _c.pointer(kernelParams, "kernelParams", True)
+        kernelParams = _c.kernel_args(kernelParams, f, "kernelParams")
     elif kernelParams >> 64:
         raise _c.address_error(kernelParams, "cuLaunchCooperativeKernel", "kernelParams")
     try:
@@ -10922,9 +10961,9 @@ def cuLaunchGridAsync(
 
 
 def cuLaunchHostFunc(
-    hStream: CUstream | _HandleLike, fn: _PointerLike, userData: _PointerLike
+    hStream: CUstream | _HandleLike, fn: _CallbackLike, userData: object = None
 ) -> None:
-    """cuLaunchHostFunc(hStream: CUstream | _HandleLike, fn: _PointerLike, userData: _PointerLike) -> None
+    """cuLaunchHostFunc(hStream: CUstream | _HandleLike, fn: _CallbackLike, userData: object = None) -> None
 
     Enqueues a host function call in a stream.
 
@@ -10939,19 +10978,16 @@ def cuLaunchHostFunc(
     """
     if hStream.__class__ is not CUstream:
         hStream = _c.handle(hStream, CUstream, "hStream")
-    if fn.__class__ is not int:
-        fn = _c.function_pointer(fn, "fn", "CUhostFn")
-    elif fn >> 64:
-        raise _c.address_error(fn, "cuLaunchHostFunc", "fn")
-    if userData.__class__ is not int:
-        userData = _c.pointer(userData, "userData", True)
-    elif userData >> 64:
-        raise _c.address_error(userData, "cuLaunchHostFunc", "userData")
+    fn, userData, _fn_token = _c.callback(
+        fn, userData, "CUhostFn", _lib, ("fn", "userData"), hStream
+    )
     try:
         err = _cuLaunchHostFunc(hStream, fn, userData)
     except _ArgumentError as exc:
+        _c.release(_fn_token)
         raise _c.argument_error(exc, "cuLaunchHostFunc", ("hStream", "fn", "userData")) from None
     if err:
+        _c.release(_fn_token)
         raise _error(err, _lib)
 
 
@@ -10965,8 +11001,10 @@ def cuLaunchKernel(
     blockDimZ: int,
     sharedMemBytes: int,
     hStream: CUstream | _HandleLike,
-) -> tuple[int, int]:
-    """cuLaunchKernel(f: CUfunction | _HandleLike, gridDimX: int, gridDimY: int, gridDimZ: int, blockDimX: int, blockDimY: int, blockDimZ: int, sharedMemBytes: int, hStream: CUstream | _HandleLike) -> tuple[int, int]
+    kernelParams: _PointerLike,
+    extra: _PointerLike,
+) -> None:
+    """cuLaunchKernel(f: CUfunction | _HandleLike, gridDimX: int, gridDimY: int, gridDimZ: int, blockDimX: int, blockDimY: int, blockDimZ: int, sharedMemBytes: int, hStream: CUstream | _HandleLike, kernelParams: _PointerLike, extra: _PointerLike) -> None
 
     Launches a CUDA function CUfunction or a CUDA kernel CUkernel.
 
@@ -10980,8 +11018,6 @@ def cuLaunchKernel(
         blockDimZ: Z dimension of each thread block
         sharedMemBytes: Dynamic shared-memory size per thread block in bytes
         hStream: Stream identifier
-
-    Returns:
         kernelParams: Array of pointers to kernel parameters
         extra: Extra options
 
@@ -11005,41 +11041,34 @@ def cuLaunchKernel(
         sharedMemBytes = _c.integer(
             sharedMemBytes, _range_unsigned_int, "cuLaunchKernel", "sharedMemBytes"
         )
-    if f.__class__ is not CUfunction:
-        f = _c.handle(f, CUfunction, "f")
+    if f.__class__ is not int:
+        f = _c.driver_function(f, CUfunction, "f")
+    elif f >> 64:
+        raise _c.address_error(f, "cuLaunchKernel", "f")
     if hStream.__class__ is not CUstream:
         hStream = _c.handle(hStream, CUstream, "hStream")
+    if kernelParams.__class__ is not int:
+        kernelParams = _c.kernel_args(kernelParams, f, "kernelParams")
+    elif kernelParams >> 64:
+        raise _c.address_error(kernelParams, "cuLaunchKernel", "kernelParams")
+    if extra.__class__ is not int:
+        extra = _c.pointer(extra, "extra", True)
+    elif extra >> 64:
+        raise _c.address_error(extra, "cuLaunchKernel", "extra")
     try:
-        if _compiled:
-            err, kernelParams, extra = _cuLaunchKernel_out(
-                f,
-                gridDimX,
-                gridDimY,
-                gridDimZ,
-                blockDimX,
-                blockDimY,
-                blockDimZ,
-                sharedMemBytes,
-                hStream,
-            )
-        else:
-            kernelParams_ = c_void_p()
-            extra_ = c_void_p()
-            err = _cuLaunchKernel(
-                f,
-                gridDimX,
-                gridDimY,
-                gridDimZ,
-                blockDimX,
-                blockDimY,
-                blockDimZ,
-                sharedMemBytes,
-                hStream,
-                kernelParams_,
-                extra_,
-            )
-            kernelParams = kernelParams_.value
-            extra = extra_.value
+        err = _cuLaunchKernel(
+            f,
+            gridDimX,
+            gridDimY,
+            gridDimZ,
+            blockDimX,
+            blockDimY,
+            blockDimZ,
+            sharedMemBytes,
+            hStream,
+            kernelParams,
+            extra,
+        )
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc,
@@ -11060,7 +11089,6 @@ def cuLaunchKernel(
         ) from None
     if err:
         raise _error(err, _lib)
-    return kernelParams or 0, extra or 0
 
 
 def cuLaunchKernelEx(
@@ -11087,10 +11115,12 @@ def cuLaunchKernelEx(
         config = _c.ref(config, CUlaunchConfig, "config", False, 1, "cuLaunchKernelEx: the record")
     elif config >> 64 or 0 < config < 65536:
         raise _c.address_error(config, "cuLaunchKernelEx", "config", "CUlaunchConfig")
-    if f.__class__ is not CUfunction:
-        f = _c.handle(f, CUfunction, "f")
+    if f.__class__ is not int:
+        f = _c.driver_function(f, CUfunction, "f")
+    elif f >> 64:
+        raise _c.address_error(f, "cuLaunchKernelEx", "f")
     if kernelParams.__class__ is not int:
-        kernelParams = _c.pointer(kernelParams, "kernelParams", True)
+        kernelParams = _c.kernel_args(kernelParams, f, "kernelParams")
     elif kernelParams >> 64:
         raise _c.address_error(kernelParams, "cuLaunchKernelEx", "kernelParams")
     if extra.__class__ is not int:
@@ -11523,18 +11553,24 @@ def cuLibraryUnload(library: CUlibrary | _HandleLike) -> None:
     Parameters:
         library: Library to unload
 
+    The handle object given as library is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuLibraryUnload(CUlibrary library)
     """
     if library.__class__ is not CUlibrary:
         library = _c.handle(library, CUlibrary, "library")
+    library_given = _c.claim(library, "library", "cuLibraryUnload")
     try:
-        err = _cuLibraryUnload(library)
+        err = _cuLibraryUnload(library_given)
     except _ArgumentError as exc:
+        _c.unclaim(library)
         raise _c.argument_error(exc, "cuLibraryUnload", ("library",)) from None
     if err:
+        _c.unclaim(library)
         raise _error(err, _lib)
+    _c.destroyed(library, "CUlibrary", "cuLibraryUnload")
 
 
 def cuLinkAddData(
@@ -13233,18 +13269,24 @@ def cuMemPoolDestroy(pool: CUmemoryPool | _HandleLike) -> None:
 
     Destroys the specified memory pool.
 
+    The handle object given as pool is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuMemPoolDestroy(CUmemoryPool pool)
     """
     if pool.__class__ is not CUmemoryPool:
         pool = _c.handle(pool, CUmemoryPool, "pool")
+    pool_given = _c.claim(pool, "pool", "cuMemPoolDestroy")
     try:
-        err = _cuMemPoolDestroy(pool)
+        err = _cuMemPoolDestroy(pool_given)
     except _ArgumentError as exc:
+        _c.unclaim(pool)
         raise _c.argument_error(exc, "cuMemPoolDestroy", ("pool",)) from None
     if err:
+        _c.unclaim(pool)
         raise _error(err, _lib)
+    _c.destroyed(pool, "CUmemoryPool", "cuMemPoolDestroy")
 
 
 def cuMemPoolExportPointer(ptr: int) -> CUmemPoolPtrExportData:
@@ -16050,18 +16092,24 @@ def cuMipmappedArrayDestroy(hMipmappedArray: CUmipmappedArray | _HandleLike) -> 
     Parameters:
         hMipmappedArray: Mipmapped array to destroy
 
+    The handle object given as hMipmappedArray is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_ARRAY_IS_MAPPED, CUDA_ERROR_CONTEXT_IS_DESTROYED.
 
     C: CUresult cuMipmappedArrayDestroy(CUmipmappedArray hMipmappedArray)
     """
     if hMipmappedArray.__class__ is not CUmipmappedArray:
         hMipmappedArray = _c.handle(hMipmappedArray, CUmipmappedArray, "hMipmappedArray")
+    hMipmappedArray_given = _c.claim(hMipmappedArray, "hMipmappedArray", "cuMipmappedArrayDestroy")
     try:
-        err = _cuMipmappedArrayDestroy(hMipmappedArray)
+        err = _cuMipmappedArrayDestroy(hMipmappedArray_given)
     except _ArgumentError as exc:
+        _c.unclaim(hMipmappedArray)
         raise _c.argument_error(exc, "cuMipmappedArrayDestroy", ("hMipmappedArray",)) from None
     if err:
+        _c.unclaim(hMipmappedArray)
         raise _error(err, _lib)
+    _c.destroyed(hMipmappedArray, "CUmipmappedArray", "cuMipmappedArrayDestroy")
 
 
 def cuMipmappedArrayGetLevel(
@@ -16567,18 +16615,24 @@ def cuModuleUnload(hmod: CUmodule | _HandleLike) -> None:
     Parameters:
         hmod: Module to unload
 
+    The handle object given as hmod is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_PERMITTED.
 
     C: CUresult cuModuleUnload(CUmodule hmod)
     """
     if hmod.__class__ is not CUmodule:
         hmod = _c.handle(hmod, CUmodule, "hmod")
+    hmod_given = _c.claim(hmod, "hmod", "cuModuleUnload")
     try:
-        err = _cuModuleUnload(hmod)
+        err = _cuModuleUnload(hmod_given)
     except _ArgumentError as exc:
+        _c.unclaim(hmod)
         raise _c.argument_error(exc, "cuModuleUnload", ("hmod",)) from None
     if err:
+        _c.unclaim(hmod)
         raise _error(err, _lib)
+    _c.destroyed(hmod, "CUmodule", "cuModuleUnload")
 
 
 def cuMulticastAddDevice(mcHandle: int, dev: int) -> None:
@@ -17599,9 +17653,9 @@ def cuSignalExternalSemaphoresAsync(
 
 
 def cuStreamAddCallback(
-    hStream: CUstream | _HandleLike, callback: _PointerLike, userData: _PointerLike, flags: int
+    hStream: CUstream | _HandleLike, callback: _CallbackLike, userData: object, flags: int
 ) -> None:
-    """cuStreamAddCallback(hStream: CUstream | _HandleLike, callback: _PointerLike, userData: _PointerLike, flags: int) -> None
+    """cuStreamAddCallback(hStream: CUstream | _HandleLike, callback: _CallbackLike, userData: object, flags: int) -> None
 
     Add a callback to a compute stream.
 
@@ -17619,21 +17673,18 @@ def cuStreamAddCallback(
         flags = _c.integer(flags, _range_unsigned_int, "cuStreamAddCallback", "flags")
     if hStream.__class__ is not CUstream:
         hStream = _c.handle(hStream, CUstream, "hStream")
-    if callback.__class__ is not int:
-        callback = _c.function_pointer(callback, "callback", "CUstreamCallback")
-    elif callback >> 64:
-        raise _c.address_error(callback, "cuStreamAddCallback", "callback")
-    if userData.__class__ is not int:
-        userData = _c.pointer(userData, "userData", True)
-    elif userData >> 64:
-        raise _c.address_error(userData, "cuStreamAddCallback", "userData")
+    callback, userData, _callback_token = _c.callback(
+        callback, userData, "CUstreamCallback", _lib, ("callback", "userData"), hStream
+    )
     try:
         err = _cuStreamAddCallback(hStream, callback, userData, flags)
     except _ArgumentError as exc:
+        _c.release(_callback_token)
         raise _c.argument_error(
             exc, "cuStreamAddCallback", ("hStream", "callback", "userData", "flags")
         ) from None
     if err:
+        _c.release(_callback_token)
         raise _error(err, _lib)
 
 
@@ -17996,18 +18047,24 @@ def cuStreamDestroy(hStream: CUstream | _HandleLike) -> None:
     Parameters:
         hStream: Stream to destroy
 
+    The handle object given as hStream is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE.
 
     C: CUresult cuStreamDestroy_v2(CUstream hStream)
     """
     if hStream.__class__ is not CUstream:
         hStream = _c.handle(hStream, CUstream, "hStream")
+    hStream_given = _c.claim(hStream, "hStream", "cuStreamDestroy")
     try:
-        err = _cuStreamDestroy(hStream)
+        err = _cuStreamDestroy(hStream_given)
     except _ArgumentError as exc:
+        _c.unclaim(hStream)
         raise _c.argument_error(exc, "cuStreamDestroy", ("hStream",)) from None
     if err:
+        _c.unclaim(hStream)
         raise _error(err, _lib)
+    _c.destroyed(hStream, "CUstream", "cuStreamDestroy")
 
 
 def cuStreamDestroy_v2(hStream: CUstream | _HandleLike) -> None:
@@ -18018,18 +18075,24 @@ def cuStreamDestroy_v2(hStream: CUstream | _HandleLike) -> None:
     Parameters:
         hStream: Stream to destroy
 
+    The handle object given as hStream is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE.
 
     C: CUresult cuStreamDestroy_v2(CUstream hStream)
     """
     if hStream.__class__ is not CUstream:
         hStream = _c.handle(hStream, CUstream, "hStream")
+    hStream_given = _c.claim(hStream, "hStream", "cuStreamDestroy_v2")
     try:
-        err = _cuStreamDestroy_v2(hStream)
+        err = _cuStreamDestroy_v2(hStream_given)
     except _ArgumentError as exc:
+        _c.unclaim(hStream)
         raise _c.argument_error(exc, "cuStreamDestroy_v2", ("hStream",)) from None
     if err:
+        _c.unclaim(hStream)
         raise _error(err, _lib)
+    _c.destroyed(hStream, "CUstream", "cuStreamDestroy_v2")
 
 
 def cuStreamEndCapture(hStream: CUstream | _HandleLike, phGraph: _PointerLike) -> None:
@@ -20818,9 +20881,9 @@ def cuThreadExchangeStreamCaptureMode(mode: _PointerLike) -> None:
 
 
 def cuUserObjectCreate(
-    ptr: _PointerLike, destroy: _PointerLike, initialRefcount: int, flags: int
+    ptr: object, destroy: _CallbackLike, initialRefcount: int, flags: int
 ) -> CUuserObject:
-    """cuUserObjectCreate(ptr: _PointerLike, destroy: _PointerLike, initialRefcount: int, flags: int) -> CUuserObject
+    """cuUserObjectCreate(ptr: object, destroy: _CallbackLike, initialRefcount: int, flags: int) -> CUuserObject
 
     Create a user object.
 
@@ -20843,22 +20906,17 @@ def cuUserObjectCreate(
         )
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, _range_unsigned_int, "cuUserObjectCreate", "flags")
-    if ptr.__class__ is not int:
-        ptr = _c.pointer(ptr, "ptr", True)
-    elif ptr >> 64:
-        raise _c.address_error(ptr, "cuUserObjectCreate", "ptr")
-    if destroy.__class__ is not int:
-        destroy = _c.function_pointer(destroy, "destroy", "CUhostFn")
-    elif destroy >> 64:
-        raise _c.address_error(destroy, "cuUserObjectCreate", "destroy")
+    destroy, ptr, _destroy_token = _c.callback(destroy, ptr, "CUhostFn", _lib, ("destroy", "ptr"))
     object_out = CUuserObject()
     try:
         err = _cuUserObjectCreate(object_out, ptr, destroy, initialRefcount, flags)
     except _ArgumentError as exc:
+        _c.release(_destroy_token)
         raise _c.argument_error(
             exc, "cuUserObjectCreate", ("object_out", "ptr", "destroy", "initialRefcount", "flags")
         ) from None
     if err:
+        _c.release(_destroy_token)
         raise _error(err, _lib)
     return object_out
 

@@ -11,6 +11,9 @@ cannot tell them from memory, so the generator decides here, once, for both laye
 * kernel arguments: a `void **` named `args` or `kernelParams` in a function or record
   that has a device function.
 
+The driver's launches (cuLaunchKernel, ...) take a `CUfunction f` handle: `REVIEWED`
+names them; the checked layer converts them with cudart._convert.driver_function.
+
 `REVIEWED` holds the decisions those rules do not make, each with its reason; it wins
 over the rules. The checked layer converts such parameters with
 cudart._convert.device_function / kernel_args, and the raw records' members go through
@@ -46,6 +49,40 @@ REVIEWED: dict[tuple[str, str], tuple[str | None, str]] = {
         "a __device__ variable's symbol, not a function, though both are host addresses "
         "the registration route hands out",
     ),
+    # The driver's launches (cuda.h) take the kernel as a CUfunction handle, which the
+    # rules (a `void *`) do not see; their `void **kernelParams` then follows the rules.
+    # Their `extra` is the buffer-with-markers format (see cudaKernelNodeParams.extra).
+    ("cuLaunchKernel", "f"): (
+        DEVICE_FUNCTION,
+        "'Function CUfunction or Kernel CUkernel to launch': a Function packs kernelParams",
+    ),
+    ("cuLaunchCooperativeKernel", "f"): (
+        DEVICE_FUNCTION,
+        "'Function CUfunction or Kernel CUkernel to launch', as cuLaunchKernel's",
+    ),
+    ("cuLaunchKernelEx", "f"): (
+        DEVICE_FUNCTION,
+        "'Function CUfunction or Kernel CUkernel to launch', as cuLaunchKernel's",
+    ),
+    # The driver's kernel node records, as cudaKernelNodeParams: `func` a CUfunction,
+    # `kern` a CUkernel ("only referenced if func is NULL"); kernelParams follows.
+    ("CUDA_KERNEL_NODE_PARAMS_st", "func"): (DEVICE_FUNCTION, "'Kernel to launch' (CUfunction)"),
+    ("CUDA_KERNEL_NODE_PARAMS_v2_st", "func"): (
+        DEVICE_FUNCTION,
+        "'Kernel to launch' (CUfunction)",
+    ),
+    ("CUDA_KERNEL_NODE_PARAMS_v2_st", "kern"): (
+        DEVICE_FUNCTION,
+        "'Kernel to launch, will only be referenced if func is NULL' (CUkernel)",
+    ),
+    ("CUDA_KERNEL_NODE_PARAMS_v3_st", "func"): (
+        DEVICE_FUNCTION,
+        "'Kernel to launch' (CUfunction)",
+    ),
+    ("CUDA_KERNEL_NODE_PARAMS_v3_st", "kern"): (
+        DEVICE_FUNCTION,
+        "'Kernel to launch, will only be referenced if func is NULL' (CUkernel)",
+    ),
 }
 
 
@@ -55,6 +92,11 @@ def _points_to_void(t: CType, depth: int) -> bool:
             return False
         t = t.pointee
     return isinstance(t, Builtin) and t.name == "void"
+
+
+def is_void_pointer_array(t: CType) -> bool:
+    """`void **`: what kernel arguments (and the driver's launch `extra`) are in C."""
+    return _points_to_void(t, 2)
 
 
 def is_device_function(owner: str, name: str, t: CType, doc: str) -> bool:

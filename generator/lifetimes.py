@@ -172,6 +172,42 @@ EFFECTS: dict[tuple[str, str], tuple[Effect, str | None, str]] = {
         "graph",
         "cudaGraphHostNodeSetParams(node) finds the node's graph by it",
     ),
+    # The driver API (cuda.h): the same objects (a handle of either API is one value,
+    # cudart._handles), so a destroy through either marks the object for both.
+    ("cuStreamDestroy_v2", "hStream"): (Effect.DESTROYS, None, "the stream is destroyed"),
+    ("cuEventDestroy_v2", "hEvent"): (Effect.DESTROYS, None, "the event is destroyed"),
+    ("cuGraphDestroy", "hGraph"): (Effect.DESTROYS, None, "the graph's nodes go with it"),
+    ("cuGraphExecDestroy", "hGraphExec"): (Effect.DESTROYS, None, "its copied nodes go"),
+    ("cuGraphDestroyNode", "hNode"): (
+        Effect.DESTROYS,
+        None,
+        "removes the node from its graph and frees it",
+    ),
+    ("cuMemPoolDestroy", "pool"): (Effect.DESTROYS, None, "the pool handle ends"),
+    ("cuArrayDestroy", "hArray"): (Effect.DESTROYS, None, "frees the CUDA array"),
+    ("cuMipmappedArrayDestroy", "hMipmappedArray"): (
+        Effect.DESTROYS,
+        None,
+        "frees the mipmapped array",
+    ),
+    ("cuLibraryUnload", "library"): (Effect.DESTROYS, None, "the library is unloaded"),
+    ("cuModuleUnload", "hmod"): (Effect.DESTROYS, None, "the module is unloaded"),
+    ("cuGraphInstantiateWithFlags", "phGraphExec"): (
+        Effect.COPIES,
+        "hGraph",
+        "copies hGraph's nodes",
+    ),
+    ("cuGraphInstantiateWithParams", "phGraphExec"): (
+        Effect.COPIES,
+        "hGraph",
+        "copies hGraph's nodes",
+    ),
+    ("cuGraphClone", "phGraphClone"): (Effect.COPIES, "originalGraph", "a copy of the graph"),
+    ("cuGraphAddHostNode", "phGraphNode"): (
+        Effect.NODE_OF,
+        "hGraph",
+        "cuGraphHostNodeSetParams(node) finds the node's graph by it",
+    ),
 }
 
 # A function whose name says it ends something: each must be decided, in EFFECTS (as
@@ -230,7 +266,14 @@ _ENDS = {
 # A host node record's callable belongs to what the call changes: an executable graph
 # before a graph before a node (cudaGraphExecHostNodeSetParams names both the exec and
 # the node of the graph it was made from; only the exec runs the new callable).
-_HOLDER_TYPES = ("cudaGraphExec_t", "cudaGraph_t", "cudaGraphNode_t")
+_HOLDER_TYPES = (
+    "cudaGraphExec_t",
+    "CUgraphExec",
+    "cudaGraph_t",
+    "CUgraph",
+    "cudaGraphNode_t",
+    "CUgraphNode",
+)
 
 
 def apply(plans: list[FunctionPlan]) -> list[FunctionPlan]:

@@ -188,8 +188,14 @@ _COUNT_NAME = re.compile(r"^p?[Nn]um")
 # caller's value goes in and the new one comes back ("iterator is auto-advancing").
 _UPDATED = re.compile(r"\b(auto-advancing|will update|updates?d?)\b", re.I)
 # The function pointer typedefs the checked layer also takes as Python callables
-# (cudart.callbacks' trampolines have these signatures).
-PYTHON_CALLBACKS = frozenset({"cudaHostFn_t", "cudaStreamCallback_t"})
+# (cudart.callbacks' trampolines have these signatures): the runtime's and the driver's
+# (CUstreamCallback is (CUstream, CUresult, void *), cudaStreamCallback_t's shape).
+PYTHON_CALLBACKS = frozenset(
+    {"cudaHostFn_t", "cudaStreamCallback_t", "CUhostFn", "CUstreamCallback"}
+)
+# The host function typedefs: a record with one as `fn` (cudaHostNodeParams,
+# CUDA_HOST_NODE_PARAMS) takes a Python callable there (ParamKind.CALLBACK_RECORD).
+HOST_FUNCTIONS = frozenset({"cudaHostFn_t", "CUhostFn"})
 _NULL_POINTER_SPELLINGS = frozenset({"0", "NULL", "nullptr"})
 # What a non-const pointer must point to for the function to be able to write it.
 _MAY_BE_WRITTEN = frozenset(
@@ -395,15 +401,15 @@ class _Resolver:
         )
 
     def _holds_host_fn(self, t) -> bool:
-        """A record with a cudaHostFn_t member (cudaHostNodeParams): its `fn` may be a
-        Python callable in the checked layer."""
+        """A record with a host function member (cudaHostNodeParams,
+        CUDA_HOST_NODE_PARAMS): its `fn` may be a Python callable in the checked layer."""
         if self.types.classify(t) is not TypeKind.RECORD:
             return False
         ref = self.types.resolve(t)
         assert isinstance(ref, RecordRef)
         record = self.types.records[ref.name]
         return any(
-            isinstance(f.type, TypedefRef) and f.type.name == "cudaHostFn_t" for f in record.fields
+            isinstance(f.type, TypedefRef) and f.type.name in HOST_FUNCTIONS for f in record.fields
         )
 
     # ------------------------------------------------------------ classification
@@ -450,10 +456,13 @@ class _Resolver:
     def roles(self, f: Function) -> list[tuple[Role, Source]]:
         """(role, source) per parameter."""
         found = []
+        launch_inputs = _launch_inputs(f)
         for p in f.params:
             override = _override(f.name, p.name)
             if override is not None:
                 found.append((override[0], Source.TABLE))
+            elif p.name in launch_inputs:
+                found.append((Role.IN, Source.INFERRED))
             elif not self.may_be_output(p.type):
                 found.append((Role.IN, Source.TYPE))
             elif self.documented_update(f, p.name):
@@ -793,18 +802,34 @@ def _pair_callbacks(params: list[ParamPlan]) -> list[ParamPlan]:
     return out
 
 
+def _device_function_params(f: Function) -> dict[str, str]:
+    """generator/device_functions.py's decision for a function's parameters."""
+    doc = f.doc
+    return device_functions.classify(
+        f.name, [(p.name, p.type, (doc.param(p.name) or "") if doc else "") for p in f.params]
+    )
+
+
+def _launch_inputs(f: Function) -> set[str]:
+    """The `void **` parameters of a function that takes a device function: kernel
+    arguments or the driver's `extra` launch options, which C reads and never writes,
+    whatever the docs' sentences say (cuLaunchKernel's would make both outputs)."""
+    if not _device_function_params(f):
+        return set()
+    return {p.name for p in f.params if device_functions.is_void_pointer_array(p.type)}
+
+
 def _kernel_params(f: Function, params: list[ParamPlan]) -> list[ParamPlan]:
     """Device-function inputs and the kernel arguments beside them take their own kinds
     (generator/device_functions.py decides which parameters they are)."""
-    doc = f.doc
-    found = device_functions.classify(
-        f.name, [(p.name, p.type, (doc.param(p.name) or "") if doc else "") for p in f.params]
-    )
+    found = _device_function_params(f)
     func = next((n for n, k in found.items() if k == device_functions.DEVICE_FUNCTION), None)
     out = []
     for p in params:
         what = found.get(p.name)
-        if p.role is not Role.IN or p.kind is not ParamKind.POINTER or what is None:
+        # The driver's device functions are handles (cuLaunchKernel's `CUfunction f`).
+        taken = (ParamKind.POINTER, ParamKind.HANDLE)
+        if p.role is not Role.IN or p.kind not in taken or what is None:
             out.append(p)
         elif what == device_functions.DEVICE_FUNCTION:
             out.append(ParamPlan(**{**p.__dict__, "kind": ParamKind.DEVICE_FUNCTION}))

@@ -44,6 +44,9 @@ from ._launch import (
 )
 
 get_ident = threading.get_ident
+# What a CUkernel / cudaKernel_t and a CUfunction / cudaFunction_t point at (the kinds of
+# cudart._handles).
+_KERNEL, _FUNCTION = "CUkern_st", "CUfunc_st"
 # Taken to claim a Function's ownership: two threads that both saw no owner would
 # otherwise both become it, and launch from the owner's one set of slots at once.
 _claim = threading.Lock()
@@ -128,6 +131,34 @@ class Function:
     @property
     def _as_parameter_(self) -> int:
         return self.handle
+
+    def _cuda_handle_(self, kinds: tuple[str, ...]):
+        """The handle of one of `kinds` (cudart._handles kinds) this kernel is, for a
+        call that takes a handle rather than a runtime `func` (cudart._convert.handle):
+        the driver's CUkernel ("CUkern_st") or CUfunction ("CUfunc_st"), as the
+        runtime's cudaKernel_t or cudaFunction_t. The library route's handle is a
+        cudaKernel_t already; the registration route's is a host entry address, whose
+        CUfunction cudaGetFuncBySymbol finds (in the current device's context, asked
+        each time: a context per device) and whose CUkernel cudaGetKernel does."""
+        handle, rt = self.handle, self._rt
+        library = getattr(self.module, "route", None) == "library"
+        if _KERNEL in kinds and (library or _FUNCTION not in kinds):
+            if library:
+                return rt.cudaKernel_t(handle)
+            return self._look_up(rt.cudaKernel_t, "cudaGetKernel", handle)
+        if _FUNCTION in kinds:
+            return self._look_up(rt.cudaFunction_t, "cudaGetFuncBySymbol", handle)
+        wanted = " or ".join(kinds)
+        raise TypeError(f"kernel {self.name!r} is a device function, not a {wanted} handle")
+
+    def _look_up(self, cls, function: str, handle: int):
+        found = cls()
+        check(
+            self._rt,
+            f"{function} of {self.name!r}",
+            getattr(self._rt, function)(ctypes.byref(found), handle),
+        )
+        return found
 
     def _invalidate(self):
         self._handle = None

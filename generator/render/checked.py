@@ -481,6 +481,10 @@ def _in_scalar(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str, ..
     return p.py_type, checks
 
 
+# The stream handle types: a host function launched into one may be captured.
+_STREAM_TYPES = ("cudaStream_t", "CUstream")
+
+
 def _in_callback(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str, ...]]:
     # A Python callable is registered with cudart.callbacks (the partner is what it is
     # called with) and replaced by its trampoline; a host function given a stream is
@@ -491,7 +495,7 @@ def _in_callback(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str, 
         (
             q.py_name
             for q in f.plan.inputs
-            if q.kind is ParamKind.HANDLE and q.ctype == "cudaStream_t"
+            if q.kind is ParamKind.HANDLE and q.ctype in _STREAM_TYPES
         ),
         None,
     )
@@ -522,8 +526,16 @@ def _in_attribute(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str,
 
 def _in_device_function(f: _Function, p: ParamPlan, c: Param) -> tuple[str, tuple[str, ...]]:
     # A Function stays itself (ctypes takes its handle): the kernel arguments beside it
-    # are packed with its parameter types.
+    # are packed with its parameter types. The driver's `CUfunction f` is a handle: a
+    # Function gives its CUfunction or CUkernel, carried with it (cudart._convert).
     n = p.py_name
+    if p.ctype != "c_void_p":
+        cls = f.v.use(p.ctype)
+        return f"{cls} | _HandleLike", (
+            f"if {n}.__class__ is not int:",
+            f"    {n} = _c.driver_function({n}, {cls}, {n!r})",
+            *_address_check(f, n),
+        )
     return p.py_type, (
         f"if {n}.__class__ is not int:",
         f"    {n} = _c.device_function({n}, {n!r})",
@@ -744,15 +756,21 @@ _EFFECT_DOCS: dict[Effect, str] = {
     Effect.NODE_OF: "",
 }
 # What destroying a graph or exec also does (cudart.callbacks' holders).
+_RELEASES = "The Python callables of host nodes that only {n} held are released."
 _DESTROYS_CALLABLES = {
-    "cudaGraph_t": "The Python callables of host nodes that only {n} held are released.",
-    "cudaGraphExec_t": "The Python callables of host nodes that only {n} held are released.",
+    "cudaGraph_t": _RELEASES,
+    "cudaGraphExec_t": _RELEASES,
+    "CUgraph": _RELEASES,
+    "CUgraphExec": _RELEASES,
 }
 # Who holds a host node record's callable, by the holder parameter's handle class.
 _HOLDER_DOCS = {
     "cudaGraph_t": "{of} and the graphs and execs copied from it are",
     "cudaGraphExec_t": "{of} is",
     "cudaGraphNode_t": "{of}'s graph and the graphs and execs copied from it are",
+    "CUgraph": "{of} and the graphs and execs copied from it are",
+    "CUgraphExec": "{of} is",
+    "CUgraphNode": "{of}'s graph and the graphs and execs copied from it are",
 }
 _HOST_MEMORY_DOCS = {
     ParamKind.HOST_MEMORY: " (a cudart.HostMemory: an int address and a buffer of {of} bytes)",

@@ -13,7 +13,16 @@ from .. import device_functions
 from ..context import GenerationContext
 from ..ctypes_map import RenderError, TypeKind
 from ..formatting import format_python
-from ..model import EnumRef, Field, FunctionProto, Record, RecordRef, Typedef, TypedefRef
+from ..model import (
+    EnumRef,
+    Field,
+    FunctionProto,
+    Pointer,
+    Record,
+    RecordRef,
+    Typedef,
+    TypedefRef,
+)
 from .base import (
     DIM3,
     FLAG_DEPRECATED,
@@ -24,6 +33,22 @@ from .base import (
     py_name,
     tuple_literal,
 )
+
+# The kind of stream handles (RawView.handle_kind): their classes derive from StreamHandle.
+STREAM_KIND = "CUstream_st"
+
+# Structs the runtime's headers declare for objects cuda.h declares under another tag:
+# the runtime hands out the driver's objects (a cudaArray_t is a CUarray, as the
+# interoperability docs say), so each is the driver's kind. The other runtime handles
+# point at the driver's structs themselves (cudaStream_t: struct CUstream_st *).
+HANDLE_TAG_TWINS: dict[str, str] = {
+    "cudaArray": "CUarray_st",
+    "cudaMipmappedArray": "CUmipmappedArray_st",
+    "cudaGraphicsResource": "CUgraphicsResource_st",
+    "CUexternalMemory_st": "CUextMemory_st",
+    "CUexternalSemaphore_st": "CUextSemaphore_st",
+    "cudaAsyncCallbackEntry": "CUasyncCallbackEntry_st",
+}
 
 
 def render_module(context: GenerationContext) -> str:
@@ -228,13 +253,29 @@ class RawView:
         return "alias"
 
     def handle_base(self, td: Typedef) -> str:
-        """The cudart._handles class a handle typedef's class derives from: streams also
-        speak the CUDA stream protocol."""
-        return "StreamHandle" if td.name == "cudaStream_t" else "Handle"
+        """The cudart._handles class a handle typedef's class derives from: streams (the
+        runtime's cudaStream_t and the driver's CUstream alike) also speak the CUDA
+        stream protocol."""
+        return "StreamHandle" if self.handle_kind(td) == STREAM_KIND else "Handle"
+
+    def handle_kind(self, td: Typedef) -> str:
+        """A handle class's `_kind_`: what C points it at, so that the runtime's and the
+        driver's typedefs of one struct are one kind (cudaStream_t and CUstream are both
+        `struct CUstream_st *`); "const " before it for a pointer to const. The runtime
+        names a few structs of its own for the driver's objects (HANDLE_TAG_TWINS). A
+        foreign `void *` handle points at nothing: its kind is its name."""
+        t = td.target
+        if not (isinstance(t, Pointer) and isinstance(t.pointee, RecordRef)):
+            return td.name
+        tag = HANDLE_TAG_TWINS.get(t.pointee.name, t.pointee.name)
+        return f"const {tag}" if t.pointee_const else tag
 
     def handle_accepts(self, td: Typedef) -> str | None:
-        """The `_accepts_` tuple of a const handle class (its non-const twins), or None."""
-        twins = self.types.const_twins(td)
+        """The `_accepts_` tuple of a const handle class (its non-const twins' kinds), or
+        None."""
+        twins = sorted(
+            {self.handle_kind(self.types.typedefs[n]) for n in self.types.const_twins(td)}
+        )
         return self.tuple(twins, quoted=True) if twins else None
 
     def typedef_value(self, td: Typedef) -> str:

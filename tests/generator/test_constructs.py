@@ -838,7 +838,16 @@ def test_typedefs_module():
     assert dict(mod.A._fields_)["length"] is ctypes.c_size_t
     assert dict(mod.uses_typedefs._fields_)["stream"] is mod.cudaStream_t
     assert issubclass(mod.cudaStream_t, StreamHandle) and issubclass(mod.cudaArray_t, Handle)
-    assert mod.cudaArray_const_t._accepts_ == ("cudaArray_t",) and mod.cudaArray_t._accepts_ == ()
+    # Kinds are what C points at: a const handle accepts its twin's; the driver's name
+    # of a struct is the same kind as the runtime's, and a stream either way.
+    assert mod.cudaArray_t._kind_ == "CUarray_st"  # the runtime's struct for a CUarray
+    assert mod.cudaArray_const_t._kind_ == "const CUarray_st"
+    assert mod.cudaArray_const_t._accepts_ == ("CUarray_st",) and mod.cudaArray_t._accepts_ == ()
+    assert mod.CUstream._kind_ == mod.cudaStream_t._kind_ == "CUstream_st"
+    assert issubclass(mod.CUstream, StreamHandle) and mod.CUstream(5) == mod.cudaStream_t(5)
+    assert hash(mod.CUstream(5)) == hash(mod.cudaStream_t(5)) and mod.CUstream(
+        5
+    ) != mod.cudaArray_t(5)
     u = mod.uses_typedefs()
     u.stream = mod.cudaStream_t(0x10)
     assert u.stream.value == 0x10

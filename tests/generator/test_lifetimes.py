@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import importlib
+import importlib.util
 import inspect
 import weakref
 from pathlib import Path
@@ -64,6 +65,24 @@ REVIEWED_EFFECTS = {
     ("cudaDestroyTextureObject", "texObject"): ("destroys", None),
     ("cudaDestroySurfaceObject", "surfObject"): ("destroys", None),
 }
+# The driver's (cuda.h): destroys of the objects the runtime's handles share, and the
+# host node records' holders.
+REVIEWED_DRIVER_EFFECTS = {
+    ("cuStreamDestroy_v2", "hStream"): ("destroys", None),
+    ("cuEventDestroy_v2", "hEvent"): ("destroys", None),
+    ("cuGraphDestroy", "hGraph"): ("destroys", None),
+    ("cuGraphExecDestroy", "hGraphExec"): ("destroys", None),
+    ("cuGraphDestroyNode", "hNode"): ("destroys", None),
+    ("cuMemPoolDestroy", "pool"): ("destroys", None),
+    ("cuArrayDestroy", "hArray"): ("destroys", None),
+    ("cuMipmappedArrayDestroy", "hMipmappedArray"): ("destroys", None),
+    ("cuLibraryUnload", "library"): ("destroys", None),
+    ("cuModuleUnload", "hmod"): ("destroys", None),
+    ("cuGraphInstantiateWithFlags", "phGraphExec"): ("copies", "hGraph"),
+    ("cuGraphInstantiateWithParams", "phGraphExec"): ("copies", "hGraph"),
+    ("cuGraphClone", "phGraphClone"): ("copies", "originalGraph"),
+    ("cuGraphAddHostNode", "phGraphNode"): ("node_of", "hGraph"),
+}
 REVIEWED_INTEGER_HANDLES = {"cudaTextureObject_t", "cudaSurfaceObject_t"}
 # Every parameter of an integer handle type, in every version: a handle, not a number.
 INTEGER_HANDLE_PARAMS = {
@@ -107,7 +126,9 @@ HELD_BY = {
 
 def test_tables_as_reviewed_each_entry_with_a_reason():
     assert {k: v[0] for k, v in lifetimes.HOST_MEMORY.items()} == REVIEWED_HOST_MEMORY
-    assert {k: (str(v[0]), v[1]) for k, v in lifetimes.EFFECTS.items()} == REVIEWED_EFFECTS
+    assert {k: (str(v[0]), v[1]) for k, v in lifetimes.EFFECTS.items()} == (
+        REVIEWED_EFFECTS | REVIEWED_DRIVER_EFFECTS
+    )
     assert set(lifetimes.NOT_MARKED) == REVIEWED_NOT_MARKED
     assert set(lifetimes.INTEGER_HANDLES) == REVIEWED_INTEGER_HANDLES
     reasons = [v[1] for v in lifetimes.HOST_MEMORY.values()]
@@ -133,7 +154,9 @@ def test_the_decision_list_is_neither_stale_nor_blind():
         *(
             importlib.import_module(f"cudart.{family}_{v}")._FUNCTIONS
             for v in VERSIONS
-            for family in ("sys", "nvrtc")
+            for family in ("sys", "nvrtc", "driver")
+            # The driver's bindings (cuda.h) exist for the versions that pin it.
+            if family != "driver" or importlib.util.find_spec(f"cudart.driver_{v}")
         )
     )
     decided = {f for f, _ in lifetimes.EFFECTS} | set(lifetimes.NOT_MARKED)

@@ -20,6 +20,8 @@ typedef struct {
 } anon_t;
 
 typedef struct CUstream_st *cudaStream_t;
+/* The driver's name for the same struct (cuda.h): one handle kind with cudaStream_t. */
+typedef struct CUstream_st *CUstream;
 
 /* A const handle and its twin: the const one accepts the other, as C converts T to const T. */
 struct cudaArray;

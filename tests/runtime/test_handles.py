@@ -66,7 +66,7 @@ class Foreign:
     def __cuda_stream__(self):
         return self.stream.__cuda_stream__()
 check(_convert.stream_handle(Foreign(s)) == 0x1234, "a foreign stream wrapping ours")
-# Any version's cudaStream_t is the same kind (kinds are class names, as in conversion).
+# Any version's cudaStream_t is the same kind (the struct it points at, as in conversion).
 check(_convert.cudaStream_t(5) == rt.cudaStream_t(5), "cross-module ==")
 check(hash(_convert.cudaStream_t(5)) == hash(rt.cudaStream_t(5)), "cross-module hash")
 
@@ -149,9 +149,10 @@ def test_handles_are_values(results):
 
 def test_const_handles_accept_their_non_const_twins(results):
     for key, result in results.items():
+        # Kinds: what cudaArray_t (a CUarray of the driver) points at.
         assert result["accepts"] == {
-            "cudaArray_const_t": ["cudaArray_t"],
-            "cudaMipmappedArray_const_t": ["cudaMipmappedArray_t"],
+            "cudaArray_const_t": ["CUarray_st"],
+            "cudaMipmappedArray_const_t": ["CUmipmappedArray_st"],
         }, key
 
 

@@ -1,0 +1,256 @@
+"""The runtime and the driver API on one GPU (issue 22, items 3 and 4): a handle of either
+API is one value, so streams, events, kernels and graphs made by one are used by the
+other; the driver's launches take cudart.kernels.Function and tuples of arguments, and
+its host callbacks Python callables. The CPU side is tests/runtime/test_driver_handles.py.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import pytest
+
+import cudart
+from cudart import HandleDestroyedError, callbacks
+from cudart._contract import declares
+from cudart._handles import destroyed_by
+from cudart.kernels import load_module
+
+from .support import KERNELS, axpy, routes
+
+pytestmark = pytest.mark.usefixtures("clean_callback_failures")
+
+N = 256
+SCALE = r"""
+extern "C" __global__ void scale(float *y, float a, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] *= a;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def driver():
+    """cudart.driver with the runtime's primary context of device 0 current on this
+    thread (the runtime makes it current; the driver then launches into it)."""
+    from cudart import _serving, driver
+
+    try:
+        _serving.driver_modules()
+    except ModuleNotFoundError as exc:  # a version whose driver bindings are not generated
+        pytest.skip(f"no driver bindings: {exc}")
+    cudart.cudaSetDevice(0)
+    cudart.cudaFree(0)
+    driver.cuInit(0)
+    context = driver.cuDevicePrimaryCtxRetain(0)
+    driver.cuCtxSetCurrent(context)
+    yield driver
+    driver.cuDevicePrimaryCtxRelease(0)
+
+
+@pytest.fixture
+def stream():
+    """A runtime stream, destroyed at the end unless the test destroyed it."""
+    s = cudart.cudaStreamCreate()
+    yield s
+    if destroyed_by(s) is None:
+        cudart.cudaStreamSynchronize(s)
+        cudart.cudaStreamDestroy(s)
+
+
+@pytest.fixture(params=["register", "library"])
+def kernel(request, rt):
+    if request.param not in routes(rt):
+        pytest.skip(f"the {request.param} route needs CUDA 12.8+ (bindings {rt.__name__})")
+    with load_module(KERNELS / "kernels.fatbin", route=request.param) as module:
+        yield axpy(module)
+
+
+def vectors(dev):
+    x = dev.alloc(4 * N, (ctypes.c_float * N)(*range(N)))
+    y = dev.alloc(4 * N, (ctypes.c_float * N)(*[1.0] * N))
+    return x, y
+
+
+def test_a_runtime_stream_runs_a_function_through_cu_launch_kernel(driver, dev, kernel, stream):
+    x, y = vectors(dev)
+    driver.cuLaunchKernel(kernel, 1, 1, 1, N, 1, 1, 0, stream, (2.0, x, y, N), None)
+    driver.cuStreamSynchronize(stream)  # the driver waits on the runtime's stream
+    assert dev.read(y, ctypes.c_float, N) == [2.0 * i + 1.0 for i in range(N)]
+    packed = kernel.pack(1.0, x, y, N)
+    driver.cuLaunchKernel(kernel, 1, 1, 1, N, 1, 1, 0, stream, packed, None)
+    cudart.cudaStreamSynchronize(stream)
+    assert dev.read(y, ctypes.c_float, N) == [3.0 * i + 1.0 for i in range(N)]
+    # A destroy through the driver ends the object for the runtime too.
+    driver.cuStreamDestroy(stream)
+    with pytest.raises(HandleDestroyedError, match="cuStreamDestroy"):
+        cudart.cudaStreamQuery(stream)
+
+
+def test_a_driver_stream_runs_a_function_launch(driver, dev, kernel):
+    s = driver.cuStreamCreate(0)
+    x, y = vectors(dev)
+    kernel.launch(1, N, 2.0, x, y, N, stream=s)
+    driver.cuLaunchCooperativeKernel(kernel, 1, 1, 1, N, 1, 1, 0, s, (1.0, x, y, N))
+    cudart.cudaStreamSynchronize(s)
+    assert dev.read(y, ctypes.c_float, N) == [3.0 * i + 1.0 for i in range(N)]
+    cudart.cudaStreamDestroy(s)
+    with pytest.raises(HandleDestroyedError, match="cudaStreamDestroy"):
+        driver.cuStreamQuery(s)
+
+
+def test_a_driver_kernel_node_of_a_function_runs_in_a_runtime_graph(driver, dev, kernel, stream):
+    x, y = vectors(dev)
+    params = driver.CUDA_KERNEL_NODE_PARAMS(
+        gridDimX=1, gridDimY=1, gridDimZ=1, blockDimX=N, blockDimY=1, blockDimZ=1
+    )
+    params.func = kernel  # its CUfunction (cudaGetFuncBySymbol), held by the record
+    params.kernelParams = kernel.pack(2.0, x, y, N)
+    graph = cudart.cudaGraphCreate(0)
+    driver.cuGraphAddKernelNode(graph, None, 0, params)
+    exec_ = cudart.cudaGraphInstantiate(graph)
+    try:
+        cudart.cudaGraphLaunch(exec_, stream)
+        driver.cuStreamSynchronize(stream)
+        assert dev.read(y, ctypes.c_float, N) == [2.0 * i + 1.0 for i in range(N)]
+    finally:
+        driver.cuGraphExecDestroy(exec_)
+        cudart.cudaGraphDestroy(graph)
+
+
+def test_device_addresses_are_the_same_ints_in_both_apis(driver, dev, kernel, stream):
+    y = driver.cuMemAlloc(4 * N)  # a CUdeviceptr: an int, as cudaMalloc's address
+    try:
+        cudart.cudaMemset(y, 0, 4 * N)
+        x = dev.alloc(4 * N, (ctypes.c_float * N)(*range(N)))
+        kernel.launch(1, N, 1.0, x, y, N, stream=stream)
+        cudart.cudaStreamSynchronize(stream)
+        out = (ctypes.c_float * N)()
+        driver.cuMemcpyDtoH(out, y, 4 * N)
+        assert list(out) == [float(i) for i in range(N)]
+    finally:
+        driver.cuMemFree(y)
+
+
+def _argv(*values):
+    """C's `void **` kernel arguments for values given as ctypes objects."""
+    return (ctypes.c_void_p * len(values))(*[ctypes.addressof(v) for v in values])
+
+
+@pytest.fixture(scope="module")
+def cubin(driver):
+    return cudart.compile(SCALE, load=False)
+
+
+def test_a_driver_library_kernel_runs_through_the_runtime(rt, driver, dev, stream, cubin):
+    if not declares(rt, "cudaGetKernel"):
+        pytest.skip(f"bindings {rt.__name__} have no cudaKernel_t for the runtime's func")
+    loaded = driver.cuLibraryLoadData(cubin, None, 0, None, None, 0)
+    library = loaded[0] if isinstance(loaded, tuple) else loaded
+    try:
+        kernel = driver.cuLibraryGetKernel(library, "scale")
+        y = dev.alloc(4 * N, (ctypes.c_float * N)(*range(N)))
+        values = (ctypes.c_void_p(y), ctypes.c_float(3.0), ctypes.c_int(N))
+        # A CUkernel is a cudaKernel_t: the runtime launches it as `func`.
+        cudart.cudaLaunchKernel(kernel, 1, N, _argv(*values), 0, stream)
+        driver.cuStreamSynchronize(stream)
+        assert dev.read(y, ctypes.c_float, N) == [3.0 * i for i in range(N)]
+    finally:
+        driver.cuLibraryUnload(library)
+
+
+def test_a_cu_module_function_runs_through_both_apis(driver, dev, stream, cubin):
+    module = driver.cuModuleLoadData(cubin)
+    try:
+        function = driver.cuModuleGetFunction(module, "scale")
+        y = dev.alloc(4 * N, (ctypes.c_float * N)(*[1.0] * N))
+        values = (ctypes.c_void_p(y), ctypes.c_float(2.0), ctypes.c_int(N))
+        driver.cuLaunchKernel(function, 1, 1, 1, N, 1, 1, 0, stream, _argv(*values), None)
+        cudart.cudaStreamSynchronize(stream)
+        assert dev.read(y, ctypes.c_float, N) == [2.0] * N
+        # The runtime's `func` is documented for entry functions and cudaKernel_t; a
+        # CUfunction reaches it as one (a handle of the same struct as cudaFunction_t).
+        try:
+            cudart.cudaLaunchKernel(function, 1, N, _argv(*values), 0, stream)
+        except cudart.CudaError as exc:
+            pytest.xfail(f"this runtime does not launch a CUfunction as func: {exc}")
+        cudart.cudaStreamSynchronize(stream)
+        assert dev.read(y, ctypes.c_float, N) == [4.0] * N
+    finally:
+        driver.cuModuleUnload(module)
+
+
+def test_events_recorded_by_one_api_are_waited_on_by_the_other(driver, dev, kernel, stream):
+    other = driver.cuStreamCreate(0)
+    x, y = vectors(dev)
+    try:
+        # Driver event on the runtime's stream, waited on by the runtime on the driver's.
+        event = driver.cuEventCreate(0)
+        kernel.launch(1, N, 2.0, x, y, N, stream=stream)
+        driver.cuEventRecord(event, stream)
+        cudart.cudaStreamWaitEvent(other, event, 0)
+        kernel.launch(1, N, 1.0, x, y, N, stream=other)
+        driver.cuStreamSynchronize(other)
+        assert dev.read(y, ctypes.c_float, N) == [3.0 * i + 1.0 for i in range(N)]
+        # Runtime event on the driver's stream, waited on by the driver on the runtime's.
+        event2 = cudart.cudaEventCreate()
+        kernel.launch(1, N, 1.0, x, y, N, stream=other)
+        driver.cuEventRecord(event2, other)
+        driver.cuStreamWaitEvent(stream, event2, 0)
+        kernel.launch(1, N, 1.0, x, y, N, stream=stream)
+        cudart.cudaEventSynchronize(event2)
+        driver.cuStreamSynchronize(stream)
+        assert cudart.cudaEventQuery(event2) is True
+        driver.cuEventQuery(event2)  # complete: no error
+        assert dev.read(y, ctypes.c_float, N) == [5.0 * i + 1.0 for i in range(N)]
+        cudart.cudaEventDestroy(event)
+        driver.cuEventDestroy(event2)
+        with pytest.raises(HandleDestroyedError):
+            driver.cuEventQuery(event)
+        with pytest.raises(HandleDestroyedError):
+            cudart.cudaEventQuery(event2)
+    finally:
+        driver.cuStreamSynchronize(other)
+        driver.cuStreamDestroy(other)
+
+
+def test_cu_launch_host_func_runs_a_python_callable(driver, stream):
+    seen = []
+    before = callbacks.pending()
+    data = {"payload": [1, 2]}
+    driver.cuLaunchHostFunc(stream, seen.append, data)
+    driver.cuStreamSynchronize(stream)
+    assert seen == [data] and seen[0] is data
+    assert callbacks.pending() == before
+
+    def boom(_):
+        raise ValueError("inside the driver's callback")
+
+    driver.cuLaunchHostFunc(stream, boom, None)
+    with pytest.raises(callbacks.CallbackError, match="inside the driver's callback"):
+        cudart.cudaStreamSynchronize(stream)  # the runtime's wait reports it
+
+
+def test_cu_stream_add_callback_gets_stream_and_status(driver, stream):
+    got = []
+    driver.cuStreamAddCallback(stream, lambda s, status, data: got.append((s, status, data)), 5, 0)
+    driver.cuStreamSynchronize(stream)
+    assert got == [(int(stream), 0, 5)]
+
+
+def test_a_driver_host_node_runs_per_launch_and_goes_with_its_graph(driver, stream):
+    seen = []
+    before = callbacks.pending()
+    graph = driver.cuGraphCreate(0)
+    params = driver.CUDA_HOST_NODE_PARAMS(fn=seen.append, userData="node")
+    driver.cuGraphAddHostNode(graph, None, 0, params)
+    exec_ = driver.cuGraphInstantiate(graph, 0)
+    cudart.cudaGraphLaunch(exec_, stream)  # the runtime launches the driver's exec
+    driver.cuGraphLaunch(exec_, stream)
+    cudart.cudaStreamSynchronize(stream)
+    assert seen == ["node", "node"]
+    assert callbacks.pending() == before + 1
+    driver.cuGraphDestroy(graph)
+    cudart.cudaGraphExecDestroy(exec_)  # the last holder, through the runtime
+    assert callbacks.pending() == before

@@ -1,0 +1,514 @@
+"""Runtime and driver handles are one value (issue 22, items 3 and 4), without a GPU.
+
+cudaStream_t and CUstream are both `struct CUstream_st *` in C: each checked layer takes
+the other's objects (a different struct is still refused before C), they are equal and
+hash alike at one address, and a destroy through either API marks the object for both.
+The driver's launches take a cudart.kernels.Function and a tuple of argument values,
+and its host callbacks Python callables, as the runtime's do.
+
+What reaches C is seen by replacing a checked module's C function with a recorder
+(as tests/runtime/test_handle_lifetimes.py does), so a "successful" destroy can be
+driven here; `test_the_objects_reach_a_driver_library` also goes through ctypes into
+a stand-in libcuda built here, whose every function answers 34
+(CUDA_ERROR_STUB_LIBRARY). The GPU side is tests/gpu/test_driver_interop.py.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+import shutil
+import subprocess
+import types
+import weakref
+
+import pytest
+from suite import run_python
+
+import cudart
+from cudart import HandleDestroyedError, _convert, _serving, callbacks
+from cudart._handles import StreamHandle, destroyed_by
+from cudart.kernels._function import Function
+from cudart.kernels._launch import KernelArguments
+
+# The runtime's calls go through the backend in force (make test-ctypes: ctypes too).
+pytestmark = pytest.mark.backend
+
+ADDRESS = 0x7F00_0000_1000  # a handle's value; nothing reads through it here
+
+# (runtime typedef, driver typedef): one struct each.
+PAIRS = [
+    ("cudaStream_t", "CUstream"),
+    ("cudaEvent_t", "CUevent"),
+    ("cudaGraph_t", "CUgraph"),
+    ("cudaGraphExec_t", "CUgraphExec"),
+    ("cudaGraphNode_t", "CUgraphNode"),
+    ("cudaFunction_t", "CUfunction"),
+    ("cudaKernel_t", "CUkernel"),
+    ("cudaLibrary_t", "CUlibrary"),
+    ("cudaMemPool_t", "CUmemoryPool"),
+    ("cudaArray_t", "CUarray"),
+]
+
+# Per pair: a driver call and a runtime call taking the handle (its position among the
+# C arguments, the other arguments), none with an output, so the recorder sees the call.
+# A kernel and a function go to the runtime as `func` (a device function).
+DRIVER_CALLS = {
+    "CUstream": ("cuStreamQuery", 0, ()),
+    "CUevent": ("cuEventQuery", 0, ()),
+    "CUgraph": ("cuGraphDebugDotPrint", 0, (b"/dev/null", 0)),
+    "CUgraphExec": ("cuGraphLaunch", 0, (None,)),
+    "CUgraphNode": ("cuGraphNodeSetEnabled", 1, (None, 1)),
+    "CUfunction": ("cuFuncSetCacheConfig", 0, (0,)),
+    "CUkernel": ("cuKernelSetCacheConfig", 0, (0, 0)),
+    "CUlibrary": ("cuLibraryUnload", 0, ()),
+    "CUmemoryPool": ("cuMemPoolTrimTo", 0, (0,)),
+    "CUarray": ("cuArrayDestroy", 0, ()),
+}
+RUNTIME_CALLS = {
+    "cudaStream_t": ("cudaStreamQuery", 0, ()),
+    "cudaEvent_t": ("cudaEventQuery", 0, ()),
+    "cudaGraph_t": ("cudaGraphDebugDotPrint", 0, (b"/dev/null", 0)),
+    "cudaGraphExec_t": ("cudaGraphLaunch", 0, (None,)),
+    "cudaGraphNode_t": ("cudaGraphNodeSetEnabled", 1, (None, 1)),
+    "cudaFunction_t": ("cudaFuncSetCacheConfig", 0, (0,)),
+    "cudaKernel_t": ("cudaFuncSetCacheConfig", 0, (0,)),
+    "cudaLibrary_t": ("cudaLibraryUnload", 0, ()),
+    "cudaMemPool_t": ("cudaMemPoolTrimTo", 0, (0,)),
+    "cudaArray_t": ("cudaFreeArray", 0, ()),
+}
+
+
+@pytest.fixture(scope="module")
+def drv():
+    """The driver's (raw, checked) modules cudart.driver serves (no libcuda needed to
+    import them: functions bind on first call)."""
+    return _serving.driver_modules()
+
+
+@pytest.fixture(scope="module")
+def rt():
+    return _serving.raw_module(), _serving.checked_module()
+
+
+class Recorder:
+    """Stands for a checked module's C function: the arguments C would get; `status`."""
+
+    def __init__(self, status: int = 0) -> None:
+        self.calls: list[tuple] = []
+        self.status = status
+
+    def __call__(self, *args):
+        self.calls.append(args)
+        return self.status
+
+
+def record(monkeypatch, module, name: str, status: int = 0) -> Recorder:
+    recorder = Recorder(status)
+    monkeypatch.setitem(vars(module), "_" + name, recorder)
+    return recorder
+
+
+def pairs_of(rt, drv):
+    raw_rt, raw_drv = rt[0], drv[0]
+    found = [
+        (getattr(raw_rt, r), getattr(raw_drv, d))
+        for r, d in PAIRS
+        if r in vars(raw_rt) and d in vars(raw_drv)
+    ]
+    assert len(found) >= 9  # cudaLibrary_t is 12.8+
+    return found
+
+
+def call(module, function: str, position: int, handle, rest: tuple):
+    args = list(rest)
+    args.insert(position, handle)
+    return getattr(module, function)(*args)
+
+
+# ---------------------------------------------------------------- one value
+
+
+def test_each_pair_is_one_kind_equal_and_hashed_alike(rt, drv):
+    for rt_cls, drv_cls in pairs_of(rt, drv):
+        a, b = rt_cls(ADDRESS), drv_cls(ADDRESS)
+        assert rt_cls._kind_ == drv_cls._kind_ and rt_cls._kind_.endswith("_st")
+        assert a == b and b == a and hash(a) == hash(b), rt_cls
+        assert {a: "x"}[b] == "x"
+        assert a != drv_cls(ADDRESS + 16) and int(a) == int(b) == ADDRESS
+        assert repr(b) == f"<{drv_cls.__name__} {ADDRESS:#x}>"  # its own name still
+
+
+def test_different_structs_stay_different(rt, drv):
+    stream, event = drv[0].CUstream(ADDRESS), rt[0].cudaEvent_t(ADDRESS)
+    assert stream != event and hash(stream) != hash(event)
+    # A const handle is its own kind, taking its non-const twin of either API.
+    assert rt[0].cudaArray_const_t._accepts_ == (drv[0].CUarray._kind_,)
+    assert rt[0].cudaArray_const_t(ADDRESS) != drv[0].CUarray(ADDRESS)
+
+
+def test_the_driver_stream_is_a_cuda_stream(drv):
+    stream = drv[0].CUstream(ADDRESS)
+    assert isinstance(stream, StreamHandle)
+    assert stream.__cuda_stream__() == (0, ADDRESS)
+    assert drv[0].CUstream().__cuda_stream__() == (0, 0)
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=[d for _, d in PAIRS])
+def test_the_driver_takes_the_runtimes_handle(rt, drv, monkeypatch, pair):
+    runtime_name, driver_name = pair
+    if runtime_name not in vars(rt[0]) or driver_name not in vars(drv[0]):
+        pytest.skip(f"{runtime_name} is not in these headers")
+    function, position, rest = DRIVER_CALLS[driver_name]
+    c = record(monkeypatch, drv[1], function)
+    handle = getattr(rt[0], runtime_name)(ADDRESS)
+    call(drv[1], function, position, handle, rest)
+    assert c.calls[0][position] is handle  # as is: ctypes passes any c_void_p
+    # Another struct's handle is refused before C, from either API.
+    other = rt[0].cudaEvent_t if driver_name != "CUevent" else drv[0].CUstream
+    with pytest.raises(TypeError, match=f"must be a {driver_name}, not a {other.__name__}"):
+        call(drv[1], function, position, other(ADDRESS), rest)
+    assert len(c.calls) == 1
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=[r for r, _ in PAIRS])
+def test_the_runtime_takes_the_drivers_handle(rt, drv, monkeypatch, pair):
+    runtime_name, driver_name = pair
+    if runtime_name not in vars(rt[0]) or driver_name not in vars(drv[0]):
+        pytest.skip(f"{runtime_name} is not in these headers")
+    function, position, rest = RUNTIME_CALLS[runtime_name]
+    c = record(monkeypatch, rt[1], function)
+    handle = getattr(drv[0], driver_name)(ADDRESS)
+    call(rt[1], function, position, handle, rest)
+    assert c.calls[0][position] is handle
+    other = drv[0].CUevent if runtime_name != "cudaEvent_t" else rt[0].cudaStream_t
+    with pytest.raises(TypeError, match=f"not a {other.__name__}"):
+        call(rt[1], function, position, other(ADDRESS), rest)
+    assert len(c.calls) == 1
+
+
+# ---------------------------------------------------------------- destroy marks
+
+
+@pytest.mark.parametrize("through", ["driver", "runtime"])
+def test_a_destroy_through_one_api_is_refused_by_the_other(rt, drv, monkeypatch, through):
+    raw_rt, checked_rt = rt
+    raw_drv, checked_drv = drv
+    if through == "driver":
+        stream, destroy, destroyer = raw_rt.cudaStream_t(ADDRESS), "cuStreamDestroy", checked_drv
+        use, user = "cudaStreamQuery", checked_rt
+    else:
+        stream, destroy, destroyer = raw_drv.CUstream(ADDRESS), "cudaStreamDestroy", checked_rt
+        use, user = "cuStreamQuery", checked_drv
+    c_destroy = record(monkeypatch, destroyer, destroy)
+    c_use = record(monkeypatch, user, use)
+    getattr(destroyer, destroy)(stream)
+    assert len(c_destroy.calls) == 1 and destroyed_by(stream) == destroy
+    with pytest.raises(HandleDestroyedError, match=destroy):
+        getattr(user, use)(stream)
+    with pytest.raises(HandleDestroyedError):
+        getattr(destroyer, destroy)(stream)  # no second destroy reaches C
+    assert c_use.calls == [] and len(c_destroy.calls) == 1
+    # The mark is the object's: another object at the address is the caller's promise.
+    getattr(user, use)(type(stream).__mro__[1](ADDRESS))
+    assert len(c_use.calls) == 1
+
+
+# ---------------------------------------------------------------- kernels
+
+
+def library_function(handle=0x1234, name="_Z4axpyfPKfPfi") -> Function:
+    """A Function of the library route (its handle is a cudaKernel_t, a CUkernel):
+    made up, as no image loads without a GPU."""
+    module = types.SimpleNamespace(_rt=cudart.sys, route="library")
+    fn = Function(module, name, handle)
+    fn._params = (4, 8, 8, 4)  # what cudaFuncGetParamInfo answers on a GPU
+    return fn
+
+
+def test_cu_launch_kernel_takes_a_function_and_packs_a_tuple(drv, monkeypatch):
+    raw, checked = drv
+    c = record(monkeypatch, checked, "cuLaunchKernel")
+    fn = library_function()
+    stream = cudart.sys.cudaStream_t(ADDRESS)
+    checked.cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, stream, (2.0, 0x10, 0x20, 4), None)
+    f, *_, hStream, kernel_params, extra = c.calls[0]
+    assert isinstance(f, ctypes.c_void_p) and f.value == 0x1234  # its CUkernel
+    assert hStream is stream and extra is None
+    assert isinstance(kernel_params, KernelArguments) and kernel_params.values[1] == 0x10
+    slots = ctypes.cast(int(kernel_params), ctypes.POINTER(ctypes.c_void_p))
+    assert ctypes.c_float.from_address(slots[0]).value == 2.0
+    assert ctypes.c_int.from_address(slots[3]).value == 4
+    # What Function.pack gave passes as it is; so do the driver's and the runtime's
+    # kernel handles, and a CUfunction with an address as kernelParams.
+    packed = fn.pack(1.0, 0, 0, 1)
+    checked.cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, None, packed, None)
+    assert c.calls[1][9] is packed
+    for kernel in (raw.CUfunction(0x99), cudart.sys.cudaKernel_t(0x99)):
+        checked.cuLaunchKernel(kernel, 1, 1, 1, 1, 1, 1, 0, None, 0x5000, None)
+        assert c.calls[-1][0] is kernel and c.calls[-1][9] == 0x5000
+    # A tuple needs a Function's parameter types; an event is no kernel.
+    with pytest.raises(TypeError, match="cudart.kernels.Function"):
+        checked.cuLaunchKernel(raw.CUfunction(0x99), 1, 1, 1, 1, 1, 1, 0, None, (1,), None)
+    with pytest.raises(TypeError, match="must be a CUfunction, not a CUevent"):
+        checked.cuLaunchKernel(raw.CUevent(0x99), 1, 1, 1, 1, 1, 1, 0, None, None, None)
+    with pytest.raises(TypeError, match="kernel '_Z4axpyfPKfPfi'"):
+        checked.cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, None, (1.0, 0, 0, 1.5), None)
+    assert len(c.calls) == 4
+
+
+def test_the_other_launches_take_a_function_too(drv, monkeypatch):
+    raw, checked = drv
+    fn = library_function()
+    cooperative = record(monkeypatch, checked, "cuLaunchCooperativeKernel")
+    checked.cuLaunchCooperativeKernel(fn, 1, 1, 1, 1, 1, 1, 0, None, (1.0, 0, 0, 1))
+    assert cooperative.calls[0][0].value == 0x1234
+    assert isinstance(cooperative.calls[0][9], KernelArguments)
+    ex = record(monkeypatch, checked, "cuLaunchKernelEx")
+    config = raw.CUlaunchConfig(gridDimX=1, gridDimY=1, gridDimZ=1, blockDimX=1)
+    checked.cuLaunchKernelEx(config, fn, (1.0, 0, 0, 1), None)
+    assert ex.calls[0][1].value == 0x1234 and isinstance(ex.calls[0][2], KernelArguments)
+    # A CUkernel parameter gets the library route's handle itself.
+    cache = record(monkeypatch, checked, "cuKernelSetCacheConfig")
+    checked.cuKernelSetCacheConfig(fn, 0, 0)
+    assert cache.calls[0][0] == cudart.sys.cudaKernel_t(0x1234)
+
+
+def test_the_function_lives_for_the_call_and_a_closed_one_is_refused(drv, monkeypatch):
+    raw, checked = drv
+    seen = []
+
+    def launch(f, *rest):
+        gc.collect()
+        seen.append(watch())  # the Function is alive while C runs
+        return 0
+
+    monkeypatch.setitem(vars(checked), "_cuLaunchKernel", launch)
+    watch = weakref.ref(library_function())
+    # A temporary Function: nothing but the call holds it.
+    checked.cuLaunchKernel(library_function(), 1, 1, 1, 1, 1, 1, 0, None, (1.0, 0, 0, 1), None)
+    assert seen and seen[0] is None  # (the first one, never passed, is gone)
+    seen.clear()
+    fn = library_function()
+    watch = weakref.ref(fn)
+    checked.cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, None, (1.0, 0, 0, 1), None)
+    assert seen == [fn]
+    fn._invalidate()
+    with pytest.raises(ValueError, match="module is closed"):
+        checked.cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, None, None, None)
+    assert len(seen) == 1
+
+
+def test_a_registered_kernel_asks_the_runtime_for_its_cufunction(drv, monkeypatch):
+    # The registration route's handle is a host address: its CUfunction comes from
+    # cudaGetFuncBySymbol, which the runtime refuses without a GPU: nothing reaches C.
+    raw, checked = drv
+    c = record(monkeypatch, checked, "cuLaunchKernel")
+    fn = Function(types.SimpleNamespace(_rt=cudart.sys), "_Z4axpyfPKfPfi", 0x1234)
+    looked_up = []
+
+    def get_func(out, handle):
+        looked_up.append(handle)
+        ctypes.c_void_p.from_address(ctypes.addressof(out._obj)).value = 0xF00
+        return 0
+
+    monkeypatch.setitem(vars(cudart.sys), "cudaGetFuncBySymbol", get_func)
+    checked.cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, None, 0x5000, None)
+    assert looked_up == [0x1234] and c.calls[0][0].value == 0xF00
+    # A CUfunction parameter asks for it on either route (the library route's handle
+    # is a CUkernel, no CUfunction), in the current device's context each time.
+    cache = record(monkeypatch, checked, "cuFuncSetCacheConfig")
+    checked.cuFuncSetCacheConfig(library_function(0x4321), 0)
+    checked.cuFuncSetCacheConfig(fn, 0)
+    assert looked_up == [0x1234, 0x4321, 0x1234]
+    assert [call[0] for call in cache.calls] == [cudart.sys.cudaFunction_t(0xF00)] * 2
+
+
+def test_a_kernel_node_record_takes_a_function_and_keeps_it(drv):
+    raw, _ = drv
+    fn = library_function()
+    watch = weakref.ref(fn)
+    params = raw.CUDA_KERNEL_NODE_PARAMS(gridDimX=1, blockDimX=32)
+    params.kern = fn  # the library route's CUkernel
+    params.kernelParams = fn.pack(1.0, 0x10, 0x20, 4)
+    del fn
+    gc.collect()
+    assert watch() is not None  # the record holds the Function and the arguments
+    assert params.kern == raw.CUkernel(0x1234) and not params.func
+    slots = ctypes.cast(params.kernelParams, ctypes.POINTER(ctypes.c_void_p))
+    assert ctypes.c_int.from_address(slots[3]).value == 4
+    # Either API's handle of the member's kind, by address; another kind is refused.
+    params.func = cudart.sys.cudaFunction_t(0x77)
+    assert params.func == raw.CUfunction(0x77)
+    params.kern = None
+    gc.collect()
+    assert watch() is None and not params.kern
+    with pytest.raises(TypeError, match="'func' must be a CUfunction, not a CUevent"):
+        params.func = raw.CUevent(0x77)
+    with pytest.raises(TypeError, match="pack the values first"):
+        params.kernelParams = (1.0, 0, 0, 1)
+
+
+def test_a_kernel_parameter_gets_a_registered_functions_kernel(monkeypatch):
+    # A cudaKernel_t / CUkernel parameter (the runtime's cudaKernelSetAttributeForDevice,
+    # the driver's cuKernelSetAttribute) took a Function's host entry address (its
+    # _as_parameter_) before: the registration route's Function gives its kernel.
+    raw = cudart.sys
+    fn = Function(types.SimpleNamespace(_rt=raw), "_Z4axpyfPKfPfi", 0x1234)
+    looked_up = []
+
+    def get_kernel(out, entry):
+        looked_up.append(entry)
+        ctypes.c_void_p.from_address(ctypes.addressof(out._obj)).value = 0xABC
+        return 0
+
+    monkeypatch.setitem(vars(raw), "cudaGetKernel", get_kernel)
+    assert _convert.handle(fn, raw.cudaKernel_t, "kernel") == raw.cudaKernel_t(0xABC)
+    assert looked_up == [0x1234]
+    with pytest.raises(TypeError, match="not a CUevent_st handle"):
+        _convert.handle(fn, raw.cudaEvent_t, "event")
+
+
+# ---------------------------------------------------------------- callbacks
+
+
+@pytest.fixture
+def not_capturing(drv, monkeypatch):
+    # The capture query goes to the raw layer: answered here, as no libcuda loads.
+    monkeypatch.setitem(vars(drv[0]), "cuStreamIsCapturing", lambda stream, state: 1)
+
+
+def test_cu_launch_host_func_runs_a_python_callable(drv, monkeypatch, not_capturing):
+    raw, checked = drv
+    c = record(monkeypatch, checked, "cuLaunchHostFunc")
+    got = []
+    before = callbacks.pending()
+    stream = cudart.sys.cudaStream_t(ADDRESS)
+    checked.cuLaunchHostFunc(stream, got.append, {"any": "object"})
+    hStream, trampoline, token = c.calls[0]
+    assert hStream is stream and isinstance(trampoline, raw.CUhostFn)
+    assert callbacks.pending() == before + 1
+    trampoline(token)  # what the driver does once the stream gets there
+    assert got == [{"any": "object"}] and callbacks.pending() == before
+
+
+def test_cu_stream_add_callback_gets_stream_and_status(drv, monkeypatch):
+    raw, checked = drv
+    c = record(monkeypatch, checked, "cuStreamAddCallback")
+    got = []
+    checked.cuStreamAddCallback(None, lambda s, status, data: got.append((s, status, data)), 7, 0)
+    _, trampoline, token, flags = c.calls[0]
+    assert isinstance(trampoline, raw.CUstreamCallback) and flags == 0
+    trampoline(ADDRESS, 0, token)
+    assert got == [(ADDRESS, 0, 7)]
+
+
+def test_a_non_callable_is_refused_and_a_c_function_passes(drv, monkeypatch, not_capturing):
+    # (A call C refuses releases its callable: test_the_objects_reach_a_driver_library.)
+    raw, checked = drv
+    c = record(monkeypatch, checked, "cuLaunchHostFunc")
+    before = callbacks.pending()
+    for wrong in (1.5, b"code", object()):
+        with pytest.raises(TypeError, match="'fn'"):
+            checked.cuLaunchHostFunc(None, wrong, None)
+    assert callbacks.pending() == before and c.calls == []
+    pointer = raw.CUhostFn(lambda data: None)
+    checked.cuLaunchHostFunc(None, pointer, 0x10)
+    assert c.calls[0][1] is pointer and c.calls[0][2] == 0x10
+    assert callbacks.pending() == before
+
+
+def test_a_host_node_record_holds_its_callable_until_the_graph_goes(drv, monkeypatch):
+    raw, checked = drv
+    add = record(monkeypatch, checked, "cuGraphAddHostNode")
+    record(monkeypatch, checked, "cuGraphDestroy")
+    got = []
+    graph = cudart.sys.cudaGraph_t(ADDRESS)  # a runtime graph: one value with CUgraph's
+    params = checked.CUDA_HOST_NODE_PARAMS(fn=got.append, userData="data")
+    before = callbacks.pending()
+    checked.cuGraphAddHostNode(graph, None, 0, params)
+    record_arg = add.calls[0][4]._obj
+    assert isinstance(record_arg.fn, raw.CUhostFn)
+    record_arg.fn(record_arg.userData)  # a launch of the graph runs it, and again
+    record_arg.fn(record_arg.userData)
+    assert got == ["data", "data"] and callbacks.pending() == before + 1
+    assert callbacks.held(raw.CUgraph(ADDRESS)) == callbacks.held(graph) != frozenset()
+    checked.cuGraphDestroy(graph)
+    assert callbacks.pending() == before and destroyed_by(graph) == "cuGraphDestroy"
+
+
+# ---------------------------------------------------------------- through ctypes, into C
+
+STUB_PROBE = r"""
+import json, types
+import cudart
+from cudart import driver, callbacks
+from cudart.kernels._function import Function
+
+rt = cudart.sys
+outcomes = {}
+
+def outcome(name, thunk):
+    try:
+        thunk()
+        outcomes[name] = "returned"
+    except cudart.CudaDriverError as exc:
+        outcomes[name] = type(exc).__name__
+    except TypeError as exc:
+        outcomes[name] = "TypeError"
+
+A = 0x7F0000001000
+outcome("runtime stream", lambda: driver.cuStreamQuery(rt.cudaStream_t(A)))
+outcome("runtime event", lambda: driver.cuEventRecord(rt.cudaEvent_t(A), rt.cudaStream_t(A)))
+outcome("event as stream", lambda: driver.cuStreamQuery(rt.cudaEvent_t(A)))
+outcome("runtime graph exec", lambda: driver.cuGraphLaunch(rt.cudaGraphExec_t(A), None))
+outcome("callable", lambda: driver.cuLaunchHostFunc(None, print, "x"))
+outcome("stream callback", lambda: driver.cuStreamAddCallback(None, print, None, 0))
+outcome("not callable", lambda: driver.cuLaunchHostFunc(None, 2.5, None))
+fn = Function(types.SimpleNamespace(_rt=rt, route="library"), "_Z4axpyfPKfPfi", 0x1234)
+fn._params = (4, 8, 8, 4)
+outcome("function", lambda: driver.cuLaunchKernel(
+    fn, 1, 1, 1, 1, 1, 1, 0, rt.cudaStream_t(A), (1.0, 0, 0, 1), None))
+event = rt.cudaEvent_t(A)
+outcome("destroy", lambda: driver.cuEventDestroy(event))
+outcomes["destroy leaves it live"] = type(event) is rt.cudaEvent_t
+outcomes["pending"] = callbacks.pending()
+print(json.dumps(outcomes))
+"""
+
+
+@pytest.fixture(scope="module")
+def stub_driver(drv, tmp_path_factory):
+    """A libcuda whose every function returns 34 (CUDA_ERROR_STUB_LIBRARY)."""
+    gcc = shutil.which("gcc") or shutil.which("cc")
+    if gcc is None:
+        pytest.skip("no C compiler")
+    raw = drv[0]
+    symbols = sorted({*raw.SYMBOLS_LEGACY.values(), *raw.SYMBOLS_PER_THREAD.values()})
+    folder = tmp_path_factory.mktemp("stub_libcuda")
+    source = folder / "stub.c"
+    source.write_text("".join(f"int {s}(void) {{ return 34; }}\n" for s in symbols))
+    library = folder / "libcuda.so.1"
+    subprocess.run([gcc, "-shared", "-fPIC", "-o", str(library), str(source)], check=True)
+    return library
+
+
+def test_the_objects_reach_a_driver_library(stub_driver):
+    import json
+
+    proc = run_python(STUB_PROBE, env={"CUDART_DRIVER_LIBRARY": str(stub_driver)})
+    found = json.loads(proc.stdout.strip().splitlines()[-1])
+    stub = "CudaDriverErrorStubLibrary"
+    assert found == {
+        "runtime stream": stub,
+        "runtime event": stub,
+        "event as stream": "TypeError",
+        "runtime graph exec": stub,
+        "callable": stub,
+        "stream callback": stub,
+        "not callable": "TypeError",
+        "function": stub,
+        "destroy": stub,
+        "destroy leaves it live": True,  # C refused: the object lives on
+        "pending": 0,  # the refused calls' callables were released
+    }
