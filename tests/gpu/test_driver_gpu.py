@@ -18,6 +18,7 @@ does; test_context_create_destroy makes a context of its own.
 from __future__ import annotations
 
 import ctypes
+import uuid
 from ctypes import addressof, c_float, c_int, c_uint, c_void_p, sizeof
 
 import pytest
@@ -539,37 +540,53 @@ def test_get_proc_address_is_callable():
     assert status == driver.CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND
 
 
-def test_module_load_data_ex_with_jit_options():
-    """A PTX image JIT-compiled with options: an info log buffer of ours, its size
-    (written back: the bytes used) and verbose logging."""
-    image = cudart.compile(
-        'extern "C" __global__ void jit_kernel(int *out) { *out = 42; }',
-        load=False,
-        output="ptx",
-        cache=False,
-    )
-    image = image if image.endswith(b"\0") else image + b"\0"
-    log = ctypes.create_string_buffer(8192)
+JIT_SOURCE = 'extern "C" __global__ void jit_kernel(int *out) { *out = 42; }'
+
+
+def jit_ptx() -> bytes:
+    """The kernel's PTX, NUL-terminated as cuModuleLoadDataEx reads it, with a comment
+    of its own: the driver's JIT cache keeps compiled PTX, and a hit logs nothing."""
+    ptx = cudart.compile(JIT_SOURCE, load=False, output="ptx", cache=False).rstrip(b"\0")
+    return ptx + f"\n// {uuid.uuid4()}\n".encode() + b"\0"
+
+
+def log_options(kind: str, log) -> tuple[list, ctypes.Array]:
+    """CU_JIT_<kind>_LOG_BUFFER and its size (written back: the bytes used), verbose."""
     options = [
-        driver.CU_JIT_INFO_LOG_BUFFER,
-        driver.CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+        getattr(driver, f"CU_JIT_{kind}_LOG_BUFFER"),
+        getattr(driver, f"CU_JIT_{kind}_LOG_BUFFER_SIZE_BYTES"),
         driver.CU_JIT_LOG_VERBOSE,
     ]
-    values = (c_void_p * 3)(addressof(log), sizeof(log), 1)
-    module = driver.cuModuleLoadDataEx(image, len(options), options, values)
+    return options, (c_void_p * 3)(addressof(log), sizeof(log), 1)
+
+
+def test_module_load_data_ex_with_jit_options(device_memory):
+    """A PTX image JIT-compiled with options: an info log buffer of ours, its size and
+    verbose logging; the kernel it makes runs."""
+    log = ctypes.create_string_buffer(8192)
+    options, values = log_options("INFO", log)
+    module = driver.cuModuleLoadDataEx(jit_ptx(), len(options), options, values)
     try:
         used = values[1] or 0
         assert 0 < used <= sizeof(log)
         assert "jit_kernel" in log.value.decode(errors="replace")
         fn = driver.cuModuleGetFunction(module, "jit_kernel")
-        out = driver.cuMemAlloc(4)
-        try:
-            launch_ex(fn, 1, 1, c_void_p(out))
-            assert read(out, c_int, 1) == [42]
-        finally:
-            driver.cuMemFree(out)
+        out = device_memory(4)
+        launch_ex(fn, 1, 1, c_void_p(out))
+        assert read(out, c_int, 1) == [42]
     finally:
         driver.cuModuleUnload(module)
+
+
+def test_module_load_data_ex_error_log():
+    """PTX the JIT refuses: CudaDriverErrorInvalidPtx, and the error log buffer given as
+    an option holds ptxas's message (a failure is never served from the JIT cache)."""
+    ptx = jit_ptx().replace(b"ret;", b"no_such_instruction;")
+    log = ctypes.create_string_buffer(8192)
+    options, values = log_options("ERROR", log)
+    with pytest.raises(driver.CudaDriverErrorInvalidPtx):
+        driver.cuModuleLoadDataEx(ptx, len(options), options, values)
+    assert "no_such_instruction" in log.value.decode(errors="replace")
 
 
 def test_error_name_and_string():
