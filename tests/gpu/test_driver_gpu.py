@@ -623,14 +623,15 @@ def test_green_context(device_memory):
     try:
         got = driver.cuGreenCtxGetDevResource(green, driver.CU_DEV_RESOURCE_TYPE_SM)
         assert got.sm.smCount == group.sm.smCount
-        stream = driver.cuGreenCtxStreamCreate(green, driver.CU_STREAM_NON_BLOCKING, 0)
-        try:
-            out = device_memory(4)
-            driver.cuMemsetD32Async(out, 7, 1, stream)
-            driver.cuStreamSynchronize(stream)
-            assert read(out, c_int, 1) == [7]
-        finally:
-            driver.cuStreamDestroy(stream)
+        if declares("cuGreenCtxStreamCreate"):  # CUDA 12.5+
+            stream = driver.cuGreenCtxStreamCreate(green, driver.CU_STREAM_NON_BLOCKING, 0)
+            try:
+                out = device_memory(4)
+                driver.cuMemsetD32Async(out, 7, 1, stream)
+                driver.cuStreamSynchronize(stream)
+                assert read(out, c_int, 1) == [7]
+            finally:
+                driver.cuStreamDestroy(stream)
         ctx = driver.cuCtxFromGreenCtx(green)
         assert int(ctx) != 0
     finally:
