@@ -213,12 +213,18 @@ def encode_checked(address: int):
     )
 
 
+def tensor_map_alignment() -> int:
+    """cuda.h's alignas for CUtensorMap: 64 in 12.x, 128 from 13.0."""
+    return 128 if driver.bindings_version >= 13000 else 64
+
+
 def encode_raw(address: int):
-    """The raw layer's call into a map at a 64-byte-aligned address, as cuda.h asks of
-    `tensorMap` (ctypes aligns an instance's memory to at most 16)."""
+    """The raw layer's call into a map at an address aligned as cuda.h aligns the record
+    (its docs ask 64 bytes of `tensorMap`; ctypes aligns an instance to at most 16)."""
     raw = driver.sys
-    space = (ctypes.c_ubyte * (sizeof(raw.CUtensorMap) + 64))()
-    aligned = (addressof(space) + 63) & ~63
+    align = tensor_map_alignment()
+    space = (ctypes.c_ubyte * (sizeof(raw.CUtensorMap) + align))()
+    aligned = (addressof(space) + align - 1) & ~(align - 1)
     tmap = raw.CUtensorMap.from_address(aligned)
     tmap._space = space  # type: ignore[attr-defined]
     u64, u32 = raw.cuuint64_t, raw.cuuint32_t
@@ -245,7 +251,7 @@ def test_tma_tile_through_tensor_map_by_value(modules, device_memory, encode):
     require_sm90("cp.async.bulk.tensor (TMA)")
     require("cuTensorMapEncodeTiled")
     assert sizeof(driver.CUtensorMap) == 128
-    assert ctypes.alignment(driver.CUtensorMap) == 64
+    assert ctypes.alignment(driver.CUtensorMap) == tensor_map_alignment()
     source = [float(i) for i in range(WIDTH * HEIGHT)]
     src = device_memory(WIDTH * HEIGHT * 4, bytes((c_float * len(source))(*source)))
     out = device_memory(TILE * TILE * 4)
