@@ -90,7 +90,7 @@ def run(argv: list[str]) -> int:
     results = []
     with tempfile.TemporaryDirectory(prefix="cudart-bench-") as build:
         ctx = rows.Context(runtime, settings, Path(build))
-        for tags, make in rows.ROWS:
+        for tags, make in rows.all_rows():
             if args.only != "all" and args.only not in tags:
                 continue
             if wanted is not None and make.__name__.removeprefix("row_") not in wanted:

@@ -130,3 +130,62 @@ double loop_launch(void *fn, const void *config, const void *func, void **argv, 
     *status = e;
     return (double)total;
 }
+
+/* ---- The driver API (libcuda): the same loops over cuda.h's functions, handed the
+ * libcuda symbols cudart.driver binds. Every CUresult is an int, every handle a pointer,
+ * CUdevice an int. */
+
+typedef int (*out_pointer_fn)(void **);
+typedef int (*device_attribute_fn)(int *, int, int);
+typedef int (*cu_launch_fn)(const void *, unsigned, unsigned, unsigned, unsigned, unsigned,
+                            unsigned, unsigned, void *, void **, void **);
+
+/* cuCtxGetCurrent(&ctx) and any other call of one pointer out. */
+double loop_out_pointer(void *fn, long n, int *status)
+{
+    out_pointer_fn f = (out_pointer_fn)fn;
+    void *out = NULL;
+    int e = 0;
+    long long t0 = now_ns();
+    for (long i = 0; i < n; i++)
+        e = f(&out);
+    long long t1 = now_ns();
+    sink = e + (out != NULL);
+    *status = e;
+    return (double)(t1 - t0);
+}
+
+/* cuDeviceGetAttribute(&value, attrib, dev). */
+double loop_device_attribute(void *fn, int attrib, int dev, long n, int *status)
+{
+    device_attribute_fn f = (device_attribute_fn)fn;
+    int value = 0, e = 0;
+    long long t0 = now_ns();
+    for (long i = 0; i < n; i++)
+        e = f(&value, attrib, dev);
+    long long t1 = now_ns();
+    sink = e + value;
+    *status = e;
+    return (double)(t1 - t0);
+}
+
+/* cuLaunchKernel(func, grid,1,1, block,1,1, 0, NULL, params, NULL) in bursts, `sync`
+ * (cuCtxSynchronize) between them. */
+double loop_cu_launch(void *fn, const void *func, unsigned grid, unsigned block, void **params,
+                      long burst, long bursts, void *sync, int *status)
+{
+    cu_launch_fn f = (cu_launch_fn)fn;
+    no_arg_fn s = (no_arg_fn)sync;
+    long long total = 0;
+    int e = 0;
+    for (long b = 0; b < bursts; b++) {
+        long long t0 = now_ns();
+        for (long i = 0; i < burst; i++)
+            e = f(func, grid, 1, 1, block, 1, 1, 0, NULL, params, NULL);
+        total += now_ns() - t0;
+        s();
+    }
+    sink = e;
+    *status = e;
+    return (double)total;
+}

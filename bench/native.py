@@ -14,7 +14,7 @@ import ctypes
 import os
 import re
 import subprocess
-from ctypes import POINTER, byref, c_double, c_int, c_long, c_size_t, c_void_p
+from ctypes import POINTER, byref, c_double, c_int, c_long, c_size_t, c_uint, c_void_p
 from pathlib import Path
 
 from .env import Runtime, Tools, format_version, one_line
@@ -56,6 +56,9 @@ class Loops:
             "loop_event_record": (vp, vp, vp, lg, lg, vp, ip),
             "loop_memcpy_async": (vp, vp, vp, c_size_t, c_int, vp, lg, lg, vp, ip),
             "loop_launch": (vp, vp, vp, vp, lg, lg, vp, ip),
+            "loop_out_pointer": (vp, lg, ip),
+            "loop_device_attribute": (vp, c_int, c_int, lg, ip),
+            "loop_cu_launch": (vp, vp, c_uint, c_uint, vp, lg, lg, vp, ip),
         }
         self.fns = {}
         for name, argtypes in sigs.items():
@@ -97,6 +100,20 @@ class Loops:
 
     def launch(self, fn, config, func, argv, burst: int, bursts: int, sync: int) -> float:
         total = self._call("loop_launch", fn, config, func, argv, burst, bursts, sync)
+        return total / (burst * bursts)
+
+    # The driver API's loops (libcuda symbols).
+
+    def out_pointer(self, fn: int, n: int) -> float:
+        return self._call("loop_out_pointer", fn, n) / n
+
+    def device_attribute(self, fn: int, attrib: int, dev: int, n: int) -> float:
+        return self._call("loop_device_attribute", fn, attrib, dev, n) / n
+
+    def cu_launch(
+        self, fn, func, grid: int, block: int, params, burst: int, bursts: int, sync: int
+    ) -> float:
+        total = self._call("loop_cu_launch", fn, func, grid, block, params, burst, bursts, sync)
         return total / (burst * bursts)
 
 

@@ -21,6 +21,7 @@ GROUPS = [
     ("Import and memory", ("import", "memory")),
     ("Generator", ("generator",)),
     ("Compiling with NVRTC", ("compile.",)),
+    ("Driver API (cudart.driver)", ("driver.",)),
 ]
 
 

@@ -1372,3 +1372,11 @@ ROWS: list[tuple[frozenset, Callable[[Context], Row | list[Row]]]] = [
     (frozenset({"cpu"}), row_generator),
     (frozenset({"cpu", "gpu"}), row_compile),
 ]
+
+
+def all_rows() -> list[tuple[frozenset, Callable[[Context], Row | list[Row]]]]:
+    """ROWS, then the driver API's rows (bench/driver_rows.py), which build on this
+    module's helpers and so are imported here, not above."""
+    from . import driver_rows
+
+    return ROWS + [(frozenset({"gpu"}), row) for row in driver_rows.ROWS]
