@@ -196,7 +196,7 @@ def bind_symbol(
 
 # How messages name a generated module's LIBRARY (cudart._contract), and what a
 # function missing from it needs.
-_LIBRARY_NAMES = {"nvrtc": ("libnvrtc", "NVRTC")}
+_LIBRARY_NAMES = {"nvrtc": ("libnvrtc", "NVRTC"), "nvjitlink": ("libnvJitLink", "nvJitLink")}
 
 
 def _missing(name, symbol, module, bindings_version, runtime, library=DEFAULT_LIBRARY):

@@ -16,7 +16,7 @@ import os
 import threading
 import warnings
 
-from ._loader import LIBRARY_ENV, format_version, load_nvrtc, load_runtime
+from ._loader import LIBRARY_ENV, format_version, load_nvjitlink, load_nvrtc, load_runtime
 from .errors import BindingsVersionError
 
 FORCE_ENV = "CUDART_BINDINGS_VERSION"
@@ -58,6 +58,11 @@ def available_versions() -> list[int]:
 def nvrtc_versions() -> list[int]:
     """Versions with generated NVRTC bindings (cudart.nvrtc_<ver>), ascending."""
     return _versions("nvrtc_")
+
+
+def nvjitlink_versions() -> list[int]:
+    """Versions with generated nvJitLink bindings (cudart.nvjitlink_<ver>), ascending."""
+    return _versions("nvjitlink_")
 
 
 def select_version(
@@ -176,3 +181,27 @@ def nvrtc_modules() -> tuple:
             checked = importlib.import_module(f"{_PACKAGE}.nvrtc_checked_{version}")
             _nvrtc = (raw, checked)
     return _nvrtc
+
+
+# -- nvJitLink: cudart.nvjitlink_<ver> (raw) and cudart.nvjitlink_checked_<ver>
+
+_nvjitlink_lock = threading.Lock()
+_nvjitlink: tuple | None = None
+
+
+def nvjitlink_modules() -> tuple:
+    """(raw, checked) nvJitLink modules for the loaded libnvJitLink, imported on first
+    use, by the runtime's rules, as nvrtc_modules."""
+    global _nvjitlink
+    if _nvjitlink is not None:
+        return _nvjitlink
+    with _nvjitlink_lock:
+        if _nvjitlink is None:
+            library = load_nvjitlink()
+            version, warning = select_version(library.version, nvjitlink_versions())
+            if warning:
+                warnings.warn(f"nvJitLink: {warning}", RuntimeWarning, stacklevel=4)
+            raw = importlib.import_module(f"{_PACKAGE}.nvjitlink_{version}")
+            checked = importlib.import_module(f"{_PACKAGE}.nvjitlink_checked_{version}")
+            _nvjitlink = (raw, checked)
+    return _nvjitlink

@@ -28,6 +28,9 @@ from ctypes import (
     c_ushort,
     c_void_p,
 )
+from ctypes import (
+    c_uint32,
+)
 
 from cudart import _checked as _c
 from cudart.errors import NvjitlinkError
