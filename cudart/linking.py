@@ -120,7 +120,10 @@ def link(
 
 
 def _objects(objects) -> list:
-    if isinstance(objects, (bytes, bytearray, memoryview, str, os.PathLike, tuple)):
+    # One input where a sequence of them belongs (link(data), link(("ptx", data))) would
+    # be iterated as bytes or as a kind and its data.
+    one_pair = isinstance(objects, tuple) and len(objects) == 2 and objects[0] in KINDS
+    if one_pair or isinstance(objects, (bytes, bytearray, memoryview, str, os.PathLike)):
         raise TypeError(
             "objects is a sequence of inputs (bytes, paths or (kind, data) pairs), "
             f"not one {type(objects).__name__}"
