@@ -55,7 +55,7 @@ lint:
 # About 30 s on two cores from a cold cache; mypy's cache makes a rerun instant.
 typecheck:
 	$(BIN)/python -m mypy --strict cudart/sys_*.py cudart/checked_*.py cudart/nvrtc_*.py \
-		tests/generator/typing_user_script.py tests/generator/typing_raw_script.py
+		cudart/nvjitlink_*.py tests/generator/typing_user_script.py tests/generator/typing_raw_script.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info cudart/_fast_*.so cudart/kernels/_fastlaunch*.so

@@ -24,7 +24,7 @@ def _symbols(elf: bytes) -> set[str]:
     """The names in an ELF64 image's symbol tables, read here from the section headers
     (independent of cudart's own image reader)."""
     assert elf[:4] == b"\x7fELF" and elf[4] == 2, "not an ELF64 image"
-    shoff, = struct.unpack_from("<Q", elf, 0x28)
+    (shoff,) = struct.unpack_from("<Q", elf, 0x28)
     shentsize, shnum = struct.unpack_from("<HH", elf, 0x3A)
     sections = [struct.unpack_from("<IIQQQQIIQQ", elf, shoff + i * shentsize) for i in range(shnum)]
     names = set()
@@ -83,7 +83,6 @@ def test_link_takes_paths_and_kind_pairs(ltoir, tmp_path):
     path.write_bytes(ltoir[0])
     cubin = cudart.link([path, ("ltoir", ltoir[1])], arch=SM, load=False)
     assert "add_kernel" in _symbols(cubin)
-
 
 
 def test_link_relocatable_cubins_with_ltoir(ltoir):

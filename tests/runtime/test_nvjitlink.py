@@ -91,7 +91,8 @@ def test_each_pinned_libnvjitlink_reports_its_version(manifest, nvjitlink_sets):
         "from cudart._loader import _nvjitlink_version, format_version\n"
         "for path in sys.argv[1:]:\n"
         "    lib = ctypes.CDLL(path)\n"
-        "    print(hasattr(lib, 'nvJitLinkVersion'), format_version(_nvjitlink_version(lib, path)))\n"
+        "    version = format_version(_nvjitlink_version(lib, path))\n"
+        "    print(hasattr(lib, 'nvJitLinkVersion'), version)\n"
     )
     paths = [str(nvjitlink_sets[k].library) for k in VERSIONS]
     out = subprocess.run(
@@ -202,5 +203,10 @@ def test_missing_nvjitlink_says_how_to_install_it(tmp_path):
     )
     out = run_python(code, env={"CUDART_NVJITLINK_LIBRARY": str(missing)})
     assert out.stdout.startswith("LibraryNotFoundError libnvJitLink not found")
-    for needed in ("pip install", "nvidia-nvjitlink-cu12", "CUDART_NVJITLINK_LIBRARY", str(missing)):
+    for needed in (
+        "pip install",
+        "nvidia-nvjitlink-cu12",
+        "CUDART_NVJITLINK_LIBRARY",
+        str(missing),
+    ):
         assert needed in out.stdout, out.stdout

@@ -200,9 +200,7 @@ def build_plan(model, module_name: str, module_symbols) -> dict:
     # An inline wrapper's versioned symbol (__nvJitLinkCreate_12_5) is no public name:
     # C code calls the wrapper (inline_callees says what that calls).
     forwarded = {a.symbol for a in model.aliases if a.inline}
-    symbols = sorted(
-        (set(module_symbols) | set(model_functions) | set(alias_publics)) - forwarded
-    )
+    symbols = sorted((set(module_symbols) | set(model_functions) | set(alias_publics)) - forwarded)
 
     return {
         "module": module_name,
