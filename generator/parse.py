@@ -715,8 +715,10 @@ def _forwarding_target(fn: ci.Cursor) -> ci.Cursor | None:
     passed = list(call.get_arguments())
     if len(passed) != len(params) or len(list(callee.get_arguments())) != len(params):
         return None
-    if any(_referenced(a) != p for a, p in zip(passed, params, strict=True)):
-        return None
+    for argument, param in zip(passed, params, strict=True):
+        source = _referenced(argument)
+        if source is None or source != param:
+            return None
     return callee
 
 

@@ -263,10 +263,12 @@ def test_resolve_newest(manifest, tmp_path, monkeypatch):
     pin = resolve_newest(manifest, "12.6", progress=lambda m: None)
     assert isinstance(pin, VersionPin)
     assert pin.key == "12.6" and pin.family == "12"
-    assert list(pin.wheels) == ["runtime", "crt", "profiler", "nvrtc"]
+    assert list(pin.wheels) == ["runtime", "crt", "profiler", "nvrtc", "nvjitlink"]
     assert pin.wheel("runtime").package == "nvidia-cuda-runtime-cu12"
     assert pin.wheel("nvrtc").package == "nvidia-cuda-nvrtc-cu12"
     assert pin.wheel("nvrtc").version.startswith("12.6.")
+    assert pin.wheel("nvjitlink").package == "nvidia-nvjitlink-cu12"
+    assert pin.wheel("nvjitlink").version.startswith("12.6.")
     assert pin.wheel("runtime").version == "12.6.77"
     assert pin.wheel("crt").package == "nvidia-cuda-nvcc-cu12"
     assert pin.wheel("crt").version.startswith("12.6.")
