@@ -210,3 +210,21 @@ def test_missing_nvjitlink_says_how_to_install_it(tmp_path):
         str(missing),
     ):
         assert needed in out.stdout, out.stdout
+
+
+def test_read_strings_entries_as_reviewed_and_each_needed(manifest, nvjitlink_sets, monkeypatch):
+    """READ_STRINGS (generator/resolve.py) decides a string array whose C type does not
+    say it is read: each entry has a reason, and without it some version's parameter
+    would be a bare pointer (the entry is no dead weight)."""
+    from models import model_for
+
+    from generator import resolve
+
+    assert set(resolve.READ_STRINGS) == {("nvJitLinkCreate", "options")}
+    assert all(len(why) > 20 for why in resolve.READ_STRINGS.values())
+    models = [model_for(nvjitlink_sets[key]) for key in VERSIONS]
+    with_table = [resolve.describe(p) for m in models for p in resolve.resolve(m)]
+    monkeypatch.setattr(resolve, "READ_STRINGS", {})
+    without = [resolve.describe(p) for m in models for p in resolve.resolve(m)]
+    changed = {a for a, b in zip(with_table, without, strict=True) if a != b}
+    assert changed and all(line.startswith("nvJitLinkCreate(") for line in changed)
