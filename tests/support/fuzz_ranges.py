@@ -190,7 +190,16 @@ def run_version(module: str, spec: dict, workdir: Path) -> dict:
 # ---------------------------------------------------------------- child
 
 
+def _runtime_of(raw):
+    """The runtime's raw module of `raw`'s version: another header family (NVRTC,
+    nvJitLink) is given the runtime's handles and records as its wrong-kind ones."""
+    if hasattr(raw, "cudaEvent_t"):
+        return raw
+    return importlib.import_module(f"cudart.sys_{raw.CUDA_VERSION}")
+
+
 def _bad_values(raw, check: dict) -> dict:
+    raw = _runtime_of(raw)
     handle_cls = raw.cudaEvent_t
     if check["t"] == "handle" and (
         check["cls"] == "cudaEvent_t" or "cudaEvent_t" in check["accepts"]
@@ -486,10 +495,20 @@ def _classify_call(figures, checked, f: dict, args: tuple, values: dict, case: s
             return
 
 
+def module_names(module: str) -> tuple[str, str]:
+    """(checked, raw) module of a child's argument: "12050" (the runtime) or
+    "nvjitlink:12050" (another header family)."""
+    family, _, number = module.rpartition(":")
+    if not family:
+        return f"cudart.checked_{number}", f"cudart.sys_{number}"
+    return f"cudart.{family}_checked_{number}", f"cudart.{family}_{number}"
+
+
 def child(module: str, spec_file: str, progress_file: str, skip: set[int]) -> dict:
     warnings.simplefilter("ignore")
-    checked = importlib.import_module(f"cudart.checked_{module}")
-    raw = importlib.import_module(f"cudart.sys_{module}")
+    checked_name, raw_name = module_names(module)
+    checked = importlib.import_module(checked_name)
+    raw = importlib.import_module(raw_name)
     from cudart._backend import compiled_module
     from cudart._contract import unpack
 
@@ -548,7 +567,8 @@ def child(module: str, spec_file: str, progress_file: str, skip: set[int]) -> di
     _builders(checked, raw, spec["builders"], figures)
     _occupancy(raw, spec["functions"], figures)
     _raw_layer(raw, spec["functions"], figures["raw"], unpack, figures["range_mismatches"])
-    fast = compiled_module(raw.CUDA_VERSION)
+    # The compiled backend is the runtime's alone (cudart._backend).
+    fast = compiled_module(raw.CUDA_VERSION) if raw_name.startswith("cudart.sys_") else None
     if fast is not None:
         # The same source built with the call recorder (the users' build has none).
         from fast_support import recording_module
@@ -903,22 +923,25 @@ def _raw_layer(raw, spec: list[dict], figures: dict, unpack, mismatches: list) -
                     checks[check["t"]] = checks.get(check["t"], 0) + 1
 
 
-def figures_for(keys: list[str], workdir: Path) -> dict[str, dict]:
+def figures_for(keys: list[str], workdir: Path, family: str = "runtime") -> dict[str, dict]:
+    """Each version's figures, of the runtime or of another header family (its raw and
+    checked modules: nvjitlink_<ver>, nvjitlink_checked_<ver>)."""
     from concurrent.futures import ThreadPoolExecutor
 
     from models import models_for
 
     from generator.fetch import fetch_version
     from generator.manifest import Manifest
-    from generator.render.base import module_name
 
     manifest = Manifest.load(REPO / "cuda_headers_manifest.toml")
-    models = models_for({key: fetch_version(manifest, key, _quiet) for key in keys})
+    sets = {key: fetch_version(manifest, key, _quiet, family) for key in keys}
+    models = models_for(sets)
+    prefix = "" if family == "runtime" else f"{family}:"
 
     def one(key: str) -> tuple[str, dict]:
-        model = models[key]
-        module = module_name(model.cuda_version).removeprefix("sys_")
-        return key, run_version(module, specs(model), workdir)
+        # The pin's number: another family's header defines no CUDART_VERSION.
+        module = f"{prefix}{manifest.get(key).number}"
+        return key, run_version(module, specs(models[key]), workdir)
 
     # The children run two at a time.
     with ThreadPoolExecutor(max_workers=2) as pool:
