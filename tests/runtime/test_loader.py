@@ -277,3 +277,27 @@ except cudart.FunctionNotFoundError as exc:
     message = run_python(code, env=env).stdout.strip()
     assert message.startswith("cudaStreamGetCaptureInfo_v3"), message
     assert "CUDA 12.5 headers" in message and "libcudart 12.2" in message
+
+
+def test_nvjitlink_is_found_in_an_installed_wheels_folder(tmp_path, manifest):
+    """A folder on sys.path holding the nvJitLink wheel as pip --target installs it (its
+    library and dist-info) is searched, and the library found there reports its
+    version: 12.2's has no nvJitLinkVersion, so it is read from its versioned symbols."""
+    library = fetch_version(manifest, "12.2", lambda m: None, "nvjitlink").library
+    target = tmp_path / "target"
+    (target / "nvidia" / "nvjitlink" / "lib").mkdir(parents=True)
+    (target / "nvidia" / "nvjitlink" / "lib" / "libnvJitLink.so.12").symlink_to(library)
+    (target / "nvidia_nvjitlink_cu12-12.2.140.dist-info").mkdir()
+    code = (
+        "import json, cudart._loader as l\n"
+        "n = l.load_nvjitlink()\n"
+        "print(json.dumps({'path': n.path, 'found_by': n.found_by, 'version': n.version}))\n"
+    )
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    found = _run(["-c", code], elsewhere, {"PYTHONPATH": f"{REPO}:{target}"})
+    assert found == {
+        "path": str(target / "nvidia" / "nvjitlink" / "lib" / "libnvJitLink.so.12"),
+        "found_by": "the nvidia nvjitlink wheel",
+        "version": 12020,
+    }
