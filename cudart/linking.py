@@ -110,7 +110,9 @@ def link(
     link_options = (_arch_option(arch, "cubin", device), *given)
     if any(kind == "ltoir" for kind, _, _ in inputs) and "-lto" not in given:
         link_options += ("-lto",)
-    with thread_locale_kept():  # nvJitLink's LLVM may leave the thread on "C", as NVRTC's
+    # NVRTC's LLVM leaves the thread on the "C" locale; nvJitLink's (12.5's LTO, seen
+    # here) does not, but nothing promises that of every release: kept as compile keeps it.
+    with thread_locale_kept():
         cubin = _link(inputs, link_options)
     if not load:
         return cubin
