@@ -311,7 +311,7 @@ def test_manifest_refuses_a_family_without_one_library_or_a_pin_missing_a_wheel(
     start = text.index(pin_header)
     end = text.index("\n\n", start) if "\n\n" in text[start:] else len(text)
     with pytest.raises(
-        ManifestError, match=r'versions."13.5" pins the wheels runtime, crt, nvrtc;'
+        ManifestError, match=r'versions."13.5" pins the wheels runtime, crt, nvrtc, nvjitlink;'
     ):
         Manifest.loads(text[:start] + text[end:])
     with pytest.raises(ManifestError, match="unknown keys: include_dir"):
