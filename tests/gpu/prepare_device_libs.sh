@@ -2,8 +2,8 @@
 # What the GPU machine needs that it cannot fetch, in one xz archive (the carry limit,
 # 64 MiB, counts the tracked tree too): each pinned version's libcudart (fetched and
 # verified by the generator's cache) as libs/<version>/, the pinned CUDA 12.5 NVRTC's
-# and nvJitLink's libraries as nvrtc/unpacked/ (for the 12.x runtimes; the 13.x ones use
-# the machine's), and the compiled backend's extensions as built here (`make build`; limited
+# libraries as nvrtc/unpacked/ (for the 12.x runtimes; the 13.x ones use the machine's
+# NVRTC), and the compiled backend's extensions as built here (`make build`; limited
 # API 3.11, so the machine's newer Python loads them), stripped, as fast/<their path>. Written to
 # .device/payload.tar.xz, which run_on_device.sh unpacks into .device/ there; and the
 # commit of this tree (with a flag for uncommitted changes) as .device/COMMIT, which
@@ -27,18 +27,16 @@ for key in m.keys():
     dest.mkdir(parents=True, exist_ok=True)
     shutil.copy2(lib, dest / lib.name)
     print(dest / lib.name)
+fetch_version(m, NVRTC_FOR_12, lambda s: None, "nvrtc")  # downloads and verifies the wheel
+wheel = m.get(NVRTC_FOR_12).wheel("nvrtc").wheel
 dest = Path(".device/stage/nvrtc/unpacked")
 shutil.rmtree(dest.parent, ignore_errors=True)
 dest.mkdir(parents=True)
-# NVRTC and nvJitLink of one release: LTO-IR links only within the major that wrote it.
-for surface in ("nvrtc", "nvjitlink"):
-    fetch_version(m, NVRTC_FOR_12, lambda s: None, surface)  # downloads and verifies the wheel
-    wheel = m.get(NVRTC_FOR_12).wheel(surface).wheel
-    with zipfile.ZipFile(cache_root() / "wheels" / wheel) as zf:
-        for name in zf.namelist():
-            if "/lib/" in name:
-                zf.extract(name, dest)
-    print(dest, "from", wheel)
+with zipfile.ZipFile(cache_root() / "wheels" / wheel) as zf:
+    for name in zf.namelist():
+        if "/lib/" in name:
+            zf.extract(name, dest)
+print(dest, "from", wheel)
 PY
 rm -rf .device/stage/fast
 mkdir -p .device/stage/fast

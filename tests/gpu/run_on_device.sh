@@ -10,9 +10,9 @@
 # extensions prepare_device_libs.sh carried in .device/fast/) and with ctypes (label
 # "<runtime> ctypes"); BACKENDS="compiled" or "ctypes" runs one.
 #
-# NVRTC (cudart.compile) and nvJitLink (cudart.link): the 12.x runtimes get the pinned
-# 12.5 ones, whose libraries prepare_device_libs.sh packed; the 13.x runtimes and the
-# machine's get the machine's own (cudart's normal search).
+# NVRTC (cudart.compile): the 12.x runtimes get the pinned 12.5 NVRTC, whose libraries
+# prepare_device_libs.sh packed; the 13.x runtimes and the machine's get the machine's
+# own (cudart's normal search).
 #
 # $CUDART_REQUIRE_GPU=1: a GPU test that finds no usable GPU (or no loadable runtime)
 # fails instead of skipping, so a run on a broken machine exits non-zero.
@@ -80,24 +80,19 @@ nvrtc12=
 for lib in "$device"/nvrtc/unpacked/nvidia/*/lib/libnvrtc.so.12; do
     [ -e "$lib" ] && nvrtc12="$lib"
 done
-nvjitlink12=
-for lib in "$device"/nvrtc/unpacked/nvidia/*/lib/libnvJitLink.so.12; do
-    [ -e "$lib" ] && nvjitlink12="$lib"
-done
 wanted() { [ -z "${RUNTIMES:-}" ] || [[ " $RUNTIMES " == *" $1 "* ]]; }
 for lib in "$device"/libs/*/libcudart.so.*; do
     [ -e "$lib" ] || continue
     label="$(basename "$(dirname "$lib")")"
     # How NVRTC is paired with the runtime, for tests/gpu/peer/test_cupy_runtime.py.
     case "$label" in
-        12.*) nvrtc="$nvrtc12" nvjitlink="$nvjitlink12" pairing=pinned ;;
-        *) nvrtc= nvjitlink= pairing=machine ;;
+        12.*) nvrtc="$nvrtc12" pairing=pinned ;;
+        *) nvrtc= pairing=machine ;;
     esac
     wanted "$label" && run "$label" CUDART_LIBRARY="$lib" CUDART_NVRTC_LIBRARY="$nvrtc" \
-        CUDART_NVJITLINK_LIBRARY="$nvjitlink" CUDART_NVRTC_PAIRING="$pairing"
+        CUDART_NVRTC_PAIRING="$pairing"
 done
-wanted machine && run machine CUDART_LIBRARY= CUDART_NVRTC_LIBRARY= CUDART_NVJITLINK_LIBRARY= \
-    CUDART_NVRTC_PAIRING=same
+wanted machine && run machine CUDART_LIBRARY= CUDART_NVRTC_LIBRARY= CUDART_NVRTC_PAIRING=same
 wait
 for rc in "$out"/rc-*; do
     [ -e "$rc" ] || continue

@@ -1,9 +1,11 @@
 """cudart.link on a GPU: compile two programs with NVRTC, link them with nvJitLink, load
 the cubin, launch the kernel, check its result.
 
-The NVRTC and nvJitLink are whichever cudart finds (run_on_device.sh points the 12.x
-runtimes at the pinned 12.5 NVRTC and nvJitLink, and leaves the 13.x ones the
-machine's); the architecture is the current device's (compile's and link's default).
+The NVRTC and nvJitLink are whichever cudart finds: run_on_device.sh points the 12.x
+runtimes at the pinned 12.5 NVRTC and leaves nvJitLink the machine's (13.x: carrying
+the 12.5 one would add about 15 MB to the device payload, whose limit counts the tree
+too), so there the LTO-IR test skips (another major) and the PTX ones run; the 13.x
+and machine runs link LTO-IR too. The architecture is the current device's.
 """
 
 from __future__ import annotations
