@@ -54,7 +54,8 @@ lint:
 # scripts of tests/ (a user's, on the checked and the raw layer) under mypy --strict.
 # About 30 s on two cores from a cold cache; mypy's cache makes a rerun instant.
 typecheck:
-	$(BIN)/python -m mypy --strict cudart/sys_*.py cudart/checked_*.py cudart/nvrtc_*.py cudart/driver_*.py \
+	$(BIN)/python -m mypy --strict cudart/sys_*.py cudart/checked_*.py cudart/nvrtc_*.py \
+		cudart/driver_*.py cudart/nvjitlink_*.py \
 		tests/generator/typing_user_script.py tests/generator/typing_raw_script.py
 
 clean:

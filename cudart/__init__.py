@@ -32,6 +32,9 @@ from .errors import (
     FunctionNotFoundError,
     HandleDestroyedError,
     LibraryNotFoundError,
+    LinkError,
+    NvjitlinkError,
+    NvjitlinkNotFoundError,
     NvrtcError,
     NvrtcNotFoundError,
 )
@@ -50,6 +53,9 @@ __all__ = [
     "HandleDestroyedError",
     "HostMemory",
     "LibraryNotFoundError",
+    "LinkError",
+    "NvjitlinkError",
+    "NvjitlinkNotFoundError",
     "NvrtcError",
     "NvrtcNotFoundError",
     "as_array",
@@ -57,6 +63,7 @@ __all__ = [
     "backend",
     "check",
     "compile",
+    "link",
     "load_module",
     "load_runtime",
     "per_thread_default_stream",
@@ -99,7 +106,9 @@ _NOT_API = frozenset(
 
 
 # Helpers beyond the generated API, imported on first use to keep `import cudart` cheap.
-_SUBMODULES = frozenset({"kernels", "occupancy", "callbacks", "nvrtc", "arrays", "driver"})
+_SUBMODULES = frozenset(
+    {"kernels", "occupancy", "callbacks", "nvrtc", "linking", "arrays", "driver"}
+)
 
 
 def __getattr__(name: str):
@@ -123,6 +132,15 @@ def __getattr__(name: str):
         from ._serving import nvrtc_modules
 
         return getattr(nvrtc_modules()[1], name)
+    if name == "link":  # nvJitLink: loaded on the first link, not here
+        from .linking import link
+
+        globals()[name] = link
+        return link
+    if name.startswith("NvjitlinkError"):  # NvjitlinkErrorInvalidInput, ...
+        from ._serving import nvjitlink_modules
+
+        return getattr(nvjitlink_modules()[1], name)
     if name == "as_array":  # device memory for CuPy, PyTorch, JAX (cudart.arrays)
         from .arrays import as_array
 

@@ -35,12 +35,22 @@ from .errors import (
     LibraryNotFoundError as LibraryNotFoundError,
 )
 from .errors import (
+    LinkError as LinkError,
+)
+from .errors import (
+    NvjitlinkError as NvjitlinkError,
+)
+from .errors import (
+    NvjitlinkNotFoundError as NvjitlinkNotFoundError,
+)
+from .errors import (
     NvrtcError as NvrtcError,
 )
 from .errors import (
     NvrtcNotFoundError as NvrtcNotFoundError,
 )
 from .kernels import load_module as load_module
+from .linking import link as link
 from .nvrtc import compile as compile
 
 FORCE_ENV: str

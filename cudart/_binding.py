@@ -198,7 +198,11 @@ def bind_symbol(
 
 # How messages name a generated module's LIBRARY (cudart._contract), and what a
 # function missing from it needs.
-_LIBRARY_NAMES = {"nvrtc": ("libnvrtc", "NVRTC"), "driver": ("libcuda", "NVIDIA driver")}
+_LIBRARY_NAMES = {
+    "nvrtc": ("libnvrtc", "NVRTC"),
+    "nvjitlink": ("libnvJitLink", "nvJitLink"),
+    "driver": ("libcuda", "NVIDIA driver"),
+}
 
 
 def _missing(name, symbol, module, bindings_version, runtime, library=DEFAULT_LIBRARY):

@@ -174,7 +174,8 @@ def _holds_installed_wheel(folder: str) -> bool:
     except OSError:
         return False
     return any(
-        n.startswith((WHEEL_DIST_PREFIX, NVRTC_DIST_PREFIX)) and n.endswith(".dist-info")
+        n.startswith((WHEEL_DIST_PREFIX, NVRTC_DIST_PREFIX, NVJITLINK_DIST_PREFIX))
+        and n.endswith(".dist-info")
         for n in names
     )
 
@@ -364,10 +365,100 @@ def _driver_version(cdll: ctypes.CDLL, path: str) -> int:
     return version.value if fn(ctypes.byref(version)) == 0 else 0
 
 
+# ---------------------------------------------------------------- nvJitLink
+#
+# libnvJitLink, for cudart.link: found as libnvrtc is, and loaded only when first used.
+
+NVJITLINK_LIBRARY_ENV = "CUDART_NVJITLINK_LIBRARY"
+NVJITLINK_WHEEL_LIBRARIES = (
+    ("cu13/lib", "libnvJitLink.so.13"),
+    ("nvjitlink/lib", "libnvJitLink.so.12"),
+)
+NVJITLINK_DIST_PREFIX = "nvidia_nvjitlink"
+NVJITLINK_SONAMES = ("libnvJitLink.so.13", "libnvJitLink.so.12", "libnvJitLink.so")
+NVJITLINK_INSTALL = (
+    "Install nvJitLink with `pip install 'cudart[cu12]'` (or 'cudart[cu13]'; the wheels "
+    "nvidia-nvjitlink-cu12 / nvidia-nvjitlink), or use a CUDA toolkit's through "
+    f"$CUDA_HOME, or set ${NVJITLINK_LIBRARY_ENV} to libnvJitLink's path"
+)
+
+
+def nvjitlink_candidates() -> list[tuple[str, str]]:
+    """(path or soname, how it was found) for libnvJitLink, in search order."""
+    return _candidates(
+        NVJITLINK_LIBRARY_ENV,
+        NVJITLINK_WHEEL_LIBRARIES,
+        NVJITLINK_SONAMES,
+        "the nvidia nvjitlink wheel",
+    )
+
+
+_nvjitlink: Runtime | None = None
+
+
+def load_nvjitlink() -> Runtime:
+    """The process's libnvJitLink, loaded on first call (its version, e.g. 12050)."""
+    global _nvjitlink
+    if _nvjitlink is not None:
+        return _nvjitlink
+    with _lock:
+        if _nvjitlink is None:
+            _nvjitlink = _load_nvjitlink_first()
+    return _nvjitlink
+
+
+def _load_nvjitlink_first() -> Runtime:
+    from .errors import NvjitlinkNotFoundError
+
+    found = _first_loadable(nvjitlink_candidates(), NVJITLINK_LIBRARY_ENV, _nvjitlink_version)
+    if isinstance(found, Runtime):
+        return found
+    raise NvjitlinkNotFoundError(
+        "libnvJitLink not found. " + NVJITLINK_INSTALL + ". Tried: " + "; ".join(found)
+    )
+
+
+def _nvjitlink_version(cdll: ctypes.CDLL, path: str) -> int:
+    """nvJitLinkVersion's answer. 12.0 to 12.2 lack the function: their version is the
+    newest minor of the library's versioned symbols (__nvJitLinkCreate_12_2: each
+    release exports every older minor's too), which the soname alone (.so.12) cannot
+    say."""
+    from .errors import NvjitlinkNotFoundError
+
+    try:
+        fn = cdll["nvJitLinkVersion"]
+    except AttributeError:
+        return _nvjitlink_symbol_version(cdll, path)
+    fn.argtypes = (ctypes.c_void_p, ctypes.c_void_p)
+    fn.restype = ctypes.c_int
+    major, minor = ctypes.c_uint(), ctypes.c_uint()
+    status = fn(ctypes.byref(major), ctypes.byref(minor))
+    if status != 0:
+        raise NvjitlinkNotFoundError(f"nvJitLinkVersion failed in {path} (error {status})")
+    return major.value * 1000 + minor.value * 10
+
+
+def _nvjitlink_symbol_version(cdll: ctypes.CDLL, path: str) -> int:
+    from .errors import NvjitlinkNotFoundError
+
+    newest = None
+    for major in (12, 13):
+        for minor in range(10):
+            if hasattr(cdll, f"__nvJitLinkCreate_{major}_{minor}"):
+                newest = major * 1000 + minor * 10
+    if newest is None:
+        raise NvjitlinkNotFoundError(
+            f"{path} is not libnvJitLink: no nvJitLinkVersion and no __nvJitLinkCreate_<ver>"
+        )
+    return newest
+
+
 def load_library(name: str) -> Runtime:
     """The library a generated module's LIBRARY names ("runtime" when it names none)."""
     if name == "nvrtc":
         return load_nvrtc()
     if name == "driver":
         return load_driver()
+    if name == "nvjitlink":
+        return load_nvjitlink()
     return load_runtime()

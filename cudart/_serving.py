@@ -21,6 +21,7 @@ from ._loader import (
     LIBRARY_ENV,
     format_version,
     load_driver,
+    load_nvjitlink,
     load_nvrtc,
     load_runtime,
 )
@@ -65,6 +66,11 @@ def available_versions() -> list[int]:
 def nvrtc_versions() -> list[int]:
     """Versions with generated NVRTC bindings (cudart.nvrtc_<ver>), ascending."""
     return _versions("nvrtc_")
+
+
+def nvjitlink_versions() -> list[int]:
+    """Versions with generated nvJitLink bindings (cudart.nvjitlink_<ver>), ascending."""
+    return _versions("nvjitlink_")
 
 
 def select_version(
@@ -240,3 +246,27 @@ def driver_modules() -> tuple:
             checked = importlib.import_module(f"{_PACKAGE}.driver_checked_{version}")
             _driver = (raw, checked)
     return _driver
+
+
+# -- nvJitLink: cudart.nvjitlink_<ver> (raw) and cudart.nvjitlink_checked_<ver>
+
+_nvjitlink_lock = threading.Lock()
+_nvjitlink: tuple | None = None
+
+
+def nvjitlink_modules() -> tuple:
+    """(raw, checked) nvJitLink modules for the loaded libnvJitLink, imported on first
+    use, by the runtime's rules, as nvrtc_modules."""
+    global _nvjitlink
+    if _nvjitlink is not None:
+        return _nvjitlink
+    with _nvjitlink_lock:
+        if _nvjitlink is None:
+            library = load_nvjitlink()
+            version, warning = select_version(library.version, nvjitlink_versions())
+            if warning:
+                warnings.warn(f"nvJitLink: {warning}", RuntimeWarning, stacklevel=4)
+            raw = importlib.import_module(f"{_PACKAGE}.nvjitlink_{version}")
+            checked = importlib.import_module(f"{_PACKAGE}.nvjitlink_checked_{version}")
+            _nvjitlink = (raw, checked)
+    return _nvjitlink

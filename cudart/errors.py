@@ -106,6 +106,37 @@ class NvrtcError(StatusError):
     """
 
 
+class NvjitlinkNotFoundError(LibraryNotFoundError):
+    """No libnvJitLink could be found or loaded (cudart.link needs it); the message says
+    how to install it and lists every place tried."""
+
+
+class NvjitlinkError(StatusError):
+    """An nvJitLink call returned an error code.
+
+    `code` is the nvJitLinkResult member (an int where the bindings do not know it) and
+    `name` its enumerator name; nvJitLink has no message function, so `message` is empty
+    unless a caller adds the link's error log. Each code has its own subclass:
+    NVJITLINK_ERROR_INVALID_INPUT raises NvjitlinkErrorInvalidInput.
+    """
+
+
+class LinkError(CudartError):
+    """nvJitLink could not link the inputs (cudart.link).
+
+    `log` is nvJitLink's error log, `options` the options linked with and `status`
+    the NvjitlinkError the failing call raised.
+    """
+
+    def __init__(
+        self, message: str, log: str, options: tuple[str, ...], status: Exception | None = None
+    ) -> None:
+        super().__init__(message)
+        self.log = log
+        self.options = options
+        self.status = status
+
+
 class CompileError(CudartError):
     """NVRTC could not compile a program (cudart.compile).
 

@@ -55,7 +55,9 @@ _OFF = frozenset({"0", "off", "no", "false"})
 # Bumped when an entry's layout changes: older entries then miss rather than misread.
 _CACHE_FORMAT = 1
 _MAGIC = b"cudart-kernel\n"
-_OUTPUTS = ("cubin", "ptx")
+_OUTPUTS = ("cubin", "ptx", "ltoir")
+# NVRTC's switch for LTO-IR output (it implies -rdc=true): given for output="ltoir".
+_LTO_OPTIONS = ("-dlto", "--dlto")
 # Far above any image NVRTC makes of one program (KiB to tens of MiB): a larger entry
 # is not one of ours, and reading it whole could exhaust memory.
 _MAX_ENTRY = 256 << 20
@@ -163,7 +165,7 @@ def compile(  # noqa: A001  (cudart.compile is the name the API offers)
     headers: Mapping[str, str | bytes] | None = None,
     arch: str | int | tuple[int, int] | None = None,
     output: str = "cubin",
-    load: bool = True,
+    load: bool | None = None,
     cache: bool | None = None,
     name: str = "program.cu",
     route: str = "auto",
@@ -171,7 +173,9 @@ def compile(  # noqa: A001  (cudart.compile is the name the API offers)
     """Compile CUDA C++ `source` with NVRTC.
 
     Returns the loaded module (cudart.load_module on the image), or with load=False
-    the image: the cubin bytes, or the PTX text as bytes. `name_expressions`
+    the image: the cubin bytes, or the PTX text as bytes. output="ltoir" compiles with
+    `-dlto` and returns the LTO-IR bytes, which only cudart.link can use (nothing
+    loads them: `load` is False by default there, and True is refused). `name_expressions`
     (`"axpy<float>"`, `"&ns::table"`) instantiate templates and are names the module's
     get_function takes. `headers` maps include names to their text. `options` are
     NVRTC's (`-std=c++17`, `-DN=4`); `-arch` comes from `arch`: the current device's
@@ -189,6 +193,10 @@ def compile(  # noqa: A001  (cudart.compile is the name the API offers)
     """
     if output not in _OUTPUTS:
         raise ValueError(f"output must be one of {_OUTPUTS}, not {output!r}")
+    if load is None:
+        load = output != "ltoir"
+    elif load and output == "ltoir":
+        raise ValueError("LTO-IR cannot be loaded: link it with cudart.link (load=False here)")
     source = _c_string(source, "source", bytes)
     _c_string(name, "name")
     expressions = _strings(name_expressions, "name_expressions")
@@ -196,6 +204,8 @@ def compile(  # noqa: A001  (cudart.compile is the name the API offers)
     sources = _headers(headers)
     if any(o.startswith(("-arch", "--gpu-architecture")) for o in given):
         raise ValueError("give the architecture as arch=..., not as an -arch option")
+    if output == "ltoir" and not any(o in _LTO_OPTIONS for o in given):
+        given += ("-dlto",)
     device = _current_device() if load or arch is None else None
     arch_option = _arch_option(arch, output, device)
     folder = cache_folder() if cache is not False else None
@@ -406,11 +416,7 @@ def _compile(raw, checked, source, name, headers, options, expressions, output):
                 raw.nvrtcGetLoweredName(prog, expression.encode(), ctypes.byref(text)),
             )
             lowered[expression] = (text.value or b"").decode()
-        get_size, get = (
-            (raw.nvrtcGetCUBINSize, raw.nvrtcGetCUBIN)
-            if output == "cubin"
-            else (raw.nvrtcGetPTXSize, raw.nvrtcGetPTX)
-        )
+        get_size, get = _GETTERS[output](raw)
         size = ctypes.c_size_t()
         _check(checked, raw, get_size(prog, ctypes.byref(size)))
         if output == "cubin" and size.value == 0:
@@ -426,6 +432,14 @@ def _compile(raw, checked, source, name, headers, options, expressions, output):
         return image, lowered
     finally:
         raw.nvrtcDestroyProgram(ctypes.byref(prog))
+
+
+# How each output kind is read from a compiled program: (size function, copy function).
+_GETTERS = {
+    "cubin": lambda raw: (raw.nvrtcGetCUBINSize, raw.nvrtcGetCUBIN),
+    "ptx": lambda raw: (raw.nvrtcGetPTXSize, raw.nvrtcGetPTX),
+    "ltoir": lambda raw: (raw.nvrtcGetLTOIRSize, raw.nvrtcGetLTOIR),
+}
 
 
 def _supported_archs(raw, checked) -> list[int]:

@@ -137,7 +137,7 @@ def _render_surface(
         progress(f"[{tag}] doc names {line}")
     for line in undecided_attributes(model):
         progress(f"[{tag}] no attribute value type (add it to generator/attributes.py): {line}")
-    for name in undecided_lifetimes({f.name for f in model.functions}):
+    for name in undecided_lifetimes({plan.function.name for plan in plans}):
         progress(f"[{tag}] destroy-like, undecided (generator/lifetimes.py NOT_MARKED): {name}")
     files = {
         module_name(pin.number, surface) + ".py": render_module(generation),

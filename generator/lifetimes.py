@@ -247,6 +247,11 @@ NOT_MARKED: dict[str, str] = {
         "cudart.compile destroys the programs it creates"
     ),
     "nvrtcRemoveBundledHeaders": "removes headers installed under a path: no handle ends",
+    # nvJitLink (a header family of its own).
+    "nvJitLinkDestroy": (
+        "takes the caller's nvJitLinkHandle storage by address (a ref), not a handle object; "
+        "cudart.link destroys the handles it creates"
+    ),
 }
 
 

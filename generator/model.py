@@ -215,10 +215,14 @@ class Macro:
 
 @dataclass(frozen=True)
 class SymbolAlias:
-    """A macro that renames a function: C code calling `public` calls `symbol`."""
+    """A macro that renames a function: C code calling `public` calls `symbol`; or, with
+    `inline`, a `static inline` wrapper that only forwards its parameters to `symbol`
+    (nvJitLink.h's nvJitLinkCreate and __nvJitLinkCreate_12_5): then the symbol is the
+    library's versioned name of the public function, no API of its own."""
 
     public: str
     symbol: str
+    inline: bool = False
 
 
 @dataclass

@@ -12,7 +12,7 @@ import hashlib
 import re
 import subprocess
 from ctypes import POINTER, Structure, c_char_p, c_int, c_longlong, c_uint, c_ulonglong, c_void_p
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import clang.cindex as ci
@@ -185,7 +185,8 @@ def _parse(inp: ParseInput) -> ApiModel:
     walker = _Walker(inp, _skipped_lines(tu))
     walker.walk(tu)
     macros, aliases = _evaluate_macros(index, inp, walker)
-    per_thread = _per_thread_symbols(index, inp, walker.functions, aliases)
+    per_thread = _per_thread_symbols(index, inp, walker.functions, aliases, walker.forwarders)
+    aliases += walker.forwarders
     model = ApiModel(
         cuda_version=next((m.value for m in macros if m.name == "CUDART_VERSION"), 0),
         header_hashes=tuple(
@@ -244,6 +245,8 @@ class _Walker:
         self.functions: list[Function] = []
         self.builders: list[RecordBuilder] = []
         self.unbound_inline: list[tuple[str, str]] = []
+        # `static inline R f(a, b) { return g(a, b); }`: C code calling f calls g.
+        self.forwarders: list[SymbolAlias] = []
         self.macro_cursors: list[ci.Cursor] = []
         self._record_names: dict[tuple, str] = {}  # definition location -> model name
         self._seen_records: set[str] = set()
@@ -497,6 +500,9 @@ class _Walker:
         """A `static inline` definition: a RecordBuilder when its body is one, else a
         line for the log saying why it is not bound."""
         self._seen_functions.add(cursor.spelling)
+        target = _forwarding_target(cursor)
+        if target is not None and self.forward(cursor, target):
+            return
         try:
             record, assignments = _record_builder_body(cursor)
         except _NotABuilder as e:
@@ -515,6 +521,22 @@ class _Walker:
                 doc=parse_comment(raw) if raw else None,
             )
         )
+
+    def forward(self, cursor: ci.Cursor, target: ci.Cursor) -> bool:
+        """Bind an inline wrapper as an alias of the function it forwards to (nvJitLink.h's
+        `nvJitLinkCreate` calls `__nvJitLinkCreate_12_5`, the symbol the library exports),
+        where that function is bound. The header documents the wrapper, the public name,
+        and not the symbol: the docs go to the function where it has none of its own."""
+        index = next((i for i, f in enumerate(self.functions) if f.name == target.spelling), None)
+        if index is None:
+            return False
+        raw = self.doc_comment(cursor)
+        if raw and self.functions[index].doc is None:
+            self.functions[index] = replace(self.functions[index], doc=parse_comment(raw))
+        self.forwarders.append(
+            SymbolAlias(public=cursor.spelling, symbol=target.spelling, inline=True)
+        )
+        return True
 
     def cxx_defaults(self, cursor: ci.Cursor, count: int) -> list[str | None]:
         """Per parameter, the `= x` default of the C++ twin of a declaration.
@@ -664,6 +686,40 @@ class _Walker:
         if kind == ci.TypeKind.FUNCTIONNOPROTO:
             return FunctionProto(self.convert(t.get_result()), ())
         raise ParseError(f"unsupported C type '{t.spelling}' ({kind})")
+
+
+def _forwarding_target(fn: ci.Cursor) -> ci.Cursor | None:
+    """The external function a body of exactly `return g(p1, ..., pn);` calls, with the
+    parameters passed as they come (the same count, in order, nothing computed), and a
+    result of the wrapper's type; None for any other body."""
+    body = [c for c in fn.get_children() if c.kind == ci.CursorKind.COMPOUND_STMT]
+    stmts = list(body[0].get_children()) if len(body) == 1 else []
+    if len(stmts) != 1 or stmts[0].kind != ci.CursorKind.RETURN_STMT:
+        return None
+    returned = list(stmts[0].get_children())
+    call = returned[0] if len(returned) == 1 else None
+    while call is not None and call.kind == ci.CursorKind.UNEXPOSED_EXPR:
+        inner = list(call.get_children())
+        call = inner[0] if len(inner) == 1 else None
+    if call is None or call.kind != ci.CursorKind.CALL_EXPR:
+        return None
+    callee = call.referenced
+    if (
+        callee is None
+        or callee.kind != ci.CursorKind.FUNCTION_DECL
+        or callee.linkage != ci.LinkageKind.EXTERNAL
+        or callee.result_type.get_canonical() != fn.result_type.get_canonical()
+    ):
+        return None
+    params = list(fn.get_arguments())
+    passed = list(call.get_arguments())
+    if len(passed) != len(params) or len(list(callee.get_arguments())) != len(params):
+        return None
+    for argument, param in zip(passed, params, strict=True):
+        source = _referenced(argument)
+        if source is None or source != param:
+            return None
+    return callee
 
 
 class _NotABuilder(Exception):
@@ -1081,7 +1137,11 @@ PER_THREAD_DEFINE = "CUDA_API_PER_THREAD_DEFAULT_STREAM"
 
 
 def _per_thread_symbols(
-    index, inp: ParseInput, functions: list[Function], aliases: list[SymbolAlias]
+    index,
+    inp: ParseInput,
+    functions: list[Function],
+    aliases: list[SymbolAlias],
+    forwarders: list[SymbolAlias],
 ) -> list[SymbolAlias]:
     """Public name -> symbol under PER_THREAD_DEFINE, where it differs from the legacy
     symbol, sorted by name.
@@ -1089,7 +1149,11 @@ def _per_thread_symbols(
     Read the way the legacy renames are: a second probe, with the define, stringifies
     every public name, so the preprocessor (not a list of ours) says what C calls.
     """
+    # An inline wrapper is no macro: its name stringifies to itself, and C calls what it
+    # forwards to under either setting.
+    forwarded = {a.public: a.symbol for a in forwarders}
     legacy = {f.name: f.name for f in functions} | {a.public: a.symbol for a in aliases}
+    legacy |= forwarded
     expansions = _probe_values(
         index,
         inp,
@@ -1105,6 +1169,7 @@ def _per_thread_symbols(
             raise ParseError(
                 f"{name} does not expand to a symbol under -D{PER_THREAD_DEFINE}: {expanded!r}"
             )
+        expanded = forwarded.get(expanded, expanded)
         if expanded != legacy[name]:
             found.append(SymbolAlias(public=name, symbol=expanded))
     return found

@@ -16,6 +16,7 @@ are inputs whatever the docs say.
 
 from __future__ import annotations
 
+import dataclasses
 import keyword
 import re
 
@@ -85,6 +86,15 @@ OVERRIDES: dict[tuple[str, str], tuple[Role, str]] = {
     ("cudaDevSmResourceSplitByCount", "remaining"): (
         Role.OUT,
         '"the remaining is placed in here"',
+    ),
+}
+
+# (function, parameter) -> why: a string array C reads though its type does not say so
+# (`const char **`, not `const char *const *`), taken as a list of strings (STRINGS).
+READ_STRINGS: dict[tuple[str, str], str] = {
+    ("nvJitLinkCreate", "options"): (
+        '"Array of size numOptions of option strings"; declared `const char **` before '
+        "13.5's `const char *const *`: nvJitLink only reads them"
     ),
 }
 
@@ -210,11 +220,22 @@ def resolve(
     `attributes`: the version's own where the caller has them (generator/context.py)."""
     resolver = _Resolver(model, types, attributes)
     by_name = {f.name: f for f in model.functions}
+    # An inline wrapper's symbol (__nvJitLinkCreate_12_5) is the public function under the
+    # library's versioned name: planned once, as the public name, so that every table
+    # (OVERRIDES, sizes, lifetimes) names it as the header's API does, in every version.
+    forwarded = {a.symbol for a in model.aliases if a.inline}
     # C variadic functions have no checked form (the CUDA runtime declares none).
-    plans = {f.name: resolver.plan(f.name, f) for f in model.functions if not f.variadic}
+    plans = {
+        f.name: resolver.plan(f.name, f)
+        for f in model.functions
+        if not f.variadic and f.name not in forwarded
+    }
     for alias in model.aliases:
-        if not by_name[alias.symbol].variadic:
-            plans[alias.public] = resolver.plan(alias.public, by_name[alias.symbol])
+        target = by_name[alias.symbol]
+        if not target.variadic:
+            if alias.inline:
+                target = dataclasses.replace(target, name=alias.public)
+            plans[alias.public] = resolver.plan(alias.public, target)
     return sizes.apply(lifetimes.apply([plans[n] for n in sorted(plans)]))
 
 
@@ -566,6 +587,9 @@ class _Resolver:
                 )
             else:
                 kind, ctype, annotation = self._in_kind(p.type)
+                if kind is not ParamKind.STRINGS and (f.name, p.name) in READ_STRINGS:
+                    kind, ctype, annotation = ParamKind.STRINGS, "c_void_p", _STRINGS_ANNOTATION
+                    source = Source.TABLE
                 params[i] = ParamPlan(
                     p.name,
                     _py_name(p.name),

@@ -102,6 +102,11 @@ REVIEWED: dict[tuple[str, str], tuple[Measure, tuple[str, ...], str]] = {
         ("length",),
         '"Length of memory": bytes from devPtr (0 attaches the whole allocation)',
     ),
+    ("nvJitLinkAddData", "data"): (
+        _B,
+        ("size",),
+        '"size of the data": the bytes of the image at data (nvJitLink reads them all)',
+    ),
     **{
         (f, array): (_E, (count,), reason)
         for f in ("cudaLibraryLoadData", "cudaLibraryLoadFromFile")

@@ -60,6 +60,28 @@ def render_checked(context: GenerationContext) -> str:
     return format_python(template.render(v=view))
 
 
+# The ctypes names templates/checked_module.py.j2 always imports; a module that uses
+# another (c_uint32) imports it too (CheckedView.extra_ctypes).
+TEMPLATE_CTYPES = frozenset(
+    {
+        "c_bool",
+        "c_char",
+        "c_char_p",
+        "c_double",
+        "c_float",
+        "c_int",
+        "c_long",
+        "c_longlong",
+        "c_size_t",
+        "c_uint",
+        "c_ulong",
+        "c_ulonglong",
+        "c_ushort",
+        "c_void_p",
+    }
+)
+
+
 @dataclass(frozen=True)
 class CheckedFunction:
     name: str
@@ -90,6 +112,7 @@ class CheckedView:
         # The inline record builders: the raw ones where no integer needs a range check,
         # else a checked one (below) that calls the raw one.
         self._imports: set[str] = set()
+        self._ctypes: set[str] = set()
         # What the range checks read, once per module: name -> Python source (a C
         # type's range, an enum's range and class, an enum's values).
         self.integer_types: dict[str, str] = {}
@@ -266,9 +289,17 @@ class CheckedView:
                 return f.name, True
         return None, False
 
+    @property
+    def extra_ctypes(self) -> list[str]:
+        """The ctypes names the code uses beyond those the template always imports
+        (c_uint32: nvJitLinkCreate's uint32_t)."""
+        return sorted(self._ctypes - TEMPLATE_CTYPES)
+
     def use(self, name: str) -> str:
         """A name of the raw module the code uses, imported."""
-        if not name.startswith("c_") and name not in ("None", "POINTER"):
+        if name.startswith("c_"):
+            self._ctypes.add(name)
+        elif name not in ("None", "POINTER"):
             self._imports.add(name)
         return name
 

@@ -321,9 +321,13 @@ class RawView:
         """Every public name callable from the module, sorted by name: declared
         functions and the macro names that C resolves to a versioned symbol."""
         by_name = {f.name: f for f in self.model.functions}
+        # An inline wrapper's versioned symbol (__nvJitLinkCreate_12_5) is bound under the
+        # wrapper's name only, the name C code calls.
+        forwarded = {a.symbol for a in self.model.aliases if a.inline}
         entries = {}
         for f in self.model.functions:
-            entries[f.name] = self._function_entry(f.name, f)
+            if f.name not in forwarded:
+                entries[f.name] = self._function_entry(f.name, f)
         for alias in self.model.aliases:
             entries[alias.public] = self._function_entry(alias.public, by_name[alias.symbol])
         return [entries[name] for name in sorted(entries)]

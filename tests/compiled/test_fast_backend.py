@@ -32,9 +32,9 @@ from fast_support import (
 from suite import REPO, run_python, version_keys
 
 from cudart import _fastproto
+from cudart._backend import spec
 from generator.fetch import fetch_version
 from generator.manifest import Manifest
-from cudart._backend import spec
 
 RAW = importlib.import_module("cudart.sys_12050")
 

@@ -585,3 +585,15 @@ def test_outputs_the_header_documents(manifest, key):
             assert sig(f).return_annotation == "list[int]"
     doc = checked.cudaMemPoolExportToShareableHandle.__doc__
     assert "shareableHandle: pointer to the location" in doc
+
+
+def test_the_ctypes_the_template_imports_are_listed_once():
+    """render/checked.py's TEMPLATE_CTYPES is the template's own import list: a module
+    using any other ctypes name (nvJitLinkCreate's c_uint32) imports it itself."""
+    from generator.render.checked import TEMPLATE_CTYPES
+    from generator.tree import REPO
+
+    text = (REPO / "templates" / "checked_module.py.j2").read_text()
+    block = re.search(r"^from ctypes import \(\n(.*?)^\)", text, re.M | re.S)
+    assert block is not None
+    assert {name.strip(" ,") for name in block.group(1).split()} == TEMPLATE_CTYPES

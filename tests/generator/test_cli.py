@@ -76,13 +76,16 @@ def test_generate_one_version_writes_the_same_bytes(tmp_path):
     out = tmp_path / "generated"
     proc = bindgen("--output", str(out), "generate", "12.2")
     assert proc.returncode == 0, proc.stderr
-    # A version is the raw and checked module of each surface (the runtime's, NVRTC's)
+    # A version is the raw and checked module of each surface (the runtime's, NVRTC's,
+    # nvJitLink's)
     # and the runtime's compiled backend; the version-set files come along.
     names = [
         "__init__.py",
         "_fast_12020.c",
         "_latest.pyi",
         "checked_12020.py",
+        "nvjitlink_12020.py",
+        "nvjitlink_checked_12020.py",
         "nvrtc_12020.py",
         "nvrtc_checked_12020.py",
         "sys_12020.py",

@@ -973,6 +973,43 @@ def test_functions_module():
     assert "getProps" in dir(mod) and "inline_helper" not in dir(mod)
 
 
+# ---------------------------------------------------------------- inline_forwarders.h
+
+
+def test_inline_forwarders_model():
+    """A wrapper whose body only passes its parameters on is an alias of the function it
+    calls, carrying the wrapper's docs; every other body is left out, with a reason."""
+    m = model("inline_forwarders")
+    assert m.aliases == [SymbolAlias("widget_open", "__widget_open_1_2", inline=True)]
+    # The wrapper's name stringifies to itself: no per-thread symbol of its own.
+    assert m.per_thread_symbols == []
+    opened = m.by_name("functions")["__widget_open_1_2"]
+    assert opened.doc is not None and "Opens a widget" in opened.doc.brief
+    assert sorted(name for name, _ in m.unbound_inline) == [
+        "widget_size_after",
+        "widget_size_kept",
+        "widget_size_swapped",
+    ]
+
+
+def test_inline_forwarders_module_and_plan():
+    """Bound under the wrapper's name only (C code never calls the versioned symbol),
+    planned from the wrapper's docs."""
+    from generator.resolve import describe, resolve
+
+    f = module("inline_forwarders")._FUNCTIONS
+    assert f["widget_open"] == (
+        "__widget_open_1_2",
+        ctypes.c_uint,
+        (ctypes.c_void_p, ctypes.c_uint),
+        0,
+    )
+    assert "__widget_open_1_2" not in f and "__widget_size_1_2" in f
+    described = [describe(p) for p in resolve(model("inline_forwarders"))]
+    assert "widget_open(flags:scalar) -> (w:handle)" in described
+    assert not any(line.startswith("__widget_open") for line in described)
+
+
 # ---------------------------------------------------------------- diagnostics
 
 

@@ -266,11 +266,13 @@ def test_resolve_newest(manifest, tmp_path, monkeypatch):
     pin = resolve_newest(manifest, "12.6", progress=lambda m: None)
     assert isinstance(pin, VersionPin)
     assert pin.key == "12.6" and pin.family == "12"
-    assert list(pin.wheels) == ["runtime", "crt", "profiler", "nvrtc", "driver"]
+    assert list(pin.wheels) == ["runtime", "crt", "profiler", "nvrtc", "nvjitlink", "driver"]
     assert pin.wheel("driver") == pin.wheel("runtime")  # cuda.h comes with libcudart
     assert pin.wheel("runtime").package == "nvidia-cuda-runtime-cu12"
     assert pin.wheel("nvrtc").package == "nvidia-cuda-nvrtc-cu12"
     assert pin.wheel("nvrtc").version.startswith("12.6.")
+    assert pin.wheel("nvjitlink").package == "nvidia-nvjitlink-cu12"
+    assert pin.wheel("nvjitlink").version.startswith("12.6.")
     assert pin.wheel("runtime").version == "12.6.77"
     assert pin.wheel("crt").package == "nvidia-cuda-nvcc-cu12"
     assert pin.wheel("crt").version.startswith("12.6.")
@@ -313,7 +315,8 @@ def test_manifest_refuses_a_family_without_one_library_or_a_pin_missing_a_wheel(
     start = text.index(pin_header)
     end = text.index("\n\n", start) if "\n\n" in text[start:] else len(text)
     with pytest.raises(
-        ManifestError, match=r'versions."13.5" pins the wheels runtime, crt, nvrtc, driver;'
+        ManifestError,
+        match=r'versions."13.5" pins the wheels runtime, crt, nvrtc, nvjitlink, driver;',
     ):
         Manifest.loads(text[:start] + text[end:])
     with pytest.raises(ManifestError, match="unknown keys: include_dir"):

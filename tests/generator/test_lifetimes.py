@@ -116,6 +116,7 @@ REVIEWED_NOT_MARKED = {
     "cudaEGLStreamProducerReturnFrame",
     "nvrtcDestroyProgram",
     "nvrtcRemoveBundledHeaders",
+    "nvJitLinkDestroy",
 }
 HELD_BY = {
     "cudaGraphAddHostNode": "pNodeParams:callback_record@held_by(graph)",
@@ -144,8 +145,9 @@ def test_every_destroy_like_function_is_decided(version):
     until generator/lifetimes.py decides it: DESTROYS (marks the handle) or NOT_MARKED."""
     functions = set(importlib.import_module(f"cudart.sys_{version}")._FUNCTIONS)
     assert lifetimes.undecided(functions) == []
-    nvrtc = set(importlib.import_module(f"cudart.nvrtc_{version}")._FUNCTIONS)
-    assert lifetimes.undecided(nvrtc) == []
+    for family in ("nvrtc", "nvjitlink"):
+        names = set(importlib.import_module(f"cudart.{family}_{version}")._FUNCTIONS)
+        assert lifetimes.undecided(names) == [], family
     assert len([f for f in functions if lifetimes.DESTROY_LIKE.search(f)]) >= 30
 
 
@@ -154,9 +156,7 @@ def test_the_decision_list_is_neither_stale_nor_blind():
         *(
             importlib.import_module(f"cudart.{family}_{v}")._FUNCTIONS
             for v in VERSIONS
-            for family in ("sys", "nvrtc", "driver")
-            # The driver's bindings (cuda.h) exist for the versions that pin it.
-            if family != "driver" or importlib.util.find_spec(f"cudart.driver_{v}")
+            for family in ("sys", "nvrtc", "nvjitlink", "driver")
         )
     )
     decided = {f for f, _ in lifetimes.EFFECTS} | set(lifetimes.NOT_MARKED)

@@ -120,6 +120,8 @@ def test_the_wheel_holds_the_package_and_nothing_else(built):
         'Requires-Dist: nvidia-cuda-nvrtc; extra == "cu13"',
         'Requires-Dist: nvidia-cuda-runtime-cu12; extra == "cu12"',
         'Requires-Dist: nvidia-cuda-runtime; extra == "cu13"',
+        'Requires-Dist: nvidia-nvjitlink-cu12; extra == "cu12"',
+        'Requires-Dist: nvidia-nvjitlink; extra == "cu13"',
     ]
     assert "entry_points.txt" not in {n.split("/")[-1] for n in names}  # no console script
 

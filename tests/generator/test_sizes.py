@@ -15,7 +15,7 @@ import subprocess
 import sys
 
 import pytest
-from suite import REPO, probe_each_version
+from suite import REPO, probe_each_version, quiet, version_keys
 
 from generator import sizes
 from generator.ctypes_map import RenderError
@@ -30,6 +30,21 @@ def _relation(plans, function, param):
     return str(p.measure) if p.measure else None, p.measure_of
 
 
+@pytest.fixture(scope="module")
+def family_plans(manifest):
+    """The other header families' plans (nvJitLink's AddData has a reviewed relation)."""
+    from models import model_for
+
+    from generator.fetch import fetch_version
+    from generator.resolve import resolve
+
+    return {
+        (family, key): resolve(model_for(fetch_version(manifest, key, quiet, family)))
+        for family in ("nvrtc", "nvjitlink")
+        for key in version_keys()
+    }
+
+
 # The reviewed entries as reviewed: changing the table must change this test too.
 REVIEWED_KEYS = {
     ("cudaMemRangeGetAttribute", "devPtr"),
@@ -39,6 +54,7 @@ REVIEWED_KEYS = {
     ("cudaStreamUpdateCaptureDependencies", "dependencies"),
     ("cudaLogsDumpToMemory", "buffer"),
     ("cudaStreamAttachMemAsync", "devPtr"),
+    ("nvJitLinkAddData", "data"),
 } | {
     (f, p)
     for f in ("cudaLibraryLoadData", "cudaLibraryLoadFromFile")
@@ -46,7 +62,7 @@ REVIEWED_KEYS = {
 }
 
 
-def test_tables_as_reviewed_each_entry_with_a_reason(plans):
+def test_tables_as_reviewed_each_entry_with_a_reason(plans, family_plans):
     symbols = {k for k, v in sizes.REVIEWED.items() if k[1] == "symbol"}
     assert len(symbols) == 10 and all(
         v[1] == ("count", "offset") for k, v in sizes.REVIEWED.items() if k in symbols
@@ -55,17 +71,18 @@ def test_tables_as_reviewed_each_entry_with_a_reason(plans):
     assert all(reason for *_, reason in sizes.REVIEWED.values())
     assert all(sizes.LEFT_OUT.values())
     # Every entry is used by some version: a stale entry is a review nobody needs.
-    declared = {p.function.name for version in plans.values() for p in version}
+    every = [*plans.values(), *family_plans.values()]
+    declared = {p.function.name for version in every for p in version}
     assert {f for f, _ in sizes.REVIEWED} <= declared
     assert {f for f, *_ in sizes.LEFT_OUT} <= declared
 
 
-def test_every_pair_of_every_version_is_decided(plans):
+def test_every_pair_of_every_version_is_decided(plans, family_plans):
     """A function with a (pointer, size)-looking pair and no decision fails here: add a
     relation (REVIEWED) or a LEFT_OUT entry with the reason, or teach `derive`."""
     undecided = {
         key: [f"{p.function}({p.pointer}, {p.size})" for p in pairs if p.state == "UNDECIDED"]
-        for key, version in plans.items()
+        for key, version in [*plans.items(), *family_plans.items()]
         for pairs in [[pair for plan in version for pair in sizes.pairs(plan)]]
     }
     assert {k: v for k, v in undecided.items() if v} == {}

@@ -46,6 +46,35 @@ def test_no_nonsense_reaches_c_and_nothing_crashes(figures, key):
     assert r["range_mismatches"] == []
 
 
+# The other header families (their checked modules take the same conversions), each
+# version's grid once per module.
+FAMILIES = ("nvrtc", "nvjitlink")
+
+
+@pytest.fixture(scope="module")
+def family_figures(tmp_path_factory):
+    found = {}
+    for family in FAMILIES:
+        found[family] = figures_for(version_keys(), tmp_path_factory.mktemp(family), family)
+        print(f"\n{family}\n" + table(found[family]))
+    return found
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("key", version_keys())
+def test_no_nonsense_reaches_the_other_families(family_figures, family, key):
+    """NVRTC's and nvJitLink's checked functions refuse what their C types cannot take,
+    as the runtime's do, and every one of them is fuzzed from a legal call."""
+    r = family_figures[family][key]
+    c = r["checked"]
+    assert c["crashes"] == 0, r["crashed_cases"]
+    assert c["nonsense"] == 0, r["nonsense_cases"][:30]
+    assert c["other_errors"] == 0, r["other_error_cases"][:30]
+    assert r["range_mismatches"] == []
+    assert r["baseline_refused"] == []
+    assert c["reached"] > 0 and c["refused"] > 0
+
+
 @pytest.mark.parametrize("key", version_keys())
 def test_every_function_reaches_c_with_legal_arguments(figures, key):
     # A function whose legal call the driver cannot make is not fuzzed honestly: its

@@ -335,3 +335,27 @@ def test_driver_version_is_zero_where_the_driver_cannot_say_and_other_libraries_
     other = str(header_sets["12.5"].library)
     out = _run(["-c", _DRIVER_REPORT], REPO, {"CUDART_DRIVER_LIBRARY": other})
     assert out["error"] == f"{other} is not libcuda: no cuDriverGetVersion"
+
+
+def test_nvjitlink_is_found_in_an_installed_wheels_folder(tmp_path, manifest):
+    """A folder on sys.path holding the nvJitLink wheel as pip --target installs it (its
+    library and dist-info) is searched, and the library found there reports its
+    version: 12.2's has no nvJitLinkVersion, so it is read from its versioned symbols."""
+    library = fetch_version(manifest, "12.2", lambda m: None, "nvjitlink").library
+    target = tmp_path / "target"
+    (target / "nvidia" / "nvjitlink" / "lib").mkdir(parents=True)
+    (target / "nvidia" / "nvjitlink" / "lib" / "libnvJitLink.so.12").symlink_to(library)
+    (target / "nvidia_nvjitlink_cu12-12.2.140.dist-info").mkdir()
+    code = (
+        "import json, cudart._loader as l\n"
+        "n = l.load_nvjitlink()\n"
+        "print(json.dumps({'path': n.path, 'found_by': n.found_by, 'version': n.version}))\n"
+    )
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    found = _run(["-c", code], elsewhere, {"PYTHONPATH": f"{REPO}:{target}"})
+    assert found == {
+        "path": str(target / "nvidia" / "nvjitlink" / "lib" / "libnvJitLink.so.12"),
+        "found_by": "the nvidia nvjitlink wheel",
+        "version": 12020,
+    }

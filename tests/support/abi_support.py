@@ -198,7 +198,10 @@ def build_plan(model, module_name: str, module_symbols) -> dict:
 
     model_functions = [f.name for f in model.functions]
     alias_publics = [a.public for a in model.aliases]
-    symbols = sorted(set(module_symbols) | set(model_functions) | set(alias_publics))
+    # An inline wrapper's versioned symbol (__nvJitLinkCreate_12_5) is no public name:
+    # C code calls the wrapper (inline_callees says what that calls).
+    forwarded = {a.symbol for a in model.aliases if a.inline}
+    symbols = sorted((set(module_symbols) | set(model_functions) | set(alias_publics)) - forwarded)
 
     return {
         "module": module_name,
@@ -212,6 +215,7 @@ def build_plan(model, module_name: str, module_symbols) -> dict:
         "symbols": symbols,
         "model_functions": model_functions,
         "model_aliases": alias_publics,
+        "inline_aliases": sorted(a.public for a in model.aliases if a.inline),
     }
 
 
@@ -356,9 +360,13 @@ def c_statements(plan: dict, per_thread: bool = False) -> list[tuple[str, str]]:
 
 
 def _symbol_statements(plan: dict, kind: str) -> list[tuple[str, str]]:
-    """What the preprocessor turns each public name into."""
+    """What the preprocessor turns each public name into (an inline wrapper's name it
+    leaves as it is: inline_callees reads what the wrapper calls instead)."""
     out = []
+    inline = set(plan.get("inline_aliases", ()))
     for name in plan["symbols"]:
+        if name in inline:
+            continue
         key = fact_key(kind, name)
         out.append((key, f'abi_str("{_c_safe(key)}", ABI_XSTR({name}));'))
     return out
@@ -439,7 +447,48 @@ def run_c(
     for line in run.stdout.splitlines():
         key, _, value = line.partition("\t")
         facts[key] = value if key.startswith(("symbol|", "symbol_pt|")) else int(value)
+    facts.update(inline_callees(plan, include_dirs, compiler, per_thread, headers))
     return CResult(facts, errors, source)
+
+
+_RELOCATIONS_OF = re.compile(r"^Relocation section '\.rela\.text\.(\w+)'", re.M)
+
+
+def inline_callees(
+    plan: dict, include_dirs, compiler: str = "gcc", per_thread: bool = False, headers=()
+) -> dict[str, object]:
+    """The symbol fact of each inline wrapper (`static inline nvJitLinkCreate`, calling
+    __nvJitLinkCreate_12_5): the one function its code, as gcc compiles it, calls. Each
+    wrapper is emitted in a section of its own (-ffunction-sections, its address taken),
+    whose relocations name what it calls."""
+    names = plan.get("inline_aliases", ())
+    if not names:
+        return {}
+    kind = "symbol_pt" if per_thread else "symbol"
+    source = "".join(f'#include "{h}"\n' for h in headers) + "".join(
+        f"void *volatile abi_keep_{i} = (void *)&{name};\n" for i, name in enumerate(names)
+    )
+    with tempfile.TemporaryDirectory(prefix="cudart-abi-") as tmp:
+        src, obj = Path(tmp) / "inline.c", Path(tmp) / "inline.o"
+        src.write_text(source)
+        cmd = [compiler, "-std=gnu11", "-w", "-O1", "-ffunction-sections", "-c"]
+        cmd += ["-o", str(obj), str(src), *shim_args()]
+        if per_thread:
+            cmd.append(f"-D{PER_THREAD_DEFINE}")
+        for d in include_dirs:
+            cmd += ["-I", str(d)]
+        subprocess.run(cmd, capture_output=True, text=True, check=True)
+        listing = subprocess.run(
+            ["readelf", "-rW", str(obj)], capture_output=True, text=True, check=True
+        ).stdout
+    found: dict[str, object] = {}
+    sections = _RELOCATIONS_OF.split(listing)
+    for name, body in zip(sections[1::2], sections[2::2], strict=True):
+        called = re.findall(r"R_X86_64_PLT32\s+\S+\s+(\w+)", body)
+        if name in names:
+            # More than one callee is no plain forwarder: shown as such, never matched.
+            found[fact_key(kind, name)] = called[0] if len(called) == 1 else " ".join(called)
+    return found
 
 
 # ============================================================================ the Python side

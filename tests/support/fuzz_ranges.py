@@ -225,7 +225,17 @@ def _library(raw) -> str:
     return library_of_namespace(vars(raw))
 
 
+def _kinds_of(raw):
+    """The raw module whose handles and records are `raw`'s wrong-kind values: its own
+    (runtime, driver), or the runtime's of its version for a family with few or none of
+    its own (NVRTC, nvJitLink)."""
+    if _library(raw) in WRONG_HANDLES:
+        return raw
+    return importlib.import_module(f"cudart.sys_{raw.CUDA_VERSION}")
+
+
 def _bad_values(raw, check: dict) -> dict:
+    raw = _kinds_of(raw)
     library = _library(raw)
     first, second = WRONG_HANDLES[library]
     handle_cls = getattr(raw, first)

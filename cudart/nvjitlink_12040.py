@@ -1,0 +1,1 @@
+../generated/nvjitlink_12040.py

@@ -1,0 +1,1 @@
+../generated/nvjitlink_12050.py

@@ -1,0 +1,1 @@
+../generated/nvjitlink_12090.py

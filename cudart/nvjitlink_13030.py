@@ -1,0 +1,1 @@
+../generated/nvjitlink_13030.py

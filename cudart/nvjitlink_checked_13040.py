@@ -1,0 +1,1 @@
+../generated/nvjitlink_checked_13040.py
