@@ -28,10 +28,6 @@ from .rows import (
     _time_calls,
 )
 
-NO_COMPILED = LookupError(
-    "no compiled backend for the driver API yet (cudart._backend compiles libcudart's only)"
-)
-
 
 def _driver(ctx: Context):
     """cudart.driver, initialized: cuInit once; an exception (no libcuda) is cached."""
@@ -76,16 +72,28 @@ def _pointer(ctx: Context, name: str) -> int:
     return address
 
 
-def _raw_ctypes(ctx: Context, name: str):
-    """The raw layer's function as its ctypes backend binds it: argtypes and restype of
-    cudart.driver.sys's _FUNCTIONS entry, on the same libcuda symbol."""
+def _raw(ctx: Context, name: str, kind: str):
+    """The raw layer's function as the compiled backend ('compiled') or ctypes
+    ('ctypes') binds it, whichever is in force: the same libcuda symbol, argtypes and
+    restype from cudart.driver.sys's _FUNCTIONS entry."""
+    from cudart._backend import compiled_for, compiled_function
     from cudart._contract import unpack
+    from cudart._loader import load_driver
 
     drv = _driver(ctx)
     _, restype, argtypes, _flags = unpack(drv.sys._FUNCTIONS[name])
-    fn = _symbol(ctx, name)[1]
-    fn.restype = restype
-    fn.argtypes = argtypes
+    if kind == "ctypes":
+        fn = _symbol(ctx, name)[1]
+        fn.restype = restype
+        fn.argtypes = argtypes
+        return fn
+    module = compiled_for("driver", drv.sys.CUDA_VERSION)
+    if module is None:
+        raise LookupError("the compiled backend is not built here, or CUDART_BACKEND=ctypes")
+    symbol = drv.sys.SYMBOLS[name]
+    fn = compiled_function(module, name, symbol, restype, argtypes, load_driver().cdll._handle)
+    if fn is None:
+        raise LookupError(f"{module.__name__} could not bind {symbol}")
     return fn
 
 
@@ -134,9 +142,8 @@ def _c_bursts(ctx: Context, name: str, call) -> Timed:
 
 def _note(row: Row) -> None:
     row.note(
-        "driver API (libcuda) through cudart.driver: checked is the ctypes-backed checked "
-        "layer (no compiled backend for the driver yet); C calls the symbol cudart.driver "
-        "binds, in this process"
+        "driver API (libcuda) through cudart.driver, on the backend in force for the "
+        "checked layer; C calls the symbol cudart.driver binds, in this process"
     )
 
 
@@ -148,6 +155,10 @@ def row_cu_ctx_get_current(ctx: Context) -> Row:
     _note(row)
     out = c_void_p()
 
+    def raw(kind: str):
+        fn = _raw(ctx, "cuCtxGetCurrent", kind)
+        return "f(byref(o))", {"f": fn, "byref": ctypes.byref, "o": out}
+
     def handwritten():
         fn = _handwritten(ctx, "cuCtxGetCurrent", (ctypes.POINTER(c_void_p),))
         return "f(byref(o))", {"f": fn, "byref": ctypes.byref, "o": out}
@@ -156,13 +167,8 @@ def row_cu_ctx_get_current(ctx: Context) -> Row:
         "C": _candidate(
             lambda: _c_calls(ctx, "cuCtxGetCurrent", lambda lp, fn, n: lp.out_pointer(fn, n))
         ),
-        "cudart raw, compiled": NO_COMPILED,
-        "cudart raw, ctypes": _candidate(
-            lambda: (
-                "f(byref(o))",
-                {"f": _raw_ctypes(ctx, "cuCtxGetCurrent"), "byref": ctypes.byref, "o": out},
-            )
-        ),
+        "cudart raw, compiled": _candidate(lambda: raw("compiled")),
+        "cudart raw, ctypes": _candidate(lambda: raw("ctypes")),
         "cudart checked": _candidate(lambda: ("f()", {"f": _checked(ctx, "cuCtxGetCurrent")})),
         "ctypes, POINTER(c_void_p) + byref": _candidate(handwritten),
         "cuda-bindings": _candidate(lambda: ("f()", {"f": _cuda_bindings(ctx).cuCtxGetCurrent})),
@@ -186,8 +192,8 @@ def row_cu_device_get_attribute(ctx: Context) -> Row:
     value = c_int()
     stmt_out = "f(byref(v), a, 0)"
 
-    def raw():
-        fn = _raw_ctypes(ctx, "cuDeviceGetAttribute")
+    def raw(kind: str):
+        fn = _raw(ctx, "cuDeviceGetAttribute", kind)
         return stmt_out, {"f": fn, "byref": ctypes.byref, "v": value, "a": attrib}
 
     def handwritten():
@@ -207,8 +213,8 @@ def row_cu_device_get_attribute(ctx: Context) -> Row:
                 lambda lp, fn, n: lp.device_attribute(fn, attrib, 0, n),
             )
         ),
-        "cudart raw, compiled": NO_COMPILED,
-        "cudart raw, ctypes": _candidate(raw),
+        "cudart raw, compiled": _candidate(lambda: raw("compiled")),
+        "cudart raw, ctypes": _candidate(lambda: raw("ctypes")),
         "cudart checked": _candidate(
             lambda: ("f(a, 0)", {"f": _checked(ctx, "cuDeviceGetAttribute"), "a": attrib})
         ),
@@ -266,9 +272,11 @@ def row_cu_event_record(ctx: Context) -> Row:
                 ),
             )
         ),
-        "cudart raw, compiled": NO_COMPILED,
+        "cudart raw, compiled": _candidate(
+            lambda: (stmt, {"f": _raw(ctx, "cuEventRecord", "compiled"), "e": e})
+        ),
         "cudart raw, ctypes": _candidate(
-            lambda: (stmt, {"f": _raw_ctypes(ctx, "cuEventRecord"), "e": e})
+            lambda: (stmt, {"f": _raw(ctx, "cuEventRecord", "ctypes"), "e": e})
         ),
         "cudart checked": _candidate(
             lambda: (stmt, {"f": _checked(ctx, "cuEventRecord"), "e": event})
@@ -360,8 +368,12 @@ def row_cu_launch_kernel(ctx: Context) -> Row:
 
     cands = {
         "C": _candidate(c_loop),
-        "cudart raw, compiled": NO_COMPILED,
-        "cudart raw, ctypes": _candidate(lambda: verified(_raw_ctypes(ctx, "cuLaunchKernel"), f)),
+        "cudart raw, compiled": _candidate(
+            lambda: verified(_raw(ctx, "cuLaunchKernel", "compiled"), f)
+        ),
+        "cudart raw, ctypes": _candidate(
+            lambda: verified(_raw(ctx, "cuLaunchKernel", "ctypes"), f)
+        ),
         "cudart checked": _candidate(checked),
         "ctypes": _candidate(handwritten),
         "cuda-bindings, cuLaunchKernel packed once": _candidate(bindings),
