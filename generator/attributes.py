@@ -110,8 +110,6 @@ LEFT: dict[str, str] = {
     "cudaMemPoolImportFromShareableHandle": "as cudaMemPoolExportToShareableHandle: an fd is "
     "passed by value cast to void *, the others by address",
     # cuda.h (the driver API)
-    "cuMemPoolExportToShareableHandle": "as cudaMemPoolExportToShareableHandle",
-    "cuMemPoolImportFromShareableHandle": "as cudaMemPoolImportFromShareableHandle",
     "cuPointerGetAttributes": "several attributes without their sizes: cudart._convert's "
     "attribute_storages takes a size per attribute (cudaMemRangeGetAttributes'); the caller "
     "passes the array of pointers to its own storage",

@@ -118,6 +118,11 @@ REVIEWED: dict[tuple[str, str], tuple[Measure, tuple[str, ...], str]] = {
         ("size",),
         "the description: size is the buffer's capacity in bytes (updated to what was written)",
     ),
+    ("cuMemRangeGetAttributes", "dataSizes"): (
+        _E,
+        ("numAttributes",),
+        '"the sizes of each result": one per attribute',
+    ),
     ("cuLinkAddData_v2", "data"): (_B, ("size",), '"The length of the input data"'),
     # "Size of the allocation requested" / "Number of mipmap levels" size what is made:
     # the record is one (the docs' words led derive() to count records by them).
