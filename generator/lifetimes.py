@@ -259,7 +259,8 @@ EFFECTS: dict[tuple[str, str], tuple[Effect, str | None, str]] = {
     ("cuMemRelease", "handle"): (
         Effect.DESTROYS,
         None,
-        "the allocation handle ends (an INTEGER_HANDLES value); mappings keep the memory until unmapped",
+        "the allocation handle ends (an INTEGER_HANDLES value); mappings keep the memory "
+        "until unmapped",
     ),
     ("cuMemFreeHost", "p"): (Effect.FREES, None, "frees cuMemAllocHost/cuMemHostAlloc memory"),
     ("cudaGraphInstantiate", "pGraphExec"): (Effect.COPIES, "graph", "copies graph's nodes"),
@@ -340,8 +341,12 @@ NOT_MARKED: dict[str, str] = {
     "cuMemHostUnregister": "unpins the caller's memory, which stays the caller's to use",
     "cuIpcCloseMemHandle": "unmaps an int device address: no object carries it",
     "cuCtxDetach": "drops one usage count: the context lives while another attach holds it",
-    "cuDevicePrimaryCtxRelease_v2": "drops one retain of the device's primary context: other retains (the runtime's) keep it",
-    "cuDevicePrimaryCtxReset_v2": "ends every handle of the primary context at once; cudaDeviceReset's reason: no registry",
+    "cuDevicePrimaryCtxRelease_v2": (
+        "drops one retain of the device's primary context: other retains (the runtime's) keep it"
+    ),
+    "cuDevicePrimaryCtxReset_v2": (
+        "ends every handle of the primary context at once: cudaDeviceReset's reason"
+    ),
     "cuCtxResetPersistingL2Cache": "resets cache lines: no handle ends",
     "cuDeviceGraphMemTrim": "returns unused graph memory to the OS: no handle ends",
     "cuMemPoolTrimTo": "returns the pool's unused memory to the OS: the pool lives",
@@ -349,9 +354,14 @@ NOT_MARKED: dict[str, str] = {
     "cuGraphRemoveDependencies_v2": "removes edges between nodes that live on",
     "cuGraphAddMemFreeNode": "adds a node that frees memory when the graph runs",
     "cuGraphMemFreeNodeGetParams": "reads a free node's address",
-    "cuUserObjectRelease": "drops count references: the caller's others and graphs' may keep it alive",
+    "cuUserObjectRelease": (
+        "drops count references: the caller's others and graphs' may keep it alive"
+    ),
     "cuGraphReleaseUserObject": "drops a graph's references; the caller's may remain",
-    "cuLogicalEndpointDestroy": "ends the endpoint of an id the caller reserved (an int): the id stays reserved until cuLogicalEndpointIdRelease",
+    "cuLogicalEndpointDestroy": (
+        "ends the endpoint of an id the caller reserved (an int): the id stays reserved "
+        "until cuLogicalEndpointIdRelease"
+    ),
     "cuLogicalEndpointIdRelease": "returns a range of reserved ids (ints): no object carries them",
 }
 

@@ -66,7 +66,8 @@ def _driver_symbols() -> set[str]:
 def libcuda(tmp_path_factory) -> str:
     symbols = _driver_symbols()
     assert _WRITTEN <= symbols
-    source = _WRITERS + "".join(f"int {s}(void) {{ return 34; }}\n" for s in sorted(symbols - _WRITTEN))
+    others = sorted(symbols - _WRITTEN)
+    source = _WRITERS + "".join(f"int {s}(void) {{ return 34; }}\n" for s in others)
     folder = tmp_path_factory.mktemp("libcuda")
     (folder / "stub.c").write_text(source)
     path = folder / "libcuda.so.1"
