@@ -216,6 +216,38 @@ REVIEWED: dict[tuple[str, str], tuple[ValueType, str]] = {
         ValueType(member="nvlinkUtilCentricScheduling"),
         "the member is undocumented; the enumerator names it",
     ),
+    ("CUlaunchAttributeID_enum", "CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW"): (
+        ValueType(member="accessPolicyWindow"),
+        '12.0-12.2: member doc "Attribute CUaccessPolicyWindow."',
+    ),
+    ("CUlaunchAttributeID_enum", "CU_LAUNCH_ATTRIBUTE_COOPERATIVE"): (
+        ValueType(member="cooperative"),
+        '12.0-12.2: member doc "Nonzero indicates a cooperative kernel"',
+    ),
+    ("CUlaunchAttributeID_enum", "CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY"): (
+        ValueType(member="syncPolicy"),
+        "12.0-12.2: member doc names the policy type only",
+    ),
+    ("CUlaunchAttributeID_enum", "CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE"): (
+        ValueType(member="clusterSchedulingPolicyPreference"),
+        "12.0-12.2: member doc names the policy only",
+    ),
+    ("CUlaunchAttributeID_enum", "CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION"): (
+        ValueType(member="programmaticStreamSerializationAllowed"),
+        "12.0-12.2: the enumerator names the member",
+    ),
+    ("CUlaunchAttributeID_enum", "CU_LAUNCH_ATTRIBUTE_PRIORITY"): (
+        ValueType(member="priority"),
+        '12.0-12.2: member doc "Execution priority of the kernel."',
+    ),
+    ("CUlaunchAttributeID_enum", "CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP"): (
+        ValueType(member="memSyncDomainMap"),
+        "12.0-12.2: neither the enumerator nor the member is documented",
+    ),
+    ("CUlaunchAttributeID_enum", "CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN"): (
+        ValueType(member="memSyncDomain"),
+        "12.0-12.2: neither the enumerator nor the member is documented",
+    ),
     # cuPointerGetAttribute's description gives each type in prose ("The type of data
     # must be unsigned int", "a boolean", "an integer"); cuda-bindings reads the same.
     # Handles come back as their address (an int the handle inputs take): the attribute

@@ -119,6 +119,18 @@ OVERRIDES: dict[tuple[str, str], tuple[Role, str]] = {
     ("cuDevSmResourceSplitByCount", "nbGroups"): (Role.INOUT, "the groups asked for, then made"),
     ("cuDevSmResourceSplitByCount", "remainder"): (Role.OUT, '"the remainder is placed in here"'),
     ("cuDevSmResourceSplitByCount", "remaining"): (Role.OUT, "12.x's name of remainder"),
+    ("cuTexObjectGetResourceDesc", "pResDesc"): (Role.OUT, '"Resource descriptor"'),
+    ("cuTexObjectGetTextureDesc", "pTexDesc"): (Role.OUT, '"Texture descriptor"'),
+    ("cuTexObjectGetResourceViewDesc", "pResViewDesc"): (Role.OUT, '"Resource view descriptor"'),
+    ("cuSurfObjectGetResourceDesc", "pResDesc"): (Role.OUT, '"Resource descriptor"'),
+    ("cuTensorMapSetAllocationClass", "tensorMap"): (
+        Role.IN,
+        '"Tensor map to modify in place": the caller\'s map',
+    ),
+    ("cuTensorMapSetAllocationClass", "outAllocClass"): (
+        Role.OUT,
+        '"Optional; receives the resulting allocation class"',
+    ),
 }
 
 # (function as declared, output array) -> (its in-out count, why): an array the caller
