@@ -115,6 +115,10 @@ OVERRIDES: dict[tuple[str, str], tuple[Role, str]] = {
     ("cuGraphAddMemAllocNode", "nodeParams"): (Role.IN, "caller-filled; the driver adds dptr"),
     ("cuLibraryLoadData", "jitOptionsValues"): (Role.IN, "option values the caller gives"),
     ("cuLibraryLoadFromFile", "jitOptionsValues"): (Role.IN, "option values the caller gives"),
+    ("cuModuleLoadDataEx", "optionValues"): (
+        Role.IN,
+        "option values the caller gives (12.0-12.3's docs read as returned)",
+    ),
     ("cuDevSmResourceSplit", "remainder"): (Role.OUT, '"the remainder is placed in here"'),
     ("cuDevSmResourceSplitByCount", "nbGroups"): (Role.INOUT, "the groups asked for, then made"),
     ("cuDevSmResourceSplitByCount", "remainder"): (Role.OUT, '"the remainder is placed in here"'),

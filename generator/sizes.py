@@ -128,6 +128,11 @@ REVIEWED: dict[tuple[str, str], tuple[Measure, tuple[str, ...], str]] = {
         ("numDependencies",),
         "no \\param text in 12.0-12.2; later headers: 'The size of the dependencies array'",
     ),
+    ("cuModuleLoadDataEx", "optionValues"): (
+        _E,
+        ("numOptions",),
+        "one value per JIT option; 12.0-12.3's docs do not tie it to numOptions",
+    ),
     ("cuLinkAddData_v2", "data"): (_B, ("size",), '"The length of the input data"'),
     # "Size of the allocation requested" / "Number of mipmap levels" size what is made:
     # the record is one (the docs' words led derive() to count records by them).

@@ -22,6 +22,7 @@ import cudart._convert as _convert
 from generator.attributes import FUNCTIONS, GETTERS, LEFT, REVIEWED, AttributeTypes, listing
 from generator.cli import main
 from generator.ctypes_map import TypeKind, TypeMapper
+from generator.model import EnumRef
 
 
 def checked(manifest, key):
@@ -223,7 +224,9 @@ _FORMATS = {
 
 
 def _format(attributes: AttributeTypes, ctype: str) -> str:
-    enum = attributes.types.enums.get(ctype)
+    # An enum by its typedef (cuda.h's CUmemLocationType names CUmemLocationType_enum).
+    t = attributes.types.resolve(attributes.c_type(ctype))
+    enum = attributes.types.enums.get(t.name) if isinstance(t, EnumRef) else None
     return _FORMATS[enum.underlying.name if enum else ctype]
 
 

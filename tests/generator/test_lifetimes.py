@@ -190,7 +190,8 @@ def test_every_destroy_like_function_is_decided(version):
     nvrtc = set(importlib.import_module(f"cudart.nvrtc_{version}")._FUNCTIONS)
     assert lifetimes.undecided(nvrtc) == []
     for driver in _driver_modules(version):
-        assert lifetimes.undecided(set(driver._FUNCTIONS)) == []
+        # The symbols (cuCtxDestroy_v2), which cuda.h's macros name cuCtxDestroy too.
+        assert lifetimes.undecided({f[0] for f in driver._FUNCTIONS.values()}) == []
     assert len([f for f in functions if lifetimes.DESTROY_LIKE.search(f)]) >= 30
 
 
@@ -208,9 +209,14 @@ def test_the_decision_list_is_neither_stale_nor_blind():
             for v in VERSIONS
             for family in ("sys", "nvrtc")
         ),
-        *(d._FUNCTIONS for v in VERSIONS for d in _driver_modules(v)),
+        # The driver's of every version, as its snapshots list them (test_checked.py
+        # holds them to the generator).
+        *(
+            {line.partition("(")[0] for line in path.read_text().splitlines()}
+            for path in SNAPSHOTS.glob("driver_outputs_*.txt")
+        ),
     )
-    assert any(_driver_modules(v) for v in VERSIONS), "no driver module to hold the table to"
+    assert "cuMemFree_v2" in everywhere
     decided = {f for f, _ in lifetimes.EFFECTS} | set(lifetimes.NOT_MARKED)
     assert decided <= everywhere  # no entry for a function no version has
     # Each entry of NOT_MARKED is destroy-like (else it is no decision), and a new
@@ -353,6 +359,29 @@ def test_generated_functions_record_only_after_success(checked):
         assert source.index(claim) < source.index(f"err = _{function}(")
     assert "graph (or exec)" not in checked.cudaGraphDestroy.__doc__
     assert "released" in checked.cudaGraphDestroy.__doc__
+
+
+@pytest.mark.parametrize("version", [v for v in VERSIONS if _driver_modules(v)])
+def test_driver_functions_mark_what_they_end_after_success(version):
+    """The driver's checked module marks what the entries say a call ends, once C said
+    yes, and claims it before C (as the runtime's)."""
+    module = importlib.import_module(f"cudart.driver_checked_{version}")
+    marked = 0
+    for (function, param), (effect, _) in REVIEWED_EFFECTS.items():
+        if not function.startswith("cu") or function.startswith("cuda"):
+            continue
+        if not hasattr(module, function):
+            continue
+        source = inspect.getsource(getattr(module, function))
+        claim = f'_c.claim({param}, "{param}", "{function}")'
+        assert source.count(claim) == 1 and source.count(f"_c.unclaim({param})") == 2, function
+        mark = "_c.host_freed(" if effect == "frees" else "_c.destroyed("
+        line = next(x for x in source.splitlines() if mark in x)
+        assert source.index("raise _error(err, _lib)") < source.index(line)
+        marked += 1
+    assert marked >= 20
+    source = inspect.getsource(module.cuMemAllocHost_v2)
+    assert "_HostMemory" in source and "bytesize" in source
 
 
 # ---------------------------------------------------------------- the bookkeeping

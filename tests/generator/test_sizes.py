@@ -50,6 +50,7 @@ DRIVER_REVIEWED_KEYS = (
         ("cuLogsDumpToMemory", "buffer"),
         ("cuMemRangeGetAttributes", "dataSizes"),
         ("cuLinkAddData_v2", "data"),
+    ("cuModuleLoadDataEx", "optionValues"),
     ("cuStreamUpdateCaptureDependencies", "dependencies"),
         ("cuMemCreate", "prop"),
         ("cuMipmappedArrayCreate", "pMipmappedArrayDesc"),
