@@ -1816,7 +1816,7 @@ _c.bind_on_first_call(
         "cuStreamWriteValue64_v2": (c_uint, (c_void_p, CUdeviceptr, cuuint64_t, c_uint)),
         "cuSurfObjectCreate": (c_uint, (POINTER(CUsurfObject), c_void_p)),
         "cuSurfObjectDestroy": (c_uint, (CUsurfObject,)),
-        "cuSurfObjectGetResourceDesc": (c_uint, (c_void_p, CUsurfObject)),
+        "cuSurfObjectGetResourceDesc": (c_uint, (POINTER(CUDA_RESOURCE_DESC), CUsurfObject)),
         "cuSurfRefGetArray": (c_uint, (POINTER(CUarray), c_void_p)),
         "cuSurfRefSetArray": (c_uint, (c_void_p, c_void_p, c_uint)),
         "cuTensorMapEncodeIm2col": (
@@ -1859,9 +1859,9 @@ _c.bind_on_first_call(
         "cuTensorMapReplaceAddress": (c_uint, (c_void_p, c_void_p)),
         "cuTexObjectCreate": (c_uint, (POINTER(CUtexObject), c_void_p, c_void_p, c_void_p)),
         "cuTexObjectDestroy": (c_uint, (CUtexObject,)),
-        "cuTexObjectGetResourceDesc": (c_uint, (c_void_p, CUtexObject)),
-        "cuTexObjectGetResourceViewDesc": (c_uint, (c_void_p, CUtexObject)),
-        "cuTexObjectGetTextureDesc": (c_uint, (c_void_p, CUtexObject)),
+        "cuTexObjectGetResourceDesc": (c_uint, (POINTER(CUDA_RESOURCE_DESC), CUtexObject)),
+        "cuTexObjectGetResourceViewDesc": (c_uint, (POINTER(CUDA_RESOURCE_VIEW_DESC), CUtexObject)),
+        "cuTexObjectGetTextureDesc": (c_uint, (POINTER(CUDA_TEXTURE_DESC), CUtexObject)),
         "cuTexRefCreate": (c_uint, (POINTER(CUtexref),)),
         "cuTexRefDestroy": (c_uint, (c_void_p,)),
         "cuTexRefGetAddress": (c_uint, (POINTER(CUdeviceptr), c_void_p)),
@@ -19392,33 +19392,23 @@ def cuSurfObjectDestroy(surfObject: int) -> None:
     _c.destroyed(surfObject, "CUsurfObject", "cuSurfObjectDestroy")
 
 
-def cuSurfObjectGetResourceDesc(pResDesc: _PointerLike, surfObject: int) -> None:
-    """cuSurfObjectGetResourceDesc(pResDesc: _PointerLike, surfObject: int) -> None
+def cuSurfObjectGetResourceDesc(surfObject: int) -> CUDA_RESOURCE_DESC:
+    """cuSurfObjectGetResourceDesc(surfObject: int) -> CUDA_RESOURCE_DESC
 
     Returns a surface object's resource descriptor.
 
     Parameters:
-        pResDesc: Resource descriptor
         surfObject: Surface object
+
+    Returns:
+        pResDesc: Resource descriptor
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuSurfObjectGetResourceDesc(CUDA_RESOURCE_DESC *pResDesc, CUsurfObject surfObject)
     """
-    if pResDesc.__class__ is not int:
-        pResDesc = _c.ref(
-            pResDesc,
-            CUDA_RESOURCE_DESC,
-            "pResDesc",
-            True,
-            1,
-            "cuSurfObjectGetResourceDesc: the record",
-        )
-    elif pResDesc >> 64 or 0 < pResDesc < 65536:
-        raise _c.address_error(
-            pResDesc, "cuSurfObjectGetResourceDesc", "pResDesc", "CUDA_RESOURCE_DESC"
-        )
     surfObject = _c.integer_handle(surfObject, "CUsurfObject", "surfObject")
+    pResDesc = CUDA_RESOURCE_DESC()
     try:
         err = _cuSurfObjectGetResourceDesc(pResDesc, surfObject)
     except _ArgumentError as exc:
@@ -19427,6 +19417,7 @@ def cuSurfObjectGetResourceDesc(pResDesc: _PointerLike, surfObject: int) -> None
         ) from None
     if err:
         raise _error(err, _lib)
+    return pResDesc
 
 
 def cuSurfRefGetArray(hSurfRef: CUsurfref | _HandleLike) -> CUarray:
@@ -19973,33 +19964,23 @@ def cuTexObjectDestroy(texObject: int) -> None:
     _c.destroyed(texObject, "CUtexObject", "cuTexObjectDestroy")
 
 
-def cuTexObjectGetResourceDesc(pResDesc: _PointerLike, texObject: int) -> None:
-    """cuTexObjectGetResourceDesc(pResDesc: _PointerLike, texObject: int) -> None
+def cuTexObjectGetResourceDesc(texObject: int) -> CUDA_RESOURCE_DESC:
+    """cuTexObjectGetResourceDesc(texObject: int) -> CUDA_RESOURCE_DESC
 
     Returns a texture object's resource descriptor.
 
     Parameters:
-        pResDesc: Resource descriptor
         texObject: Texture object
+
+    Returns:
+        pResDesc: Resource descriptor
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuTexObjectGetResourceDesc(CUDA_RESOURCE_DESC *pResDesc, CUtexObject texObject)
     """
-    if pResDesc.__class__ is not int:
-        pResDesc = _c.ref(
-            pResDesc,
-            CUDA_RESOURCE_DESC,
-            "pResDesc",
-            True,
-            1,
-            "cuTexObjectGetResourceDesc: the record",
-        )
-    elif pResDesc >> 64 or 0 < pResDesc < 65536:
-        raise _c.address_error(
-            pResDesc, "cuTexObjectGetResourceDesc", "pResDesc", "CUDA_RESOURCE_DESC"
-        )
     texObject = _c.integer_handle(texObject, "CUtexObject", "texObject")
+    pResDesc = CUDA_RESOURCE_DESC()
     try:
         err = _cuTexObjectGetResourceDesc(pResDesc, texObject)
     except _ArgumentError as exc:
@@ -20008,38 +19989,26 @@ def cuTexObjectGetResourceDesc(pResDesc: _PointerLike, texObject: int) -> None:
         ) from None
     if err:
         raise _error(err, _lib)
+    return pResDesc
 
 
-def cuTexObjectGetResourceViewDesc(pResViewDesc: _PointerLike, texObject: int) -> None:
-    """cuTexObjectGetResourceViewDesc(pResViewDesc: _PointerLike, texObject: int) -> None
+def cuTexObjectGetResourceViewDesc(texObject: int) -> CUDA_RESOURCE_VIEW_DESC:
+    """cuTexObjectGetResourceViewDesc(texObject: int) -> CUDA_RESOURCE_VIEW_DESC
 
     Returns a texture object's resource view descriptor.
 
     Parameters:
-        pResViewDesc: Resource view descriptor
         texObject: Texture object
+
+    Returns:
+        pResViewDesc: Resource view descriptor
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuTexObjectGetResourceViewDesc(CUDA_RESOURCE_VIEW_DESC *pResViewDesc, CUtexObject texObject)
     """
-    if pResViewDesc.__class__ is not int:
-        pResViewDesc = _c.ref(
-            pResViewDesc,
-            CUDA_RESOURCE_VIEW_DESC,
-            "pResViewDesc",
-            True,
-            1,
-            "cuTexObjectGetResourceViewDesc: the record",
-        )
-    elif pResViewDesc >> 64 or 0 < pResViewDesc < 65536:
-        raise _c.address_error(
-            pResViewDesc,
-            "cuTexObjectGetResourceViewDesc",
-            "pResViewDesc",
-            "CUDA_RESOURCE_VIEW_DESC",
-        )
     texObject = _c.integer_handle(texObject, "CUtexObject", "texObject")
+    pResViewDesc = CUDA_RESOURCE_VIEW_DESC()
     try:
         err = _cuTexObjectGetResourceViewDesc(pResViewDesc, texObject)
     except _ArgumentError as exc:
@@ -20048,35 +20017,26 @@ def cuTexObjectGetResourceViewDesc(pResViewDesc: _PointerLike, texObject: int) -
         ) from None
     if err:
         raise _error(err, _lib)
+    return pResViewDesc
 
 
-def cuTexObjectGetTextureDesc(pTexDesc: _PointerLike, texObject: int) -> None:
-    """cuTexObjectGetTextureDesc(pTexDesc: _PointerLike, texObject: int) -> None
+def cuTexObjectGetTextureDesc(texObject: int) -> CUDA_TEXTURE_DESC:
+    """cuTexObjectGetTextureDesc(texObject: int) -> CUDA_TEXTURE_DESC
 
     Returns a texture object's texture descriptor.
 
     Parameters:
-        pTexDesc: Texture descriptor
         texObject: Texture object
+
+    Returns:
+        pTexDesc: Texture descriptor
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuTexObjectGetTextureDesc(CUDA_TEXTURE_DESC *pTexDesc, CUtexObject texObject)
     """
-    if pTexDesc.__class__ is not int:
-        pTexDesc = _c.ref(
-            pTexDesc,
-            CUDA_TEXTURE_DESC,
-            "pTexDesc",
-            True,
-            1,
-            "cuTexObjectGetTextureDesc: the record",
-        )
-    elif pTexDesc >> 64 or 0 < pTexDesc < 65536:
-        raise _c.address_error(
-            pTexDesc, "cuTexObjectGetTextureDesc", "pTexDesc", "CUDA_TEXTURE_DESC"
-        )
     texObject = _c.integer_handle(texObject, "CUtexObject", "texObject")
+    pTexDesc = CUDA_TEXTURE_DESC()
     try:
         err = _cuTexObjectGetTextureDesc(pTexDesc, texObject)
     except _ArgumentError as exc:
@@ -20085,6 +20045,7 @@ def cuTexObjectGetTextureDesc(pTexDesc: _PointerLike, texObject: int) -> None:
         ) from None
     if err:
         raise _error(err, _lib)
+    return pTexDesc
 
 
 def cuTexRefCreate() -> CUtexref:
