@@ -11,7 +11,9 @@ enumerator, the C type. That is decided here, once:
   "Value of launch attribute cudaLaunchAttributePriority" (or named by the
   enumerator: "See cudaLaunchAttributeValue::priority"), and cudaMemRangeGetAttribute's
   list ("data will be interpreted as a 32-bit integer");
-* from REVIEWED where the docs say nothing, each entry with its reason.
+* from REVIEWED where the docs say nothing, each entry with its reason;
+* or REFUSED, with its reason, where the value is of no type the conversion takes (a
+  record outside the union: cuPointerGetAttribute's P2P tokens): refused at run time.
 
 An enumerator that neither decides is undecided: generation reports it, the checked
 function refuses it at run time (ValueError), `cudart-bindgen outputs --attributes`

@@ -50,8 +50,8 @@ DRIVER_REVIEWED_KEYS = (
         ("cuLogsDumpToMemory", "buffer"),
         ("cuMemRangeGetAttributes", "dataSizes"),
         ("cuLinkAddData_v2", "data"),
-    ("cuModuleLoadDataEx", "optionValues"),
-    ("cuStreamUpdateCaptureDependencies", "dependencies"),
+        ("cuModuleLoadDataEx", "optionValues"),
+        ("cuStreamUpdateCaptureDependencies", "dependencies"),
         ("cuMemCreate", "prop"),
         ("cuMipmappedArrayCreate", "pMipmappedArrayDesc"),
         ("cuTensorMapEncodeTiled", "boxDim"),
@@ -235,6 +235,23 @@ def test_outputs_sizes_prints_the_table():
         "  cudaMallocArray: (desc, width) left out: width sizes the new array, desc is one record"
         in lines
     )
+
+
+def test_outputs_sizes_lists_the_driver():
+    proc = subprocess.run(
+        [sys.executable, "-m", "generator", "outputs", "12.5", "--surface", "driver", "--sizes"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        check=True,
+    )
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("# CUDA 12.5: ") and ", 0 UNDECIDED;" in lines[0]
+    assert (
+        '  cuMemcpyHtoD_v2.srcHost: bytes(ByteCount) (docs: ByteCount "Size of memory copy in '
+        'bytes")' in lines
+    )
+    assert "  cuMemCreate: (prop, size) left out: " in "\n".join(lines)
 
 
 # ---------------------------------------------------------------- the checked layer
