@@ -8882,7 +8882,7 @@ static PyObject *cudart_fn_cuGraphAddHostNode(PyObject *self, PyObject *const *a
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 16, &a4, &b4) < 0)
+    if (cudart_pointer(args[k++], 4, (int)((spec.storage >> 4) & 1), 0, &a4, &b4) < 0)
         goto done;
     (void)outs;
     void *slot = cudart_slot_table[cudart_slot_cuGraphAddHostNode];
@@ -10521,7 +10521,7 @@ static PyObject *cudart_fn_cuGraphExecHostNodeSetParams(PyObject *self, PyObject
         goto done;
     if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 16, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = cudart_slot_table[cudart_slot_cuGraphExecHostNodeSetParams];
     if (slot == CUDART_UNBOUND) {
@@ -11411,7 +11411,7 @@ static PyObject *cudart_fn_cuGraphHostNodeSetParams(PyObject *self, PyObject *co
     Py_buffer b1 = {.obj = NULL};
     if (cudart_pointer(args[0], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 16, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     void *slot = cudart_slot_table[cudart_slot_cuGraphHostNodeSetParams];
     if (slot == CUDART_UNBOUND) {

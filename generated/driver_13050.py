@@ -60,6 +60,7 @@ from cudart._handles import Handle, StreamHandle
 from cudart._layout import binary_fields, require_alignment
 from cudart._layout import detached_copies
 from cudart._layout import memory_fields
+from cudart._layout import kernel_fields
 
 # For type checkers only (importing typing costs milliseconds).
 TYPE_CHECKING = False
@@ -9466,8 +9467,10 @@ class CUlogsCallbackEntry_st(Structure):
 
 
 # ---------------------------------------------------------------------------- typedefs
-# Handles are distinct c_void_p types, values by kind and address (cudart._handles);
-# a const handle accepts its non-const twin (`_accepts_`), as C converts T to const T.
+# Handles are distinct c_void_p types, values by kind and address (cudart._handles); the
+# kind (`_kind_`) is the struct C points at, one for the runtime's and the driver's
+# handles of one object; a const handle accepts its non-const twin (`_accepts_`), as C
+# converts T to const T.
 # Callbacks are CFUNCTYPE prototypes.
 
 # typedef uint32_t cuuint32_t
@@ -9487,49 +9490,73 @@ CUdevice = CUdevice_v1
 class CUcontext(Handle):
     """typedef struct CUctx_st *CUcontext: an opaque handle."""
 
+    _kind_ = "CUctx_st"
+
 
 class CUmodule(Handle):
     """typedef struct CUmod_st *CUmodule: an opaque handle."""
+
+    _kind_ = "CUmod_st"
 
 
 class CUfunction(Handle):
     """typedef struct CUfunc_st *CUfunction: an opaque handle."""
 
+    _kind_ = "CUfunc_st"
+
 
 class CUlibrary(Handle):
     """typedef struct CUlib_st *CUlibrary: an opaque handle."""
+
+    _kind_ = "CUlib_st"
 
 
 class CUkernel(Handle):
     """typedef struct CUkern_st *CUkernel: an opaque handle."""
 
+    _kind_ = "CUkern_st"
+
 
 class CUarray(Handle):
     """typedef struct CUarray_st *CUarray: an opaque handle."""
+
+    _kind_ = "CUarray_st"
 
 
 class CUmipmappedArray(Handle):
     """typedef struct CUmipmappedArray_st *CUmipmappedArray: an opaque handle."""
 
+    _kind_ = "CUmipmappedArray_st"
+
 
 class CUtexref(Handle):
     """typedef struct CUtexref_st *CUtexref: an opaque handle."""
+
+    _kind_ = "CUtexref_st"
 
 
 class CUsurfref(Handle):
     """typedef struct CUsurfref_st *CUsurfref: an opaque handle."""
 
+    _kind_ = "CUsurfref_st"
+
 
 class CUevent(Handle):
     """typedef struct CUevent_st *CUevent: an opaque handle."""
 
+    _kind_ = "CUevent_st"
 
-class CUstream(Handle):
+
+class CUstream(StreamHandle):
     """typedef struct CUstream_st *CUstream: an opaque handle."""
+
+    _kind_ = "CUstream_st"
 
 
 class CUgraphicsResource(Handle):
     """typedef struct CUgraphicsResource_st *CUgraphicsResource: an opaque handle."""
+
+    _kind_ = "CUgraphicsResource_st"
 
 
 # typedef unsigned long long CUtexObject_v1
@@ -9545,29 +9572,43 @@ CUsurfObject = CUsurfObject_v1
 class CUexternalMemory(Handle):
     """typedef struct CUextMemory_st *CUexternalMemory: an opaque handle."""
 
+    _kind_ = "CUextMemory_st"
+
 
 class CUexternalSemaphore(Handle):
     """typedef struct CUextSemaphore_st *CUexternalSemaphore: an opaque handle."""
+
+    _kind_ = "CUextSemaphore_st"
 
 
 class CUgraph(Handle):
     """typedef struct CUgraph_st *CUgraph: an opaque handle."""
 
+    _kind_ = "CUgraph_st"
+
 
 class CUgraphNode(Handle):
     """typedef struct CUgraphNode_st *CUgraphNode: an opaque handle."""
+
+    _kind_ = "CUgraphNode_st"
 
 
 class CUgraphExec(Handle):
     """typedef struct CUgraphExec_st *CUgraphExec: an opaque handle."""
 
+    _kind_ = "CUgraphExec_st"
+
 
 class CUmemoryPool(Handle):
     """typedef struct CUmemPoolHandle_st *CUmemoryPool: an opaque handle."""
 
+    _kind_ = "CUmemPoolHandle_st"
+
 
 class CUuserObject(Handle):
     """typedef struct CUuserObject_st *CUuserObject: an opaque handle."""
+
+    _kind_ = "CUuserObject_st"
 
 
 # typedef cuuint64_t CUgraphConditionalHandle
@@ -9577,13 +9618,19 @@ CUgraphConditionalHandle = cuuint64_t
 class CUgraphDeviceNode(Handle):
     """typedef struct CUgraphDeviceUpdatableNode_st *CUgraphDeviceNode: an opaque handle."""
 
+    _kind_ = "CUgraphDeviceUpdatableNode_st"
+
 
 class CUasyncCallbackHandle(Handle):
     """typedef struct CUasyncCallbackEntry_st *CUasyncCallbackHandle: an opaque handle."""
 
+    _kind_ = "CUasyncCallbackEntry_st"
+
 
 class CUgreenCtx(Handle):
     """typedef struct CUgreenCtx_st *CUgreenCtx: an opaque handle."""
+
+    _kind_ = "CUgreenCtx_st"
 
 
 # typedef struct CUuuid_st CUuuid
@@ -9702,6 +9749,8 @@ CUjitInputType = CUjitInputType_enum
 
 class CUlinkState(Handle):
     """typedef struct CUlinkState_st *CUlinkState: an opaque handle."""
+
+    _kind_ = "CUlinkState_st"
 
 
 # typedef enum CUgraphicsRegisterFlags_enum CUgraphicsRegisterFlags
@@ -10087,6 +10136,8 @@ CUcheckpointCustomStoragePerDeviceData = CUcheckpointCustomStoragePerDeviceData_
 class CUcheckpointOperationHandle(Handle):
     """typedef struct CUIcheckpointOperation_st *CUcheckpointOperationHandle: an opaque handle."""
 
+    _kind_ = "CUIcheckpointOperation_st"
+
 
 # typedef struct CUcheckpointCustomStorageInfo_st CUcheckpointCustomStorageInfo
 CUcheckpointCustomStorageInfo = CUcheckpointCustomStorageInfo_st
@@ -10139,6 +10190,8 @@ CUcoredumpSettings = CUcoredumpSettings_enum
 class CUcoredumpCallbackHandle(Handle):
     """typedef struct CUcoredumpCallbackEntry_st *CUcoredumpCallbackHandle: an opaque handle."""
 
+    _kind_ = "CUcoredumpCallbackEntry_st"
+
 
 # typedef void (*CUcoredumpStatusCallback)(void *, int, CUdevice)
 CUcoredumpStatusCallback = CFUNCTYPE(None, c_void_p, c_int, CUdevice)
@@ -10146,6 +10199,8 @@ CUcoredumpStatusCallback = CFUNCTYPE(None, c_void_p, c_int, CUdevice)
 
 class CUdevResourceDesc(Handle):
     """typedef struct CUdevResourceDesc_st *CUdevResourceDesc: an opaque handle."""
+
+    _kind_ = "CUdevResourceDesc_st"
 
 
 # typedef struct CUdevSmResource_st CUdevSmResource
@@ -10166,6 +10221,8 @@ CUlogLevel = CUlogLevel_enum
 
 class CUlogsCallbackHandle(Handle):
     """typedef struct CUlogsCallbackEntry_st *CUlogsCallbackHandle: an opaque handle."""
+
+    _kind_ = "CUlogsCallbackEntry_st"
 
 
 # typedef void (*CUlogsCallback)(void *, CUlogLevel, char *, size_t)
@@ -10306,6 +10363,7 @@ CUDA_KERNEL_NODE_PARAMS_st._fields_ = [
     ("kernelParams", POINTER(c_void_p)),
     ("extra", POINTER(c_void_p)),
 ]
+kernel_fields(CUDA_KERNEL_NODE_PARAMS_st, ("func",), ("kernelParams",))
 CUDA_KERNEL_NODE_PARAMS_v2_st._fields_ = [
     ("func", CUfunction),
     ("gridDimX", c_uint),
@@ -10320,6 +10378,7 @@ CUDA_KERNEL_NODE_PARAMS_v2_st._fields_ = [
     ("kern", CUkernel),
     ("ctx", CUcontext),
 ]
+kernel_fields(CUDA_KERNEL_NODE_PARAMS_v2_st, ("func", "kern"), ("kernelParams",))
 CUDA_KERNEL_NODE_PARAMS_v3_st._fields_ = [
     ("func", CUfunction),
     ("gridDimX", c_uint),
@@ -10334,6 +10393,7 @@ CUDA_KERNEL_NODE_PARAMS_v3_st._fields_ = [
     ("kern", CUkernel),
     ("ctx", CUcontext),
 ]
+kernel_fields(CUDA_KERNEL_NODE_PARAMS_v3_st, ("func", "kern"), ("kernelParams",))
 CUDA_MEMSET_NODE_PARAMS_st._fields_ = [
     ("dst", CUdeviceptr),
     ("pitch", c_size_t),

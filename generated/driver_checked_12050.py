@@ -31,6 +31,9 @@ from ctypes import (
     c_ushort,
     c_void_p,
 )
+from ctypes import (
+    c_ubyte,
+)
 
 from cudart import _checked as _c
 from cudart.errors import CudaDriverError

@@ -31,6 +31,9 @@ from ctypes import (
     c_ushort,
     c_void_p,
 )
+from ctypes import (
+    c_ubyte,
+)
 
 from cudart import _checked as _c
 from cudart.errors import CudaDriverError
@@ -694,7 +697,6 @@ if TYPE_CHECKING:
     _cuLaunchHostFunc: _Callable[..., int]
     _cuLaunchHostFunc_v2: _Callable[..., int]
     _cuLaunchKernel: _Callable[..., int]
-    _cuLaunchKernel_out: _Callable[..., tuple[int, int | None, int | None]]
     _cuLaunchKernelEx: _Callable[..., int]
     _cuLibraryEnumerateKernels: _Callable[..., int]
     _cuLibraryGetGlobal: _Callable[..., int]
@@ -1040,7 +1042,115 @@ _ArgumentError = _c.ArgumentError
 # functions provide scalar outputs themselves.
 _compiled = _c.compiled(_lib)
 _error = _c.status_error(
-    _lib.cudaError_enum, CudaDriverError, "cuGetErrorString", "cuGetErrorName", written=True
+    _lib.cudaError_enum,
+    CudaDriverError,
+    "cuGetErrorString",
+    "cuGetErrorName",
+    written=True,
+    docs={
+        "CUDA_ERROR_INVALID_VALUE": "This indicates that one or more of the parameters passed to the API call is not within an acceptable range of values.",
+        "CUDA_ERROR_OUT_OF_MEMORY": "The API call failed because it was unable to allocate enough memory or other resources to perform the requested operation.",
+        "CUDA_ERROR_NOT_INITIALIZED": "This indicates that the CUDA driver has not been initialized with cuInit() or that initialization has failed.",
+        "CUDA_ERROR_DEINITIALIZED": "This indicates that the CUDA driver is in the process of shutting down.",
+        "CUDA_ERROR_PROFILER_DISABLED": "This indicates profiler is not initialized for this run. This can happen when the application is running with external profiling tools like visual profiler.",
+        "CUDA_ERROR_PROFILER_NOT_INITIALIZED": "Deprecated. This error return is deprecated as of CUDA 5.0. It is no longer an error to attempt to enable/disable the profiling via cuProfilerStart or cuProfilerStop without initialization.",
+        "CUDA_ERROR_PROFILER_ALREADY_STARTED": "Deprecated. This error return is deprecated as of CUDA 5.0. It is no longer an error to call cuProfilerStart() when profiling is already enabled.",
+        "CUDA_ERROR_PROFILER_ALREADY_STOPPED": "Deprecated. This error return is deprecated as of CUDA 5.0. It is no longer an error to call cuProfilerStop() when profiling is already disabled.",
+        "CUDA_ERROR_STUB_LIBRARY": "This indicates that the CUDA driver that the application has loaded is a stub library. Applications that run with the stub rather than a real driver loaded will result in CUDA API returning this error.",
+        "CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER": "This indicates that the API call requires a newer CUDA driver than the one currently installed. Users should install an updated NVIDIA CUDA driver to allow the API call to succeed.",
+        "CUDA_ERROR_DEVICE_UNAVAILABLE": "This indicates that requested CUDA device is unavailable at the current time. Devices are often unavailable due to use of CU_COMPUTEMODE_EXCLUSIVE_PROCESS or CU_COMPUTEMODE_PROHIBITED.",
+        "CUDA_ERROR_NO_DEVICE": "This indicates that no CUDA-capable devices were detected by the installed CUDA driver.",
+        "CUDA_ERROR_INVALID_DEVICE": "This indicates that the device ordinal supplied by the user does not correspond to a valid CUDA device or that the action requested is invalid for the specified device.",
+        "CUDA_ERROR_DEVICE_NOT_LICENSED": "This error indicates that the Grid license is not applied.",
+        "CUDA_ERROR_INVALID_IMAGE": "This indicates that the device kernel image is invalid. This can also indicate an invalid CUDA module.",
+        "CUDA_ERROR_INVALID_CONTEXT": "This most frequently indicates that there is no context bound to the current thread. This can also be returned if the context passed to an API call is not a valid handle (such as a context that has had cuCtxDestroy() invoked on it). This can also be returned if a user mixes different API versions (i.e. 3010 context with 3020 API calls). See cuCtxGetApiVersion() for more details. This can also be returned if the green context passed to an API call was not converted to a CUcontext using cuCtxFromGreenCtx API.",
+        "CUDA_ERROR_CONTEXT_ALREADY_CURRENT": "This indicated that the context being supplied as a parameter to the API call was already the active context. Deprecated. This error return is deprecated as of CUDA 3.2. It is no longer an error to attempt to push the active context via cuCtxPushCurrent().",
+        "CUDA_ERROR_MAP_FAILED": "This indicates that a map or register operation has failed.",
+        "CUDA_ERROR_UNMAP_FAILED": "This indicates that an unmap or unregister operation has failed.",
+        "CUDA_ERROR_ARRAY_IS_MAPPED": "This indicates that the specified array is currently mapped and thus cannot be destroyed.",
+        "CUDA_ERROR_ALREADY_MAPPED": "This indicates that the resource is already mapped.",
+        "CUDA_ERROR_NO_BINARY_FOR_GPU": "This indicates that there is no kernel image available that is suitable for the device. This can occur when a user specifies code generation options for a particular CUDA source file that do not include the corresponding device configuration.",
+        "CUDA_ERROR_ALREADY_ACQUIRED": "This indicates that a resource has already been acquired.",
+        "CUDA_ERROR_NOT_MAPPED": "This indicates that a resource is not mapped.",
+        "CUDA_ERROR_NOT_MAPPED_AS_ARRAY": "This indicates that a mapped resource is not available for access as an array.",
+        "CUDA_ERROR_NOT_MAPPED_AS_POINTER": "This indicates that a mapped resource is not available for access as a pointer.",
+        "CUDA_ERROR_ECC_UNCORRECTABLE": "This indicates that an uncorrectable ECC error was detected during execution.",
+        "CUDA_ERROR_UNSUPPORTED_LIMIT": "This indicates that the CUlimit passed to the API call is not supported by the active device.",
+        "CUDA_ERROR_CONTEXT_ALREADY_IN_USE": "This indicates that the CUcontext passed to the API call can only be bound to a single CPU thread at a time but is already bound to a CPU thread.",
+        "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED": "This indicates that peer access is not supported across the given devices.",
+        "CUDA_ERROR_INVALID_PTX": "This indicates that a PTX JIT compilation failed.",
+        "CUDA_ERROR_INVALID_GRAPHICS_CONTEXT": "This indicates an error with OpenGL or DirectX context.",
+        "CUDA_ERROR_NVLINK_UNCORRECTABLE": "This indicates that an uncorrectable NVLink error was detected during the execution.",
+        "CUDA_ERROR_JIT_COMPILER_NOT_FOUND": "This indicates that the PTX JIT compiler library was not found.",
+        "CUDA_ERROR_UNSUPPORTED_PTX_VERSION": "This indicates that the provided PTX was compiled with an unsupported toolchain.",
+        "CUDA_ERROR_JIT_COMPILATION_DISABLED": "This indicates that the PTX JIT compilation was disabled.",
+        "CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY": "This indicates that the CUexecAffinityType passed to the API call is not supported by the active device.",
+        "CUDA_ERROR_UNSUPPORTED_DEVSIDE_SYNC": "This indicates that the code to be compiled by the PTX JIT contains unsupported call to cudaDeviceSynchronize.",
+        "CUDA_ERROR_CONTAINED": "This indicates that an exception occurred on the device that is now contained by the GPU's error containment capability. Common causes are - a. Certain types of invalid accesses of peer GPU memory over nvlink b. Certain classes of hardware errors This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.",
+        "CUDA_ERROR_INVALID_SOURCE": "This indicates that the device kernel source is invalid. This includes compilation/linker errors encountered in device code or user error.",
+        "CUDA_ERROR_FILE_NOT_FOUND": "This indicates that the file specified was not found.",
+        "CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND": "This indicates that a link to a shared object failed to resolve.",
+        "CUDA_ERROR_SHARED_OBJECT_INIT_FAILED": "This indicates that initialization of a shared object failed.",
+        "CUDA_ERROR_OPERATING_SYSTEM": "This indicates that an OS call failed.",
+        "CUDA_ERROR_INVALID_HANDLE": "This indicates that a resource handle passed to the API call was not valid. Resource handles are opaque types like CUstream and CUevent.",
+        "CUDA_ERROR_ILLEGAL_STATE": "This indicates that a resource required by the API call is not in a valid state to perform the requested operation.",
+        "CUDA_ERROR_LOSSY_QUERY": "This indicates an attempt was made to introspect an object in a way that would discard semantically important information. This is either due to the object using funtionality newer than the API version used to introspect it or omission of optional return arguments.",
+        "CUDA_ERROR_NOT_FOUND": "This indicates that a named symbol was not found. Examples of symbols are global/constant variable names, driver function names, texture names, and surface names.",
+        "CUDA_ERROR_NOT_READY": "This indicates that asynchronous operations issued previously have not completed yet. This result is not actually an error, but must be indicated differently than CUDA_SUCCESS (which indicates completion). Calls that may return this value include cuEventQuery() and cuStreamQuery().",
+        "CUDA_ERROR_ILLEGAL_ADDRESS": "While executing a kernel, the device encountered a load or store instruction on an invalid memory address. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.",
+        "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES": "This indicates that a launch did not occur because it did not have appropriate resources. This error usually indicates that the user has attempted to pass too many arguments to the device kernel, or the kernel launch specifies too many threads for the kernel's register count. Passing arguments of the wrong size (i.e. a 64-bit pointer when a 32-bit int is expected) is equivalent to passing too many arguments and can also result in this error.",
+        "CUDA_ERROR_LAUNCH_TIMEOUT": "This indicates that the device kernel took too long to execute. This can only occur if timeouts are enabled - see the device attribute CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT for more information. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.",
+        "CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING": "This error indicates a kernel launch that uses an incompatible texturing mode.",
+        "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED": "This error indicates that a call to cuCtxEnablePeerAccess() is trying to re-enable peer access to a context which has already had peer access to it enabled.",
+        "CUDA_ERROR_PEER_ACCESS_NOT_ENABLED": "This error indicates that cuCtxDisablePeerAccess() is trying to disable peer access which has not been enabled yet via cuCtxEnablePeerAccess().",
+        "CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE": "This error indicates that the primary context for the specified device has already been initialized.",
+        "CUDA_ERROR_CONTEXT_IS_DESTROYED": "This error indicates that the context current to the calling thread has been destroyed using cuCtxDestroy, or is a primary context which has not yet been initialized.",
+        "CUDA_ERROR_ASSERT": "A device-side assert triggered during kernel execution. The context cannot be used anymore, and must be destroyed. All existing device memory allocations from this context are invalid and must be reconstructed if the program is to continue using CUDA.",
+        "CUDA_ERROR_TOO_MANY_PEERS": "This error indicates that the hardware resources required to enable peer access have been exhausted for one or more of the devices passed to cuCtxEnablePeerAccess().",
+        "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED": "This error indicates that the memory range passed to cuMemHostRegister() has already been registered.",
+        "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED": "This error indicates that the pointer passed to cuMemHostUnregister() does not correspond to any currently registered memory region.",
+        "CUDA_ERROR_HARDWARE_STACK_ERROR": "While executing a kernel, the device encountered a stack error. This can be due to stack corruption or exceeding the stack size limit. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.",
+        "CUDA_ERROR_ILLEGAL_INSTRUCTION": "While executing a kernel, the device encountered an illegal instruction. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.",
+        "CUDA_ERROR_MISALIGNED_ADDRESS": "While executing a kernel, the device encountered a load or store instruction on a memory address which is not aligned. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.",
+        "CUDA_ERROR_INVALID_ADDRESS_SPACE": "While executing a kernel, the device encountered an instruction which can only operate on memory locations in certain address spaces (global, shared, or local), but was supplied a memory address not belonging to an allowed address space. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.",
+        "CUDA_ERROR_INVALID_PC": "While executing a kernel, the device program counter wrapped its address space. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.",
+        "CUDA_ERROR_LAUNCH_FAILED": "An exception occurred on the device while executing a kernel. Common causes include dereferencing an invalid device pointer and accessing out of bounds shared memory. Less common cases can be system specific - more information about these cases can be found in the system specific user guide. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.",
+        "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE": "This error indicates that the number of blocks launched per grid for a kernel that was launched via either cuLaunchCooperativeKernel or cuLaunchCooperativeKernelMultiDevice exceeds the maximum number of blocks as allowed by cuOccupancyMaxActiveBlocksPerMultiprocessor or cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags times the number of multiprocessors as specified by the device attribute CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT.",
+        "CUDA_ERROR_TENSOR_MEMORY_LEAK": "An exception occurred on the device while exiting a kernel using tensor memory: the tensor memory was not completely deallocated. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.",
+        "CUDA_ERROR_NOT_PERMITTED": "This error indicates that the attempted operation is not permitted.",
+        "CUDA_ERROR_NOT_SUPPORTED": "This error indicates that the attempted operation is not supported on the current system or device.",
+        "CUDA_ERROR_SYSTEM_NOT_READY": "This error indicates that the system is not yet ready to start any CUDA work. To continue using CUDA, verify the system configuration is in a valid state and all required driver daemons are actively running. More information about this error can be found in the system specific user guide.",
+        "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH": "This error indicates that there is a mismatch between the versions of the display driver and the CUDA driver. Refer to the compatibility documentation for supported versions.",
+        "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE": "This error indicates that the system was upgraded to run with forward compatibility but the visible hardware detected by CUDA does not support this configuration. Refer to the compatibility documentation for the supported hardware matrix or ensure that only supported hardware is visible during initialization via the CUDA_VISIBLE_DEVICES environment variable.",
+        "CUDA_ERROR_MPS_CONNECTION_FAILED": "This error indicates that the MPS client failed to connect to the MPS control daemon or the MPS server.",
+        "CUDA_ERROR_MPS_RPC_FAILURE": "This error indicates that the remote procedural call between the MPS server and the MPS client failed.",
+        "CUDA_ERROR_MPS_SERVER_NOT_READY": "This error indicates that the MPS server is not ready to accept new MPS client requests. This error can be returned when the MPS server is in the process of recovering from a fatal failure.",
+        "CUDA_ERROR_MPS_MAX_CLIENTS_REACHED": "This error indicates that the hardware resources required to create MPS client have been exhausted.",
+        "CUDA_ERROR_MPS_MAX_CONNECTIONS_REACHED": "This error indicates the the hardware resources required to support device connections have been exhausted.",
+        "CUDA_ERROR_MPS_CLIENT_TERMINATED": "This error indicates that the MPS client has been terminated by the server. To continue using CUDA, the process must be terminated and relaunched.",
+        "CUDA_ERROR_CDP_NOT_SUPPORTED": "This error indicates that the module is using CUDA Dynamic Parallelism, but the current configuration, like MPS, does not support it.",
+        "CUDA_ERROR_CDP_VERSION_MISMATCH": "This error indicates that a module contains an unsupported interaction between different versions of CUDA Dynamic Parallelism.",
+        "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED": "This error indicates that the operation is not permitted when the stream is capturing.",
+        "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED": "This error indicates that the current capture sequence on the stream has been invalidated due to a previous error.",
+        "CUDA_ERROR_STREAM_CAPTURE_MERGE": "This error indicates that the operation would have resulted in a merge of two independent capture sequences.",
+        "CUDA_ERROR_STREAM_CAPTURE_UNMATCHED": "This error indicates that the capture was not initiated in this stream.",
+        "CUDA_ERROR_STREAM_CAPTURE_UNJOINED": "This error indicates that the capture sequence contains a fork that was not joined to the primary stream.",
+        "CUDA_ERROR_STREAM_CAPTURE_ISOLATION": "This error indicates that a dependency would have been created which crosses the capture sequence boundary. Only implicit in-stream ordering dependencies are allowed to cross the boundary.",
+        "CUDA_ERROR_STREAM_CAPTURE_IMPLICIT": "This error indicates a disallowed implicit dependency on a current capture sequence from cudaStreamLegacy.",
+        "CUDA_ERROR_CAPTURED_EVENT": "This error indicates that the operation is not permitted on an event which was last recorded in a capturing stream.",
+        "CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD": "A stream capture sequence not initiated with the CU_STREAM_CAPTURE_MODE_RELAXED argument to cuStreamBeginCapture was passed to cuStreamEndCapture in a different thread.",
+        "CUDA_ERROR_TIMEOUT": "This error indicates that the timeout specified for the wait operation has lapsed.",
+        "CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE": "This error indicates that the graph update was not performed because it included changes which violated constraints specific to instantiated graph update.",
+        "CUDA_ERROR_EXTERNAL_DEVICE": "This indicates that an error has occurred in a device outside of GPU. It can be a synchronous error w.r.t. CUDA API or an asynchronous error from the external device. In case of asynchronous error, it means that if cuda was waiting for an external device's signal before consuming shared data, the external device signaled an error indicating that the data is not valid for consumption. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched. In case of synchronous error, it means that one or more external devices have encountered an error and cannot complete the operation.",
+        "CUDA_ERROR_INVALID_CLUSTER_SIZE": "Indicates a kernel launch error due to cluster misconfiguration.",
+        "CUDA_ERROR_FUNCTION_NOT_LOADED": "Indiciates a function handle is not loaded when calling an API that requires a loaded function.",
+        "CUDA_ERROR_INVALID_RESOURCE_TYPE": "This error indicates one or more resources passed in are not valid resource types for the operation.",
+        "CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION": "This error indicates one or more resources are insufficient or non-applicable for the operation.",
+        "CUDA_ERROR_KEY_ROTATION": "This error indicates that an error happened during the key rotation sequence.",
+        "CUDA_ERROR_STREAM_DETACHED": "This error indicates that the requested operation is not permitted because the stream is in a detached state. This can occur if the green context associated with the stream has been destroyed, limiting the stream's operational capabilities.",
+        "CUDA_ERROR_GRAPH_RECAPTURE_FAILURE": "This error indicates that a graph recapture failed and had to be terminated.",
+        "CUDA_ERROR_UNKNOWN": "This indicates that an unknown internal error has occurred.",
+    },
 )
 
 
@@ -1478,10 +1588,9 @@ _c.bind_on_first_call(
                 c_uint,
                 c_uint,
                 c_void_p,
-                POINTER(c_void_p),
-                POINTER(c_void_p),
+                c_void_p,
+                c_void_p,
             ),
-            (9, 10),
         ),
         "cuLaunchKernelEx": (c_uint, (c_void_p, c_void_p, c_void_p, c_void_p)),
         "cuLibraryEnumerateKernels": (c_uint, (c_void_p, c_uint, c_void_p)),
@@ -2675,6 +2784,11 @@ _range_unsigned_int = (0, 4294967295, "unsigned int")
 _range_unsigned_long_long = (0, 18446744073709551615, "unsigned long long")
 _range_unsigned_short = (0, 65535, "unsigned short")
 
+# Records with a cudaHostFn_t `fn` that also takes a Python callable (cudart.callbacks
+# runs it with `userData`, any object then): `cudart.cudaHostNodeParams` is this module's.
+if not TYPE_CHECKING:
+    CUDA_HOST_NODE_PARAMS = _c.callback_record_class(CUDA_HOST_NODE_PARAMS)
+
 
 def cuArray3DCreate(pAllocateArray: _PointerLike) -> CUarray:
     """cuArray3DCreate(pAllocateArray: _PointerLike) -> CUarray
@@ -2894,18 +3008,24 @@ def cuArrayDestroy(hArray: CUarray | _HandleLike) -> None:
     Parameters:
         hArray: Array to destroy
 
+    The handle object given as hArray is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_ARRAY_IS_MAPPED, CUDA_ERROR_CONTEXT_IS_DESTROYED.
 
     C: CUresult cuArrayDestroy(CUarray hArray)
     """
     if hArray.__class__ is not CUarray:
         hArray = _c.handle(hArray, CUarray, "hArray")
+    hArray_given = _c.claim(hArray, "hArray", "cuArrayDestroy")
     try:
-        err = _cuArrayDestroy(hArray)
+        err = _cuArrayDestroy(hArray_given)
     except _ArgumentError as exc:
+        _c.unclaim(hArray)
         raise _c.argument_error(exc, "cuArrayDestroy", ("hArray",)) from None
     if err:
+        _c.unclaim(hArray)
         raise _error(err, _lib)
+    _c.destroyed(hArray, "CUarray", "cuArrayDestroy")
 
 
 def cuArrayGetDescriptor(hArray: CUarray | _HandleLike) -> CUDA_ARRAY_DESCRIPTOR:
@@ -5878,18 +5998,24 @@ def cuEventDestroy(hEvent: CUevent | _HandleLike) -> None:
     Parameters:
         hEvent: Event to destroy
 
+    The handle object given as hEvent is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE.
 
     C: CUresult cuEventDestroy_v2(CUevent hEvent)
     """
     if hEvent.__class__ is not CUevent:
         hEvent = _c.handle(hEvent, CUevent, "hEvent")
+    hEvent_given = _c.claim(hEvent, "hEvent", "cuEventDestroy")
     try:
-        err = _cuEventDestroy(hEvent)
+        err = _cuEventDestroy(hEvent_given)
     except _ArgumentError as exc:
+        _c.unclaim(hEvent)
         raise _c.argument_error(exc, "cuEventDestroy", ("hEvent",)) from None
     if err:
+        _c.unclaim(hEvent)
         raise _error(err, _lib)
+    _c.destroyed(hEvent, "CUevent", "cuEventDestroy")
 
 
 def cuEventDestroy_v2(hEvent: CUevent | _HandleLike) -> None:
@@ -5900,18 +6026,24 @@ def cuEventDestroy_v2(hEvent: CUevent | _HandleLike) -> None:
     Parameters:
         hEvent: Event to destroy
 
+    The handle object given as hEvent is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE.
 
     C: CUresult cuEventDestroy_v2(CUevent hEvent)
     """
     if hEvent.__class__ is not CUevent:
         hEvent = _c.handle(hEvent, CUevent, "hEvent")
+    hEvent_given = _c.claim(hEvent, "hEvent", "cuEventDestroy_v2")
     try:
-        err = _cuEventDestroy_v2(hEvent)
+        err = _cuEventDestroy_v2(hEvent_given)
     except _ArgumentError as exc:
+        _c.unclaim(hEvent)
         raise _c.argument_error(exc, "cuEventDestroy_v2", ("hEvent",)) from None
     if err:
+        _c.unclaim(hEvent)
         raise _error(err, _lib)
+    _c.destroyed(hEvent, "CUevent", "cuEventDestroy_v2")
 
 
 def cuEventElapsedTime(
@@ -7369,6 +7501,8 @@ def cuGraphAddHostNode(
     Returns:
         phGraphNode: Returns newly created node
 
+    A Python callable in nodeParams stays registered until hGraph and the graphs and execs copied from it are destroyed.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuGraphAddHostNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_HOST_NODE_PARAMS *nodeParams)
@@ -7390,30 +7524,24 @@ def cuGraphAddHostNode(
         )
     elif dependencies >> 64:
         raise _c.address_error(dependencies, "cuGraphAddHostNode", "dependencies")
-    if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(
-            nodeParams,
-            CUDA_HOST_NODE_PARAMS,
-            "nodeParams",
-            False,
-            1,
-            "cuGraphAddHostNode: the record",
-        )
-    elif nodeParams >> 64 or 0 < nodeParams < 65536:
-        raise _c.address_error(
-            nodeParams, "cuGraphAddHostNode", "nodeParams", "CUDA_HOST_NODE_PARAMS"
-        )
+    nodeParams, _nodeParams_token = _c.callback_record(
+        nodeParams, CUDA_HOST_NODE_PARAMS, _lib, "nodeParams"
+    )
     phGraphNode = CUgraphNode()
     try:
         err = _cuGraphAddHostNode(phGraphNode, hGraph, dependencies, numDependencies, nodeParams)
     except _ArgumentError as exc:
+        _c.release(_nodeParams_token)
         raise _c.argument_error(
             exc,
             "cuGraphAddHostNode",
             ("phGraphNode", "hGraph", "dependencies", "numDependencies", "nodeParams"),
         ) from None
     if err:
+        _c.release(_nodeParams_token)
         raise _error(err, _lib)
+    _c.host_node_added(phGraphNode, hGraph)
+    _c.callback_held(_nodeParams_token, hGraph, "CUgraph", _lib)
     return phGraphNode
 
 
@@ -8083,6 +8211,8 @@ def cuGraphClone(originalGraph: CUgraph | _HandleLike) -> CUgraph:
     Returns:
         phGraphClone: Returns newly created cloned graph
 
+    phGraphClone holds the Python callables of originalGraph's host nodes too, until destroyed.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY.
 
     C: CUresult cuGraphClone(CUgraph *phGraphClone, CUgraph originalGraph)
@@ -8096,6 +8226,7 @@ def cuGraphClone(originalGraph: CUgraph | _HandleLike) -> CUgraph:
         raise _c.argument_error(exc, "cuGraphClone", ("phGraphClone", "originalGraph")) from None
     if err:
         raise _error(err, _lib)
+    _c.holder_copied(phGraphClone, "CUgraph", originalGraph, "CUgraph")
     return phGraphClone
 
 
@@ -8211,18 +8342,24 @@ def cuGraphDestroy(hGraph: CUgraph | _HandleLike) -> None:
     Parameters:
         hGraph: Graph to destroy
 
+    The handle object given as hGraph is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise). The Python callables of host nodes that only hGraph held are released.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuGraphDestroy(CUgraph hGraph)
     """
     if hGraph.__class__ is not CUgraph:
         hGraph = _c.handle(hGraph, CUgraph, "hGraph")
+    hGraph_given = _c.claim(hGraph, "hGraph", "cuGraphDestroy")
     try:
-        err = _cuGraphDestroy(hGraph)
+        err = _cuGraphDestroy(hGraph_given)
     except _ArgumentError as exc:
+        _c.unclaim(hGraph)
         raise _c.argument_error(exc, "cuGraphDestroy", ("hGraph",)) from None
     if err:
+        _c.unclaim(hGraph)
         raise _error(err, _lib)
+    _c.destroyed(hGraph, "CUgraph", "cuGraphDestroy")
 
 
 def cuGraphDestroyNode(hNode: CUgraphNode | _HandleLike) -> None:
@@ -8233,18 +8370,24 @@ def cuGraphDestroyNode(hNode: CUgraphNode | _HandleLike) -> None:
     Parameters:
         hNode: Node to remove
 
+    The handle object given as hNode is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuGraphDestroyNode(CUgraphNode hNode)
     """
     if hNode.__class__ is not CUgraphNode:
         hNode = _c.handle(hNode, CUgraphNode, "hNode")
+    hNode_given = _c.claim(hNode, "hNode", "cuGraphDestroyNode")
     try:
-        err = _cuGraphDestroyNode(hNode)
+        err = _cuGraphDestroyNode(hNode_given)
     except _ArgumentError as exc:
+        _c.unclaim(hNode)
         raise _c.argument_error(exc, "cuGraphDestroyNode", ("hNode",)) from None
     if err:
+        _c.unclaim(hNode)
         raise _error(err, _lib)
+    _c.destroyed(hNode, "CUgraphNode", "cuGraphDestroyNode")
 
 
 def cuGraphEventRecordNodeGetEvent(hNode: CUgraphNode | _HandleLike) -> CUevent:
@@ -8449,18 +8592,24 @@ def cuGraphExecDestroy(hGraphExec: CUgraphExec | _HandleLike) -> None:
     Parameters:
         hGraphExec: Executable graph to destroy
 
+    The handle object given as hGraphExec is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise). The Python callables of host nodes that only hGraphExec held are released.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuGraphExecDestroy(CUgraphExec hGraphExec)
     """
     if hGraphExec.__class__ is not CUgraphExec:
         hGraphExec = _c.handle(hGraphExec, CUgraphExec, "hGraphExec")
+    hGraphExec_given = _c.claim(hGraphExec, "hGraphExec", "cuGraphExecDestroy")
     try:
-        err = _cuGraphExecDestroy(hGraphExec)
+        err = _cuGraphExecDestroy(hGraphExec_given)
     except _ArgumentError as exc:
+        _c.unclaim(hGraphExec)
         raise _c.argument_error(exc, "cuGraphExecDestroy", ("hGraphExec",)) from None
     if err:
+        _c.unclaim(hGraphExec)
         raise _error(err, _lib)
+    _c.destroyed(hGraphExec, "CUgraphExec", "cuGraphExecDestroy")
 
 
 def cuGraphExecEventRecordNodeSetEvent(
@@ -8703,6 +8852,8 @@ def cuGraphExecHostNodeSetParams(
         hNode: Host node from the graph which was used to instantiate graphExec
         nodeParams: The updated parameters to set
 
+    A Python callable in nodeParams stays registered until hGraphExec is destroyed.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuGraphExecHostNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS *nodeParams)
@@ -8711,27 +8862,20 @@ def cuGraphExecHostNodeSetParams(
         hGraphExec = _c.handle(hGraphExec, CUgraphExec, "hGraphExec")
     if hNode.__class__ is not CUgraphNode:
         hNode = _c.handle(hNode, CUgraphNode, "hNode")
-    if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(
-            nodeParams,
-            CUDA_HOST_NODE_PARAMS,
-            "nodeParams",
-            False,
-            1,
-            "cuGraphExecHostNodeSetParams: the record",
-        )
-    elif nodeParams >> 64 or 0 < nodeParams < 65536:
-        raise _c.address_error(
-            nodeParams, "cuGraphExecHostNodeSetParams", "nodeParams", "CUDA_HOST_NODE_PARAMS"
-        )
+    nodeParams, _nodeParams_token = _c.callback_record(
+        nodeParams, CUDA_HOST_NODE_PARAMS, _lib, "nodeParams"
+    )
     try:
         err = _cuGraphExecHostNodeSetParams(hGraphExec, hNode, nodeParams)
     except _ArgumentError as exc:
+        _c.release(_nodeParams_token)
         raise _c.argument_error(
             exc, "cuGraphExecHostNodeSetParams", ("hGraphExec", "hNode", "nodeParams")
         ) from None
     if err:
+        _c.release(_nodeParams_token)
         raise _error(err, _lib)
+    _c.callback_held(_nodeParams_token, hGraphExec, "CUgraphExec", _lib)
 
 
 def cuGraphExecKernelNodeSetParams(
@@ -9413,31 +9557,26 @@ def cuGraphHostNodeSetParams(hNode: CUgraphNode | _HandleLike, nodeParams: _Poin
         hNode: Node to set the parameters for
         nodeParams: Parameters to copy
 
+    A Python callable in nodeParams stays registered until hNode's graph and the graphs and execs copied from it are destroyed.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuGraphHostNodeSetParams(CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS *nodeParams)
     """
     if hNode.__class__ is not CUgraphNode:
         hNode = _c.handle(hNode, CUgraphNode, "hNode")
-    if nodeParams.__class__ is not int:
-        nodeParams = _c.ref(
-            nodeParams,
-            CUDA_HOST_NODE_PARAMS,
-            "nodeParams",
-            False,
-            1,
-            "cuGraphHostNodeSetParams: the record",
-        )
-    elif nodeParams >> 64 or 0 < nodeParams < 65536:
-        raise _c.address_error(
-            nodeParams, "cuGraphHostNodeSetParams", "nodeParams", "CUDA_HOST_NODE_PARAMS"
-        )
+    nodeParams, _nodeParams_token = _c.callback_record(
+        nodeParams, CUDA_HOST_NODE_PARAMS, _lib, "nodeParams"
+    )
     try:
         err = _cuGraphHostNodeSetParams(hNode, nodeParams)
     except _ArgumentError as exc:
+        _c.release(_nodeParams_token)
         raise _c.argument_error(exc, "cuGraphHostNodeSetParams", ("hNode", "nodeParams")) from None
     if err:
+        _c.release(_nodeParams_token)
         raise _error(err, _lib)
+    _c.callback_held(_nodeParams_token, hNode, "CUgraphNode", _lib)
 
 
 def cuGraphInstantiate(hGraph: CUgraph | _HandleLike, flags: int) -> CUgraphExec:
@@ -9451,6 +9590,8 @@ def cuGraphInstantiate(hGraph: CUgraph | _HandleLike, flags: int) -> CUgraphExec
 
     Returns:
         phGraphExec: Returns instantiated graph
+
+    phGraphExec holds the Python callables of hGraph's host nodes too, until destroyed.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE.
 
@@ -9469,6 +9610,7 @@ def cuGraphInstantiate(hGraph: CUgraph | _HandleLike, flags: int) -> CUgraphExec
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.holder_copied(phGraphExec, "CUgraphExec", hGraph, "CUgraph")
     return phGraphExec
 
 
@@ -9483,6 +9625,8 @@ def cuGraphInstantiateWithFlags(hGraph: CUgraph | _HandleLike, flags: int) -> CU
 
     Returns:
         phGraphExec: Returns instantiated graph
+
+    phGraphExec holds the Python callables of hGraph's host nodes too, until destroyed.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE.
 
@@ -9501,6 +9645,7 @@ def cuGraphInstantiateWithFlags(hGraph: CUgraph | _HandleLike, flags: int) -> CU
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.holder_copied(phGraphExec, "CUgraphExec", hGraph, "CUgraph")
     return phGraphExec
 
 
@@ -9517,6 +9662,8 @@ def cuGraphInstantiateWithParams(
 
     Returns:
         phGraphExec: Returns instantiated graph
+
+    phGraphExec holds the Python callables of hGraph's host nodes too, until destroyed.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE.
 
@@ -9549,6 +9696,7 @@ def cuGraphInstantiateWithParams(
         ) from None
     if err:
         raise _error(err, _lib)
+    _c.holder_copied(phGraphExec, "CUgraphExec", hGraph, "CUgraph")
     return phGraphExec
 
 
@@ -11804,12 +11952,14 @@ def cuLaunchCooperativeKernel(
         sharedMemBytes = _c.integer(
             sharedMemBytes, _range_unsigned_int, "cuLaunchCooperativeKernel", "sharedMemBytes"
         )
-    if f.__class__ is not CUfunction:
-        f = _c.handle(f, CUfunction, "f")
+    if f.__class__ is not int:
+        f = _c.driver_function(f, CUfunction, "f")
+    elif f >> 64:
+        raise _c.address_error(f, "cuLaunchCooperativeKernel", "f")
     if hStream.__class__ is not CUstream:
         hStream = _c.handle(hStream, CUstream, "hStream")
     if kernelParams.__class__ is not int:
-        kernelParams = _c.pointer(kernelParams, "kernelParams", True)
+        kernelParams = _c.kernel_args(kernelParams, f, "kernelParams")
     elif kernelParams >> 64:
         raise _c.address_error(kernelParams, "cuLaunchCooperativeKernel", "kernelParams")
     try:
@@ -11969,9 +12119,9 @@ def cuLaunchGridAsync(
 
 
 def cuLaunchHostFunc(
-    hStream: CUstream | _HandleLike, fn: _PointerLike, userData: _PointerLike
+    hStream: CUstream | _HandleLike, fn: _CallbackLike, userData: object = None
 ) -> None:
-    """cuLaunchHostFunc(hStream: CUstream | _HandleLike, fn: _PointerLike, userData: _PointerLike) -> None
+    """cuLaunchHostFunc(hStream: CUstream | _HandleLike, fn: _CallbackLike, userData: object = None) -> None
 
     Enqueues a host function call in a stream.
 
@@ -11986,26 +12136,23 @@ def cuLaunchHostFunc(
     """
     if hStream.__class__ is not CUstream:
         hStream = _c.handle(hStream, CUstream, "hStream")
-    if fn.__class__ is not int:
-        fn = _c.function_pointer(fn, "fn", "CUhostFn")
-    elif fn >> 64:
-        raise _c.address_error(fn, "cuLaunchHostFunc", "fn")
-    if userData.__class__ is not int:
-        userData = _c.pointer(userData, "userData", True)
-    elif userData >> 64:
-        raise _c.address_error(userData, "cuLaunchHostFunc", "userData")
+    fn, userData, _fn_token = _c.callback(
+        fn, userData, "CUhostFn", _lib, ("fn", "userData"), hStream
+    )
     try:
         err = _cuLaunchHostFunc(hStream, fn, userData)
     except _ArgumentError as exc:
+        _c.release(_fn_token)
         raise _c.argument_error(exc, "cuLaunchHostFunc", ("hStream", "fn", "userData")) from None
     if err:
+        _c.release(_fn_token)
         raise _error(err, _lib)
 
 
 def cuLaunchHostFunc_v2(
-    hStream: CUstream | _HandleLike, fn: _PointerLike, userData: _PointerLike, syncMode: int
+    hStream: CUstream | _HandleLike, fn: _CallbackLike, userData: object, syncMode: int
 ) -> None:
-    """cuLaunchHostFunc_v2(hStream: CUstream | _HandleLike, fn: _PointerLike, userData: _PointerLike, syncMode: int) -> None
+    """cuLaunchHostFunc_v2(hStream: CUstream | _HandleLike, fn: _CallbackLike, userData: object, syncMode: int) -> None
 
     Enqueues a host function call in a stream.
 
@@ -12023,21 +12170,18 @@ def cuLaunchHostFunc_v2(
         syncMode = _c.integer(syncMode, _range_unsigned_int, "cuLaunchHostFunc_v2", "syncMode")
     if hStream.__class__ is not CUstream:
         hStream = _c.handle(hStream, CUstream, "hStream")
-    if fn.__class__ is not int:
-        fn = _c.function_pointer(fn, "fn", "CUhostFn")
-    elif fn >> 64:
-        raise _c.address_error(fn, "cuLaunchHostFunc_v2", "fn")
-    if userData.__class__ is not int:
-        userData = _c.pointer(userData, "userData", True)
-    elif userData >> 64:
-        raise _c.address_error(userData, "cuLaunchHostFunc_v2", "userData")
+    fn, userData, _fn_token = _c.callback(
+        fn, userData, "CUhostFn", _lib, ("fn", "userData"), hStream
+    )
     try:
         err = _cuLaunchHostFunc_v2(hStream, fn, userData, syncMode)
     except _ArgumentError as exc:
+        _c.release(_fn_token)
         raise _c.argument_error(
             exc, "cuLaunchHostFunc_v2", ("hStream", "fn", "userData", "syncMode")
         ) from None
     if err:
+        _c.release(_fn_token)
         raise _error(err, _lib)
 
 
@@ -12051,8 +12195,10 @@ def cuLaunchKernel(
     blockDimZ: int,
     sharedMemBytes: int,
     hStream: CUstream | _HandleLike,
-) -> tuple[int, int]:
-    """cuLaunchKernel(f: CUfunction | _HandleLike, gridDimX: int, gridDimY: int, gridDimZ: int, blockDimX: int, blockDimY: int, blockDimZ: int, sharedMemBytes: int, hStream: CUstream | _HandleLike) -> tuple[int, int]
+    kernelParams: _PointerLike,
+    extra: _PointerLike,
+) -> None:
+    """cuLaunchKernel(f: CUfunction | _HandleLike, gridDimX: int, gridDimY: int, gridDimZ: int, blockDimX: int, blockDimY: int, blockDimZ: int, sharedMemBytes: int, hStream: CUstream | _HandleLike, kernelParams: _PointerLike, extra: _PointerLike) -> None
 
     Launches a CUDA function CUfunction or a CUDA kernel CUkernel.
 
@@ -12066,8 +12212,6 @@ def cuLaunchKernel(
         blockDimZ: Z dimension of each thread block
         sharedMemBytes: Dynamic shared-memory size per thread block in bytes
         hStream: Stream identifier
-
-    Returns:
         kernelParams: Array of pointers to kernel parameters
         extra: Extra options
 
@@ -12091,41 +12235,34 @@ def cuLaunchKernel(
         sharedMemBytes = _c.integer(
             sharedMemBytes, _range_unsigned_int, "cuLaunchKernel", "sharedMemBytes"
         )
-    if f.__class__ is not CUfunction:
-        f = _c.handle(f, CUfunction, "f")
+    if f.__class__ is not int:
+        f = _c.driver_function(f, CUfunction, "f")
+    elif f >> 64:
+        raise _c.address_error(f, "cuLaunchKernel", "f")
     if hStream.__class__ is not CUstream:
         hStream = _c.handle(hStream, CUstream, "hStream")
+    if kernelParams.__class__ is not int:
+        kernelParams = _c.kernel_args(kernelParams, f, "kernelParams")
+    elif kernelParams >> 64:
+        raise _c.address_error(kernelParams, "cuLaunchKernel", "kernelParams")
+    if extra.__class__ is not int:
+        extra = _c.pointer(extra, "extra", True)
+    elif extra >> 64:
+        raise _c.address_error(extra, "cuLaunchKernel", "extra")
     try:
-        if _compiled:
-            err, kernelParams, extra = _cuLaunchKernel_out(
-                f,
-                gridDimX,
-                gridDimY,
-                gridDimZ,
-                blockDimX,
-                blockDimY,
-                blockDimZ,
-                sharedMemBytes,
-                hStream,
-            )
-        else:
-            kernelParams_ = c_void_p()
-            extra_ = c_void_p()
-            err = _cuLaunchKernel(
-                f,
-                gridDimX,
-                gridDimY,
-                gridDimZ,
-                blockDimX,
-                blockDimY,
-                blockDimZ,
-                sharedMemBytes,
-                hStream,
-                kernelParams_,
-                extra_,
-            )
-            kernelParams = kernelParams_.value
-            extra = extra_.value
+        err = _cuLaunchKernel(
+            f,
+            gridDimX,
+            gridDimY,
+            gridDimZ,
+            blockDimX,
+            blockDimY,
+            blockDimZ,
+            sharedMemBytes,
+            hStream,
+            kernelParams,
+            extra,
+        )
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc,
@@ -12146,7 +12283,6 @@ def cuLaunchKernel(
         ) from None
     if err:
         raise _error(err, _lib)
-    return kernelParams or 0, extra or 0
 
 
 def cuLaunchKernelEx(
@@ -12173,10 +12309,12 @@ def cuLaunchKernelEx(
         config = _c.ref(config, CUlaunchConfig, "config", False, 1, "cuLaunchKernelEx: the record")
     elif config >> 64 or 0 < config < 65536:
         raise _c.address_error(config, "cuLaunchKernelEx", "config", "CUlaunchConfig")
-    if f.__class__ is not CUfunction:
-        f = _c.handle(f, CUfunction, "f")
+    if f.__class__ is not int:
+        f = _c.driver_function(f, CUfunction, "f")
+    elif f >> 64:
+        raise _c.address_error(f, "cuLaunchKernelEx", "f")
     if kernelParams.__class__ is not int:
-        kernelParams = _c.pointer(kernelParams, "kernelParams", True)
+        kernelParams = _c.kernel_args(kernelParams, f, "kernelParams")
     elif kernelParams >> 64:
         raise _c.address_error(kernelParams, "cuLaunchKernelEx", "kernelParams")
     if extra.__class__ is not int:
@@ -12609,18 +12747,24 @@ def cuLibraryUnload(library: CUlibrary | _HandleLike) -> None:
     Parameters:
         library: Library to unload
 
+    The handle object given as library is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuLibraryUnload(CUlibrary library)
     """
     if library.__class__ is not CUlibrary:
         library = _c.handle(library, CUlibrary, "library")
+    library_given = _c.claim(library, "library", "cuLibraryUnload")
     try:
-        err = _cuLibraryUnload(library)
+        err = _cuLibraryUnload(library_given)
     except _ArgumentError as exc:
+        _c.unclaim(library)
         raise _c.argument_error(exc, "cuLibraryUnload", ("library",)) from None
     if err:
+        _c.unclaim(library)
         raise _error(err, _lib)
+    _c.destroyed(library, "CUlibrary", "cuLibraryUnload")
 
 
 def cuLinkAddData(
@@ -15202,18 +15346,24 @@ def cuMemPoolDestroy(pool: CUmemoryPool | _HandleLike) -> None:
 
     Destroys the specified memory pool.
 
+    The handle object given as pool is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuMemPoolDestroy(CUmemoryPool pool)
     """
     if pool.__class__ is not CUmemoryPool:
         pool = _c.handle(pool, CUmemoryPool, "pool")
+    pool_given = _c.claim(pool, "pool", "cuMemPoolDestroy")
     try:
-        err = _cuMemPoolDestroy(pool)
+        err = _cuMemPoolDestroy(pool_given)
     except _ArgumentError as exc:
+        _c.unclaim(pool)
         raise _c.argument_error(exc, "cuMemPoolDestroy", ("pool",)) from None
     if err:
+        _c.unclaim(pool)
         raise _error(err, _lib)
+    _c.destroyed(pool, "CUmemoryPool", "cuMemPoolDestroy")
 
 
 def cuMemPoolExportPointer(ptr: int) -> CUmemPoolPtrExportData:
@@ -18435,18 +18585,24 @@ def cuMipmappedArrayDestroy(hMipmappedArray: CUmipmappedArray | _HandleLike) -> 
     Parameters:
         hMipmappedArray: Mipmapped array to destroy
 
+    The handle object given as hMipmappedArray is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_ARRAY_IS_MAPPED, CUDA_ERROR_CONTEXT_IS_DESTROYED.
 
     C: CUresult cuMipmappedArrayDestroy(CUmipmappedArray hMipmappedArray)
     """
     if hMipmappedArray.__class__ is not CUmipmappedArray:
         hMipmappedArray = _c.handle(hMipmappedArray, CUmipmappedArray, "hMipmappedArray")
+    hMipmappedArray_given = _c.claim(hMipmappedArray, "hMipmappedArray", "cuMipmappedArrayDestroy")
     try:
-        err = _cuMipmappedArrayDestroy(hMipmappedArray)
+        err = _cuMipmappedArrayDestroy(hMipmappedArray_given)
     except _ArgumentError as exc:
+        _c.unclaim(hMipmappedArray)
         raise _c.argument_error(exc, "cuMipmappedArrayDestroy", ("hMipmappedArray",)) from None
     if err:
+        _c.unclaim(hMipmappedArray)
         raise _error(err, _lib)
+    _c.destroyed(hMipmappedArray, "CUmipmappedArray", "cuMipmappedArrayDestroy")
 
 
 def cuMipmappedArrayGetLevel(
@@ -18952,18 +19108,24 @@ def cuModuleUnload(hmod: CUmodule | _HandleLike) -> None:
     Parameters:
         hmod: Module to unload
 
+    The handle object given as hmod is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_PERMITTED.
 
     C: CUresult cuModuleUnload(CUmodule hmod)
     """
     if hmod.__class__ is not CUmodule:
         hmod = _c.handle(hmod, CUmodule, "hmod")
+    hmod_given = _c.claim(hmod, "hmod", "cuModuleUnload")
     try:
-        err = _cuModuleUnload(hmod)
+        err = _cuModuleUnload(hmod_given)
     except _ArgumentError as exc:
+        _c.unclaim(hmod)
         raise _c.argument_error(exc, "cuModuleUnload", ("hmod",)) from None
     if err:
+        _c.unclaim(hmod)
         raise _error(err, _lib)
+    _c.destroyed(hmod, "CUmodule", "cuModuleUnload")
 
 
 def cuMulticastAddDevice(mcHandle: int, dev: int) -> None:
@@ -20090,9 +20252,9 @@ def cuSignalExternalSemaphoresAsync(
 
 
 def cuStreamAddCallback(
-    hStream: CUstream | _HandleLike, callback: _PointerLike, userData: _PointerLike, flags: int
+    hStream: CUstream | _HandleLike, callback: _CallbackLike, userData: object, flags: int
 ) -> None:
-    """cuStreamAddCallback(hStream: CUstream | _HandleLike, callback: _PointerLike, userData: _PointerLike, flags: int) -> None
+    """cuStreamAddCallback(hStream: CUstream | _HandleLike, callback: _CallbackLike, userData: object, flags: int) -> None
 
     Add a callback to a compute stream.
 
@@ -20110,21 +20272,18 @@ def cuStreamAddCallback(
         flags = _c.integer(flags, _range_unsigned_int, "cuStreamAddCallback", "flags")
     if hStream.__class__ is not CUstream:
         hStream = _c.handle(hStream, CUstream, "hStream")
-    if callback.__class__ is not int:
-        callback = _c.function_pointer(callback, "callback", "CUstreamCallback")
-    elif callback >> 64:
-        raise _c.address_error(callback, "cuStreamAddCallback", "callback")
-    if userData.__class__ is not int:
-        userData = _c.pointer(userData, "userData", True)
-    elif userData >> 64:
-        raise _c.address_error(userData, "cuStreamAddCallback", "userData")
+    callback, userData, _callback_token = _c.callback(
+        callback, userData, "CUstreamCallback", _lib, ("callback", "userData"), hStream
+    )
     try:
         err = _cuStreamAddCallback(hStream, callback, userData, flags)
     except _ArgumentError as exc:
+        _c.release(_callback_token)
         raise _c.argument_error(
             exc, "cuStreamAddCallback", ("hStream", "callback", "userData", "flags")
         ) from None
     if err:
+        _c.release(_callback_token)
         raise _error(err, _lib)
 
 
@@ -20582,18 +20741,24 @@ def cuStreamDestroy(hStream: CUstream | _HandleLike) -> None:
     Parameters:
         hStream: Stream to destroy
 
+    The handle object given as hStream is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_EXTERNAL_DEVICE.
 
     C: CUresult cuStreamDestroy_v2(CUstream hStream)
     """
     if hStream.__class__ is not CUstream:
         hStream = _c.handle(hStream, CUstream, "hStream")
+    hStream_given = _c.claim(hStream, "hStream", "cuStreamDestroy")
     try:
-        err = _cuStreamDestroy(hStream)
+        err = _cuStreamDestroy(hStream_given)
     except _ArgumentError as exc:
+        _c.unclaim(hStream)
         raise _c.argument_error(exc, "cuStreamDestroy", ("hStream",)) from None
     if err:
+        _c.unclaim(hStream)
         raise _error(err, _lib)
+    _c.destroyed(hStream, "CUstream", "cuStreamDestroy")
 
 
 def cuStreamDestroy_v2(hStream: CUstream | _HandleLike) -> None:
@@ -20604,18 +20769,24 @@ def cuStreamDestroy_v2(hStream: CUstream | _HandleLike) -> None:
     Parameters:
         hStream: Stream to destroy
 
+    The handle object given as hStream is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_EXTERNAL_DEVICE.
 
     C: CUresult cuStreamDestroy_v2(CUstream hStream)
     """
     if hStream.__class__ is not CUstream:
         hStream = _c.handle(hStream, CUstream, "hStream")
+    hStream_given = _c.claim(hStream, "hStream", "cuStreamDestroy_v2")
     try:
-        err = _cuStreamDestroy_v2(hStream)
+        err = _cuStreamDestroy_v2(hStream_given)
     except _ArgumentError as exc:
+        _c.unclaim(hStream)
         raise _c.argument_error(exc, "cuStreamDestroy_v2", ("hStream",)) from None
     if err:
+        _c.unclaim(hStream)
         raise _error(err, _lib)
+    _c.destroyed(hStream, "CUstream", "cuStreamDestroy_v2")
 
 
 def cuStreamEndCapture(hStream: CUstream | _HandleLike, phGraph: _PointerLike) -> None:
@@ -23676,9 +23847,9 @@ def cuThreadExchangeStreamCaptureMode(mode: _PointerLike) -> None:
 
 
 def cuUserObjectCreate(
-    ptr: _PointerLike, destroy: _PointerLike, initialRefcount: int, flags: int
+    ptr: object, destroy: _CallbackLike, initialRefcount: int, flags: int
 ) -> CUuserObject:
-    """cuUserObjectCreate(ptr: _PointerLike, destroy: _PointerLike, initialRefcount: int, flags: int) -> CUuserObject
+    """cuUserObjectCreate(ptr: object, destroy: _CallbackLike, initialRefcount: int, flags: int) -> CUuserObject
 
     Create a user object.
 
@@ -23701,22 +23872,17 @@ def cuUserObjectCreate(
         )
     if flags.__class__ is not int or flags >> 32:
         flags = _c.integer(flags, _range_unsigned_int, "cuUserObjectCreate", "flags")
-    if ptr.__class__ is not int:
-        ptr = _c.pointer(ptr, "ptr", True)
-    elif ptr >> 64:
-        raise _c.address_error(ptr, "cuUserObjectCreate", "ptr")
-    if destroy.__class__ is not int:
-        destroy = _c.function_pointer(destroy, "destroy", "CUhostFn")
-    elif destroy >> 64:
-        raise _c.address_error(destroy, "cuUserObjectCreate", "destroy")
+    destroy, ptr, _destroy_token = _c.callback(destroy, ptr, "CUhostFn", _lib, ("destroy", "ptr"))
     object_out = CUuserObject()
     try:
         err = _cuUserObjectCreate(object_out, ptr, destroy, initialRefcount, flags)
     except _ArgumentError as exc:
+        _c.release(_destroy_token)
         raise _c.argument_error(
             exc, "cuUserObjectCreate", ("object_out", "ptr", "destroy", "initialRefcount", "flags")
         ) from None
     if err:
+        _c.release(_destroy_token)
         raise _error(err, _lib)
     return object_out
 

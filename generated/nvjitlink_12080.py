@@ -194,13 +194,17 @@ class nvJitLink(Structure):
 
 
 # ---------------------------------------------------------------------------- typedefs
-# Handles are distinct c_void_p types, values by kind and address (cudart._handles);
-# a const handle accepts its non-const twin (`_accepts_`), as C converts T to const T.
+# Handles are distinct c_void_p types, values by kind and address (cudart._handles); the
+# kind (`_kind_`) is the struct C points at, one for the runtime's and the driver's
+# handles of one object; a const handle accepts its non-const twin (`_accepts_`), as C
+# converts T to const T.
 # Callbacks are CFUNCTYPE prototypes.
 
 
 class nvJitLinkHandle(Handle):
     """typedef struct nvJitLink *nvJitLinkHandle: an opaque handle."""
+
+    _kind_ = "nvJitLink"
 
 
 # ---------------------------------------------------------------------------- layouts

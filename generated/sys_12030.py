@@ -6602,29 +6602,39 @@ class CUeglStreamConnection_st(Structure):
 
 
 # ---------------------------------------------------------------------------- typedefs
-# Handles are distinct c_void_p types, values by kind and address (cudart._handles);
-# a const handle accepts its non-const twin (`_accepts_`), as C converts T to const T.
+# Handles are distinct c_void_p types, values by kind and address (cudart._handles); the
+# kind (`_kind_`) is the struct C points at, one for the runtime's and the driver's
+# handles of one object; a const handle accepts its non-const twin (`_accepts_`), as C
+# converts T to const T.
 # Callbacks are CFUNCTYPE prototypes.
 
 
 class cudaArray_t(Handle):
     """typedef struct cudaArray *cudaArray_t: an opaque handle."""
 
+    _kind_ = "CUarray_st"
+
 
 class cudaArray_const_t(Handle):
     """typedef const struct cudaArray *cudaArray_const_t: an opaque handle."""
 
-    _accepts_ = ("cudaArray_t",)
+    _kind_ = "const CUarray_st"
+
+    _accepts_ = ("CUarray_st",)
 
 
 class cudaMipmappedArray_t(Handle):
     """typedef struct cudaMipmappedArray *cudaMipmappedArray_t: an opaque handle."""
 
+    _kind_ = "CUmipmappedArray_st"
+
 
 class cudaMipmappedArray_const_t(Handle):
     """typedef const struct cudaMipmappedArray *cudaMipmappedArray_const_t: an opaque handle."""
 
-    _accepts_ = ("cudaMipmappedArray_t",)
+    _kind_ = "const CUmipmappedArray_st"
+
+    _accepts_ = ("CUmipmappedArray_st",)
 
 
 # typedef void (*cudaHostFn_t)(void *)
@@ -6646,33 +6656,49 @@ cudaError_t = cudaError
 class cudaStream_t(StreamHandle):
     """typedef struct CUstream_st *cudaStream_t: an opaque handle."""
 
+    _kind_ = "CUstream_st"
+
 
 class cudaEvent_t(Handle):
     """typedef struct CUevent_st *cudaEvent_t: an opaque handle."""
+
+    _kind_ = "CUevent_st"
 
 
 class cudaGraphicsResource_t(Handle):
     """typedef struct cudaGraphicsResource *cudaGraphicsResource_t: an opaque handle."""
 
+    _kind_ = "CUgraphicsResource_st"
+
 
 class cudaExternalMemory_t(Handle):
     """typedef struct CUexternalMemory_st *cudaExternalMemory_t: an opaque handle."""
+
+    _kind_ = "CUextMemory_st"
 
 
 class cudaExternalSemaphore_t(Handle):
     """typedef struct CUexternalSemaphore_st *cudaExternalSemaphore_t: an opaque handle."""
 
+    _kind_ = "CUextSemaphore_st"
+
 
 class cudaGraph_t(Handle):
     """typedef struct CUgraph_st *cudaGraph_t: an opaque handle."""
+
+    _kind_ = "CUgraph_st"
 
 
 class cudaGraphNode_t(Handle):
     """typedef struct CUgraphNode_st *cudaGraphNode_t: an opaque handle."""
 
+    _kind_ = "CUgraphNode_st"
+
 
 class cudaUserObject_t(Handle):
     """typedef struct CUuserObject_st *cudaUserObject_t: an opaque handle."""
+
+    _kind_ = "CUuserObject_st"
 
 
 # typedef unsigned long long cudaGraphConditionalHandle
@@ -6682,13 +6708,19 @@ cudaGraphConditionalHandle = c_ulonglong
 class cudaFunction_t(Handle):
     """typedef struct CUfunc_st *cudaFunction_t: an opaque handle."""
 
+    _kind_ = "CUfunc_st"
+
 
 class cudaKernel_t(Handle):
     """typedef struct CUkern_st *cudaKernel_t: an opaque handle."""
 
+    _kind_ = "CUkern_st"
+
 
 class cudaMemPool_t(Handle):
     """typedef struct CUmemPoolHandle_st *cudaMemPool_t: an opaque handle."""
+
+    _kind_ = "CUmemPoolHandle_st"
 
 
 # typedef enum cudaGraphDependencyType_enum cudaGraphDependencyType
@@ -6699,6 +6731,8 @@ cudaGraphEdgeData = cudaGraphEdgeData_st
 
 class cudaGraphExec_t(Handle):
     """typedef struct CUgraphExec_st *cudaGraphExec_t: an opaque handle."""
+
+    _kind_ = "CUgraphExec_st"
 
 
 # typedef struct cudaGraphInstantiateParams_st cudaGraphInstantiateParams
@@ -6740,13 +6774,19 @@ cudaEglFrame = cudaEglFrame_st
 class cudaEglStreamConnection(Handle):
     """typedef struct CUeglStreamConnection_st *cudaEglStreamConnection: an opaque handle."""
 
+    _kind_ = "CUeglStreamConnection_st"
+
 
 class EGLImageKHR(Handle):
     """typedef void *EGLImageKHR: an opaque handle."""
 
+    _kind_ = "EGLImageKHR"
+
 
 class EGLStreamKHR(Handle):
     """typedef void *EGLStreamKHR: an opaque handle."""
+
+    _kind_ = "EGLStreamKHR"
 
 
 # typedef int32_t EGLint
@@ -6755,6 +6795,8 @@ EGLint = c_int32
 
 class EGLSyncKHR(Handle):
     """typedef void *EGLSyncKHR: an opaque handle."""
+
+    _kind_ = "EGLSyncKHR"
 
 
 # typedef uint32_t VdpDevice

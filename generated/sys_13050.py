@@ -8259,37 +8259,51 @@ class CUeglStreamConnection_st(Structure):
 
 
 # ---------------------------------------------------------------------------- typedefs
-# Handles are distinct c_void_p types, values by kind and address (cudart._handles);
-# a const handle accepts its non-const twin (`_accepts_`), as C converts T to const T.
+# Handles are distinct c_void_p types, values by kind and address (cudart._handles); the
+# kind (`_kind_`) is the struct C points at, one for the runtime's and the driver's
+# handles of one object; a const handle accepts its non-const twin (`_accepts_`), as C
+# converts T to const T.
 # Callbacks are CFUNCTYPE prototypes.
 
 
 class cudaDevResourceDesc_t(Handle):
     """typedef struct CUdevResourceDesc_st *cudaDevResourceDesc_t: an opaque handle."""
 
+    _kind_ = "CUdevResourceDesc_st"
+
 
 class cudaExecutionContext_t(Handle):
     """typedef struct cudaExecutionContext_st *cudaExecutionContext_t: an opaque handle."""
+
+    _kind_ = "cudaExecutionContext_st"
 
 
 class cudaArray_t(Handle):
     """typedef struct cudaArray *cudaArray_t: an opaque handle."""
 
+    _kind_ = "CUarray_st"
+
 
 class cudaArray_const_t(Handle):
     """typedef const struct cudaArray *cudaArray_const_t: an opaque handle."""
 
-    _accepts_ = ("cudaArray_t",)
+    _kind_ = "const CUarray_st"
+
+    _accepts_ = ("CUarray_st",)
 
 
 class cudaMipmappedArray_t(Handle):
     """typedef struct cudaMipmappedArray *cudaMipmappedArray_t: an opaque handle."""
 
+    _kind_ = "CUmipmappedArray_st"
+
 
 class cudaMipmappedArray_const_t(Handle):
     """typedef const struct cudaMipmappedArray *cudaMipmappedArray_const_t: an opaque handle."""
 
-    _accepts_ = ("cudaMipmappedArray_t",)
+    _kind_ = "const CUmipmappedArray_st"
+
+    _accepts_ = ("CUmipmappedArray_st",)
 
 
 # typedef void (*cudaHostFn_t)(void *)
@@ -8315,33 +8329,49 @@ cudaError_t = cudaError
 class cudaStream_t(StreamHandle):
     """typedef struct CUstream_st *cudaStream_t: an opaque handle."""
 
+    _kind_ = "CUstream_st"
+
 
 class cudaEvent_t(Handle):
     """typedef struct CUevent_st *cudaEvent_t: an opaque handle."""
+
+    _kind_ = "CUevent_st"
 
 
 class cudaGraphicsResource_t(Handle):
     """typedef struct cudaGraphicsResource *cudaGraphicsResource_t: an opaque handle."""
 
+    _kind_ = "CUgraphicsResource_st"
+
 
 class cudaExternalMemory_t(Handle):
     """typedef struct CUexternalMemory_st *cudaExternalMemory_t: an opaque handle."""
+
+    _kind_ = "CUextMemory_st"
 
 
 class cudaExternalSemaphore_t(Handle):
     """typedef struct CUexternalSemaphore_st *cudaExternalSemaphore_t: an opaque handle."""
 
+    _kind_ = "CUextSemaphore_st"
+
 
 class cudaGraph_t(Handle):
     """typedef struct CUgraph_st *cudaGraph_t: an opaque handle."""
+
+    _kind_ = "CUgraph_st"
 
 
 class cudaGraphNode_t(Handle):
     """typedef struct CUgraphNode_st *cudaGraphNode_t: an opaque handle."""
 
+    _kind_ = "CUgraphNode_st"
+
 
 class cudaUserObject_t(Handle):
     """typedef struct CUuserObject_st *cudaUserObject_t: an opaque handle."""
+
+    _kind_ = "CUuserObject_st"
 
 
 # typedef unsigned long long cudaGraphConditionalHandle
@@ -8351,17 +8381,25 @@ cudaGraphConditionalHandle = c_ulonglong
 class cudaFunction_t(Handle):
     """typedef struct CUfunc_st *cudaFunction_t: an opaque handle."""
 
+    _kind_ = "CUfunc_st"
+
 
 class cudaKernel_t(Handle):
     """typedef struct CUkern_st *cudaKernel_t: an opaque handle."""
+
+    _kind_ = "CUkern_st"
 
 
 class cudaLibrary_t(Handle):
     """typedef struct CUlib_st *cudaLibrary_t: an opaque handle."""
 
+    _kind_ = "CUlib_st"
+
 
 class cudaMemPool_t(Handle):
     """typedef struct CUmemPoolHandle_st *cudaMemPool_t: an opaque handle."""
+
+    _kind_ = "CUmemPoolHandle_st"
 
 
 # typedef enum cudaGraphDependencyType_enum cudaGraphDependencyType
@@ -8373,6 +8411,8 @@ cudaGraphEdgeData = cudaGraphEdgeData_st
 class cudaGraphExec_t(Handle):
     """typedef struct CUgraphExec_st *cudaGraphExec_t: an opaque handle."""
 
+    _kind_ = "CUgraphExec_st"
+
 
 # typedef struct cudaGraphInstantiateParams_st cudaGraphInstantiateParams
 cudaGraphInstantiateParams = cudaGraphInstantiateParams_st
@@ -8382,6 +8422,8 @@ cudaGraphExecUpdateResultInfo = cudaGraphExecUpdateResultInfo_st
 
 class cudaGraphDeviceNode_t(Handle):
     """typedef struct CUgraphDeviceUpdatableNode_st *cudaGraphDeviceNode_t: an opaque handle."""
+
+    _kind_ = "CUgraphDeviceUpdatableNode_st"
 
 
 # typedef struct cudaLaunchMemSyncDomainMap_st cudaLaunchMemSyncDomainMap
@@ -8394,6 +8436,8 @@ cudaLaunchConfig_t = cudaLaunchConfig_st
 
 class cudaAsyncCallbackHandle_t(Handle):
     """typedef struct cudaAsyncCallbackEntry *cudaAsyncCallbackHandle_t: an opaque handle."""
+
+    _kind_ = "CUasyncCallbackEntry_st"
 
 
 # typedef enum cudaAsyncNotificationType_enum cudaAsyncNotificationType
@@ -8408,6 +8452,8 @@ cudaLogLevel = CUDAlogLevel_enum
 
 class cudaLogsCallbackHandle(Handle):
     """typedef struct CUlogsCallbackEntry_st *cudaLogsCallbackHandle: an opaque handle."""
+
+    _kind_ = "CUlogsCallbackEntry_st"
 
 
 # typedef unsigned int cudaLogIterator
@@ -8451,13 +8497,19 @@ cudaEglFrame = cudaEglFrame_st
 class cudaEglStreamConnection(Handle):
     """typedef struct CUeglStreamConnection_st *cudaEglStreamConnection: an opaque handle."""
 
+    _kind_ = "CUeglStreamConnection_st"
+
 
 class EGLImageKHR(Handle):
     """typedef void *EGLImageKHR: an opaque handle."""
 
+    _kind_ = "EGLImageKHR"
+
 
 class EGLStreamKHR(Handle):
     """typedef void *EGLStreamKHR: an opaque handle."""
+
+    _kind_ = "EGLStreamKHR"
 
 
 # typedef int32_t EGLint
@@ -8466,6 +8518,8 @@ EGLint = c_int32
 
 class EGLSyncKHR(Handle):
     """typedef void *EGLSyncKHR: an opaque handle."""
+
+    _kind_ = "EGLSyncKHR"
 
 
 # typedef uint32_t VdpDevice

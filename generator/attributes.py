@@ -11,7 +11,9 @@ enumerator, the C type. That is decided here, once:
   "Value of launch attribute cudaLaunchAttributePriority" (or named by the
   enumerator: "See cudaLaunchAttributeValue::priority"), and cudaMemRangeGetAttribute's
   list ("data will be interpreted as a 32-bit integer");
-* from REVIEWED where the docs say nothing, each entry with its reason.
+* from REVIEWED where the docs say nothing, each entry with its reason;
+* or REFUSED, with its reason, where the value is of no type the conversion takes (a
+  record outside the union: cuPointerGetAttribute's P2P tokens): refused at run time.
 
 An enumerator that neither decides is undecided: generation reports it, the checked
 function refuses it at run time (ValueError), `cudart-bindgen outputs --attributes`
@@ -62,6 +64,25 @@ FUNCTIONS: dict[str, AttributeFunction] = {
         count="numAttributes",
         docs_from="cudaMemRangeGetAttribute",
     ),
+    # cuda.h (the driver API)
+    "cuMemPoolSetAttribute": AttributeFunction("value", "attr"),
+    "cuMemPoolGetAttribute": AttributeFunction("value", "attr"),
+    "cuDeviceSetGraphMemAttribute": AttributeFunction("value", "attr"),
+    "cuDeviceGetGraphMemAttribute": AttributeFunction("value", "attr"),
+    "cuStreamSetAttribute": AttributeFunction("value", "attr"),
+    "cuStreamGetAttribute": AttributeFunction("value_out", "attr"),
+    "cuGraphKernelNodeSetAttribute": AttributeFunction("value", "attr"),
+    "cuGraphKernelNodeGetAttribute": AttributeFunction("value_out", "attr"),
+    "cuMemRangeGetAttribute": AttributeFunction("data", "attribute", size="dataSize"),
+    "cuMemRangeGetAttributes": AttributeFunction(
+        "data",
+        "attributes",
+        size="dataSizes",
+        count="numAttributes",
+        docs_from="cuMemRangeGetAttribute",
+    ),
+    "cuPointerGetAttribute": AttributeFunction("data", "attribute"),
+    "cuPointerSetAttribute": AttributeFunction("value", "attribute"),
 }
 GETTERS = frozenset(
     {
@@ -71,6 +92,14 @@ GETTERS = frozenset(
         "cudaGraphKernelNodeGetAttribute",
         "cudaMemRangeGetAttribute",
         "cudaMemRangeGetAttributes",
+        # cuda.h (the driver API)
+        "cuMemPoolGetAttribute",
+        "cuDeviceGetGraphMemAttribute",
+        "cuStreamGetAttribute",
+        "cuGraphKernelNodeGetAttribute",
+        "cuMemRangeGetAttribute",
+        "cuMemRangeGetAttributes",
+        "cuPointerGetAttribute",
     }
 )
 
@@ -82,6 +111,10 @@ LEFT: dict[str, str] = {
     "(int fd, HANDLE, D3DKMT_HANDLE, cudaMemFabricHandle_t); the caller passes its storage",
     "cudaMemPoolImportFromShareableHandle": "as cudaMemPoolExportToShareableHandle: an fd is "
     "passed by value cast to void *, the others by address",
+    # cuda.h (the driver API)
+    "cuPointerGetAttributes": "several attributes without their sizes: cudart._convert's "
+    "attribute_storages takes a size per attribute (cudaMemRangeGetAttributes'); the caller "
+    "passes the array of pointers to its own storage",
 }
 
 # C type names the docs use that the runtime headers do not declare.
@@ -156,6 +189,164 @@ REVIEWED: dict[tuple[str, str], tuple[ValueType, str]] = {
         ValueType(member="memSyncDomain"),
         "12.0-12.2: neither the enumerator nor the member is documented",
     ),
+    # cuda.h (the driver API): CUlaunchAttributeValue members no doc names.
+    ("CUlaunchAttributeID_enum", "CU_LAUNCH_ATTRIBUTE_IGNORE"): (
+        ValueType(whole_union=True),
+        "ignored entry: no member; the union passes through",
+    ),
+    ("CUlaunchAttributeID_enum", "CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION"): (
+        ValueType(member="clusterDim"),
+        "the member (an unnamed struct) is undocumented",
+    ),
+    ("CUlaunchAttributeID_enum", "CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT"): (
+        ValueType(member="programmaticEvent"),
+        "13.x leaves the member undocumented; 12.x names it",
+    ),
+    ("CUlaunchAttributeID_enum", "CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT"): (
+        ValueType(member="launchCompletionEvent"),
+        "13.x leaves the member undocumented; 12.x names it",
+    ),
+    ("CUlaunchAttributeID_enum", "CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION"): (
+        ValueType(member="preferredClusterDim"),
+        "the member (an unnamed struct) is undocumented",
+    ),
+    ("CUlaunchAttributeID_enum", "CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE"): (
+        ValueType(member="deviceUpdatableKernelNode"),
+        "13.x leaves the member undocumented; 12.x names it",
+    ),
+    ("CUlaunchAttributeID_enum", "CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING"): (
+        ValueType(member="nvlinkUtilCentricScheduling"),
+        "the member is undocumented; the enumerator names it",
+    ),
+    ("CUlaunchAttributeID_enum", "CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW"): (
+        ValueType(member="accessPolicyWindow"),
+        '12.0-12.2: member doc "Attribute CUaccessPolicyWindow."',
+    ),
+    ("CUlaunchAttributeID_enum", "CU_LAUNCH_ATTRIBUTE_COOPERATIVE"): (
+        ValueType(member="cooperative"),
+        '12.0-12.2: member doc "Nonzero indicates a cooperative kernel"',
+    ),
+    ("CUlaunchAttributeID_enum", "CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY"): (
+        ValueType(member="syncPolicy"),
+        "12.0-12.2: member doc names the policy type only",
+    ),
+    ("CUlaunchAttributeID_enum", "CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE"): (
+        ValueType(member="clusterSchedulingPolicyPreference"),
+        "12.0-12.2: member doc names the policy only",
+    ),
+    ("CUlaunchAttributeID_enum", "CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION"): (
+        ValueType(member="programmaticStreamSerializationAllowed"),
+        "12.0-12.2: the enumerator names the member",
+    ),
+    ("CUlaunchAttributeID_enum", "CU_LAUNCH_ATTRIBUTE_PRIORITY"): (
+        ValueType(member="priority"),
+        '12.0-12.2: member doc "Execution priority of the kernel."',
+    ),
+    ("CUlaunchAttributeID_enum", "CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP"): (
+        ValueType(member="memSyncDomainMap"),
+        "12.0-12.2: neither the enumerator nor the member is documented",
+    ),
+    ("CUlaunchAttributeID_enum", "CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN"): (
+        ValueType(member="memSyncDomain"),
+        "12.0-12.2: neither the enumerator nor the member is documented",
+    ),
+    # cuPointerGetAttribute's description gives each type in prose ("The type of data
+    # must be unsigned int", "a boolean", "an integer"); cuda-bindings reads the same.
+    # Handles come back as their address (an int the handle inputs take): the attribute
+    # values cudart converts are numbers and union members.
+    ("CUpointer_attribute_enum", "CU_POINTER_ATTRIBUTE_CONTEXT"): (
+        ValueType(ctype="unsigned long long"),
+        '"The type of data must be CUcontext *": the handle as its address',
+    ),
+    ("CUpointer_attribute_enum", "CU_POINTER_ATTRIBUTE_MEMORY_TYPE"): (
+        ValueType(ctype="unsigned int"),
+        '"The type of data must be unsigned int" (a CUmemorytype)',
+    ),
+    ("CUpointer_attribute_enum", "CU_POINTER_ATTRIBUTE_DEVICE_POINTER"): (
+        ValueType(ctype="CUdeviceptr"),
+        '"The type of data must be CUdeviceptr *"',
+    ),
+    ("CUpointer_attribute_enum", "CU_POINTER_ATTRIBUTE_HOST_POINTER"): (
+        ValueType(ctype="unsigned long long"),
+        '"The type of data must be void **": the address',
+    ),
+    ("CUpointer_attribute_enum", "CU_POINTER_ATTRIBUTE_SYNC_MEMOPS"): (
+        ValueType(ctype="unsigned int"),
+        'cuPointerSetAttribute: "a pointer to an unsigned integer"',
+    ),
+    ("CUpointer_attribute_enum", "CU_POINTER_ATTRIBUTE_BUFFER_ID"): (
+        ValueType(ctype="unsigned long long"),
+        '"data must point to an unsigned long long"',
+    ),
+    ("CUpointer_attribute_enum", "CU_POINTER_ATTRIBUTE_IS_MANAGED"): (
+        ValueType(ctype="unsigned int"),
+        "a boolean the driver writes as a 32-bit integer (cuda-bindings: bint)",
+    ),
+    ("CUpointer_attribute_enum", "CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL"): (
+        ValueType(ctype="int"),
+        '"an integer representing a device ordinal"',
+    ),
+    ("CUpointer_attribute_enum", "CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE"): (
+        ValueType(ctype="unsigned int"),
+        "a boolean, written as a 32-bit integer",
+    ),
+    ("CUpointer_attribute_enum", "CU_POINTER_ATTRIBUTE_RANGE_START_ADDR"): (
+        ValueType(ctype="CUdeviceptr"),
+        '"the starting address for the allocation"',
+    ),
+    ("CUpointer_attribute_enum", "CU_POINTER_ATTRIBUTE_RANGE_SIZE"): (
+        ValueType(ctype="size_t"),
+        '"the size for the allocation" (cuda-bindings: size_t)',
+    ),
+    ("CUpointer_attribute_enum", "CU_POINTER_ATTRIBUTE_MAPPED"): (
+        ValueType(ctype="unsigned int"),
+        "a boolean, written as a 32-bit integer",
+    ),
+    ("CUpointer_attribute_enum", "CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES"): (
+        ValueType(ctype="unsigned int"),
+        "a bitmask of CUmemAllocationHandleType (cuda-bindings: unsigned int)",
+    ),
+    ("CUpointer_attribute_enum", "CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE"): (
+        ValueType(ctype="unsigned int"),
+        "a boolean, written as a 32-bit integer",
+    ),
+    ("CUpointer_attribute_enum", "CU_POINTER_ATTRIBUTE_ACCESS_FLAGS"): (
+        ValueType(ctype="unsigned int"),
+        "CUmemAccess_flags bits (cuda-bindings: unsigned int)",
+    ),
+    ("CUpointer_attribute_enum", "CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE"): (
+        ValueType(ctype="unsigned long long"),
+        "a CUmemoryPool: the handle as its address",
+    ),
+    ("CUpointer_attribute_enum", "CU_POINTER_ATTRIBUTE_MAPPING_SIZE"): (
+        ValueType(ctype="size_t"),
+        '"Size of the actual underlying mapping"',
+    ),
+    ("CUpointer_attribute_enum", "CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR"): (
+        ValueType(ctype="CUdeviceptr"),
+        '"The start address of the mapping"',
+    ),
+    ("CUpointer_attribute_enum", "CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID"): (
+        ValueType(ctype="unsigned long long"),
+        '"A process-wide unique id" (as BUFFER_ID)',
+    ),
+    ("CUpointer_attribute_enum", "CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE"): (
+        ValueType(ctype="unsigned int"),
+        "a boolean, written as a 32-bit integer",
+    ),
+    ("CUpointer_attribute_enum", "CU_POINTER_ATTRIBUTE_LOCALITY_DOMAIN_ORDINAL"): (
+        ValueType(ctype="int"),
+        '"an integer ... or -1"',
+    ),
+}
+
+# (enum, enumerator) -> why no Python value is converted for it: the checked function
+# refuses it (ValueError) before C, as it does an undecided one, but it is decided.
+REFUSED: dict[tuple[str, str], str] = {
+    ("CUpointer_attribute_enum", "CU_POINTER_ATTRIBUTE_P2P_TOKENS"): (
+        "a CUDA_POINTER_ATTRIBUTE_P2P_TOKENS record: attribute values are numbers and union "
+        "members; the raw module's cuPointerGetAttribute takes the record's address"
+    ),
 }
 
 _VALUE_TYPE = re.compile(r"\(value type = (\w+)\)")
@@ -216,6 +407,10 @@ class AttributeTypes:
             elif (enum.name, k.name) in REVIEWED:
                 value_type, why = REVIEWED[(enum.name, k.name)]
                 out.append(Decision(k.name, k.value, value_type, f"table: {why}"))
+            elif (enum.name, k.name) in REFUSED:
+                out.append(
+                    Decision(k.name, k.value, None, f"refused: {REFUSED[enum.name, k.name]}")
+                )
             else:
                 out.append(Decision(k.name, k.value, None, "undecided"))
         return out
@@ -331,7 +526,7 @@ def listing(model: ApiModel) -> list[str]:
         if function not in attributes.functions:
             continue
         for d in attributes.decisions(function):
-            what = d.type.describe() if d.type else "UNDECIDED"
+            what = d.type.describe() if d.type else d.source.split(":")[0].upper()
             lines.append(f"{function}: {d.enumerator} = {what} ({d.source})")
     return lines
 

@@ -22,7 +22,13 @@ from .generate import (
     tree_files,
     write_snapshot,
 )
-from .manifest import DEFAULT_MANIFEST_PATH, Manifest, ManifestError, parse_version_key
+from .manifest import (
+    DEFAULT_MANIFEST_PATH,
+    DEFAULT_SURFACE,
+    Manifest,
+    ManifestError,
+    parse_version_key,
+)
 from .parse import ParseError
 from .tree import GENERATED, compare_links, compare_tree, link_package, write_tree
 
@@ -85,7 +91,7 @@ def cmd_outputs(args) -> int:
 
     manifest = Manifest.load(args.manifest)
     for key in [args.version] if args.version else manifest.keys():
-        model = parse_version(fetch_version(manifest, key, _progress))
+        model = parse_version(fetch_version(manifest, key, _progress, args.surface))
         if args.attributes:
             lines = listing(model)
             print(f"# CUDA {key}: {len(lines)} attribute value type(s) (generator/attributes.py)")
@@ -224,6 +230,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--sizes",
         action="store_true",
         help="instead, each pointer input's size relation and the (pointer, size) pairs left out",
+    )
+    outputs.add_argument(
+        "--surface",
+        default=DEFAULT_SURFACE,
+        help=f"the header family: {DEFAULT_SURFACE} (default), nvrtc or driver (cuda.h)",
     )
     outputs.set_defaults(func=cmd_outputs)
     add = sub.add_parser(

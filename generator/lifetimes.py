@@ -50,12 +50,22 @@ HOST_MEMORY: dict[tuple[str, str], tuple[str, str]] = {
         "pHost",
         "with UVA the device address of cudaHostAlloc memory is pHost's own",
     ),
+    # cuda.h (the driver API)
+    ("cuMemAllocHost_v2", "pp"): ("bytesize", "page-locked host memory of bytesize bytes"),
+    ("cuMemHostAlloc", "pp"): ("bytesize", "page-locked host memory of bytesize bytes"),
 }
 
 # Integer typedef -> why its values are handles (objects the runtime creates and destroys).
 INTEGER_HANDLES: dict[str, str] = {
     "cudaTextureObject_t": "made by cudaCreateTextureObject, ended by cudaDestroyTextureObject",
     "cudaSurfaceObject_t": "made by cudaCreateSurfaceObject, ended by cudaDestroySurfaceObject",
+    # cuda.h (the driver API)
+    "CUtexObject": "made by cuTexObjectCreate, ended by cuTexObjectDestroy",
+    "CUsurfObject": "made by cuSurfObjectCreate, ended by cuSurfObjectDestroy",
+    "CUmemGenericAllocationHandle": (
+        "made by cuMemCreate / cuMulticastCreate / cuMemImportFromShareableHandle / "
+        "cuMemRetainAllocationHandle, ended by cuMemRelease"
+    ),
 }
 
 # (function as declared, parameter) -> (effect, the other parameter or None, why).
@@ -140,6 +150,119 @@ EFFECTS: dict[tuple[str, str], tuple[Effect, str | None, str]] = {
         None,
         "the surface object is destroyed (an INTEGER_HANDLES value)",
     ),
+    # cuda.h (the driver API): handles a successful call ends.
+    ("cuStreamDestroy_v2", "hStream"): (
+        Effect.DESTROYS,
+        None,
+        "the stream is destroyed (a second destroy hands C a dangling pointer)",
+    ),
+    ("cuEventDestroy_v2", "hEvent"): (
+        Effect.DESTROYS,
+        None,
+        "the event is destroyed",
+    ),
+    ("cuCtxDestroy_v2", "ctx"): (
+        Effect.DESTROYS,
+        None,
+        "the context is destroyed, whatever its usage count",
+    ),
+    ("cuGreenCtxDestroy", "hCtx"): (
+        Effect.DESTROYS,
+        None,
+        "the green context is destroyed",
+    ),
+    ("cuModuleUnload", "hmod"): (
+        Effect.DESTROYS,
+        None,
+        "the module and the functions got from it are unloaded",
+    ),
+    ("cuLibraryUnload", "library"): (
+        Effect.DESTROYS,
+        None,
+        "the library and the kernels got from it are unloaded",
+    ),
+    ("cuLinkDestroy", "state"): (
+        Effect.DESTROYS,
+        None,
+        "the linker invocation and its cubinOut are freed",
+    ),
+    ("cuMemPoolDestroy", "pool"): (
+        Effect.DESTROYS,
+        None,
+        "the pool handle ends (its memory goes once its allocations are freed)",
+    ),
+    ("cuGraphDestroy", "hGraph"): (
+        Effect.DESTROYS,
+        None,
+        "the graph's nodes go with it",
+    ),
+    ("cuGraphExecDestroy", "hGraphExec"): (
+        Effect.DESTROYS,
+        None,
+        "its copied nodes go",
+    ),
+    ("cuGraphDestroyNode", "hNode"): (
+        Effect.DESTROYS,
+        None,
+        "removes the node from its graph and frees it",
+    ),
+    ("cuArrayDestroy", "hArray"): (
+        Effect.DESTROYS,
+        None,
+        "frees the CUDA array",
+    ),
+    ("cuMipmappedArrayDestroy", "hMipmappedArray"): (
+        Effect.DESTROYS,
+        None,
+        "frees the mipmapped array",
+    ),
+    ("cuDestroyExternalMemory", "extMem"): (
+        Effect.DESTROYS,
+        None,
+        "the imported memory object is destroyed",
+    ),
+    ("cuDestroyExternalSemaphore", "extSem"): (
+        Effect.DESTROYS,
+        None,
+        "the imported semaphore is destroyed",
+    ),
+    ("cuGraphicsUnregisterResource", "resource"): (
+        Effect.DESTROYS,
+        None,
+        "unregistering frees the graphics resource handle",
+    ),
+    ("cuTexRefDestroy", "hTexRef"): (
+        Effect.DESTROYS,
+        None,
+        "the (deprecated) texture reference is destroyed",
+    ),
+    ("cuLogsUnregisterCallback", "callback"): (
+        Effect.DESTROYS,
+        None,
+        "the registration handle ends with the registration",
+    ),
+    ("cuDeviceUnregisterAsyncNotification", "callback"): (
+        Effect.DESTROYS,
+        None,
+        "the registration handle ends with the registration",
+    ),
+    ("cuTexObjectDestroy", "texObject"): (
+        Effect.DESTROYS,
+        None,
+        "the texture object is destroyed (an INTEGER_HANDLES value)",
+    ),
+    ("cuSurfObjectDestroy", "surfObject"): (
+        Effect.DESTROYS,
+        None,
+        "the surface object is destroyed (an INTEGER_HANDLES value)",
+    ),
+    ("cuMemRelease", "handle"): (
+        Effect.DESTROYS,
+        None,
+        "the allocation handle ends (an INTEGER_HANDLES value); mappings keep the memory "
+        "until unmapped",
+    ),
+    ("cuMemFreeHost", "p"): (Effect.FREES, None, "frees cuMemAllocHost/cuMemHostAlloc memory"),
     ("cudaGraphInstantiate", "pGraphExec"): (Effect.COPIES, "graph", "copies graph's nodes"),
     ("cudaGraphInstantiateWithFlags", "pGraphExec"): (
         Effect.COPIES,
@@ -172,26 +295,8 @@ EFFECTS: dict[tuple[str, str], tuple[Effect, str | None, str]] = {
         "graph",
         "cudaGraphHostNodeSetParams(node) finds the node's graph by it",
     ),
-    # The driver API (cuda.h): the same objects (a handle of either API is one value,
-    # cudart._handles), so a destroy through either marks the object for both.
-    ("cuStreamDestroy_v2", "hStream"): (Effect.DESTROYS, None, "the stream is destroyed"),
-    ("cuEventDestroy_v2", "hEvent"): (Effect.DESTROYS, None, "the event is destroyed"),
-    ("cuGraphDestroy", "hGraph"): (Effect.DESTROYS, None, "the graph's nodes go with it"),
-    ("cuGraphExecDestroy", "hGraphExec"): (Effect.DESTROYS, None, "its copied nodes go"),
-    ("cuGraphDestroyNode", "hNode"): (
-        Effect.DESTROYS,
-        None,
-        "removes the node from its graph and frees it",
-    ),
-    ("cuMemPoolDestroy", "pool"): (Effect.DESTROYS, None, "the pool handle ends"),
-    ("cuArrayDestroy", "hArray"): (Effect.DESTROYS, None, "frees the CUDA array"),
-    ("cuMipmappedArrayDestroy", "hMipmappedArray"): (
-        Effect.DESTROYS,
-        None,
-        "frees the mipmapped array",
-    ),
-    ("cuLibraryUnload", "library"): (Effect.DESTROYS, None, "the library is unloaded"),
-    ("cuModuleUnload", "hmod"): (Effect.DESTROYS, None, "the module is unloaded"),
+    # The driver API's copies and host nodes: the same objects as the runtime's (a handle
+    # of either API is one value, cudart._handles; its destroys are above).
     ("cuGraphInstantiateWithFlags", "phGraphExec"): (
         Effect.COPIES,
         "hGraph",
@@ -252,6 +357,35 @@ NOT_MARKED: dict[str, str] = {
         "takes the caller's nvJitLinkHandle storage by address (a ref), not a handle object; "
         "cudart.link destroys the handles it creates"
     ),
+    # cuda.h (the driver API)
+    "cuMemFree_v2": "frees a CUdeviceptr: an int address, no object (cuMemAllocManaged's too)",
+    "cuMemFreeAsync": "frees device memory in stream order: an int address, no object",
+    "cuMemAddressFree": "frees a reserved virtual address range: int addresses, no object",
+    "cuMemHostUnregister": "unpins the caller's memory, which stays the caller's to use",
+    "cuIpcCloseMemHandle": "unmaps an int device address: no object carries it",
+    "cuCtxDetach": "drops one usage count: the context lives while another attach holds it",
+    "cuDevicePrimaryCtxRelease_v2": (
+        "drops one retain of the device's primary context: other retains (the runtime's) keep it"
+    ),
+    "cuDevicePrimaryCtxReset_v2": (
+        "ends every handle of the primary context at once: cudaDeviceReset's reason"
+    ),
+    "cuCtxResetPersistingL2Cache": "resets cache lines: no handle ends",
+    "cuDeviceGraphMemTrim": "returns unused graph memory to the OS: no handle ends",
+    "cuMemPoolTrimTo": "returns the pool's unused memory to the OS: the pool lives",
+    "cuGraphRemoveDependencies": "removes edges between nodes that live on",
+    "cuGraphRemoveDependencies_v2": "removes edges between nodes that live on",
+    "cuGraphAddMemFreeNode": "adds a node that frees memory when the graph runs",
+    "cuGraphMemFreeNodeGetParams": "reads a free node's address",
+    "cuUserObjectRelease": (
+        "drops count references: the caller's others and graphs' may keep it alive"
+    ),
+    "cuGraphReleaseUserObject": "drops a graph's references; the caller's may remain",
+    "cuLogicalEndpointDestroy": (
+        "ends the endpoint of an id the caller reserved (an int): the id stays reserved "
+        "until cuLogicalEndpointIdRelease"
+    ),
+    "cuLogicalEndpointIdRelease": "returns a range of reserved ids (ints): no object carries them",
 }
 
 

@@ -69,8 +69,6 @@ OVERRIDES: dict[tuple[str, str], tuple[Role, str]] = {
     ),
     ("cudaLogsDumpToMemory", "buffer"): (Role.IN, "a caller-sized buffer; *size says how much"),
     ("cudaLogsDumpToMemory", "size"): (Role.INOUT, "the buffer's size in, the bytes written out"),
-    ("cuLogsDumpToMemory", "buffer"): (Role.IN, "a caller-sized buffer; *size says how much"),
-    ("cuLogsDumpToMemory", "size"): (Role.INOUT, "the buffer's size in, the bytes written out"),
     ("cudaMemGetDefaultMemPool", "memPool"): (Role.OUT, "no \\param text"),
     ("cudaMemGetMemPool", "memPool"): (Role.OUT, "no \\param text"),
     ("cudaMemGetMemPool", "location"): (Role.IN, "the location queried"),
@@ -86,6 +84,57 @@ OVERRIDES: dict[tuple[str, str], tuple[Role, str]] = {
     ("cudaDevSmResourceSplitByCount", "remaining"): (
         Role.OUT,
         '"the remaining is placed in here"',
+    ),
+    # cuda.h (the driver API)
+    ("cuLogsDumpToMemory", "buffer"): (Role.IN, "a caller-sized buffer; *size says how much"),
+    ("cuLogsDumpToMemory", "size"): (Role.INOUT, "the buffer's size in, the bytes written out"),
+    ("cuEventElapsedTime", "pMilliseconds"): (Role.OUT, '"Time between hStart and hEnd in ms"'),
+    ("cuStreamEndCapture", "phGraph"): (Role.OUT, '"The captured graph"'),
+    ("cuThreadExchangeStreamCaptureMode", "mode"): (Role.INOUT, "swaps the mode"),
+    ("cuGetExportTable", "ppExportTable"): (Role.OUT, "no \\param text"),
+    ("cuGraphExecUpdate_v2", "resultInfo"): (Role.OUT, '"the error info structure"'),
+    ("cuLinkCreate_v2", "stateOut"): (Role.OUT, '"On success, this will contain a CUlinkState"'),
+    ("cuLinkComplete", "sizeOut"): (Role.OUT, '"Optional parameter to receive the size"'),
+    ("cuCtxCreate_v4", "ctxCreateParams"): (Role.IN, '"Context creation parameters", read'),
+    # "Array of pointers to kernel parameters" / "Extra options": what the launch reads
+    # (a description sentence "returns" near them).
+    ("cuLaunchKernel", "kernelParams"): (Role.IN, "the argument pointers the launch reads"),
+    ("cuLaunchKernel", "extra"): (Role.IN, "the extra options the launch reads"),
+    ("cuPointerGetAttributes", "attributes"): (Role.IN, "the attributes the caller asks for"),
+    ("cuPointerGetAttributes", "data"): (
+        Role.IN,
+        "the caller's array of pointers C writes through (one per attribute)",
+    ),
+    ("cuGraphicsMapResources", "resources"): (Role.IN, "resources the caller gives"),
+    ("cuGraphicsUnmapResources", "resources"): (Role.IN, "resources the caller gives"),
+    ("cuMemPoolGetAccess", "location"): (Role.IN, "the location queried"),
+    ("cuMemGetMemPool", "location"): (Role.IN, "the location queried"),
+    ("cuMemSetMemPool", "location"): (Role.IN, "the location configured"),
+    ("cuMemcpy3DBatchAsync", "opList"): (Role.IN, "the operations to perform"),
+    ("cuMemcpy3DBatchAsync_v2", "opList"): (Role.IN, "the operations to perform"),
+    ("cuDevResourceGenerateDesc", "resources"): (Role.IN, "the resources the caller gives"),
+    ("cuGraphAddMemAllocNode", "nodeParams"): (Role.IN, "caller-filled; the driver adds dptr"),
+    ("cuLibraryLoadData", "jitOptionsValues"): (Role.IN, "option values the caller gives"),
+    ("cuLibraryLoadFromFile", "jitOptionsValues"): (Role.IN, "option values the caller gives"),
+    ("cuModuleLoadDataEx", "optionValues"): (
+        Role.IN,
+        "option values the caller gives (12.0-12.3's docs read as returned)",
+    ),
+    ("cuDevSmResourceSplit", "remainder"): (Role.OUT, '"the remainder is placed in here"'),
+    ("cuDevSmResourceSplitByCount", "nbGroups"): (Role.INOUT, "the groups asked for, then made"),
+    ("cuDevSmResourceSplitByCount", "remainder"): (Role.OUT, '"the remainder is placed in here"'),
+    ("cuDevSmResourceSplitByCount", "remaining"): (Role.OUT, "12.x's name of remainder"),
+    ("cuTexObjectGetResourceDesc", "pResDesc"): (Role.OUT, '"Resource descriptor"'),
+    ("cuTexObjectGetTextureDesc", "pTexDesc"): (Role.OUT, '"Texture descriptor"'),
+    ("cuTexObjectGetResourceViewDesc", "pResViewDesc"): (Role.OUT, '"Resource view descriptor"'),
+    ("cuSurfObjectGetResourceDesc", "pResDesc"): (Role.OUT, '"Resource descriptor"'),
+    ("cuTensorMapSetAllocationClass", "tensorMap"): (
+        Role.IN,
+        '"Tensor map to modify in place": the caller\'s map',
+    ),
+    ("cuTensorMapSetAllocationClass", "outAllocClass"): (
+        Role.OUT,
+        '"Optional; receives the resulting allocation class"',
     ),
 }
 
@@ -104,6 +153,11 @@ COUNTED_ARRAYS: dict[tuple[str, str], tuple[str, str]] = {
     ("cudaDevSmResourceSplitByCount", "result"): (
         "nbGroups",
         '"nbGroups must point to the amount of elements in result"; NULL when it is 0',
+    ),
+    # cuda.h (the driver API)
+    ("cuDevSmResourceSplitByCount", "result"): (
+        "nbGroups",
+        '"Output array of CUdevResource resources. Can be NULL to query the number of groups"',
     ),
 }
 
@@ -179,7 +233,17 @@ ONE_HANDLE_POINTERS: dict[str, str] = {
 # the docs say only "Code to load" / "File to load from". Its header is checked before
 # the call (cudart._convert.image / image_file).
 IMAGES: frozenset[tuple[str, str]] = frozenset(
-    {("cudaLibraryLoadData", "code"), ("cudaLibraryLoadFromFile", "fileName")}
+    {
+        ("cudaLibraryLoadData", "code"),
+        ("cudaLibraryLoadFromFile", "fileName"),
+        # cuda.h (the driver API)
+        ("cuModuleLoadData", "image"),
+        ("cuModuleLoadDataEx", "image"),
+        ("cuModuleLoadFatBinary", "fatCubin"),
+        ("cuModuleLoad", "fname"),
+        ("cuLibraryLoadData", "code"),
+        ("cuLibraryLoadFromFile", "fileName"),
+    }
 )
 
 _RETURNED = re.compile(

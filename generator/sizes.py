@@ -117,6 +117,62 @@ REVIEWED: dict[tuple[str, str], tuple[Measure, tuple[str, ...], str]] = {
             ("libraryOptionValues", "numLibraryOptions", "one value per library option"),
         )
     },
+    # cuda.h (the driver API)
+    ("cuLogsDumpToMemory", "buffer"): (
+        _B,
+        ("size",),
+        "the description: size is the buffer's capacity in bytes (updated to what was written)",
+    ),
+    ("cuMemRangeGetAttributes", "dataSizes"): (
+        _E,
+        ("numAttributes",),
+        '"the sizes of each result": one per attribute',
+    ),
+    ("cuStreamUpdateCaptureDependencies", "dependencies"): (
+        _E,
+        ("numDependencies",),
+        "no \\param text in 12.0-12.2; later headers: 'The size of the dependencies array'",
+    ),
+    ("cuModuleLoadDataEx", "optionValues"): (
+        _E,
+        ("numOptions",),
+        "one value per JIT option; 12.0-12.3's docs do not tie it to numOptions",
+    ),
+    ("cuLinkAddData_v2", "data"): (_B, ("size",), '"The length of the input data"'),
+    # "Size of the allocation requested" / "Number of mipmap levels" size what is made:
+    # the record is one (the docs' words led derive() to count records by them).
+    ("cuMemCreate", "prop"): (Measure.RECORD, (), "one CUmemAllocationProp"),
+    ("cuMipmappedArrayCreate", "pMipmappedArrayDesc"): (
+        Measure.RECORD,
+        (),
+        "one CUDA_ARRAY3D_DESCRIPTOR",
+    ),
+    **{
+        (f, array): (_E, (count,), reason)
+        for f in ("cuLibraryLoadData", "cuLibraryLoadFromFile")
+        for array, count, reason in (
+            ("jitOptions", "numJitOptions", '"Number of options" (for JIT)'),
+            ("jitOptionsValues", "numJitOptions", "one value per JIT option"),
+            ("libraryOptions", "numLibraryOptions", '"Number of options for loading"'),
+            ("libraryOptionValues", "numLibraryOptions", "one value per library option"),
+        )
+    },
+    # A tensor map's per-dimension arrays: "along each of the tensorRank dimensions".
+    # globalStrides has tensorRank - 1 (no measure says so): one record, as derived.
+    **{
+        (f, array): (_E, ("tensorRank",), '"along each of the tensorRank dimensions"')
+        for f in (
+            "cuTensorMapEncodeTiled",
+            "cuTensorMapEncodeIm2col",
+            "cuTensorMapEncodeIm2colWide",
+        )
+        for array in ("globalDim", "elementStrides")
+    },
+    ("cuTensorMapEncodeTiled", "boxDim"): (
+        _E,
+        ("tensorRank",),
+        '"along each of the tensorRank dimensions"',
+    ),
 }
 
 # (record builder, `void *` parameter) -> (the parameters whose product is the bytes the
@@ -135,6 +191,39 @@ LEFT_OUT: dict[tuple[str, str, str], str] = {
     ("cudaMallocArray", "desc", "height"): "height sizes the new array, desc is one record",
     ("cudaMallocMipmappedArray", "desc", "numLevels"): "levels of the new array, not of desc",
     ("cudaDevSmResourceSplitByCount", "input", "minCount"): "SMs per group, not records",
+    # cuda.h (the driver API)
+    ("cuMemCreate", "prop", "size"): "size is the new allocation's bytes, prop one record",
+    ("cuMipmappedArrayCreate", "pMipmappedArrayDesc", "numMipmapLevels"): (
+        "levels of the new array, not of the descriptor"
+    ),
+    ("cuDevSmResourceSplitByCount", "input", "minCount"): "SMs per group, not records",
+    ("cuLaunchCooperativeKernel", "kernelParams", "sharedMemBytes"): (
+        "the launch's dynamic shared memory, not the argument array's size"
+    ),
+    ("cuMemGetHandleForAddressRange", "handle", "size"): (
+        "size is the device range's; handle is storage for one OS handle (an fd)"
+    ),
+    ("cuLaunchKernel", "kernelParams", "sharedMemBytes"): (
+        "the launch's dynamic shared memory, not the argument array's size"
+    ),
+    ("cuLaunchKernel", "extra", "sharedMemBytes"): (
+        "the launch's dynamic shared memory, not the extra options' size"
+    ),
+    ("cuMemcpyWithAttributesAsync", "attr", "size"): "one attributes record; size is the copy's",
+    ("cuTexRefSetAddress2D_v3", "desc", "Pitch"): "one array descriptor; Pitch is the memory's",
+    ("cuUserObjectCreate", "ptr", "initialRefcount"): (
+        "ptr is the destroy callback's argument, not memory C reads"
+    ),
+    ("cuLogicalEndpointBindAddr", "ptr", "size"): (
+        "ptr is the virtual address of an allocation C binds (device memory), not bytes it reads"
+    ),
+    **{
+        ("cuTensorMapEncodeIm2colWide", pointer, width): (
+            "a corner's width offset in elements, not an array length"
+        )
+        for pointer in ("globalAddress", "globalStrides")
+        for width in ("pixelBoxLowerCornerWidth", "pixelBoxUpperCornerWidth")
+    },
 }
 
 # A name that looks like a size or a count: the pairs the table must decide.

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import importlib
+import importlib.util
 import struct
 
 import pytest
@@ -21,10 +22,38 @@ import cudart._convert as _convert
 from generator.attributes import FUNCTIONS, GETTERS, LEFT, REVIEWED, AttributeTypes, listing
 from generator.cli import main
 from generator.ctypes_map import TypeKind, TypeMapper
+from generator.model import EnumRef
 
 
 def checked(manifest, key):
     return importlib.import_module(f"cudart.checked_{manifest.get(key).number}")
+
+
+# The runtime's functions and the driver's (cuda.h): each family's models hold its own.
+RUNTIME = {f for f in FUNCTIONS if f.startswith("cuda")}
+DRIVER = set(FUNCTIONS) - RUNTIME
+
+
+@pytest.fixture(scope="module")
+def driver_models(manifest):
+    """Every version's cuda.h model."""
+    from models import models_for
+
+    from generator.fetch import fetch_version
+
+    return models_for(
+        {key: fetch_version(manifest, key, lambda _: None, "driver") for key in version_keys()}
+    )
+
+
+def _undecided(attributes: AttributeTypes, functions) -> list[str]:
+    return [
+        f"{function}: {d.enumerator}"
+        for function in sorted(functions)
+        if function in attributes.functions
+        for d in attributes.decisions(function)
+        if d.source == "undecided"
+    ]
 
 
 # ---------------------------------------------------------------- the table
@@ -35,14 +64,8 @@ def test_every_attribute_of_every_function_is_decided(models, key):
     """A new attribute in a new version without a decision fails here (and generation
     reports it): add it to REVIEWED with its reason, or teach the docs reading."""
     attributes = AttributeTypes(models[key])
-    undecided = [
-        f"{function}: {d.enumerator}"
-        for function in FUNCTIONS
-        if function in attributes.functions
-        for d in attributes.decisions(function)
-        if d.type is None
-    ]
-    assert undecided == []
+    assert _undecided(attributes, RUNTIME) == []
+    assert all(d.type for f in RUNTIME for d in attributes.decisions(f))  # none refused
     # Every member of each attribute enum has its row (no enumerator dropped).
     for function in FUNCTIONS:
         if function in attributes.functions:
@@ -51,22 +74,37 @@ def test_every_attribute_of_every_function_is_decided(models, key):
             assert [d.enumerator for d in rows] == [k.name for k in enum.enumerators]
 
 
-def test_functions_exist_in_every_version(models):
+@pytest.mark.parametrize("key", version_keys())
+def test_every_driver_attribute_is_decided(driver_models, key):
+    """The driver's attribute functions (cuda.h), as the runtime's: each attribute
+    typed, or refused with its reason (attributes.REFUSED)."""
+    attributes = AttributeTypes(driver_models[key])
+    assert _undecided(attributes, DRIVER) == []
+    refused = {d.enumerator for f in DRIVER for d in attributes.decisions(f) if d.type is None}
+    assert refused == {"CU_POINTER_ATTRIBUTE_P2P_TOKENS"}
+    types = TypeMapper(driver_models[key])
+    found = {f.name for f in driver_models[key].functions if _attribute_like(types, f)}
+    assert found - DRIVER - set(LEFT) == set()
+
+
+def test_functions_exist_in_every_version(models, driver_models):
     for key, model in models.items():
         names = {f.name for f in model.functions}
-        assert set(FUNCTIONS) <= names, (key, set(FUNCTIONS) - names)
-        assert set(LEFT) <= names, (key, set(LEFT) - names)
+        driver = {f.name for f in driver_models[key].functions}
+        assert RUNTIME <= names, (key, RUNTIME - names)
+        assert DRIVER <= driver, (key, DRIVER - driver)
+        assert set(LEFT) <= names | driver, (key, set(LEFT) - names - driver)
     assert GETTERS <= set(FUNCTIONS)
     assert all(reason for reason in LEFT.values())
 
 
-def test_reviewed_entries_are_needed_and_agree_with_the_docs(models):
+def test_reviewed_entries_are_needed_and_agree_with_the_docs(models, driver_models):
     """Each reviewed entry decides some version's attribute the docs leave open, and
     where a version's docs do say the type, they say what the entry says."""
     used = set()
-    for model in models.values():
+    for model in [*models.values(), *driver_models.values()]:
         attributes = AttributeTypes(model)
-        for function in FUNCTIONS:
+        for function in [f for f in FUNCTIONS if f in attributes.functions]:
             enum = attributes.enum_of(function)
             documented = attributes.documented(function)
             for name, (value_type, _) in REVIEWED.items():
@@ -88,7 +126,8 @@ def _attribute_like(types: TypeMapper, f) -> bool:
         p
         for p in f.params
         if types.classify(p.type) is TypeKind.ENUM
-        and "Attr" in types.resolve(p.type).name  # cudaMemPoolAttr, cudaLaunchAttributeID
+        # cudaMemPoolAttr, cudaLaunchAttributeID, CUpointer_attribute
+        and "attr" in types.resolve(p.type).name.lower()
     ]
     values = []
     for p in f.params:
@@ -107,7 +146,7 @@ def _attribute_like(types: TypeMapper, f) -> bool:
         for p in f.params
         if types.classify(p.type) is TypeKind.POINTER
         and types.classify(types.pointee(p.type)) is TypeKind.ENUM
-        and "Attr" in types.resolve(types.pointee(p.type)).name
+        and "attr" in types.resolve(types.pointee(p.type)).name.lower()
     ]
     return bool(values) and bool(enums or pointers_to_enums)
 
@@ -118,8 +157,8 @@ def test_every_attribute_value_function_has_a_decision(models, key):
     (FUNCTIONS) or left as a pointer with a reason (LEFT)."""
     types = TypeMapper(models[key])
     found = {f.name for f in models[key].functions if _attribute_like(types, f)}
-    assert found - set(FUNCTIONS) - set(LEFT) == set()
-    assert set(FUNCTIONS) <= found
+    assert found - RUNTIME - set(LEFT) == set()
+    assert RUNTIME <= found
 
 
 def test_docs_give_the_documented_types(models):
@@ -174,11 +213,20 @@ def _tables(module):
 
 
 # struct formats of the C types the docs name: independent of ctypes' aliases.
-_FORMATS = {"int": "<i", "unsigned long long": "<Q", "unsigned int": "<I"}
+_FORMATS = {
+    "int": "<i",
+    "unsigned long long": "<Q",
+    "unsigned int": "<I",
+    # cuda.h's (64-bit platforms: what CUDA supports)
+    "CUdeviceptr": "<Q",
+    "size_t": "<Q",
+}
 
 
 def _format(attributes: AttributeTypes, ctype: str) -> str:
-    enum = attributes.types.enums.get(ctype)
+    # An enum by its typedef (cuda.h's CUmemLocationType names CUmemLocationType_enum).
+    t = attributes.types.resolve(attributes.c_type(ctype))
+    enum = attributes.types.enums.get(t.name) if isinstance(t, EnumRef) else None
     return _FORMATS[enum.underlying.name if enum else ctype]
 
 
@@ -189,12 +237,34 @@ def test_setters_hand_c_the_bytes_of_the_attribute_type(manifest, models, key):
     one past them is an OverflowError, and 0 is a pointer to a zero (not NULL)."""
     module = checked(manifest, key)
     attributes = AttributeTypes(models[key])
+    assert _setters_hand_c_their_bytes(module, attributes, RUNTIME) >= 20
+
+
+def _driver_checked(manifest, key):
+    name = f"cudart.driver_checked_{manifest.get(key).number}"
+    if importlib.util.find_spec(name) is None:
+        pytest.skip(f"{name} is not generated in this checkout")
+    return importlib.import_module(name)
+
+
+@pytest.mark.parametrize("key", version_keys())
+def test_driver_setters_hand_c_the_bytes_of_the_attribute_type(manifest, driver_models, key):
+    module = _driver_checked(manifest, key)
+    attributes = AttributeTypes(driver_models[key])
+    assert _setters_hand_c_their_bytes(module, attributes, DRIVER) >= 40
+
+
+def _setters_hand_c_their_bytes(module, attributes: AttributeTypes, functions) -> int:
     checked_any = 0
-    for function in sorted(FUNCTIONS):
+    for function in sorted(functions):
         if attributes.union_of(function):
             continue
         table = getattr(module, attributes.table_name(function))
         for d in attributes.decisions(function):
+            if d.type is None:  # refused (attributes.REFUSED)
+                with pytest.raises(ValueError, match="has no value type decided"):
+                    _convert.attribute_value(0, d.value, table, function, "value")
+                continue
             fmt = _format(attributes, d.type.ctype)
             bits = struct.calcsize(fmt) * 8
             low, high = (
@@ -217,23 +287,33 @@ def test_setters_hand_c_the_bytes_of_the_attribute_type(manifest, models, key):
                         [outside] if d.type.array else outside, d.value, table, function, "v"
                     )
             checked_any += 1
-    assert checked_any >= 20
+    return checked_any
 
 
 @pytest.mark.backend
 @pytest.mark.parametrize("key", version_keys())
 def test_getters_read_the_attribute_type(manifest, models, key):
-    module = checked(manifest, key)
-    attributes = AttributeTypes(models[key])
-    for function in sorted(GETTERS):
+    _getters_read_their_type(checked(manifest, key), AttributeTypes(models[key]), RUNTIME)
+
+
+@pytest.mark.parametrize("key", version_keys())
+def test_driver_getters_read_the_attribute_type(manifest, driver_models, key):
+    module = _driver_checked(manifest, key)
+    _getters_read_their_type(module, AttributeTypes(driver_models[key]), DRIVER)
+
+
+def _getters_read_their_type(module, attributes: AttributeTypes, functions) -> None:
+    for function in sorted(GETTERS & functions):
         table = getattr(module, attributes.table_name(function))
         union = attributes.union_of(function)
         for d in attributes.decisions(function):
+            if d.type is None:
+                continue  # refused: test_driver_setters_hand_c_the_bytes_of_the_attribute_type
             size = None
             if d.type.array:
                 size = 12
-            elif function == "cudaMemRangeGetAttribute":
-                size = 4
+            elif function in ("cudaMemRangeGetAttribute", "cuMemRangeGetAttribute"):
+                size = struct.calcsize(_format(attributes, d.type.ctype))
             storage = _convert.attribute_storage(d.value, table, function, size)
             if union:
                 assert type(storage).__name__ == union

@@ -11,6 +11,7 @@ import gc
 import importlib
 import importlib.util
 import inspect
+import re
 import weakref
 from pathlib import Path
 
@@ -33,6 +34,8 @@ REVIEWED_HOST_MEMORY = {
     ("cudaMallocHost", "ptr"): "size",
     ("cudaMallocManaged", "devPtr"): "size",
     ("cudaHostGetDevicePointer", "pDevice"): "pHost",
+    ("cuMemAllocHost_v2", "pp"): "bytesize",
+    ("cuMemHostAlloc", "pp"): "bytesize",
 }
 REVIEWED_EFFECTS = {
     ("cudaFreeHost", "ptr"): ("frees", None),
@@ -64,26 +67,45 @@ REVIEWED_EFFECTS = {
     ("cudaDeviceUnregisterAsyncNotification", "callback"): ("destroys", None),
     ("cudaDestroyTextureObject", "texObject"): ("destroys", None),
     ("cudaDestroySurfaceObject", "surfObject"): ("destroys", None),
-}
-# The driver's (cuda.h): destroys of the objects the runtime's handles share, and the
-# host node records' holders.
-REVIEWED_DRIVER_EFFECTS = {
+    # cuda.h (the driver API)
     ("cuStreamDestroy_v2", "hStream"): ("destroys", None),
     ("cuEventDestroy_v2", "hEvent"): ("destroys", None),
+    ("cuCtxDestroy_v2", "ctx"): ("destroys", None),
+    ("cuGreenCtxDestroy", "hCtx"): ("destroys", None),
+    ("cuModuleUnload", "hmod"): ("destroys", None),
+    ("cuLibraryUnload", "library"): ("destroys", None),
+    ("cuLinkDestroy", "state"): ("destroys", None),
+    ("cuMemPoolDestroy", "pool"): ("destroys", None),
     ("cuGraphDestroy", "hGraph"): ("destroys", None),
     ("cuGraphExecDestroy", "hGraphExec"): ("destroys", None),
     ("cuGraphDestroyNode", "hNode"): ("destroys", None),
-    ("cuMemPoolDestroy", "pool"): ("destroys", None),
     ("cuArrayDestroy", "hArray"): ("destroys", None),
     ("cuMipmappedArrayDestroy", "hMipmappedArray"): ("destroys", None),
-    ("cuLibraryUnload", "library"): ("destroys", None),
-    ("cuModuleUnload", "hmod"): ("destroys", None),
+    ("cuDestroyExternalMemory", "extMem"): ("destroys", None),
+    ("cuDestroyExternalSemaphore", "extSem"): ("destroys", None),
+    ("cuGraphicsUnregisterResource", "resource"): ("destroys", None),
+    ("cuTexRefDestroy", "hTexRef"): ("destroys", None),
+    ("cuLogsUnregisterCallback", "callback"): ("destroys", None),
+    ("cuDeviceUnregisterAsyncNotification", "callback"): ("destroys", None),
+    ("cuTexObjectDestroy", "texObject"): ("destroys", None),
+    ("cuSurfObjectDestroy", "surfObject"): ("destroys", None),
+    ("cuMemRelease", "handle"): ("destroys", None),
+    ("cuMemFreeHost", "p"): ("frees", None),
+}
+REVIEWED_INTEGER_HANDLES = {
+    "cudaTextureObject_t",
+    "cudaSurfaceObject_t",
+    "CUtexObject",
+    "CUsurfObject",
+    "CUmemGenericAllocationHandle",
+}
+# The driver's (cuda.h) copies and host nodes (its destroys are above).
+REVIEWED_DRIVER_EFFECTS = {
     ("cuGraphInstantiateWithFlags", "phGraphExec"): ("copies", "hGraph"),
     ("cuGraphInstantiateWithParams", "phGraphExec"): ("copies", "hGraph"),
     ("cuGraphClone", "phGraphClone"): ("copies", "originalGraph"),
     ("cuGraphAddHostNode", "phGraphNode"): ("node_of", "hGraph"),
 }
-REVIEWED_INTEGER_HANDLES = {"cudaTextureObject_t", "cudaSurfaceObject_t"}
 # Every parameter of an integer handle type, in every version: a handle, not a number.
 INTEGER_HANDLE_PARAMS = {
     "cudaCreateTextureObject": "pTexObject:integer_handle",
@@ -117,6 +139,36 @@ REVIEWED_NOT_MARKED = {
     "nvrtcDestroyProgram",
     "nvrtcRemoveBundledHeaders",
     "nvJitLinkDestroy",
+    "cuMemFree_v2",
+    "cuMemFreeAsync",
+    "cuMemAddressFree",
+    "cuMemHostUnregister",
+    "cuIpcCloseMemHandle",
+    "cuCtxDetach",
+    "cuDevicePrimaryCtxRelease_v2",
+    "cuDevicePrimaryCtxReset_v2",
+    "cuCtxResetPersistingL2Cache",
+    "cuDeviceGraphMemTrim",
+    "cuMemPoolTrimTo",
+    "cuGraphRemoveDependencies",
+    "cuGraphRemoveDependencies_v2",
+    "cuGraphAddMemFreeNode",
+    "cuGraphMemFreeNodeGetParams",
+    "cuUserObjectRelease",
+    "cuGraphReleaseUserObject",
+    "cuLogicalEndpointDestroy",
+    "cuLogicalEndpointIdRelease",
+}
+# The driver's integer handle parameters (cuda.h), in every version that has them.
+DRIVER_INTEGER_HANDLE_PARAMS = {
+    "cuTexObjectCreate": "pTexObject:integer_handle",
+    "cuTexObjectDestroy": "texObject:integer_handle@destroys",
+    "cuSurfObjectCreate": "pSurfObject:integer_handle",
+    "cuSurfObjectDestroy": "surfObject:integer_handle@destroys",
+    "cuMemCreate": "handle:integer_handle",
+    "cuMemRelease": "handle:integer_handle@destroys",
+    "cuMemMap": "handle:integer_handle",
+    "cuMemRetainAllocationHandle": "handle:integer_handle",
 }
 HELD_BY = {
     "cudaGraphAddHostNode": "pNodeParams:callback_record@held_by(graph)",
@@ -148,7 +200,17 @@ def test_every_destroy_like_function_is_decided(version):
     for family in ("nvrtc", "nvjitlink"):
         names = set(importlib.import_module(f"cudart.{family}_{version}")._FUNCTIONS)
         assert lifetimes.undecided(names) == [], family
+    for driver in _driver_modules(version):
+        # The symbols (cuCtxDestroy_v2), which cuda.h's macros name cuCtxDestroy too.
+        assert lifetimes.undecided({f[0] for f in driver._FUNCTIONS.values()}) == []
     assert len([f for f in functions if lifetimes.DESTROY_LIKE.search(f)]) >= 30
+
+
+def _driver_modules(version: str) -> list:
+    """The driver's raw module of a version, where it is generated (generate --all
+    makes every version's; a branch may hold some)."""
+    name = f"cudart.driver_{version}"
+    return [importlib.import_module(name)] if importlib.util.find_spec(name) else []
 
 
 def test_the_decision_list_is_neither_stale_nor_blind():
@@ -156,9 +218,16 @@ def test_the_decision_list_is_neither_stale_nor_blind():
         *(
             importlib.import_module(f"cudart.{family}_{v}")._FUNCTIONS
             for v in VERSIONS
-            for family in ("sys", "nvrtc", "nvjitlink", "driver")
-        )
+            for family in ("sys", "nvrtc", "nvjitlink")
+        ),
+        # The driver's of every version, as its snapshots list them (test_checked.py
+        # holds them to the generator).
+        *(
+            {line.partition("(")[0] for line in path.read_text().splitlines()}
+            for path in SNAPSHOTS.glob("driver_outputs_*.txt")
+        ),
     )
+    assert "cuMemFree_v2" in everywhere
     decided = {f for f, _ in lifetimes.EFFECTS} | set(lifetimes.NOT_MARKED)
     assert decided <= everywhere  # no entry for a function no version has
     # Each entry of NOT_MARKED is destroy-like (else it is no decision), and a new
@@ -176,10 +245,10 @@ def test_every_version_applies_every_entry(key):
         line.partition("(")[0]: line
         for line in (SNAPSHOTS / f"outputs_{key}.txt").read_text().splitlines()
     }
-    for (function, output), size in REVIEWED_HOST_MEMORY.items():
+    for (function, output), size in _runtime(REVIEWED_HOST_MEMORY).items():
         kind = "host_memory" if size == "size" else "mapped_host_memory"
         assert f"{output}[{size}]:{kind}" in lines[function]
-    for (function, param), (effect, of) in REVIEWED_EFFECTS.items():
+    for (function, param), (effect, of) in _runtime(REVIEWED_EFFECTS).items():
         if function not in lines and effect == "destroys":
             continue  # a destroy of later versions only (cudaLibraryUnload: 12.8+)
         expected = f"@{effect}({of})" if of else f"@{effect}"
@@ -192,6 +261,46 @@ def test_every_version_applies_every_entry(key):
         line for name, line in lines.items() if name not in INTEGER_HANDLE_PARAMS
     )
     assert "host_memory" not in lines["cudaMalloc"] and "@" not in lines["cudaMalloc"]
+
+
+def _runtime(table: dict) -> dict:
+    """The entries of the runtime's functions (and NVRTC's), not the driver's (cu*)."""
+    return {k: v for k, v in table.items() if not re.match(r"cu[A-Z]", k[0])}
+
+
+def _driver_snapshots() -> list[str]:
+    return sorted(
+        p.name[len("driver_outputs_") : -len(".txt")]
+        for p in SNAPSHOTS.glob("driver_outputs_*.txt")
+    )
+
+
+@pytest.mark.parametrize("key", _driver_snapshots())
+def test_every_driver_version_applies_every_entry(key):
+    """The driver's entries, in its snapshots (tests/generator/test_checked.py holds them
+    to the generator): each decision shows where the version has the function."""
+    lines = {
+        line.partition("(")[0]: line
+        for line in (SNAPSHOTS / f"driver_outputs_{key}.txt").read_text().splitlines()
+    }
+    driver = {k: v for k, v in REVIEWED_EFFECTS.items() if k not in _runtime(REVIEWED_EFFECTS)}
+    for (function, param), (effect, _) in driver.items():
+        if function in lines:
+            assert f"{param}:" in lines[function] and f"@{effect}" in lines[function], function
+    assert {f for f, _ in driver} - set(lines) <= {
+        "cuLogsUnregisterCallback",
+        "cuGreenCtxDestroy",
+        "cuLibraryUnload",
+        "cuDeviceUnregisterAsyncNotification",
+    }
+    for (function, output), size in REVIEWED_HOST_MEMORY.items():
+        if function.startswith("cuMem"):
+            assert f"{output}[{size}]:host_memory" in lines[function]
+    for function, text in DRIVER_INTEGER_HANDLE_PARAMS.items():
+        assert text in lines[function]
+    # Device memory is an int (a CUdeviceptr): nothing to mark, no host memory.
+    assert lines["cuMemAlloc_v2"].endswith("-> (dptr:scalar)")
+    assert lines["cuMemFree_v2"] == "cuMemFree_v2(dptr:scalar) -> ()"
 
 
 @pytest.fixture(scope="module")
@@ -261,6 +370,29 @@ def test_generated_functions_record_only_after_success(checked):
         assert source.index(claim) < source.index(f"err = _{function}(")
     assert "graph (or exec)" not in checked.cudaGraphDestroy.__doc__
     assert "released" in checked.cudaGraphDestroy.__doc__
+
+
+@pytest.mark.parametrize("version", [v for v in VERSIONS if _driver_modules(v)])
+def test_driver_functions_mark_what_they_end_after_success(version):
+    """The driver's checked module marks what the entries say a call ends, once C said
+    yes, and claims it before C (as the runtime's)."""
+    module = importlib.import_module(f"cudart.driver_checked_{version}")
+    marked = 0
+    for (function, param), (effect, _) in REVIEWED_EFFECTS.items():
+        if not function.startswith("cu") or function.startswith("cuda"):
+            continue
+        if not hasattr(module, function):
+            continue
+        source = inspect.getsource(getattr(module, function))
+        claim = f'_c.claim({param}, "{param}", "{function}")'
+        assert source.count(claim) == 1 and source.count(f"_c.unclaim({param})") == 2, function
+        mark = "_c.host_freed(" if effect == "frees" else "_c.destroyed("
+        line = next(x for x in source.splitlines() if mark in x)
+        assert source.index("raise _error(err, _lib)") < source.index(line)
+        marked += 1
+    assert marked >= 20
+    source = inspect.getsource(module.cuMemAllocHost_v2)
+    assert "_HostMemory" in source and "bytesize" in source
 
 
 # ---------------------------------------------------------------- the bookkeeping

@@ -60,29 +60,73 @@ REVIEWED_KEYS = {
     for f in ("cudaLibraryLoadData", "cudaLibraryLoadFromFile")
     for p in ("jitOptions", "jitOptionsValues", "libraryOptions", "libraryOptionValues")
 }
+# cuda.h (the driver API)
+DRIVER_REVIEWED_KEYS = (
+    {
+        ("cuLogsDumpToMemory", "buffer"),
+        ("cuMemRangeGetAttributes", "dataSizes"),
+        ("cuLinkAddData_v2", "data"),
+        ("cuModuleLoadDataEx", "optionValues"),
+        ("cuStreamUpdateCaptureDependencies", "dependencies"),
+        ("cuMemCreate", "prop"),
+        ("cuMipmappedArrayCreate", "pMipmappedArrayDesc"),
+        ("cuTensorMapEncodeTiled", "boxDim"),
+    }
+    | {
+        (f, p)
+        for f in ("cuLibraryLoadData", "cuLibraryLoadFromFile")
+        for p in ("jitOptions", "jitOptionsValues", "libraryOptions", "libraryOptionValues")
+    }
+    | {
+        (f, p)
+        for f in (
+            "cuTensorMapEncodeTiled",
+            "cuTensorMapEncodeIm2col",
+            "cuTensorMapEncodeIm2colWide",
+        )
+        for p in ("globalDim", "elementStrides")
+    }
+)
 
 
-def test_tables_as_reviewed_each_entry_with_a_reason(plans, family_plans):
+@pytest.fixture(scope="module")
+def driver_plans(manifest):
+    """Every version's driver (cuda.h) plans."""
+    from models import models_for
+
+    from generator.fetch import fetch_version
+    from generator.resolve import resolve
+
+    sets = {key: fetch_version(manifest, key, quiet, "driver") for key in version_keys()}
+    return {key: resolve(model) for key, model in models_for(sets).items()}
+
+
+def test_tables_as_reviewed_each_entry_with_a_reason(plans, family_plans, driver_plans):
     symbols = {k for k, v in sizes.REVIEWED.items() if k[1] == "symbol"}
     assert len(symbols) == 10 and all(
         v[1] == ("count", "offset") for k, v in sizes.REVIEWED.items() if k in symbols
     )
-    assert set(sizes.REVIEWED) - symbols == REVIEWED_KEYS
+    assert set(sizes.REVIEWED) - symbols == REVIEWED_KEYS | DRIVER_REVIEWED_KEYS
     assert all(reason for *_, reason in sizes.REVIEWED.values())
     assert all(sizes.LEFT_OUT.values())
     # Every entry is used by some version: a stale entry is a review nobody needs.
-    every = [*plans.values(), *family_plans.values()]
+    every = [*plans.values(), *family_plans.values(), *driver_plans.values()]
     declared = {p.function.name for version in every for p in version}
     assert {f for f, _ in sizes.REVIEWED} <= declared
     assert {f for f, *_ in sizes.LEFT_OUT} <= declared
 
 
-def test_every_pair_of_every_version_is_decided(plans, family_plans):
+def test_every_pair_of_every_version_is_decided(plans, family_plans, driver_plans):
     """A function with a (pointer, size)-looking pair and no decision fails here: add a
     relation (REVIEWED) or a LEFT_OUT entry with the reason, or teach `derive`."""
+    every = {
+        **plans,
+        **{f"{family} {key}": v for (family, key), v in family_plans.items()},
+        **{f"driver {k}": v for k, v in driver_plans.items()},
+    }
     undecided = {
         key: [f"{p.function}({p.pointer}, {p.size})" for p in pairs if p.state == "UNDECIDED"]
-        for key, version in [*plans.items(), *family_plans.items()]
+        for key, version in every.items()
         for pairs in [[pair for plan in version for pair in sizes.pairs(plan)]]
     }
     assert {k: v for k, v in undecided.items() if v} == {}
@@ -138,6 +182,34 @@ def test_relations_of_every_version(plans, function, param, expected):
     assert found["12.5"] == expected
 
 
+@pytest.mark.parametrize(
+    "function, param, expected",
+    [
+        ("cuMemcpyHtoD_v2", "srcHost", ("bytes", ("ByteCount",))),
+        ("cuMemcpyHtoDAsync_v2", "srcHost", ("bytes", ("ByteCount",))),
+        ("cuMemcpyDtoH_v2", "dstHost", ("bytes", ("ByteCount",))),
+        ("cuMemcpyDtoHAsync_v2", "dstHost", ("bytes", ("ByteCount",))),
+        ("cuMemHostRegister_v2", "p", ("bytes", ("bytesize",))),
+        ("cuLinkAddData_v2", "data", ("bytes", ("size",))),
+        ("cuModuleLoadDataEx", "options", ("elements", ("numOptions",))),
+        ("cuModuleLoadDataEx", "optionValues", ("elements", ("numOptions",))),
+        ("cuLinkCreate_v2", "options", ("elements", ("numOptions",))),
+        ("cuMemSetAccess", "desc", ("elements", ("count",))),
+        ("cuTensorMapEncodeTiled", "globalDim", ("elements", ("tensorRank",))),
+        ("cuTensorMapEncodeTiled", "boxDim", ("elements", ("tensorRank",))),
+        ("cuTensorMapEncodeTiled", "globalStrides", ("record", ())),
+        # A size that is the new object's, beside one record.
+        ("cuMemCreate", "prop", ("record", ())),
+        ("cuMipmappedArrayCreate", "pMipmappedArrayDesc", ("record", ())),
+        ("cuMemcpy2D_v2", "pCopy", ("record", ())),
+    ],
+)
+def test_driver_relations_of_every_version(driver_plans, function, param, expected):
+    found = {key: _relation(version, function, param) for key, version in driver_plans.items()}
+    assert {k: v for k, v in found.items() if v is not None and v != expected} == {}
+    assert found["12.5"] == expected
+
+
 def test_batch_copies_count_their_lists(plans):
     for key in ("12.8", "13.0", "13.5"):
         version = plans[key]
@@ -183,6 +255,23 @@ def test_outputs_sizes_prints_the_table():
         "  cudaMallocArray: (desc, width) left out: width sizes the new array, desc is one record"
         in lines
     )
+
+
+def test_outputs_sizes_lists_the_driver():
+    proc = subprocess.run(
+        [sys.executable, "-m", "generator", "outputs", "12.5", "--surface", "driver", "--sizes"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        check=True,
+    )
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("# CUDA 12.5: ") and ", 0 UNDECIDED;" in lines[0]
+    assert (
+        '  cuMemcpyHtoD_v2.srcHost: bytes(ByteCount) (docs: ByteCount "Size of memory copy in '
+        'bytes")' in lines
+    )
+    assert "  cuMemCreate: (prop, size) left out: " in "\n".join(lines)
 
 
 # ---------------------------------------------------------------- the checked layer

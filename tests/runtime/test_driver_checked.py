@@ -1,0 +1,218 @@
+"""The driver's checked layer (cuda.h) without a GPU: what generator/lifetimes.py,
+sizes.py, attributes.py and resolve.py's tables decide for the driver, held against a
+stand-in libcuda.so.1 built here (every symbol returns CUDA_ERROR_STUB_LIBRARY, 34; a few
+write what the real driver writes, so that a result's shape can be seen).
+
+Each test runs in a fresh interpreter with CUDART_DRIVER_LIBRARY naming the stand-in:
+a refusal before C is a ValueError / TypeError / HandleDestroyedError, a call that
+reached C is the stub's CudaDriverError (or its success).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import subprocess
+import textwrap
+
+import pytest
+from suite import run_python
+
+import cudart
+
+# What the stand-in does beyond returning 34: the functions whose outputs the tests read.
+_WRITERS = r"""
+#include <stdlib.h>
+int cuPointerGetAttribute(void *data, int attribute, unsigned long long ptr) {
+    if (attribute == 7) { *(unsigned long long *)data = 0x123456789ULL; return 0; }
+    if (attribute == 2) { *(unsigned int *)data = 2; return 0; }
+    if (attribute == 9) { *(int *)data = -1; return 0; }
+    return 1;
+}
+int cuMemCreate(unsigned long long *handle, unsigned long long size, const void *prop,
+                unsigned long long flags) { *handle = 0x42; return 0; }
+int cuMemRelease(unsigned long long handle) { return 0; }
+int cuStreamCreate(void **phStream, unsigned int flags) { *phStream = (void *)0x1000; return 0; }
+int cuStreamDestroy_v2(void *hStream) { return 0; }
+int cuMemAllocHost_v2(void **pp, size_t bytesize) { *pp = malloc(bytesize); return 0; }
+int cuMemFreeHost(void *p) { free(p); return 0; }
+int cuLinkCreate_v2(unsigned int n, void *options, void **values, void **stateOut) {
+    *stateOut = (void *)0x77; return 0;
+}
+"""
+_WRITTEN = {
+    "cuPointerGetAttribute",
+    "cuMemCreate",
+    "cuMemRelease",
+    "cuStreamCreate",
+    "cuStreamDestroy_v2",
+    "cuMemAllocHost_v2",
+    "cuMemFreeHost",
+    "cuLinkCreate_v2",
+}
+
+
+def _driver_symbols() -> set[str]:
+    found: set[str] = set()
+    for version in cudart.available_versions():
+        name = f"cudart.driver_{version}"
+        if importlib.util.find_spec(name):
+            module = importlib.import_module(name)
+            found |= set(module.SYMBOLS_LEGACY.values()) | set(module.SYMBOLS_PER_THREAD.values())
+    return found
+
+
+@pytest.fixture(scope="module")
+def libcuda(tmp_path_factory) -> str:
+    symbols = _driver_symbols()
+    assert _WRITTEN <= symbols
+    others = sorted(symbols - _WRITTEN)
+    source = _WRITERS + "".join(f"int {s}(void) {{ return 34; }}\n" for s in others)
+    folder = tmp_path_factory.mktemp("libcuda")
+    (folder / "stub.c").write_text(source)
+    path = folder / "libcuda.so.1"
+    subprocess.run(
+        ["gcc", "-shared", "-fPIC", "-o", str(path), str(folder / "stub.c")],
+        check=True,
+        capture_output=True,
+    )
+    return str(path)
+
+
+def _run(libcuda: str, body: str) -> str:
+    code = "import cudart\nfrom cudart import driver\n" + textwrap.dedent(body)
+    return run_python(code, env={"CUDART_DRIVER_LIBRARY": libcuda}).stdout
+
+
+def test_the_stub_is_reached(libcuda):
+    out = _run(
+        libcuda,
+        """
+        try:
+            driver.cuInit(0)
+        except cudart.CudaDriverError as e:
+            print(e.code)
+        """,
+    )
+    assert out.split() == ["34"]
+
+
+def test_a_short_buffer_is_refused_before_c(libcuda):
+    out = _run(
+        libcuda,
+        """
+        for call in (lambda: driver.cuMemcpyHtoD(0, b"ab", 100),
+                     lambda: driver.cuMemcpyDtoH(bytearray(4), 0, 5)):
+            try:
+                call()
+            except ValueError as e:
+                print("refused", "ByteCount" in str(e))
+        try:
+            driver.cuMemcpyHtoD(0, b"ab", 2)  # fits: C is reached
+        except cudart.CudaDriverError as e:
+            print("reached", e.code)
+        """,
+    )
+    assert out.split() == ["refused", "True", "refused", "True", "reached", "34"]
+
+
+def test_a_wrong_enum_is_refused_before_c(libcuda):
+    out = _run(
+        libcuda,
+        """
+        for call in (lambda: driver.cuDeviceGetAttribute(987654, 0),
+                     lambda: driver.cuPointerGetAttribute(987654, 0)):
+            try:
+                call()
+            except (ValueError, TypeError) as e:
+                print(type(e).__name__)
+        """,
+    )
+    assert out.split() == ["ValueError", "ValueError"]
+
+
+def test_pointer_attributes_come_back_typed(libcuda):
+    """cuPointerGetAttribute(attribute, ptr) -> the attribute's own C type (was a
+    `data` pointer input the caller sized)."""
+    out = _run(
+        libcuda,
+        """
+        print(hex(driver.cuPointerGetAttribute(7, 0)))   # BUFFER_ID: unsigned long long
+        print(driver.cuPointerGetAttribute(2, 0))        # MEMORY_TYPE: unsigned int
+        print(driver.cuPointerGetAttribute(9, 0))        # DEVICE_ORDINAL: int
+        try:
+            driver.cuPointerGetAttribute(5, 0)           # P2P_TOKENS: a record, refused
+        except ValueError as e:
+            print("refused")
+        """,
+    )
+    assert out.split() == ["0x123456789", "2", "-1", "refused"]
+
+
+def test_a_one_record_input_is_not_counted_by_the_size(libcuda):
+    """cuMemCreate's size is the allocation's bytes: one CUmemAllocationProp is enough
+    (the docs' "Size of the allocation" once counted props by it)."""
+    out = _run(
+        libcuda,
+        """
+        prop = driver.sys.CUmemAllocationProp()
+        handle = driver.cuMemCreate(2 << 20, prop, 0)
+        print(type(handle).__name__, int(handle))
+        """,
+    )
+    assert out.split() == ["CUmemGenericAllocationHandle", "66"]
+
+
+def test_released_and_destroyed_handles_are_refused(libcuda):
+    out = _run(
+        libcuda,
+        """
+        handle = driver.cuMemCreate(2 << 20, driver.sys.CUmemAllocationProp(), 0)
+        driver.cuMemRelease(handle)
+        stream = driver.cuStreamCreate(0)
+        driver.cuStreamDestroy(stream)
+        for call in (lambda: driver.cuMemRelease(handle),
+                     lambda: driver.cuStreamDestroy(stream)):
+            try:
+                call()
+            except cudart.HandleDestroyedError:
+                print("destroyed")
+        """,
+    )
+    assert out.split() == ["destroyed", "destroyed"]
+
+
+def test_host_memory_is_a_buffer_of_its_size_until_freed(libcuda):
+    out = _run(
+        libcuda,
+        """
+        p = driver.cuMemAllocHost(64)
+        print(type(p).__name__, len(memoryview(p)))
+        driver.cuMemFreeHost(p)
+        print(p.released)
+        try:
+            driver.cuMemFreeHost(p)  # a second free never reaches C
+        except cudart.CudaDriverError:
+            print("reached C")
+        except Exception as e:
+            print(type(e).__name__)
+        """,
+    )
+    assert out.split() == ["HostMemory", "64", "True", "ValueError"]
+
+
+def test_linker_and_launch_shapes(libcuda):
+    """cuLinkCreate returns its CUlinkState; cuLaunchKernel takes kernelParams and
+    extra (the docs' wording once made them outputs)."""
+    out = _run(
+        libcuda,
+        """
+        state = driver.cuLinkCreate(0, None, None)
+        print(type(state).__name__, hex(state.value))
+        try:
+            driver.cuLaunchKernel(None, 1, 1, 1, 1, 1, 1, 0, None, None, None)
+        except cudart.CudaDriverError as e:
+            print("reached", e.code)
+        """,
+    )
+    assert out.split() == ["CUlinkState", "0x77", "reached", "34"]
