@@ -449,6 +449,33 @@ def test_cache_hit_miss_and_key(cache_dir, monkeypatch):
     assert len(calls) == 9 and len(_entries(cache_dir)) == 7
 
 
+def test_the_very_same_call_again_is_one_look_up(cache_dir, monkeypatch):
+    """A compile repeated with the arguments of one that succeeded returns its result
+    before any checking; an iterator of names is read once, for both the key and the
+    compile; arguments that cannot be a key take the checked path, which refuses them."""
+    nv.clear_cache()
+    checked = []
+    real = nv._compile_checked
+    monkeypatch.setattr(nv, "_compile_checked", lambda *a: checked.append(a) or real(*a))
+    kw = {"name_expressions": ["axpy<float>"], "arch": SM, "load": False}
+    first = cudart.compile(AXPY, **kw)
+    assert cudart.compile(AXPY, **kw) is first and len(checked) == 1
+    names = iter(["axpy<float>"])
+    assert cudart.compile(AXPY, name_expressions=names, arch=SM, load=False) is first
+    assert len(checked) == 1 and next(names, None) is None  # read once, the key matched
+    for _ in range(2):  # no key (a bytearray is unhashable): checked, and refused
+        with pytest.raises(TypeError, match="must be str or bytes"):
+            cudart.compile(AXPY, headers={"a.h": bytearray(b"")}, arch=SM, load=False)
+    assert len(checked) == 3
+    monkeypatch.setenv(nv.CACHE_ENV, "off")
+    cudart.compile(AXPY, **kw)
+    assert len(checked) == 4  # the cache switched off: nothing served from memory
+    monkeypatch.setenv(nv.CACHE_ENV, str(cache_dir))
+    nv.clear_cache()
+    cudart.compile(AXPY, **kw)
+    assert len(checked) == 5
+
+
 def test_a_repeated_compile_is_served_from_memory(cache_dir, monkeypatch):
     """The in-memory layer: a second compile with the same inputs reads neither NVRTC
     nor the disk; each input that decides the image, the cache folder and the cache
