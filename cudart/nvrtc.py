@@ -196,13 +196,16 @@ def compile(  # noqa: A001  (cudart.compile is the name the API offers)
     given_key = None
     if cache is not False:
         name_expressions, options = _once(name_expressions), _once(options)
-        device = _current_device() if load or arch is None else None
+        # What load=None means (_compile_checked): the key holds whether a module is
+        # made, and then on which device.
+        loads = output != "ltoir" if load is None else load
+        device = _current_device() if loads or arch is None else None
         given_key = _given_key(
-            source, name_expressions, options, headers, arch, output, load, name, route, device
+            source, name_expressions, options, headers, arch, output, loads, name, route, device
         )
         if given_key is not None:
             found = _given.get(given_key)
-            if found is not None and not (load and found.closed):
+            if found is not None and not (loads and found.closed):
                 return found
     result = _compile_checked(
         source, name_expressions, options, headers, arch, output, load, cache, name, route

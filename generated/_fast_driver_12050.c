@@ -5098,7 +5098,7 @@ static PyObject *cudart_fn_cuDevResourceGenerateDesc(PyObject *self, PyObject *c
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -5155,7 +5155,7 @@ static PyObject *cudart_fn_cuDevSmResourceSplitByCount(PyObject *self, PyObject 
     Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -11674,7 +11674,7 @@ static PyObject *cudart_fn_cuGraphKernelNodeGetAttribute(PyObject *self, PyObjec
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = cudart_slot_table[cudart_slot_cuGraphKernelNodeGetAttribute];
     if (slot == CUDART_UNBOUND) {
@@ -11812,7 +11812,7 @@ static PyObject *cudart_fn_cuGraphKernelNodeSetAttribute(PyObject *self, PyObjec
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = cudart_slot_table[cudart_slot_cuGraphKernelNodeSetAttribute];
     if (slot == CUDART_UNBOUND) {
@@ -16935,7 +16935,7 @@ static PyObject *cudart_fn_cuMemCreate(PyObject *self, PyObject *const *args, Py
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 32, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
@@ -21924,7 +21924,7 @@ static PyObject *cudart_fn_cuMipmappedArrayCreate(PyObject *self, PyObject *cons
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -24715,7 +24715,7 @@ static PyObject *cudart_fn_cuStreamGetAttribute(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = cudart_slot_table[cudart_slot_cuStreamGetAttribute];
     if (slot == CUDART_UNBOUND) {
@@ -25431,7 +25431,7 @@ static PyObject *cudart_fn_cuStreamSetAttribute(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = cudart_slot_table[cudart_slot_cuStreamSetAttribute];
     if (slot == CUDART_UNBOUND) {

@@ -5940,7 +5940,7 @@ static PyObject *cudart_fn_cuDevResourceGenerateDesc(PyObject *self, PyObject *c
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 144, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -6058,7 +6058,7 @@ static PyObject *cudart_fn_cuDevSmResourceSplitByCount(PyObject *self, PyObject 
     Py_buffer b3 = {.obj = NULL};
     unsigned long long u4;
     unsigned long long u5;
-    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 144, &a0, &b0) < 0)
+    if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
     if ((spec.outs >> 1) & 1)
         a1 = &out_slots[outs++];
@@ -13208,7 +13208,7 @@ static PyObject *cudart_fn_cuGraphKernelNodeGetAttribute(PyObject *self, PyObjec
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = cudart_slot_table[cudart_slot_cuGraphKernelNodeGetAttribute];
     if (slot == CUDART_UNBOUND) {
@@ -13346,7 +13346,7 @@ static PyObject *cudart_fn_cuGraphKernelNodeSetAttribute(PyObject *self, PyObjec
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = cudart_slot_table[cudart_slot_cuGraphKernelNodeSetAttribute];
     if (slot == CUDART_UNBOUND) {
@@ -19787,7 +19787,7 @@ static PyObject *cudart_fn_cuMemCreate(PyObject *self, PyObject *const *args, Py
         goto done;
     if (cudart_unsigned(args[k++], 1, 64, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
+    if (cudart_pointer(args[k++], 2, (int)((spec.storage >> 2) & 1), 32, &a2, &b2) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 3, 64, &u3) < 0)
         goto done;
@@ -22788,7 +22788,7 @@ static PyObject *cudart_fn_cuMemcpy3DBatchAsync(PyObject *self, PyObject *const 
     Py_buffer b3 = {.obj = NULL};
     if (cudart_unsigned(args[0], 0, 64, &u0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 112, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
@@ -22839,7 +22839,7 @@ static PyObject *cudart_fn_cuMemcpy3DBatchAsync_v2(PyObject *self, PyObject *con
     Py_buffer b3 = {.obj = NULL};
     if (cudart_unsigned(args[0], 0, 64, &u0) < 0)
         goto done;
-    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 112, &a1, &b1) < 0)
+    if (cudart_pointer(args[1], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[2], 2, 64, &u2) < 0)
         goto done;
@@ -25593,7 +25593,7 @@ static PyObject *cudart_fn_cuMipmappedArrayCreate(PyObject *self, PyObject *cons
         a0 = &out_slots[outs++];
     else if (cudart_pointer(args[k++], 0, (int)((spec.storage >> 0) & 1), 0, &a0, &b0) < 0)
         goto done;
-    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 0, &a1, &b1) < 0)
+    if (cudart_pointer(args[k++], 1, (int)((spec.storage >> 1) & 1), 40, &a1, &b1) < 0)
         goto done;
     if (cudart_unsigned(args[k++], 2, 32, &u2) < 0)
         goto done;
@@ -28630,7 +28630,7 @@ static PyObject *cudart_fn_cuStreamGetAttribute(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = cudart_slot_table[cudart_slot_cuStreamGetAttribute];
     if (slot == CUDART_UNBOUND) {
@@ -29373,7 +29373,7 @@ static PyObject *cudart_fn_cuStreamSetAttribute(PyObject *self, PyObject *const 
         goto done;
     if (cudart_unsigned(args[1], 1, 32, &u1) < 0)
         goto done;
-    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 64, &a2, &b2) < 0)
+    if (cudart_pointer(args[2], 2, (int)((spec.storage >> 2) & 1), 0, &a2, &b2) < 0)
         goto done;
     void *slot = cudart_slot_table[cudart_slot_cuStreamSetAttribute];
     if (slot == CUDART_UNBOUND) {

@@ -65,10 +65,12 @@ from .driver_12020 import (
     CUDA_RESOURCE_DESC,
     CUDA_RESOURCE_VIEW_DESC,
     CUDA_TEXTURE_DESC,
+    CUaccessPolicyWindow,
     CUaddress_mode_enum,
     CUarray,
     CUarrayMapInfo,
     CUarray_format_enum,
+    CUclusterSchedulingPolicy_enum,
     CUcontext,
     CUcoredumpSettings_enum,
     CUdevice,
@@ -100,9 +102,13 @@ from .driver_12020 import (
     CUipcMemHandle,
     CUjitInputType_enum,
     CUkernel,
-    CUkernelNodeAttrValue,
     CUlaunchAttributeID_enum,
+    CUlaunchAttributeValue_union,
+    CUlaunchAttributeValue_union_clusterDim,
+    CUlaunchAttributeValue_union_programmaticEvent,
     CUlaunchConfig,
+    CUlaunchMemSyncDomainMap,
+    CUlaunchMemSyncDomain_enum,
     CUlibrary,
     CUlimit_enum,
     CUlinkState,
@@ -113,6 +119,7 @@ from .driver_12020 import (
     CUmemAllocationProp,
     CUmemGenericAllocationHandle,
     CUmemLocation,
+    CUmemLocationType_enum,
     CUmemPoolProps,
     CUmemPoolPtrExportData,
     CUmemPool_attribute_enum,
@@ -128,12 +135,12 @@ from .driver_12020 import (
     CUpointer_attribute_enum,
     CUsharedconfig_enum,
     CUstream,
-    CUstreamAttrValue,
     CUstreamBatchMemOpParams,
     CUstreamCaptureMode_enum,
     CUstreamCaptureStatus_enum,
     CUsurfObject,
     CUsurfref,
+    CUsynchronizationPolicy_enum,
     CUtensorMap,
     CUtensorMapDataType_enum,
     CUtensorMapFloatOOBfill_enum,
@@ -449,6 +456,7 @@ if TYPE_CHECKING:
     _cuEventDestroy: _Callable[..., int]
     _cuEventDestroy_v2: _Callable[..., int]
     _cuEventElapsedTime: _Callable[..., int]
+    _cuEventElapsedTime_out: _Callable[..., tuple[int, float]]
     _cuEventQuery: _Callable[..., int]
     _cuEventRecord: _Callable[..., int]
     _cuEventRecordWithFlags: _Callable[..., int]
@@ -467,6 +475,7 @@ if TYPE_CHECKING:
     _cuGetErrorName: _Callable[..., int]
     _cuGetErrorString: _Callable[..., int]
     _cuGetExportTable: _Callable[..., int]
+    _cuGetExportTable_out: _Callable[..., tuple[int, int | None]]
     _cuGetProcAddress: _Callable[..., int]
     _cuGetProcAddress_out: _Callable[..., tuple[int, int | None, int]]
     _cuGetProcAddress_v2: _Callable[..., int]
@@ -599,7 +608,7 @@ if TYPE_CHECKING:
     _cuLinkAddFile: _Callable[..., int]
     _cuLinkAddFile_v2: _Callable[..., int]
     _cuLinkComplete: _Callable[..., int]
-    _cuLinkComplete_out: _Callable[..., tuple[int, int | None]]
+    _cuLinkComplete_out: _Callable[..., tuple[int, int | None, int]]
     _cuLinkCreate: _Callable[..., int]
     _cuLinkCreate_v2: _Callable[..., int]
     _cuLinkDestroy: _Callable[..., int]
@@ -611,9 +620,7 @@ if TYPE_CHECKING:
     _cuMemAllocAsync: _Callable[..., int]
     _cuMemAllocFromPoolAsync: _Callable[..., int]
     _cuMemAllocHost: _Callable[..., int]
-    _cuMemAllocHost_out: _Callable[..., tuple[int, int | None]]
     _cuMemAllocHost_v2: _Callable[..., int]
-    _cuMemAllocHost_v2_out: _Callable[..., tuple[int, int | None]]
     _cuMemAllocManaged: _Callable[..., int]
     _cuMemAllocPitch: _Callable[..., int]
     _cuMemAllocPitch_v2: _Callable[..., int]
@@ -637,7 +644,6 @@ if TYPE_CHECKING:
     _cuMemGetInfo_v2: _Callable[..., int]
     _cuMemGetInfo_v2_out: _Callable[..., tuple[int, int, int]]
     _cuMemHostAlloc: _Callable[..., int]
-    _cuMemHostAlloc_out: _Callable[..., tuple[int, int | None]]
     _cuMemHostGetDevicePointer: _Callable[..., int]
     _cuMemHostGetDevicePointer_v2: _Callable[..., int]
     _cuMemHostGetFlags: _Callable[..., int]
@@ -653,6 +659,7 @@ if TYPE_CHECKING:
     _cuMemPoolExportPointer: _Callable[..., int]
     _cuMemPoolExportToShareableHandle: _Callable[..., int]
     _cuMemPoolGetAccess: _Callable[..., int]
+    _cuMemPoolGetAccess_out: _Callable[..., tuple[int, int]]
     _cuMemPoolGetAttribute: _Callable[..., int]
     _cuMemPoolImportFromShareableHandle: _Callable[..., int]
     _cuMemPoolImportPointer: _Callable[..., int]
@@ -663,7 +670,6 @@ if TYPE_CHECKING:
     _cuMemPrefetchAsync_v2: _Callable[..., int]
     _cuMemRangeGetAttribute: _Callable[..., int]
     _cuMemRangeGetAttributes: _Callable[..., int]
-    _cuMemRangeGetAttributes_out: _Callable[..., tuple[int, int | None]]
     _cuMemRelease: _Callable[..., int]
     _cuMemRetainAllocationHandle: _Callable[..., int]
     _cuMemSetAccess: _Callable[..., int]
@@ -773,7 +779,6 @@ if TYPE_CHECKING:
     _cuParamSetv: _Callable[..., int]
     _cuPointerGetAttribute: _Callable[..., int]
     _cuPointerGetAttributes: _Callable[..., int]
-    _cuPointerGetAttributes_out: _Callable[..., tuple[int, int, int | None]]
     _cuPointerSetAttribute: _Callable[..., int]
     _cuSignalExternalSemaphoresAsync: _Callable[..., int]
     _cuStreamAddCallback: _Callable[..., int]
@@ -980,6 +985,113 @@ _error = _c.status_error(
     },
 )
 
+# Per attribute enum, each attribute's value type (generator/attributes.py decided them
+# from the header's docs): what the attribute setters and getters convert through.
+_CUgraphMem_attribute_enum_values: _c.AttributeTable[int] = _c.AttributeTable(
+    {
+        0: _c.AttributeValue(c_ulonglong),  # CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT
+        1: _c.AttributeValue(c_ulonglong),  # CU_GRAPH_MEM_ATTR_USED_MEM_HIGH
+        2: _c.AttributeValue(c_ulonglong),  # CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT
+        3: _c.AttributeValue(c_ulonglong),  # CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH
+    }
+)
+_CUlaunchAttributeID_enum_values: _c.AttributeTable[
+    int
+    | CUaccessPolicyWindow
+    | CUlaunchAttributeValue_union_clusterDim
+    | CUlaunchAttributeValue_union_programmaticEvent
+    | CUlaunchMemSyncDomainMap
+    | CUlaunchAttributeValue_union
+] = _c.AttributeTable(
+    {
+        0: _c.AttributeValue(CUlaunchAttributeValue_union),  # CU_LAUNCH_ATTRIBUTE_IGNORE
+        1: _c.AttributeValue(
+            CUlaunchAttributeValue_union, member="accessPolicyWindow"
+        ),  # CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW
+        2: _c.AttributeValue(
+            CUlaunchAttributeValue_union, member="cooperative"
+        ),  # CU_LAUNCH_ATTRIBUTE_COOPERATIVE
+        3: _c.AttributeValue(
+            CUlaunchAttributeValue_union, member="syncPolicy", enum=CUsynchronizationPolicy_enum
+        ),  # CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY
+        4: _c.AttributeValue(
+            CUlaunchAttributeValue_union, member="clusterDim"
+        ),  # CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+        5: _c.AttributeValue(
+            CUlaunchAttributeValue_union,
+            member="clusterSchedulingPolicyPreference",
+            enum=CUclusterSchedulingPolicy_enum,
+        ),  # CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE
+        6: _c.AttributeValue(
+            CUlaunchAttributeValue_union, member="programmaticStreamSerializationAllowed"
+        ),  # CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+        7: _c.AttributeValue(
+            CUlaunchAttributeValue_union, member="programmaticEvent"
+        ),  # CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT
+        8: _c.AttributeValue(
+            CUlaunchAttributeValue_union, member="priority"
+        ),  # CU_LAUNCH_ATTRIBUTE_PRIORITY
+        9: _c.AttributeValue(
+            CUlaunchAttributeValue_union, member="memSyncDomainMap"
+        ),  # CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP
+        10: _c.AttributeValue(
+            CUlaunchAttributeValue_union, member="memSyncDomain", enum=CUlaunchMemSyncDomain_enum
+        ),  # CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN
+    }
+)
+_CUmemPool_attribute_enum_values: _c.AttributeTable[int] = _c.AttributeTable(
+    {
+        1: _c.AttributeValue(c_int),  # CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES
+        2: _c.AttributeValue(c_int),  # CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC
+        3: _c.AttributeValue(c_int),  # CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES
+        4: _c.AttributeValue(c_ulonglong),  # CU_MEMPOOL_ATTR_RELEASE_THRESHOLD
+        5: _c.AttributeValue(c_ulonglong),  # CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT
+        6: _c.AttributeValue(c_ulonglong),  # CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH
+        7: _c.AttributeValue(c_ulonglong),  # CU_MEMPOOL_ATTR_USED_MEM_CURRENT
+        8: _c.AttributeValue(c_ulonglong),  # CU_MEMPOOL_ATTR_USED_MEM_HIGH
+    }
+)
+_CUmem_range_attribute_enum_values: _c.AttributeTable[int | list[int]] = _c.AttributeTable(
+    {
+        1: _c.AttributeValue(c_int),  # CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY
+        2: _c.AttributeValue(c_int),  # CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION
+        3: _c.AttributeValue(c_int, array=True),  # CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY
+        4: _c.AttributeValue(c_int),  # CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION
+        5: _c.AttributeValue(
+            c_uint, enum=CUmemLocationType_enum
+        ),  # CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE
+        6: _c.AttributeValue(c_int),  # CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID
+        7: _c.AttributeValue(
+            c_uint, enum=CUmemLocationType_enum
+        ),  # CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE
+        8: _c.AttributeValue(c_int),  # CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID
+    }
+)
+_CUpointer_attribute_enum_values: _c.AttributeTable[int] = _c.AttributeTable(
+    {
+        1: _c.AttributeValue(c_ulonglong),  # CU_POINTER_ATTRIBUTE_CONTEXT
+        2: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_MEMORY_TYPE
+        3: _c.AttributeValue(CUdeviceptr),  # CU_POINTER_ATTRIBUTE_DEVICE_POINTER
+        4: _c.AttributeValue(c_ulonglong),  # CU_POINTER_ATTRIBUTE_HOST_POINTER
+        5: None,  # CU_POINTER_ATTRIBUTE_P2P_TOKENS
+        6: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_SYNC_MEMOPS
+        7: _c.AttributeValue(c_ulonglong),  # CU_POINTER_ATTRIBUTE_BUFFER_ID
+        8: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_IS_MANAGED
+        9: _c.AttributeValue(c_int),  # CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+        10: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE
+        11: _c.AttributeValue(CUdeviceptr),  # CU_POINTER_ATTRIBUTE_RANGE_START_ADDR
+        12: _c.AttributeValue(c_size_t),  # CU_POINTER_ATTRIBUTE_RANGE_SIZE
+        13: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_MAPPED
+        14: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES
+        15: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE
+        16: _c.AttributeValue(c_uint),  # CU_POINTER_ATTRIBUTE_ACCESS_FLAGS
+        17: _c.AttributeValue(c_ulonglong),  # CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE
+        18: _c.AttributeValue(c_size_t),  # CU_POINTER_ATTRIBUTE_MAPPING_SIZE
+        19: _c.AttributeValue(CUdeviceptr),  # CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR
+        20: _c.AttributeValue(c_ulonglong),  # CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID
+    }
+)
+
 
 def __getattr__(name: str) -> type[CudaDriverError]:
     # The CudaDriverError subclasses, one per code, are made on first use.
@@ -1087,7 +1199,7 @@ _c.bind_on_first_call(
         "cuEventCreate": (c_uint, (POINTER(CUevent), c_uint)),
         "cuEventDestroy": (c_uint, (c_void_p,)),
         "cuEventDestroy_v2": (c_uint, (c_void_p,)),
-        "cuEventElapsedTime": (c_uint, (c_void_p, c_void_p, c_void_p)),
+        "cuEventElapsedTime": (c_uint, (POINTER(c_float), c_void_p, c_void_p), (0,)),
         "cuEventQuery": (c_uint, (c_void_p,)),
         "cuEventRecord": (c_uint, (c_void_p, c_void_p)),
         "cuEventRecordWithFlags": (c_uint, (c_void_p, c_void_p, c_uint)),
@@ -1107,7 +1219,7 @@ _c.bind_on_first_call(
         "cuFuncSetSharedSize": (c_uint, (c_void_p, c_uint)),
         "cuGetErrorName": (c_uint, (c_uint, POINTER(c_char_p))),
         "cuGetErrorString": (c_uint, (c_uint, POINTER(c_char_p))),
-        "cuGetExportTable": (c_uint, (c_void_p, c_void_p)),
+        "cuGetExportTable": (c_uint, (POINTER(c_void_p), c_void_p), (0,)),
         "cuGetProcAddress": (
             c_uint,
             (c_void_p, POINTER(c_void_p), c_int, cuuint64_t, POINTER(c_uint)),
@@ -1158,13 +1270,7 @@ _c.bind_on_first_call(
         ),
         "cuGraphAddMemAllocNode": (
             c_uint,
-            (
-                POINTER(CUgraphNode),
-                c_void_p,
-                c_void_p,
-                c_size_t,
-                POINTER(CUDA_MEM_ALLOC_NODE_PARAMS),
-            ),
+            (POINTER(CUgraphNode), c_void_p, c_void_p, c_size_t, c_void_p),
         ),
         "cuGraphAddMemFreeNode": (
             c_uint,
@@ -1211,8 +1317,11 @@ _c.bind_on_first_call(
         "cuGraphExecMemcpyNodeSetParams": (c_uint, (c_void_p, c_void_p, c_void_p, c_void_p)),
         "cuGraphExecMemsetNodeSetParams": (c_uint, (c_void_p, c_void_p, c_void_p, c_void_p)),
         "cuGraphExecNodeSetParams": (c_uint, (c_void_p, c_void_p, c_void_p)),
-        "cuGraphExecUpdate": (c_uint, (c_void_p, c_void_p, c_void_p)),
-        "cuGraphExecUpdate_v2": (c_uint, (c_void_p, c_void_p, c_void_p)),
+        "cuGraphExecUpdate": (c_uint, (c_void_p, c_void_p, POINTER(CUgraphExecUpdateResultInfo))),
+        "cuGraphExecUpdate_v2": (
+            c_uint,
+            (c_void_p, c_void_p, POINTER(CUgraphExecUpdateResultInfo)),
+        ),
         "cuGraphExternalSemaphoresSignalNodeGetParams": (
             c_uint,
             (c_void_p, POINTER(CUDA_EXT_SEM_SIGNAL_NODE_PARAMS)),
@@ -1232,10 +1341,7 @@ _c.bind_on_first_call(
         "cuGraphInstantiateWithFlags": (c_uint, (POINTER(CUgraphExec), c_void_p, c_ulonglong)),
         "cuGraphInstantiateWithParams": (c_uint, (POINTER(CUgraphExec), c_void_p, c_void_p)),
         "cuGraphKernelNodeCopyAttributes": (c_uint, (c_void_p, c_void_p)),
-        "cuGraphKernelNodeGetAttribute": (
-            c_uint,
-            (c_void_p, c_uint, POINTER(CUkernelNodeAttrValue)),
-        ),
+        "cuGraphKernelNodeGetAttribute": (c_uint, (c_void_p, c_uint, c_void_p)),
         "cuGraphKernelNodeGetParams": (c_uint, (c_void_p, POINTER(CUDA_KERNEL_NODE_PARAMS))),
         "cuGraphKernelNodeGetParams_v2": (c_uint, (c_void_p, POINTER(CUDA_KERNEL_NODE_PARAMS))),
         "cuGraphKernelNodeSetAttribute": (c_uint, (c_void_p, c_uint, c_void_p)),
@@ -1259,7 +1365,7 @@ _c.bind_on_first_call(
         "cuGraphRemoveDependencies": (c_uint, (c_void_p, c_void_p, c_void_p, c_size_t)),
         "cuGraphRetainUserObject": (c_uint, (c_void_p, c_void_p, c_uint, c_uint)),
         "cuGraphUpload": (c_uint, (c_void_p, c_void_p)),
-        "cuGraphicsMapResources": (c_uint, (c_uint, POINTER(CUgraphicsResource), c_void_p)),
+        "cuGraphicsMapResources": (c_uint, (c_uint, c_void_p, c_void_p)),
         "cuGraphicsResourceGetMappedMipmappedArray": (
             c_uint,
             (POINTER(CUmipmappedArray), c_void_p),
@@ -1278,7 +1384,7 @@ _c.bind_on_first_call(
             c_uint,
             (POINTER(CUarray), c_void_p, c_uint, c_uint),
         ),
-        "cuGraphicsUnmapResources": (c_uint, (c_uint, POINTER(CUgraphicsResource), c_void_p)),
+        "cuGraphicsUnmapResources": (c_uint, (c_uint, c_void_p, c_void_p)),
         "cuGraphicsUnregisterResource": (c_uint, (c_void_p,)),
         "cuImportExternalMemory": (c_uint, (POINTER(CUexternalMemory), c_void_p)),
         "cuImportExternalSemaphore": (c_uint, (POINTER(CUexternalSemaphore), c_void_p)),
@@ -1332,29 +1438,11 @@ _c.bind_on_first_call(
         "cuLibraryGetUnifiedFunction": (c_uint, (POINTER(c_void_p), c_void_p, c_void_p), (0,)),
         "cuLibraryLoadData": (
             c_uint,
-            (
-                POINTER(CUlibrary),
-                c_void_p,
-                c_void_p,
-                POINTER(c_void_p),
-                c_uint,
-                c_void_p,
-                c_void_p,
-                c_uint,
-            ),
+            (POINTER(CUlibrary), c_void_p, c_void_p, c_void_p, c_uint, c_void_p, c_void_p, c_uint),
         ),
         "cuLibraryLoadFromFile": (
             c_uint,
-            (
-                POINTER(CUlibrary),
-                c_void_p,
-                c_void_p,
-                POINTER(c_void_p),
-                c_uint,
-                c_void_p,
-                c_void_p,
-                c_uint,
-            ),
+            (POINTER(CUlibrary), c_void_p, c_void_p, c_void_p, c_uint, c_void_p, c_void_p, c_uint),
         ),
         "cuLibraryUnload": (c_uint, (c_void_p,)),
         "cuLinkAddData": (
@@ -1367,9 +1455,9 @@ _c.bind_on_first_call(
         ),
         "cuLinkAddFile": (c_uint, (c_void_p, c_uint, c_void_p, c_uint, c_void_p, c_void_p)),
         "cuLinkAddFile_v2": (c_uint, (c_void_p, c_uint, c_void_p, c_uint, c_void_p, c_void_p)),
-        "cuLinkComplete": (c_uint, (c_void_p, POINTER(c_void_p), c_void_p), (1,)),
-        "cuLinkCreate": (c_uint, (c_uint, c_void_p, c_void_p, c_void_p)),
-        "cuLinkCreate_v2": (c_uint, (c_uint, c_void_p, c_void_p, c_void_p)),
+        "cuLinkComplete": (c_uint, (c_void_p, POINTER(c_void_p), POINTER(c_size_t)), (1, 2)),
+        "cuLinkCreate": (c_uint, (c_uint, c_void_p, c_void_p, POINTER(CUlinkState))),
+        "cuLinkCreate_v2": (c_uint, (c_uint, c_void_p, c_void_p, POINTER(CUlinkState))),
         "cuLinkDestroy": (c_uint, (c_void_p,)),
         "cuMemAddressFree": (c_uint, (CUdeviceptr, c_size_t)),
         "cuMemAddressReserve": (
@@ -1381,8 +1469,8 @@ _c.bind_on_first_call(
         "cuMemAlloc": (c_uint, (POINTER(CUdeviceptr), c_size_t)),
         "cuMemAllocAsync": (c_uint, (POINTER(CUdeviceptr), c_size_t, c_void_p)),
         "cuMemAllocFromPoolAsync": (c_uint, (POINTER(CUdeviceptr), c_size_t, c_void_p, c_void_p)),
-        "cuMemAllocHost": (c_uint, (POINTER(c_void_p), c_size_t), (0,)),
-        "cuMemAllocHost_v2": (c_uint, (POINTER(c_void_p), c_size_t), (0,)),
+        "cuMemAllocHost": (c_uint, (POINTER(c_void_p), c_size_t)),
+        "cuMemAllocHost_v2": (c_uint, (POINTER(c_void_p), c_size_t)),
         "cuMemAllocManaged": (c_uint, (POINTER(CUdeviceptr), c_size_t, c_uint)),
         "cuMemAllocPitch": (
             c_uint,
@@ -1419,7 +1507,7 @@ _c.bind_on_first_call(
         ),
         "cuMemGetInfo": (c_uint, (POINTER(c_size_t), POINTER(c_size_t)), (0, 1)),
         "cuMemGetInfo_v2": (c_uint, (POINTER(c_size_t), POINTER(c_size_t)), (0, 1)),
-        "cuMemHostAlloc": (c_uint, (POINTER(c_void_p), c_size_t, c_uint), (0,)),
+        "cuMemHostAlloc": (c_uint, (POINTER(c_void_p), c_size_t, c_uint)),
         "cuMemHostGetDevicePointer": (c_uint, (POINTER(CUdeviceptr), c_void_p, c_uint)),
         "cuMemHostGetDevicePointer_v2": (c_uint, (POINTER(CUdeviceptr), c_void_p, c_uint)),
         "cuMemHostGetFlags": (c_uint, (POINTER(c_uint), c_void_p), (0,)),
@@ -1439,7 +1527,7 @@ _c.bind_on_first_call(
         "cuMemPoolDestroy": (c_uint, (c_void_p,)),
         "cuMemPoolExportPointer": (c_uint, (POINTER(CUmemPoolPtrExportData), CUdeviceptr)),
         "cuMemPoolExportToShareableHandle": (c_uint, (c_void_p, c_void_p, c_uint, c_ulonglong)),
-        "cuMemPoolGetAccess": (c_uint, (POINTER(c_uint), c_void_p, POINTER(CUmemLocation))),
+        "cuMemPoolGetAccess": (c_uint, (POINTER(c_uint), c_void_p, c_void_p), (0,)),
         "cuMemPoolGetAttribute": (c_uint, (c_void_p, c_uint, c_void_p)),
         "cuMemPoolImportFromShareableHandle": (
             c_uint,
@@ -1454,8 +1542,7 @@ _c.bind_on_first_call(
         "cuMemRangeGetAttribute": (c_uint, (c_void_p, c_size_t, c_uint, CUdeviceptr, c_size_t)),
         "cuMemRangeGetAttributes": (
             c_uint,
-            (POINTER(c_void_p), c_void_p, c_void_p, c_size_t, CUdeviceptr, c_size_t),
-            (0,),
+            (c_void_p, c_void_p, c_void_p, c_size_t, CUdeviceptr, c_size_t),
         ),
         "cuMemRelease": (c_uint, (CUmemGenericAllocationHandle,)),
         "cuMemRetainAllocationHandle": (c_uint, (POINTER(CUmemGenericAllocationHandle), c_void_p)),
@@ -1558,10 +1645,7 @@ _c.bind_on_first_call(
         "cuModuleGetTexRef": (c_uint, (POINTER(CUtexref), c_void_p, c_void_p)),
         "cuModuleLoad": (c_uint, (POINTER(CUmodule), c_void_p)),
         "cuModuleLoadData": (c_uint, (POINTER(CUmodule), c_void_p)),
-        "cuModuleLoadDataEx": (
-            c_uint,
-            (POINTER(CUmodule), c_void_p, c_uint, c_void_p, POINTER(c_void_p)),
-        ),
+        "cuModuleLoadDataEx": (c_uint, (POINTER(CUmodule), c_void_p, c_uint, c_void_p, c_void_p)),
         "cuModuleLoadFatBinary": (c_uint, (POINTER(CUmodule), c_void_p)),
         "cuModuleUnload": (c_uint, (c_void_p,)),
         "cuMulticastAddDevice": (c_uint, (CUmemGenericAllocationHandle, CUdevice)),
@@ -1616,11 +1700,7 @@ _c.bind_on_first_call(
         "cuParamSeti": (c_uint, (c_void_p, c_int, c_uint)),
         "cuParamSetv": (c_uint, (c_void_p, c_int, c_void_p, c_uint)),
         "cuPointerGetAttribute": (c_uint, (c_void_p, c_uint, CUdeviceptr)),
-        "cuPointerGetAttributes": (
-            c_uint,
-            (c_uint, POINTER(c_uint), POINTER(c_void_p), CUdeviceptr),
-            (1, 2),
-        ),
+        "cuPointerGetAttributes": (c_uint, (c_uint, c_void_p, c_void_p, CUdeviceptr)),
         "cuPointerSetAttribute": (c_uint, (c_void_p, c_uint, CUdeviceptr)),
         "cuSignalExternalSemaphoresAsync": (c_uint, (c_void_p, c_void_p, c_uint, c_void_p)),
         "cuStreamAddCallback": (c_uint, (c_void_p, c_void_p, c_void_p, c_uint)),
@@ -1634,8 +1714,8 @@ _c.bind_on_first_call(
         "cuStreamCreateWithPriority": (c_uint, (POINTER(CUstream), c_uint, c_int)),
         "cuStreamDestroy": (c_uint, (c_void_p,)),
         "cuStreamDestroy_v2": (c_uint, (c_void_p,)),
-        "cuStreamEndCapture": (c_uint, (c_void_p, c_void_p)),
-        "cuStreamGetAttribute": (c_uint, (c_void_p, c_uint, POINTER(CUstreamAttrValue))),
+        "cuStreamEndCapture": (c_uint, (c_void_p, POINTER(CUgraph))),
+        "cuStreamGetAttribute": (c_uint, (c_void_p, c_uint, c_void_p)),
         "cuStreamGetCaptureInfo": (
             c_uint,
             (
@@ -1678,7 +1758,7 @@ _c.bind_on_first_call(
         "cuStreamWriteValue64_v2": (c_uint, (c_void_p, CUdeviceptr, cuuint64_t, c_uint)),
         "cuSurfObjectCreate": (c_uint, (POINTER(CUsurfObject), c_void_p)),
         "cuSurfObjectDestroy": (c_uint, (CUsurfObject,)),
-        "cuSurfObjectGetResourceDesc": (c_uint, (c_void_p, CUsurfObject)),
+        "cuSurfObjectGetResourceDesc": (c_uint, (POINTER(CUDA_RESOURCE_DESC), CUsurfObject)),
         "cuSurfRefGetArray": (c_uint, (POINTER(CUarray), c_void_p)),
         "cuSurfRefSetArray": (c_uint, (c_void_p, c_void_p, c_uint)),
         "cuTensorMapEncodeIm2col": (
@@ -1721,9 +1801,9 @@ _c.bind_on_first_call(
         "cuTensorMapReplaceAddress": (c_uint, (c_void_p, c_void_p)),
         "cuTexObjectCreate": (c_uint, (POINTER(CUtexObject), c_void_p, c_void_p, c_void_p)),
         "cuTexObjectDestroy": (c_uint, (CUtexObject,)),
-        "cuTexObjectGetResourceDesc": (c_uint, (c_void_p, CUtexObject)),
-        "cuTexObjectGetResourceViewDesc": (c_uint, (c_void_p, CUtexObject)),
-        "cuTexObjectGetTextureDesc": (c_uint, (c_void_p, CUtexObject)),
+        "cuTexObjectGetResourceDesc": (c_uint, (POINTER(CUDA_RESOURCE_DESC), CUtexObject)),
+        "cuTexObjectGetResourceViewDesc": (c_uint, (POINTER(CUDA_RESOURCE_VIEW_DESC), CUtexObject)),
+        "cuTexObjectGetTextureDesc": (c_uint, (POINTER(CUDA_TEXTURE_DESC), CUtexObject)),
         "cuTexRefCreate": (c_uint, (POINTER(CUtexref),)),
         "cuTexRefDestroy": (c_uint, (c_void_p,)),
         "cuTexRefGetAddress": (c_uint, (POINTER(CUdeviceptr), c_void_p)),
@@ -1762,7 +1842,7 @@ _c.bind_on_first_call(
         "cuTexRefSetMipmapLevelBias": (c_uint, (c_void_p, c_float)),
         "cuTexRefSetMipmapLevelClamp": (c_uint, (c_void_p, c_float, c_float)),
         "cuTexRefSetMipmappedArray": (c_uint, (c_void_p, c_void_p, c_uint)),
-        "cuThreadExchangeStreamCaptureMode": (c_uint, (c_void_p,)),
+        "cuThreadExchangeStreamCaptureMode": (c_uint, (POINTER(c_uint),)),
         "cuUserObjectCreate": (c_uint, (POINTER(CUuserObject), c_void_p, c_void_p, c_uint, c_uint)),
         "cuUserObjectRelease": (c_uint, (c_void_p, c_uint)),
         "cuUserObjectRetain": (c_uint, (c_void_p, c_uint)),
@@ -2184,11 +2264,6 @@ _range_CUmemAllocationHandleType_enum = (
     None,
     "CUmemAllocationHandleType",
 )
-_range_CUmemGenericAllocationHandle_unsigned_long_long = (
-    0,
-    18446744073709551615,
-    "CUmemGenericAllocationHandle (unsigned long long)",
-)
 _range_CUmemPool_attribute_enum = (
     CUmemPool_attribute_enum,
     0,
@@ -2225,11 +2300,6 @@ _range_CUstreamCaptureMode_enum = (
     None,
     "CUstreamCaptureMode",
 )
-_range_CUsurfObject_unsigned_long_long = (
-    0,
-    18446744073709551615,
-    "CUsurfObject (unsigned long long)",
-)
 _range_CUtensorMapDataType_enum = (
     CUtensorMapDataType_enum,
     0,
@@ -2264,11 +2334,6 @@ _range_CUtensorMapSwizzle_enum = (
     4294967295,
     None,
     "CUtensorMapSwizzle",
-)
-_range_CUtexObject_unsigned_long_long = (
-    0,
-    18446744073709551615,
-    "CUtexObject (unsigned long long)",
 )
 _range_cuuint32_t_unsigned_int = (0, 4294967295, "cuuint32_t (unsigned int)")
 _range_cuuint64_t_unsigned_long = (0, 18446744073709551615, "cuuint64_t (unsigned long)")
@@ -2981,18 +3046,24 @@ def cuCtxDestroy(ctx: CUcontext | _HandleLike) -> None:
     Parameters:
         ctx: Context to destroy
 
+    The handle object given as ctx is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuCtxDestroy_v2(CUcontext ctx)
     """
     if ctx.__class__ is not CUcontext:
         ctx = _c.handle(ctx, CUcontext, "ctx")
+    ctx_given = _c.claim(ctx, "ctx", "cuCtxDestroy")
     try:
-        err = _cuCtxDestroy(ctx)
+        err = _cuCtxDestroy(ctx_given)
     except _ArgumentError as exc:
+        _c.unclaim(ctx)
         raise _c.argument_error(exc, "cuCtxDestroy", ("ctx",)) from None
     if err:
+        _c.unclaim(ctx)
         raise _error(err, _lib)
+    _c.destroyed(ctx, "CUcontext", "cuCtxDestroy")
 
 
 def cuCtxDestroy_v2(ctx: CUcontext | _HandleLike) -> None:
@@ -3003,18 +3074,24 @@ def cuCtxDestroy_v2(ctx: CUcontext | _HandleLike) -> None:
     Parameters:
         ctx: Context to destroy
 
+    The handle object given as ctx is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuCtxDestroy_v2(CUcontext ctx)
     """
     if ctx.__class__ is not CUcontext:
         ctx = _c.handle(ctx, CUcontext, "ctx")
+    ctx_given = _c.claim(ctx, "ctx", "cuCtxDestroy_v2")
     try:
-        err = _cuCtxDestroy_v2(ctx)
+        err = _cuCtxDestroy_v2(ctx_given)
     except _ArgumentError as exc:
+        _c.unclaim(ctx)
         raise _c.argument_error(exc, "cuCtxDestroy_v2", ("ctx",)) from None
     if err:
+        _c.unclaim(ctx)
         raise _error(err, _lib)
+    _c.destroyed(ctx, "CUcontext", "cuCtxDestroy_v2")
 
 
 def cuCtxDetach(ctx: CUcontext | _HandleLike) -> None:
@@ -3619,18 +3696,24 @@ def cuDestroyExternalMemory(extMem: CUexternalMemory | _HandleLike) -> None:
     Parameters:
         extMem: External memory object to be destroyed
 
+    The handle object given as extMem is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_HANDLE.
 
     C: CUresult cuDestroyExternalMemory(CUexternalMemory extMem)
     """
     if extMem.__class__ is not CUexternalMemory:
         extMem = _c.handle(extMem, CUexternalMemory, "extMem")
+    extMem_given = _c.claim(extMem, "extMem", "cuDestroyExternalMemory")
     try:
-        err = _cuDestroyExternalMemory(extMem)
+        err = _cuDestroyExternalMemory(extMem_given)
     except _ArgumentError as exc:
+        _c.unclaim(extMem)
         raise _c.argument_error(exc, "cuDestroyExternalMemory", ("extMem",)) from None
     if err:
+        _c.unclaim(extMem)
         raise _error(err, _lib)
+    _c.destroyed(extMem, "CUexternalMemory", "cuDestroyExternalMemory")
 
 
 def cuDestroyExternalSemaphore(extSem: CUexternalSemaphore | _HandleLike) -> None:
@@ -3641,18 +3724,24 @@ def cuDestroyExternalSemaphore(extSem: CUexternalSemaphore | _HandleLike) -> Non
     Parameters:
         extSem: External semaphore to be destroyed
 
+    The handle object given as extSem is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_HANDLE.
 
     C: CUresult cuDestroyExternalSemaphore(CUexternalSemaphore extSem)
     """
     if extSem.__class__ is not CUexternalSemaphore:
         extSem = _c.handle(extSem, CUexternalSemaphore, "extSem")
+    extSem_given = _c.claim(extSem, "extSem", "cuDestroyExternalSemaphore")
     try:
-        err = _cuDestroyExternalSemaphore(extSem)
+        err = _cuDestroyExternalSemaphore(extSem_given)
     except _ArgumentError as exc:
+        _c.unclaim(extSem)
         raise _c.argument_error(exc, "cuDestroyExternalSemaphore", ("extSem",)) from None
     if err:
+        _c.unclaim(extSem)
         raise _error(err, _lib)
+    _c.destroyed(extSem, "CUexternalSemaphore", "cuDestroyExternalSemaphore")
 
 
 def cuDeviceCanAccessPeer(dev: int, peerDev: int) -> int:
@@ -3912,16 +4001,24 @@ def cuDeviceGetExecAffinitySupport(type: CUexecAffinityType_enum | int, dev: int
     return pi
 
 
-def cuDeviceGetGraphMemAttribute(
-    device: int, attr: CUgraphMem_attribute_enum | int, value: _PointerLike
-) -> None:
-    """cuDeviceGetGraphMemAttribute(device: int, attr: CUgraphMem_attribute_enum | int, value: _PointerLike) -> None
+def cuDeviceGetGraphMemAttribute(device: int, attr: CUgraphMem_attribute_enum | int) -> int:
+    """cuDeviceGetGraphMemAttribute(device: int, attr: CUgraphMem_attribute_enum | int) -> int
 
     Query asynchronous allocation attributes related to graphs.
 
     Parameters:
         device: Specifies the scope of the query
         attr: attribute to get
+
+    value comes back as the Python value of the type attr selects.
+
+    Values by attr:
+        CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT: int (unsigned long long)
+        CU_GRAPH_MEM_ATTR_USED_MEM_HIGH: int (unsigned long long)
+        CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT: int (unsigned long long)
+        CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH: int (unsigned long long)
+
+    Returns:
         value: retrieved value
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_DEVICE.
@@ -3936,18 +4033,18 @@ def cuDeviceGetGraphMemAttribute(
         attr = _c.enum_argument(
             attr, _range_CUgraphMem_attribute_enum, "cuDeviceGetGraphMemAttribute", "attr"
         )
-    if value.__class__ is not int:
-        value = _c.pointer(value, "value", True)
-    elif value >> 64:
-        raise _c.address_error(value, "cuDeviceGetGraphMemAttribute", "value")
+    value = _c.attribute_storage(
+        attr, _CUgraphMem_attribute_enum_values, "cuDeviceGetGraphMemAttribute"
+    )
     try:
-        err = _cuDeviceGetGraphMemAttribute(device, attr, value)
+        err = _cuDeviceGetGraphMemAttribute(device, attr, _c.byref(value))
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cuDeviceGetGraphMemAttribute", ("device", "attr", "value")
         ) from None
     if err:
         raise _error(err, _lib)
+    return _c.attribute_result(value, attr, _CUgraphMem_attribute_enum_values)
 
 
 def cuDeviceGetLuid(dev: int) -> tuple[bytes, int]:
@@ -4503,16 +4600,24 @@ def cuDevicePrimaryCtxSetFlags_v2(dev: int, flags: int) -> None:
 
 
 def cuDeviceSetGraphMemAttribute(
-    device: int, attr: CUgraphMem_attribute_enum | int, value: _PointerLike
+    device: int, attr: CUgraphMem_attribute_enum | int, value: int
 ) -> None:
-    """cuDeviceSetGraphMemAttribute(device: int, attr: CUgraphMem_attribute_enum | int, value: _PointerLike) -> None
+    """cuDeviceSetGraphMemAttribute(device: int, attr: CUgraphMem_attribute_enum | int, value: int) -> None
 
     Set asynchronous allocation attributes related to graphs.
 
     Parameters:
         device: Specifies the scope of the query
         attr: attribute to get
-        value: pointer to value to set
+        value: the attribute's value (below)
+
+    value is the Python value of the type attr selects, checked against its C type's range (a ctypes scalar is read as its value). For a raw pointer, call driver_12020.cuDeviceSetGraphMemAttribute.
+
+    Values by attr:
+        CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT: int (unsigned long long)
+        CU_GRAPH_MEM_ATTR_USED_MEM_HIGH: int (unsigned long long)
+        CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT: int (unsigned long long)
+        CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH: int (unsigned long long)
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_DEVICE.
 
@@ -4526,10 +4631,9 @@ def cuDeviceSetGraphMemAttribute(
         attr = _c.enum_argument(
             attr, _range_CUgraphMem_attribute_enum, "cuDeviceSetGraphMemAttribute", "attr"
         )
-    if value.__class__ is not int:
-        value = _c.pointer(value, "value", True)
-    elif value >> 64:
-        raise _c.address_error(value, "cuDeviceSetGraphMemAttribute", "value")
+    value = _c.attribute_value(
+        value, attr, _CUgraphMem_attribute_enum_values, "cuDeviceSetGraphMemAttribute", "value"
+    )
     try:
         err = _cuDeviceSetGraphMemAttribute(device, attr, value)
     except _ArgumentError as exc:
@@ -4732,40 +4836,40 @@ def cuEventDestroy_v2(hEvent: CUevent | _HandleLike) -> None:
     _c.destroyed(hEvent, "CUevent", "cuEventDestroy_v2")
 
 
-def cuEventElapsedTime(
-    pMilliseconds: _PointerLike, hStart: CUevent | _HandleLike, hEnd: CUevent | _HandleLike
-) -> None:
-    """cuEventElapsedTime(pMilliseconds: _PointerLike, hStart: CUevent | _HandleLike, hEnd: CUevent | _HandleLike) -> None
+def cuEventElapsedTime(hStart: CUevent | _HandleLike, hEnd: CUevent | _HandleLike) -> float:
+    """cuEventElapsedTime(hStart: CUevent | _HandleLike, hEnd: CUevent | _HandleLike) -> float
 
     Computes the elapsed time between two events.
 
     Parameters:
-        pMilliseconds: Time between hStart and hEnd in ms
         hStart: Starting event
         hEnd: Ending event
+
+    Returns:
+        pMilliseconds: Time between hStart and hEnd in ms
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_NOT_READY, CUDA_ERROR_UNKNOWN.
 
     C: CUresult cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd)
     """
-    if pMilliseconds.__class__ is not int:
-        pMilliseconds = _c.ref(
-            pMilliseconds, c_float, "pMilliseconds", True, 1, "cuEventElapsedTime: the record"
-        )
-    elif pMilliseconds >> 64:
-        raise _c.address_error(pMilliseconds, "cuEventElapsedTime", "pMilliseconds")
     if hStart.__class__ is not CUevent:
         hStart = _c.handle(hStart, CUevent, "hStart")
     if hEnd.__class__ is not CUevent:
         hEnd = _c.handle(hEnd, CUevent, "hEnd")
     try:
-        err = _cuEventElapsedTime(pMilliseconds, hStart, hEnd)
+        if _compiled:
+            err, pMilliseconds = _cuEventElapsedTime_out(hStart, hEnd)
+        else:
+            pMilliseconds_ = c_float()
+            err = _cuEventElapsedTime(pMilliseconds_, hStart, hEnd)
+            pMilliseconds = pMilliseconds_.value
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cuEventElapsedTime", ("pMilliseconds", "hStart", "hEnd")
         ) from None
     if err:
         raise _error(err, _lib)
+    return pMilliseconds
 
 
 def cuEventQuery(hEvent: CUevent | _HandleLike) -> None:
@@ -5288,15 +5392,14 @@ def cuGetErrorString(error: cudaError_enum | int) -> str | None:
     return _c.string(pStr.value)
 
 
-def cuGetExportTable(ppExportTable: _PointerLike, pExportTableId: _PointerLike) -> None:
-    """cuGetExportTable(ppExportTable: _PointerLike, pExportTableId: _PointerLike) -> None
+def cuGetExportTable(pExportTableId: _PointerLike) -> int:
+    """cuGetExportTable(pExportTableId: _PointerLike) -> int
+
+    Returns:
+        ppExportTable
 
     C: CUresult cuGetExportTable(const void **ppExportTable, const CUuuid *pExportTableId)
     """
-    if ppExportTable.__class__ is not int:
-        ppExportTable = _c.pointer(ppExportTable, "ppExportTable", True)
-    elif ppExportTable >> 64:
-        raise _c.address_error(ppExportTable, "cuGetExportTable", "ppExportTable")
     if pExportTableId.__class__ is not int:
         pExportTableId = _c.ref(
             pExportTableId, CUuuid, "pExportTableId", False, 1, "cuGetExportTable: the record"
@@ -5304,13 +5407,19 @@ def cuGetExportTable(ppExportTable: _PointerLike, pExportTableId: _PointerLike) 
     elif pExportTableId >> 64 or 0 < pExportTableId < 65536:
         raise _c.address_error(pExportTableId, "cuGetExportTable", "pExportTableId", "CUuuid")
     try:
-        err = _cuGetExportTable(ppExportTable, pExportTableId)
+        if _compiled:
+            err, ppExportTable = _cuGetExportTable_out(pExportTableId)
+        else:
+            ppExportTable_ = c_void_p()
+            err = _cuGetExportTable(ppExportTable_, pExportTableId)
+            ppExportTable = ppExportTable_.value
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cuGetExportTable", ("ppExportTable", "pExportTableId")
         ) from None
     if err:
         raise _error(err, _lib)
+    return ppExportTable or 0
 
 
 def cuGetProcAddress(
@@ -6090,9 +6199,12 @@ def cuGraphAddKernelNode_v2(
 
 
 def cuGraphAddMemAllocNode(
-    hGraph: CUgraph | _HandleLike, dependencies: _PointerLike, numDependencies: int
-) -> tuple[CUgraphNode, CUDA_MEM_ALLOC_NODE_PARAMS]:
-    """cuGraphAddMemAllocNode(hGraph: CUgraph | _HandleLike, dependencies: _PointerLike, numDependencies: int) -> tuple[CUgraphNode, CUDA_MEM_ALLOC_NODE_PARAMS]
+    hGraph: CUgraph | _HandleLike,
+    dependencies: _PointerLike,
+    numDependencies: int,
+    nodeParams: _PointerLike,
+) -> CUgraphNode:
+    """cuGraphAddMemAllocNode(hGraph: CUgraph | _HandleLike, dependencies: _PointerLike, numDependencies: int, nodeParams: _PointerLike) -> CUgraphNode
 
     Creates an allocation node and adds it to a graph.
 
@@ -6100,10 +6212,10 @@ def cuGraphAddMemAllocNode(
         hGraph: Graph to which to add the node
         dependencies: Dependencies of the node
         numDependencies: Number of dependencies
+        nodeParams: Parameters for the node
 
     Returns:
         phGraphNode: Returns newly created node
-        nodeParams: Parameters for the node
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_INVALID_VALUE.
 
@@ -6126,8 +6238,20 @@ def cuGraphAddMemAllocNode(
         )
     elif dependencies >> 64:
         raise _c.address_error(dependencies, "cuGraphAddMemAllocNode", "dependencies")
+    if nodeParams.__class__ is not int:
+        nodeParams = _c.ref(
+            nodeParams,
+            CUDA_MEM_ALLOC_NODE_PARAMS,
+            "nodeParams",
+            True,
+            1,
+            "cuGraphAddMemAllocNode: the record",
+        )
+    elif nodeParams >> 64 or 0 < nodeParams < 65536:
+        raise _c.address_error(
+            nodeParams, "cuGraphAddMemAllocNode", "nodeParams", "CUDA_MEM_ALLOC_NODE_PARAMS"
+        )
     phGraphNode = CUgraphNode()
-    nodeParams = CUDA_MEM_ALLOC_NODE_PARAMS()
     try:
         err = _cuGraphAddMemAllocNode(
             phGraphNode, hGraph, dependencies, numDependencies, nodeParams
@@ -6140,7 +6264,7 @@ def cuGraphAddMemAllocNode(
         ) from None
     if err:
         raise _error(err, _lib)
-    return phGraphNode, nodeParams
+    return phGraphNode
 
 
 def cuGraphAddMemFreeNode(
@@ -7337,15 +7461,17 @@ def cuGraphExecNodeSetParams(
 
 
 def cuGraphExecUpdate(
-    hGraphExec: CUgraphExec | _HandleLike, hGraph: CUgraph | _HandleLike, resultInfo: _PointerLike
-) -> None:
-    """cuGraphExecUpdate(hGraphExec: CUgraphExec | _HandleLike, hGraph: CUgraph | _HandleLike, resultInfo: _PointerLike) -> None
+    hGraphExec: CUgraphExec | _HandleLike, hGraph: CUgraph | _HandleLike
+) -> CUgraphExecUpdateResultInfo:
+    """cuGraphExecUpdate(hGraphExec: CUgraphExec | _HandleLike, hGraph: CUgraph | _HandleLike) -> CUgraphExecUpdateResultInfo
 
     Check whether an executable graph can be updated with a graph and perform the update if possible.
 
     Parameters:
         hGraphExec: The instantiated graph to be updated
         hGraph: The graph containing the updated parameters
+
+    Returns:
         resultInfo: the error info structure
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE.
@@ -7356,19 +7482,7 @@ def cuGraphExecUpdate(
         hGraphExec = _c.handle(hGraphExec, CUgraphExec, "hGraphExec")
     if hGraph.__class__ is not CUgraph:
         hGraph = _c.handle(hGraph, CUgraph, "hGraph")
-    if resultInfo.__class__ is not int:
-        resultInfo = _c.ref(
-            resultInfo,
-            CUgraphExecUpdateResultInfo,
-            "resultInfo",
-            True,
-            1,
-            "cuGraphExecUpdate: the record",
-        )
-    elif resultInfo >> 64 or 0 < resultInfo < 65536:
-        raise _c.address_error(
-            resultInfo, "cuGraphExecUpdate", "resultInfo", "CUgraphExecUpdateResultInfo"
-        )
+    resultInfo = CUgraphExecUpdateResultInfo()
     try:
         err = _cuGraphExecUpdate(hGraphExec, hGraph, resultInfo)
     except _ArgumentError as exc:
@@ -7377,18 +7491,21 @@ def cuGraphExecUpdate(
         ) from None
     if err:
         raise _error(err, _lib)
+    return resultInfo
 
 
 def cuGraphExecUpdate_v2(
-    hGraphExec: CUgraphExec | _HandleLike, hGraph: CUgraph | _HandleLike, resultInfo: _PointerLike
-) -> None:
-    """cuGraphExecUpdate_v2(hGraphExec: CUgraphExec | _HandleLike, hGraph: CUgraph | _HandleLike, resultInfo: _PointerLike) -> None
+    hGraphExec: CUgraphExec | _HandleLike, hGraph: CUgraph | _HandleLike
+) -> CUgraphExecUpdateResultInfo:
+    """cuGraphExecUpdate_v2(hGraphExec: CUgraphExec | _HandleLike, hGraph: CUgraph | _HandleLike) -> CUgraphExecUpdateResultInfo
 
     Check whether an executable graph can be updated with a graph and perform the update if possible.
 
     Parameters:
         hGraphExec: The instantiated graph to be updated
         hGraph: The graph containing the updated parameters
+
+    Returns:
         resultInfo: the error info structure
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE.
@@ -7399,19 +7516,7 @@ def cuGraphExecUpdate_v2(
         hGraphExec = _c.handle(hGraphExec, CUgraphExec, "hGraphExec")
     if hGraph.__class__ is not CUgraph:
         hGraph = _c.handle(hGraph, CUgraph, "hGraph")
-    if resultInfo.__class__ is not int:
-        resultInfo = _c.ref(
-            resultInfo,
-            CUgraphExecUpdateResultInfo,
-            "resultInfo",
-            True,
-            1,
-            "cuGraphExecUpdate_v2: the record",
-        )
-    elif resultInfo >> 64 or 0 < resultInfo < 65536:
-        raise _c.address_error(
-            resultInfo, "cuGraphExecUpdate_v2", "resultInfo", "CUgraphExecUpdateResultInfo"
-        )
+    resultInfo = CUgraphExecUpdateResultInfo()
     try:
         err = _cuGraphExecUpdate_v2(hGraphExec, hGraph, resultInfo)
     except _ArgumentError as exc:
@@ -7420,6 +7525,7 @@ def cuGraphExecUpdate_v2(
         ) from None
     if err:
         raise _error(err, _lib)
+    return resultInfo
 
 
 def cuGraphExternalSemaphoresSignalNodeGetParams(
@@ -7877,10 +7983,32 @@ def cuGraphKernelNodeCopyAttributes(
 
 def cuGraphKernelNodeGetAttribute(
     hNode: CUgraphNode | _HandleLike, attr: CUlaunchAttributeID_enum | int
-) -> CUkernelNodeAttrValue:
-    """cuGraphKernelNodeGetAttribute(hNode: CUgraphNode | _HandleLike, attr: CUlaunchAttributeID_enum | int) -> CUkernelNodeAttrValue
+) -> (
+    int
+    | CUaccessPolicyWindow
+    | CUlaunchAttributeValue_union_clusterDim
+    | CUlaunchAttributeValue_union_programmaticEvent
+    | CUlaunchMemSyncDomainMap
+    | CUlaunchAttributeValue_union
+):
+    """cuGraphKernelNodeGetAttribute(hNode: CUgraphNode | _HandleLike, attr: CUlaunchAttributeID_enum | int) -> int | CUaccessPolicyWindow | CUlaunchAttributeValue_union_clusterDim | CUlaunchAttributeValue_union_programmaticEvent | CUlaunchMemSyncDomainMap | CUlaunchAttributeValue_union
 
     Queries node attribute.
+
+    value_out comes back as the Python value of the type attr selects.
+
+    Values by attr:
+        CU_LAUNCH_ATTRIBUTE_IGNORE: CUlaunchAttributeValue_union
+        CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW: CUaccessPolicyWindow (member accessPolicyWindow)
+        CU_LAUNCH_ATTRIBUTE_COOPERATIVE: int (member cooperative)
+        CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY: int (member syncPolicy)
+        CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: CUlaunchAttributeValue_union_clusterDim (member clusterDim)
+        CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: int (member clusterSchedulingPolicyPreference)
+        CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION: int (member programmaticStreamSerializationAllowed)
+        CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT: CUlaunchAttributeValue_union_programmaticEvent (member programmaticEvent)
+        CU_LAUNCH_ATTRIBUTE_PRIORITY: int (member priority)
+        CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP: CUlaunchMemSyncDomainMap (member memSyncDomainMap)
+        CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN: int (member memSyncDomain)
 
     Returns:
         value_out
@@ -7897,16 +8025,18 @@ def cuGraphKernelNodeGetAttribute(
         )
     if hNode.__class__ is not CUgraphNode:
         hNode = _c.handle(hNode, CUgraphNode, "hNode")
-    value_out = CUkernelNodeAttrValue()
+    value_out = _c.attribute_storage(
+        attr, _CUlaunchAttributeID_enum_values, "cuGraphKernelNodeGetAttribute"
+    )
     try:
-        err = _cuGraphKernelNodeGetAttribute(hNode, attr, value_out)
+        err = _cuGraphKernelNodeGetAttribute(hNode, attr, _c.byref(value_out))
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cuGraphKernelNodeGetAttribute", ("hNode", "attr", "value_out")
         ) from None
     if err:
         raise _error(err, _lib)
-    return value_out
+    return _c.attribute_result(value_out, attr, _CUlaunchAttributeID_enum_values)
 
 
 def cuGraphKernelNodeGetParams(hNode: CUgraphNode | _HandleLike) -> CUDA_KERNEL_NODE_PARAMS:
@@ -7968,11 +8098,35 @@ def cuGraphKernelNodeGetParams_v2(hNode: CUgraphNode | _HandleLike) -> CUDA_KERN
 
 
 def cuGraphKernelNodeSetAttribute(
-    hNode: CUgraphNode | _HandleLike, attr: CUlaunchAttributeID_enum | int, value: _PointerLike
+    hNode: CUgraphNode | _HandleLike,
+    attr: CUlaunchAttributeID_enum | int,
+    value: (
+        int
+        | CUaccessPolicyWindow
+        | CUlaunchAttributeValue_union_clusterDim
+        | CUlaunchAttributeValue_union_programmaticEvent
+        | CUlaunchMemSyncDomainMap
+        | CUlaunchAttributeValue_union
+    ),
 ) -> None:
-    """cuGraphKernelNodeSetAttribute(hNode: CUgraphNode | _HandleLike, attr: CUlaunchAttributeID_enum | int, value: _PointerLike) -> None
+    """cuGraphKernelNodeSetAttribute(hNode: CUgraphNode | _HandleLike, attr: CUlaunchAttributeID_enum | int, value: int | CUaccessPolicyWindow | CUlaunchAttributeValue_union_clusterDim | CUlaunchAttributeValue_union_programmaticEvent | CUlaunchMemSyncDomainMap | CUlaunchAttributeValue_union) -> None
 
     Sets node attribute.
+
+    value is the Python value of the type attr selects, checked against its C type's range (a ctypes scalar is read as its value). For a raw pointer, call driver_12020.cuGraphKernelNodeSetAttribute. A CUlaunchAttributeValue_union itself is passed as is.
+
+    Values by attr:
+        CU_LAUNCH_ATTRIBUTE_IGNORE: CUlaunchAttributeValue_union
+        CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW: CUaccessPolicyWindow (member accessPolicyWindow)
+        CU_LAUNCH_ATTRIBUTE_COOPERATIVE: int (member cooperative)
+        CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY: int (member syncPolicy)
+        CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: CUlaunchAttributeValue_union_clusterDim (member clusterDim)
+        CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: int (member clusterSchedulingPolicyPreference)
+        CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION: int (member programmaticStreamSerializationAllowed)
+        CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT: CUlaunchAttributeValue_union_programmaticEvent (member programmaticEvent)
+        CU_LAUNCH_ATTRIBUTE_PRIORITY: int (member priority)
+        CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP: CUlaunchMemSyncDomainMap (member memSyncDomainMap)
+        CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN: int (member memSyncDomain)
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE.
 
@@ -7986,19 +8140,9 @@ def cuGraphKernelNodeSetAttribute(
         )
     if hNode.__class__ is not CUgraphNode:
         hNode = _c.handle(hNode, CUgraphNode, "hNode")
-    if value.__class__ is not int:
-        value = _c.ref(
-            value,
-            CUkernelNodeAttrValue,
-            "value",
-            False,
-            1,
-            "cuGraphKernelNodeSetAttribute: the record",
-        )
-    elif value >> 64 or 0 < value < 65536:
-        raise _c.address_error(
-            value, "cuGraphKernelNodeSetAttribute", "value", "CUkernelNodeAttrValue"
-        )
+    value = _c.attribute_value(
+        value, attr, _CUlaunchAttributeID_enum_values, "cuGraphKernelNodeSetAttribute", "value"
+    )
     try:
         err = _cuGraphKernelNodeSetAttribute(hNode, attr, value)
     except _ArgumentError as exc:
@@ -8681,17 +8825,17 @@ def cuGraphUpload(hGraphExec: CUgraphExec | _HandleLike, hStream: CUstream | _Ha
         raise _error(err, _lib)
 
 
-def cuGraphicsMapResources(count: int, hStream: CUstream | _HandleLike) -> CUgraphicsResource:
-    """cuGraphicsMapResources(count: int, hStream: CUstream | _HandleLike) -> CUgraphicsResource
+def cuGraphicsMapResources(
+    count: int, resources: _PointerLike, hStream: CUstream | _HandleLike
+) -> None:
+    """cuGraphicsMapResources(count: int, resources: _PointerLike, hStream: CUstream | _HandleLike) -> None
 
     Map graphics resources for access by CUDA.
 
     Parameters:
         count: Number of resources to map
-        hStream: Stream with which to synchronize
-
-    Returns:
         resources: Resources to map for CUDA usage
+        hStream: Stream with which to synchronize
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_ALREADY_MAPPED, CUDA_ERROR_UNKNOWN.
 
@@ -8699,9 +8843,14 @@ def cuGraphicsMapResources(count: int, hStream: CUstream | _HandleLike) -> CUgra
     """
     if count.__class__ is not int or count >> 32:
         count = _c.integer(count, _range_unsigned_int, "cuGraphicsMapResources", "count")
+    if resources.__class__ is not int:
+        resources = _c.ref(
+            resources, CUgraphicsResource, "resources", True, count, "cuGraphicsMapResources: count"
+        )
+    elif resources >> 64:
+        raise _c.address_error(resources, "cuGraphicsMapResources", "resources")
     if hStream.__class__ is not CUstream:
         hStream = _c.handle(hStream, CUstream, "hStream")
-    resources = CUgraphicsResource()
     try:
         err = _cuGraphicsMapResources(count, resources, hStream)
     except _ArgumentError as exc:
@@ -8710,7 +8859,6 @@ def cuGraphicsMapResources(count: int, hStream: CUstream | _HandleLike) -> CUgra
         ) from None
     if err:
         raise _error(err, _lib)
-    return resources
 
 
 def cuGraphicsResourceGetMappedMipmappedArray(
@@ -8909,17 +9057,17 @@ def cuGraphicsSubResourceGetMappedArray(
     return pArray
 
 
-def cuGraphicsUnmapResources(count: int, hStream: CUstream | _HandleLike) -> CUgraphicsResource:
-    """cuGraphicsUnmapResources(count: int, hStream: CUstream | _HandleLike) -> CUgraphicsResource
+def cuGraphicsUnmapResources(
+    count: int, resources: _PointerLike, hStream: CUstream | _HandleLike
+) -> None:
+    """cuGraphicsUnmapResources(count: int, resources: _PointerLike, hStream: CUstream | _HandleLike) -> None
 
     Unmap graphics resources.
 
     Parameters:
         count: Number of resources to unmap
-        hStream: Stream with which to synchronize
-
-    Returns:
         resources: Resources to unmap
+        hStream: Stream with which to synchronize
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_NOT_MAPPED, CUDA_ERROR_UNKNOWN.
 
@@ -8927,9 +9075,19 @@ def cuGraphicsUnmapResources(count: int, hStream: CUstream | _HandleLike) -> CUg
     """
     if count.__class__ is not int or count >> 32:
         count = _c.integer(count, _range_unsigned_int, "cuGraphicsUnmapResources", "count")
+    if resources.__class__ is not int:
+        resources = _c.ref(
+            resources,
+            CUgraphicsResource,
+            "resources",
+            True,
+            count,
+            "cuGraphicsUnmapResources: count",
+        )
+    elif resources >> 64:
+        raise _c.address_error(resources, "cuGraphicsUnmapResources", "resources")
     if hStream.__class__ is not CUstream:
         hStream = _c.handle(hStream, CUstream, "hStream")
-    resources = CUgraphicsResource()
     try:
         err = _cuGraphicsUnmapResources(count, resources, hStream)
     except _ArgumentError as exc:
@@ -8938,7 +9096,6 @@ def cuGraphicsUnmapResources(count: int, hStream: CUstream | _HandleLike) -> CUg
         ) from None
     if err:
         raise _error(err, _lib)
-    return resources
 
 
 def cuGraphicsUnregisterResource(resource: CUgraphicsResource | _HandleLike) -> None:
@@ -8949,18 +9106,24 @@ def cuGraphicsUnregisterResource(resource: CUgraphicsResource | _HandleLike) -> 
     Parameters:
         resource: Resource to unregister
 
+    The handle object given as resource is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_UNKNOWN.
 
     C: CUresult cuGraphicsUnregisterResource(CUgraphicsResource resource)
     """
     if resource.__class__ is not CUgraphicsResource:
         resource = _c.handle(resource, CUgraphicsResource, "resource")
+    resource_given = _c.claim(resource, "resource", "cuGraphicsUnregisterResource")
     try:
-        err = _cuGraphicsUnregisterResource(resource)
+        err = _cuGraphicsUnregisterResource(resource_given)
     except _ArgumentError as exc:
+        _c.unclaim(resource)
         raise _c.argument_error(exc, "cuGraphicsUnregisterResource", ("resource",)) from None
     if err:
+        _c.unclaim(resource)
         raise _error(err, _lib)
+    _c.destroyed(resource, "CUgraphicsResource", "cuGraphicsUnregisterResource")
 
 
 def cuImportExternalMemory(memHandleDesc: _PointerLike) -> CUexternalMemory:
@@ -9977,18 +10140,20 @@ def cuLibraryGetUnifiedFunction(
 def cuLibraryLoadData(
     code: _PointerLike,
     jitOptions: _PointerLike,
+    jitOptionsValues: _PointerLike,
     numJitOptions: int,
     libraryOptions: _PointerLike,
     libraryOptionValues: _PointerLike,
     numLibraryOptions: int,
-) -> tuple[CUlibrary, int]:
-    """cuLibraryLoadData(code: _PointerLike, jitOptions: _PointerLike, numJitOptions: int, libraryOptions: _PointerLike, libraryOptionValues: _PointerLike, numLibraryOptions: int) -> tuple[CUlibrary, int]
+) -> CUlibrary:
+    """cuLibraryLoadData(code: _PointerLike, jitOptions: _PointerLike, jitOptionsValues: _PointerLike, numJitOptions: int, libraryOptions: _PointerLike, libraryOptionValues: _PointerLike, numLibraryOptions: int) -> CUlibrary
 
     Load a library with specified code and options.
 
     Parameters:
         code: Code to load
         jitOptions: Options for JIT
+        jitOptionsValues: Option values for JIT
         numJitOptions: Number of options
         libraryOptions: Options for loading
         libraryOptionValues: Option values for loading
@@ -9996,7 +10161,6 @@ def cuLibraryLoadData(
 
     Returns:
         library: Returned library
-        jitOptionsValues: Option values for JIT
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_JIT_COMPILER_NOT_FOUND.
 
@@ -10011,27 +10175,52 @@ def cuLibraryLoadData(
             numLibraryOptions, _range_unsigned_int, "cuLibraryLoadData", "numLibraryOptions"
         )
     if code.__class__ is not int:
-        code = _c.pointer(code, "code", False)
+        code = _c.image(code, "code")
     elif code >> 64:
         raise _c.address_error(code, "cuLibraryLoadData", "code")
     if jitOptions.__class__ is not int:
         jitOptions = _c.ref(
-            jitOptions, c_uint, "jitOptions", True, 1, "cuLibraryLoadData: the record"
+            jitOptions,
+            c_uint,
+            "jitOptions",
+            True,
+            numJitOptions,
+            "cuLibraryLoadData: numJitOptions",
         )
     elif jitOptions >> 64:
         raise _c.address_error(jitOptions, "cuLibraryLoadData", "jitOptions")
+    if jitOptionsValues.__class__ is not int:
+        jitOptionsValues = _c.pointer(
+            jitOptionsValues,
+            "jitOptionsValues",
+            True,
+            _c.elements(numJitOptions, _c.POINTER_SIZE),
+            "cuLibraryLoadData: numJitOptions pointers",
+        )
+    elif jitOptionsValues >> 64:
+        raise _c.address_error(jitOptionsValues, "cuLibraryLoadData", "jitOptionsValues")
     if libraryOptions.__class__ is not int:
         libraryOptions = _c.ref(
-            libraryOptions, c_uint, "libraryOptions", True, 1, "cuLibraryLoadData: the record"
+            libraryOptions,
+            c_uint,
+            "libraryOptions",
+            True,
+            numLibraryOptions,
+            "cuLibraryLoadData: numLibraryOptions",
         )
     elif libraryOptions >> 64:
         raise _c.address_error(libraryOptions, "cuLibraryLoadData", "libraryOptions")
     if libraryOptionValues.__class__ is not int:
-        libraryOptionValues = _c.pointer(libraryOptionValues, "libraryOptionValues", True)
+        libraryOptionValues = _c.pointer(
+            libraryOptionValues,
+            "libraryOptionValues",
+            True,
+            _c.elements(numLibraryOptions, _c.POINTER_SIZE),
+            "cuLibraryLoadData: numLibraryOptions pointers",
+        )
     elif libraryOptionValues >> 64:
         raise _c.address_error(libraryOptionValues, "cuLibraryLoadData", "libraryOptionValues")
     library = CUlibrary()
-    jitOptionsValues = c_void_p()
     try:
         err = _cuLibraryLoadData(
             library,
@@ -10060,24 +10249,26 @@ def cuLibraryLoadData(
         ) from None
     if err:
         raise _error(err, _lib)
-    return library, jitOptionsValues.value or 0
+    return library
 
 
 def cuLibraryLoadFromFile(
     fileName: str | bytes | None,
     jitOptions: _PointerLike,
+    jitOptionsValues: _PointerLike,
     numJitOptions: int,
     libraryOptions: _PointerLike,
     libraryOptionValues: _PointerLike,
     numLibraryOptions: int,
-) -> tuple[CUlibrary, int]:
-    """cuLibraryLoadFromFile(fileName: str | bytes | None, jitOptions: _PointerLike, numJitOptions: int, libraryOptions: _PointerLike, libraryOptionValues: _PointerLike, numLibraryOptions: int) -> tuple[CUlibrary, int]
+) -> CUlibrary:
+    """cuLibraryLoadFromFile(fileName: str | bytes | None, jitOptions: _PointerLike, jitOptionsValues: _PointerLike, numJitOptions: int, libraryOptions: _PointerLike, libraryOptionValues: _PointerLike, numLibraryOptions: int) -> CUlibrary
 
     Load a library with specified file and options.
 
     Parameters:
         fileName: File to load from
         jitOptions: Options for JIT
+        jitOptionsValues: Option values for JIT
         numJitOptions: Number of options
         libraryOptions: Options for loading
         libraryOptionValues: Option values for loading
@@ -10085,7 +10276,6 @@ def cuLibraryLoadFromFile(
 
     Returns:
         library: Returned library
-        jitOptionsValues: Option values for JIT
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_JIT_COMPILER_NOT_FOUND.
 
@@ -10099,26 +10289,50 @@ def cuLibraryLoadFromFile(
         numLibraryOptions = _c.integer(
             numLibraryOptions, _range_unsigned_int, "cuLibraryLoadFromFile", "numLibraryOptions"
         )
-    if fileName.__class__ is not bytes:
-        fileName = _c.cstring(fileName, "fileName")
+    fileName = _c.image_file(fileName, "fileName")
     if jitOptions.__class__ is not int:
         jitOptions = _c.ref(
-            jitOptions, c_uint, "jitOptions", True, 1, "cuLibraryLoadFromFile: the record"
+            jitOptions,
+            c_uint,
+            "jitOptions",
+            True,
+            numJitOptions,
+            "cuLibraryLoadFromFile: numJitOptions",
         )
     elif jitOptions >> 64:
         raise _c.address_error(jitOptions, "cuLibraryLoadFromFile", "jitOptions")
+    if jitOptionsValues.__class__ is not int:
+        jitOptionsValues = _c.pointer(
+            jitOptionsValues,
+            "jitOptionsValues",
+            True,
+            _c.elements(numJitOptions, _c.POINTER_SIZE),
+            "cuLibraryLoadFromFile: numJitOptions pointers",
+        )
+    elif jitOptionsValues >> 64:
+        raise _c.address_error(jitOptionsValues, "cuLibraryLoadFromFile", "jitOptionsValues")
     if libraryOptions.__class__ is not int:
         libraryOptions = _c.ref(
-            libraryOptions, c_uint, "libraryOptions", True, 1, "cuLibraryLoadFromFile: the record"
+            libraryOptions,
+            c_uint,
+            "libraryOptions",
+            True,
+            numLibraryOptions,
+            "cuLibraryLoadFromFile: numLibraryOptions",
         )
     elif libraryOptions >> 64:
         raise _c.address_error(libraryOptions, "cuLibraryLoadFromFile", "libraryOptions")
     if libraryOptionValues.__class__ is not int:
-        libraryOptionValues = _c.pointer(libraryOptionValues, "libraryOptionValues", True)
+        libraryOptionValues = _c.pointer(
+            libraryOptionValues,
+            "libraryOptionValues",
+            True,
+            _c.elements(numLibraryOptions, _c.POINTER_SIZE),
+            "cuLibraryLoadFromFile: numLibraryOptions pointers",
+        )
     elif libraryOptionValues >> 64:
         raise _c.address_error(libraryOptionValues, "cuLibraryLoadFromFile", "libraryOptionValues")
     library = CUlibrary()
-    jitOptionsValues = c_void_p()
     try:
         err = _cuLibraryLoadFromFile(
             library,
@@ -10147,7 +10361,7 @@ def cuLibraryLoadFromFile(
         ) from None
     if err:
         raise _error(err, _lib)
-    return library, jitOptionsValues.value or 0
+    return library
 
 
 def cuLibraryUnload(library: CUlibrary | _HandleLike) -> None:
@@ -10217,7 +10431,7 @@ def cuLinkAddData(
     if state.__class__ is not CUlinkState:
         state = _c.handle(state, CUlinkState, "state")
     if data.__class__ is not int:
-        data = _c.pointer(data, "data", True)
+        data = _c.pointer(data, "data", True, size, "cuLinkAddData: size")
     elif data >> 64:
         raise _c.address_error(data, "cuLinkAddData", "data")
     if name.__class__ is not bytes:
@@ -10287,7 +10501,7 @@ def cuLinkAddData_v2(
     if state.__class__ is not CUlinkState:
         state = _c.handle(state, CUlinkState, "state")
     if data.__class__ is not int:
-        data = _c.pointer(data, "data", True)
+        data = _c.pointer(data, "data", True, size, "cuLinkAddData_v2: size")
     elif data >> 64:
         raise _c.address_error(data, "cuLinkAddData_v2", "data")
     if name.__class__ is not bytes:
@@ -10440,17 +10654,17 @@ def cuLinkAddFile_v2(
         raise _error(err, _lib)
 
 
-def cuLinkComplete(state: CUlinkState | _HandleLike, sizeOut: _PointerLike) -> int:
-    """cuLinkComplete(state: CUlinkState | _HandleLike, sizeOut: _PointerLike) -> int
+def cuLinkComplete(state: CUlinkState | _HandleLike) -> tuple[int, int]:
+    """cuLinkComplete(state: CUlinkState | _HandleLike) -> tuple[int, int]
 
     Complete a pending linker invocation.
 
     Parameters:
         state: A pending linker invocation
-        sizeOut: Optional parameter to receive the size of the generated image
 
     Returns:
         cubinOut: On success, this will point to the output image
+        sizeOut: Optional parameter to receive the size of the generated image
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_OUT_OF_MEMORY.
 
@@ -10458,28 +10672,24 @@ def cuLinkComplete(state: CUlinkState | _HandleLike, sizeOut: _PointerLike) -> i
     """
     if state.__class__ is not CUlinkState:
         state = _c.handle(state, CUlinkState, "state")
-    if sizeOut.__class__ is not int:
-        sizeOut = _c.ref(sizeOut, c_size_t, "sizeOut", True, 1, "cuLinkComplete: the record")
-    elif sizeOut >> 64:
-        raise _c.address_error(sizeOut, "cuLinkComplete", "sizeOut")
     try:
         if _compiled:
-            err, cubinOut = _cuLinkComplete_out(state, sizeOut)
+            err, cubinOut, sizeOut = _cuLinkComplete_out(state)
         else:
             cubinOut_ = c_void_p()
-            err = _cuLinkComplete(state, cubinOut_, sizeOut)
+            sizeOut_ = c_size_t()
+            err = _cuLinkComplete(state, cubinOut_, sizeOut_)
             cubinOut = cubinOut_.value
+            sizeOut = sizeOut_.value
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "cuLinkComplete", ("state", "cubinOut", "sizeOut")) from None
     if err:
         raise _error(err, _lib)
-    return cubinOut or 0
+    return cubinOut or 0, sizeOut
 
 
-def cuLinkCreate(
-    numOptions: int, options: _PointerLike, optionValues: _PointerLike, stateOut: _PointerLike
-) -> None:
-    """cuLinkCreate(numOptions: int, options: _PointerLike, optionValues: _PointerLike, stateOut: _PointerLike) -> None
+def cuLinkCreate(numOptions: int, options: _PointerLike, optionValues: _PointerLike) -> CUlinkState:
+    """cuLinkCreate(numOptions: int, options: _PointerLike, optionValues: _PointerLike) -> CUlinkState
 
     Creates a pending JIT linker invocation.
 
@@ -10487,6 +10697,8 @@ def cuLinkCreate(
         numOptions: Size of options arrays
         options: Array of linker and compiler options
         optionValues: Array of option values, each cast to void *
+
+    Returns:
         stateOut: On success, this will contain a CUlinkState to specify and complete this action
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_JIT_COMPILER_NOT_FOUND.
@@ -10509,10 +10721,7 @@ def cuLinkCreate(
         )
     elif optionValues >> 64:
         raise _c.address_error(optionValues, "cuLinkCreate", "optionValues")
-    if stateOut.__class__ is not int:
-        stateOut = _c.ref(stateOut, CUlinkState, "stateOut", True, 1, "cuLinkCreate: the record")
-    elif stateOut >> 64:
-        raise _c.address_error(stateOut, "cuLinkCreate", "stateOut")
+    stateOut = CUlinkState()
     try:
         err = _cuLinkCreate(numOptions, options, optionValues, stateOut)
     except _ArgumentError as exc:
@@ -10521,12 +10730,13 @@ def cuLinkCreate(
         ) from None
     if err:
         raise _error(err, _lib)
+    return stateOut
 
 
 def cuLinkCreate_v2(
-    numOptions: int, options: _PointerLike, optionValues: _PointerLike, stateOut: _PointerLike
-) -> None:
-    """cuLinkCreate_v2(numOptions: int, options: _PointerLike, optionValues: _PointerLike, stateOut: _PointerLike) -> None
+    numOptions: int, options: _PointerLike, optionValues: _PointerLike
+) -> CUlinkState:
+    """cuLinkCreate_v2(numOptions: int, options: _PointerLike, optionValues: _PointerLike) -> CUlinkState
 
     Creates a pending JIT linker invocation.
 
@@ -10534,6 +10744,8 @@ def cuLinkCreate_v2(
         numOptions: Size of options arrays
         options: Array of linker and compiler options
         optionValues: Array of option values, each cast to void *
+
+    Returns:
         stateOut: On success, this will contain a CUlinkState to specify and complete this action
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_JIT_COMPILER_NOT_FOUND.
@@ -10558,10 +10770,7 @@ def cuLinkCreate_v2(
         )
     elif optionValues >> 64:
         raise _c.address_error(optionValues, "cuLinkCreate_v2", "optionValues")
-    if stateOut.__class__ is not int:
-        stateOut = _c.ref(stateOut, CUlinkState, "stateOut", True, 1, "cuLinkCreate_v2: the record")
-    elif stateOut >> 64:
-        raise _c.address_error(stateOut, "cuLinkCreate_v2", "stateOut")
+    stateOut = CUlinkState()
     try:
         err = _cuLinkCreate_v2(numOptions, options, optionValues, stateOut)
     except _ArgumentError as exc:
@@ -10570,6 +10779,7 @@ def cuLinkCreate_v2(
         ) from None
     if err:
         raise _error(err, _lib)
+    return stateOut
 
 
 def cuLinkDestroy(state: CUlinkState | _HandleLike) -> None:
@@ -10580,18 +10790,24 @@ def cuLinkDestroy(state: CUlinkState | _HandleLike) -> None:
     Parameters:
         state: State object for the linker invocation
 
+    The handle object given as state is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_HANDLE.
 
     C: CUresult cuLinkDestroy(CUlinkState state)
     """
     if state.__class__ is not CUlinkState:
         state = _c.handle(state, CUlinkState, "state")
+    state_given = _c.claim(state, "state", "cuLinkDestroy")
     try:
-        err = _cuLinkDestroy(state)
+        err = _cuLinkDestroy(state_given)
     except _ArgumentError as exc:
+        _c.unclaim(state)
         raise _c.argument_error(exc, "cuLinkDestroy", ("state",)) from None
     if err:
+        _c.unclaim(state)
         raise _error(err, _lib)
+    _c.destroyed(state, "CUlinkState", "cuLinkDestroy")
 
 
 def cuMemAddressFree(ptr: int, size: int) -> None:
@@ -10825,8 +11041,8 @@ def cuMemAllocFromPoolAsync(
     return dptr.value
 
 
-def cuMemAllocHost(bytesize: int) -> int:
-    """cuMemAllocHost(bytesize: int) -> int
+def cuMemAllocHost(bytesize: int) -> _HostMemory:
+    """cuMemAllocHost(bytesize: int) -> _HostMemory
 
     Allocates page-locked host memory.
 
@@ -10834,7 +11050,7 @@ def cuMemAllocHost(bytesize: int) -> int:
         bytesize: Requested allocation size in bytes
 
     Returns:
-        pp: Returned pointer to host memory
+        pp: Returned pointer to host memory (a cudart.HostMemory: an int address and a buffer of bytesize bytes)
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY.
 
@@ -10842,22 +11058,18 @@ def cuMemAllocHost(bytesize: int) -> int:
     """
     if bytesize.__class__ is not int or bytesize >> 64:
         bytesize = _c.integer(bytesize, _range_size_t, "cuMemAllocHost", "bytesize")
+    pp = c_void_p()
     try:
-        if _compiled:
-            err, pp = _cuMemAllocHost_out(bytesize)
-        else:
-            pp_ = c_void_p()
-            err = _cuMemAllocHost(pp_, bytesize)
-            pp = pp_.value
+        err = _cuMemAllocHost(pp, bytesize)
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "cuMemAllocHost", ("pp", "bytesize")) from None
     if err:
         raise _error(err, _lib)
-    return pp or 0
+    return _c.host_memory(pp.value, bytesize)
 
 
-def cuMemAllocHost_v2(bytesize: int) -> int:
-    """cuMemAllocHost_v2(bytesize: int) -> int
+def cuMemAllocHost_v2(bytesize: int) -> _HostMemory:
+    """cuMemAllocHost_v2(bytesize: int) -> _HostMemory
 
     Allocates page-locked host memory.
 
@@ -10865,7 +11077,7 @@ def cuMemAllocHost_v2(bytesize: int) -> int:
         bytesize: Requested allocation size in bytes
 
     Returns:
-        pp: Returned pointer to host memory
+        pp: Returned pointer to host memory (a cudart.HostMemory: an int address and a buffer of bytesize bytes)
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY.
 
@@ -10873,18 +11085,14 @@ def cuMemAllocHost_v2(bytesize: int) -> int:
     """
     if bytesize.__class__ is not int or bytesize >> 64:
         bytesize = _c.integer(bytesize, _range_size_t, "cuMemAllocHost_v2", "bytesize")
+    pp = c_void_p()
     try:
-        if _compiled:
-            err, pp = _cuMemAllocHost_v2_out(bytesize)
-        else:
-            pp_ = c_void_p()
-            err = _cuMemAllocHost_v2(pp_, bytesize)
-            pp = pp_.value
+        err = _cuMemAllocHost_v2(pp, bytesize)
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "cuMemAllocHost_v2", ("pp", "bytesize")) from None
     if err:
         raise _error(err, _lib)
-    return pp or 0
+    return _c.host_memory(pp.value, bytesize)
 
 
 def cuMemAllocManaged(bytesize: int, flags: int) -> int:
@@ -11046,7 +11254,7 @@ def cuMemCreate(size: int, prop: _PointerLike, flags: int) -> int:
     if flags.__class__ is not int or flags >> 64:
         flags = _c.integer(flags, _range_unsigned_long_long, "cuMemCreate", "flags")
     if prop.__class__ is not int:
-        prop = _c.ref(prop, CUmemAllocationProp, "prop", False, size, "cuMemCreate: size")
+        prop = _c.ref(prop, CUmemAllocationProp, "prop", False, 1, "cuMemCreate: the record")
     elif prop >> 64 or 0 < prop < 65536:
         raise _c.address_error(prop, "cuMemCreate", "prop", "CUmemAllocationProp")
     handle = CUmemGenericAllocationHandle()
@@ -11056,7 +11264,7 @@ def cuMemCreate(size: int, prop: _PointerLike, flags: int) -> int:
         raise _c.argument_error(exc, "cuMemCreate", ("handle", "size", "prop", "flags")) from None
     if err:
         raise _error(err, _lib)
-    return handle.value
+    return _c.integer_handle_of(handle.value, "CUmemGenericAllocationHandle")
 
 
 def cuMemExportToShareableHandle(
@@ -11079,13 +11287,6 @@ def cuMemExportToShareableHandle(
 
     C: CUresult cuMemExportToShareableHandle(void *shareableHandle, CUmemGenericAllocationHandle handle, CUmemAllocationHandleType handleType, unsigned long long flags)
     """
-    if handle.__class__ is not int or handle >> 64:
-        handle = _c.integer(
-            handle,
-            _range_CUmemGenericAllocationHandle_unsigned_long_long,
-            "cuMemExportToShareableHandle",
-            "handle",
-        )
     if handleType.__class__ is not CUmemAllocationHandleType_enum and (
         handleType.__class__ is not int or handleType not in _CUmemAllocationHandleType_enum_members
     ):
@@ -11103,6 +11304,7 @@ def cuMemExportToShareableHandle(
         shareableHandle = _c.pointer(shareableHandle, "shareableHandle", True)
     elif shareableHandle >> 64:
         raise _c.address_error(shareableHandle, "cuMemExportToShareableHandle", "shareableHandle")
+    handle = _c.integer_handle(handle, "CUmemGenericAllocationHandle", "handle")
     try:
         err = _cuMemExportToShareableHandle(shareableHandle, handle, handleType, flags)
     except _ArgumentError as exc:
@@ -11170,6 +11372,8 @@ def cuMemFreeHost(p: _PointerLike) -> None:
     Parameters:
         p: Pointer to memory to free
 
+    A cudart.HostMemory given as p is marked released: using it again raises.
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuMemFreeHost(void *p)
@@ -11178,12 +11382,16 @@ def cuMemFreeHost(p: _PointerLike) -> None:
         p = _c.pointer(p, "p", True)
     elif p >> 64:
         raise _c.address_error(p, "cuMemFreeHost", "p")
+    p_given = _c.claim(p, "p", "cuMemFreeHost")
     try:
-        err = _cuMemFreeHost(p)
+        err = _cuMemFreeHost(p_given)
     except _ArgumentError as exc:
+        _c.unclaim(p)
         raise _c.argument_error(exc, "cuMemFreeHost", ("p",)) from None
     if err:
+        _c.unclaim(p)
         raise _error(err, _lib)
+    _c.host_freed(p)
 
 
 def cuMemFree_v2(dptr: int) -> None:
@@ -11374,13 +11582,7 @@ def cuMemGetAllocationPropertiesFromHandle(handle: int) -> CUmemAllocationProp:
 
     C: CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp *prop, CUmemGenericAllocationHandle handle)
     """
-    if handle.__class__ is not int or handle >> 64:
-        handle = _c.integer(
-            handle,
-            _range_CUmemGenericAllocationHandle_unsigned_long_long,
-            "cuMemGetAllocationPropertiesFromHandle",
-            "handle",
-        )
+    handle = _c.integer_handle(handle, "CUmemGenericAllocationHandle", "handle")
     prop = CUmemAllocationProp()
     try:
         err = _cuMemGetAllocationPropertiesFromHandle(prop, handle)
@@ -11506,8 +11708,8 @@ def cuMemGetInfo_v2() -> tuple[int, int]:
     return free, total
 
 
-def cuMemHostAlloc(bytesize: int, Flags: int) -> int:
-    """cuMemHostAlloc(bytesize: int, Flags: int) -> int
+def cuMemHostAlloc(bytesize: int, Flags: int) -> _HostMemory:
+    """cuMemHostAlloc(bytesize: int, Flags: int) -> _HostMemory
 
     Allocates page-locked host memory.
 
@@ -11516,7 +11718,7 @@ def cuMemHostAlloc(bytesize: int, Flags: int) -> int:
         Flags: Flags for allocation request
 
     Returns:
-        pp: Returned pointer to host memory
+        pp: Returned pointer to host memory (a cudart.HostMemory: an int address and a buffer of bytesize bytes)
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY.
 
@@ -11526,18 +11728,14 @@ def cuMemHostAlloc(bytesize: int, Flags: int) -> int:
         bytesize = _c.integer(bytesize, _range_size_t, "cuMemHostAlloc", "bytesize")
     if Flags.__class__ is not int or Flags >> 32:
         Flags = _c.integer(Flags, _range_unsigned_int, "cuMemHostAlloc", "Flags")
+    pp = c_void_p()
     try:
-        if _compiled:
-            err, pp = _cuMemHostAlloc_out(bytesize, Flags)
-        else:
-            pp_ = c_void_p()
-            err = _cuMemHostAlloc(pp_, bytesize, Flags)
-            pp = pp_.value
+        err = _cuMemHostAlloc(pp, bytesize, Flags)
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "cuMemHostAlloc", ("pp", "bytesize", "Flags")) from None
     if err:
         raise _error(err, _lib)
-    return pp or 0
+    return _c.host_memory(pp.value, bytesize)
 
 
 def cuMemHostGetDevicePointer(p: _PointerLike, Flags: int) -> int:
@@ -11764,7 +11962,7 @@ def cuMemImportFromShareableHandle(
         ) from None
     if err:
         raise _error(err, _lib)
-    return handle.value
+    return _c.integer_handle_of(handle.value, "CUmemGenericAllocationHandle")
 
 
 def cuMemMap(ptr: int, size: int, offset: int, handle: int, flags: int) -> None:
@@ -11789,12 +11987,9 @@ def cuMemMap(ptr: int, size: int, offset: int, handle: int, flags: int) -> None:
         size = _c.integer(size, _range_size_t, "cuMemMap", "size")
     if offset.__class__ is not int or offset >> 64:
         offset = _c.integer(offset, _range_size_t, "cuMemMap", "offset")
-    if handle.__class__ is not int or handle >> 64:
-        handle = _c.integer(
-            handle, _range_CUmemGenericAllocationHandle_unsigned_long_long, "cuMemMap", "handle"
-        )
     if flags.__class__ is not int or flags >> 64:
         flags = _c.integer(flags, _range_unsigned_long_long, "cuMemMap", "flags")
+    handle = _c.integer_handle(handle, "CUmemGenericAllocationHandle", "handle")
     try:
         err = _cuMemMap(ptr, size, offset, handle, flags)
     except _ArgumentError as exc:
@@ -11973,46 +12168,69 @@ def cuMemPoolExportToShareableHandle(
 
 
 def cuMemPoolGetAccess(
-    memPool: CUmemoryPool | _HandleLike,
-) -> tuple[CUmemAccess_flags_enum, CUmemLocation]:
-    """cuMemPoolGetAccess(memPool: CUmemoryPool | _HandleLike) -> tuple[CUmemAccess_flags_enum, CUmemLocation]
+    memPool: CUmemoryPool | _HandleLike, location: _PointerLike
+) -> CUmemAccess_flags_enum:
+    """cuMemPoolGetAccess(memPool: CUmemoryPool | _HandleLike, location: _PointerLike) -> CUmemAccess_flags_enum
 
     Returns the accessibility of a pool from a device.
 
     Parameters:
         memPool: the pool being queried
+        location: the location accessing the pool
 
     Returns:
         flags: the accessibility of the pool from the specified location
-        location: the location accessing the pool
 
     C: CUresult cuMemPoolGetAccess(CUmemAccess_flags *flags, CUmemoryPool memPool, CUmemLocation *location)
     """
     if memPool.__class__ is not CUmemoryPool:
         memPool = _c.handle(memPool, CUmemoryPool, "memPool")
-    flags = c_uint()
-    location = CUmemLocation()
+    if location.__class__ is not int:
+        location = _c.ref(
+            location, CUmemLocation, "location", True, 1, "cuMemPoolGetAccess: the record"
+        )
+    elif location >> 64 or 0 < location < 65536:
+        raise _c.address_error(location, "cuMemPoolGetAccess", "location", "CUmemLocation")
     try:
-        err = _cuMemPoolGetAccess(flags, memPool, location)
+        if _compiled:
+            err, flags = _cuMemPoolGetAccess_out(memPool, location)
+        else:
+            flags_ = c_uint()
+            err = _cuMemPoolGetAccess(flags_, memPool, location)
+            flags = flags_.value
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cuMemPoolGetAccess", ("flags", "memPool", "location")
         ) from None
     if err:
         raise _error(err, _lib)
-    return _c.enum_value(CUmemAccess_flags_enum, flags.value), location
+    return _c.enum_value(CUmemAccess_flags_enum, flags)
 
 
 def cuMemPoolGetAttribute(
-    pool: CUmemoryPool | _HandleLike, attr: CUmemPool_attribute_enum | int, value: _PointerLike
-) -> None:
-    """cuMemPoolGetAttribute(pool: CUmemoryPool | _HandleLike, attr: CUmemPool_attribute_enum | int, value: _PointerLike) -> None
+    pool: CUmemoryPool | _HandleLike, attr: CUmemPool_attribute_enum | int
+) -> int:
+    """cuMemPoolGetAttribute(pool: CUmemoryPool | _HandleLike, attr: CUmemPool_attribute_enum | int) -> int
 
     Gets attributes of a memory pool.
 
     Parameters:
         pool: The memory pool to get attributes of
         attr: The attribute to get
+
+    value comes back as the Python value of the type attr selects.
+
+    Values by attr:
+        CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES: int
+        CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC: int
+        CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES: int
+        CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: int (unsigned long long)
+        CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT: int (unsigned long long)
+        CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH: int (unsigned long long)
+        CU_MEMPOOL_ATTR_USED_MEM_CURRENT: int (unsigned long long)
+        CU_MEMPOOL_ATTR_USED_MEM_HIGH: int (unsigned long long)
+
+    Returns:
         value: Retrieved value
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE.
@@ -12027,16 +12245,14 @@ def cuMemPoolGetAttribute(
         )
     if pool.__class__ is not CUmemoryPool:
         pool = _c.handle(pool, CUmemoryPool, "pool")
-    if value.__class__ is not int:
-        value = _c.pointer(value, "value", True)
-    elif value >> 64:
-        raise _c.address_error(value, "cuMemPoolGetAttribute", "value")
+    value = _c.attribute_storage(attr, _CUmemPool_attribute_enum_values, "cuMemPoolGetAttribute")
     try:
-        err = _cuMemPoolGetAttribute(pool, attr, value)
+        err = _cuMemPoolGetAttribute(pool, attr, _c.byref(value))
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "cuMemPoolGetAttribute", ("pool", "attr", "value")) from None
     if err:
         raise _error(err, _lib)
+    return _c.attribute_result(value, attr, _CUmemPool_attribute_enum_values)
 
 
 def cuMemPoolImportFromShareableHandle(
@@ -12161,16 +12377,28 @@ def cuMemPoolSetAccess(pool: CUmemoryPool | _HandleLike, map: _PointerLike, coun
 
 
 def cuMemPoolSetAttribute(
-    pool: CUmemoryPool | _HandleLike, attr: CUmemPool_attribute_enum | int, value: _PointerLike
+    pool: CUmemoryPool | _HandleLike, attr: CUmemPool_attribute_enum | int, value: int
 ) -> None:
-    """cuMemPoolSetAttribute(pool: CUmemoryPool | _HandleLike, attr: CUmemPool_attribute_enum | int, value: _PointerLike) -> None
+    """cuMemPoolSetAttribute(pool: CUmemoryPool | _HandleLike, attr: CUmemPool_attribute_enum | int, value: int) -> None
 
     Sets attributes of a memory pool.
 
     Parameters:
         pool: The memory pool to modify
         attr: The attribute to modify
-        value: Pointer to the value to assign
+        value: the attribute's value (below)
+
+    value is the Python value of the type attr selects, checked against its C type's range (a ctypes scalar is read as its value). For a raw pointer, call driver_12020.cuMemPoolSetAttribute.
+
+    Values by attr:
+        CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES: int
+        CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC: int
+        CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES: int
+        CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: int (unsigned long long)
+        CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT: int (unsigned long long)
+        CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH: int (unsigned long long)
+        CU_MEMPOOL_ATTR_USED_MEM_CURRENT: int (unsigned long long)
+        CU_MEMPOOL_ATTR_USED_MEM_HIGH: int (unsigned long long)
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE.
 
@@ -12184,10 +12412,9 @@ def cuMemPoolSetAttribute(
         )
     if pool.__class__ is not CUmemoryPool:
         pool = _c.handle(pool, CUmemoryPool, "pool")
-    if value.__class__ is not int:
-        value = _c.pointer(value, "value", True)
-    elif value >> 64:
-        raise _c.address_error(value, "cuMemPoolSetAttribute", "value")
+    value = _c.attribute_value(
+        value, attr, _CUmemPool_attribute_enum_values, "cuMemPoolSetAttribute", "value"
+    )
     try:
         err = _cuMemPoolSetAttribute(pool, attr, value)
     except _ArgumentError as exc:
@@ -12299,22 +12526,32 @@ def cuMemPrefetchAsync_v2(
 
 
 def cuMemRangeGetAttribute(
-    data: _PointerLike,
-    dataSize: int,
-    attribute: CUmem_range_attribute_enum | int,
-    devPtr: int,
-    count: int,
-) -> None:
-    """cuMemRangeGetAttribute(data: _PointerLike, dataSize: int, attribute: CUmem_range_attribute_enum | int, devPtr: int, count: int) -> None
+    dataSize: int, attribute: CUmem_range_attribute_enum | int, devPtr: int, count: int
+) -> int | list[int]:
+    """cuMemRangeGetAttribute(dataSize: int, attribute: CUmem_range_attribute_enum | int, devPtr: int, count: int) -> int | list[int]
 
     Query an attribute of a given memory range.
 
     Parameters:
-        data: A pointers to a memory location where the result of each attribute query will be written to.
         dataSize: Array containing the size of data
         attribute: The attribute to query
         devPtr: Start of the range to query
         count: Size of the range to query
+
+    data comes back as the Python value of the type attribute selects.
+
+    Values by attribute:
+        CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY: int
+        CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION: int
+        CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY: list[int] (int[])
+        CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION: int
+        CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE: int (CUmemLocationType)
+        CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID: int
+        CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE: int (CUmemLocationType)
+        CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID: int
+
+    Returns:
+        data: A pointers to a memory location where the result of each attribute query will be written to.
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_DEVICE.
 
@@ -12334,24 +12571,24 @@ def cuMemRangeGetAttribute(
         )
     if count.__class__ is not int or count >> 64:
         count = _c.integer(count, _range_size_t, "cuMemRangeGetAttribute", "count")
-    if data.__class__ is not int:
-        data = _c.pointer(data, "data", True)
-    elif data >> 64:
-        raise _c.address_error(data, "cuMemRangeGetAttribute", "data")
+    data = _c.attribute_storage(
+        attribute, _CUmem_range_attribute_enum_values, "cuMemRangeGetAttribute", dataSize
+    )
     try:
-        err = _cuMemRangeGetAttribute(data, dataSize, attribute, devPtr, count)
+        err = _cuMemRangeGetAttribute(_c.byref(data), dataSize, attribute, devPtr, count)
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cuMemRangeGetAttribute", ("data", "dataSize", "attribute", "devPtr", "count")
         ) from None
     if err:
         raise _error(err, _lib)
+    return _c.attribute_result(data, attribute, _CUmem_range_attribute_enum_values)
 
 
 def cuMemRangeGetAttributes(
     dataSizes: _PointerLike, attributes: _PointerLike, numAttributes: int, devPtr: int, count: int
-) -> int:
-    """cuMemRangeGetAttributes(dataSizes: _PointerLike, attributes: _PointerLike, numAttributes: int, devPtr: int, count: int) -> int
+) -> list[int | list[int]]:
+    """cuMemRangeGetAttributes(dataSizes: _PointerLike, attributes: _PointerLike, numAttributes: int, devPtr: int, count: int) -> list[int | list[int]]
 
     Query attributes of a given memory range.
 
@@ -12361,6 +12598,18 @@ def cuMemRangeGetAttributes(
         numAttributes: Number of attributes to query
         devPtr: Start of the range to query
         count: Size of the range to query
+
+    data comes back as a list: the Python value of each of attributes, by its type.
+
+    Values by attributes:
+        CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY: int
+        CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION: int
+        CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY: list[int] (int[])
+        CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION: int
+        CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE: int (CUmemLocationType)
+        CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID: int
+        CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE: int (CUmemLocationType)
+        CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID: int
 
     Returns:
         data: A two-dimensional array containing pointers to memory locations where the result of each attribute query will be written to.
@@ -12381,7 +12630,12 @@ def cuMemRangeGetAttributes(
         count = _c.integer(count, _range_size_t, "cuMemRangeGetAttributes", "count")
     if dataSizes.__class__ is not int:
         dataSizes = _c.ref(
-            dataSizes, c_size_t, "dataSizes", True, 1, "cuMemRangeGetAttributes: the record"
+            dataSizes,
+            c_size_t,
+            "dataSizes",
+            True,
+            numAttributes,
+            "cuMemRangeGetAttributes: numAttributes",
         )
     elif dataSizes >> 64:
         raise _c.address_error(dataSizes, "cuMemRangeGetAttributes", "dataSizes")
@@ -12396,17 +12650,17 @@ def cuMemRangeGetAttributes(
         )
     elif attributes >> 64:
         raise _c.address_error(attributes, "cuMemRangeGetAttributes", "attributes")
+    data = _c.attribute_storages(
+        attributes,
+        _CUmem_range_attribute_enum_values,
+        "cuMemRangeGetAttributes",
+        dataSizes,
+        numAttributes,
+    )
     try:
-        if _compiled:
-            err, data = _cuMemRangeGetAttributes_out(
-                dataSizes, attributes, numAttributes, devPtr, count
-            )
-        else:
-            data_ = c_void_p()
-            err = _cuMemRangeGetAttributes(
-                data_, dataSizes, attributes, numAttributes, devPtr, count
-            )
-            data = data_.value
+        err = _cuMemRangeGetAttributes(
+            _c.byref(data), dataSizes, attributes, numAttributes, devPtr, count
+        )
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc,
@@ -12415,7 +12669,7 @@ def cuMemRangeGetAttributes(
         ) from None
     if err:
         raise _error(err, _lib)
-    return data or 0
+    return _c.attribute_results(data, attributes, _CUmem_range_attribute_enum_values)
 
 
 def cuMemRelease(handle: int) -> None:
@@ -12426,20 +12680,23 @@ def cuMemRelease(handle: int) -> None:
     Parameters:
         handle: Value of handle which was returned previously by cuMemCreate.
 
+    The handle object given as handle is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_PERMITTED, CUDA_ERROR_NOT_SUPPORTED.
 
     C: CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
     """
-    if handle.__class__ is not int or handle >> 64:
-        handle = _c.integer(
-            handle, _range_CUmemGenericAllocationHandle_unsigned_long_long, "cuMemRelease", "handle"
-        )
+    handle = _c.integer_handle(handle, "CUmemGenericAllocationHandle", "handle")
+    handle_given = _c.claim(handle, "handle", "cuMemRelease")
     try:
-        err = _cuMemRelease(handle)
+        err = _cuMemRelease(handle_given)
     except _ArgumentError as exc:
+        _c.unclaim(handle)
         raise _c.argument_error(exc, "cuMemRelease", ("handle",)) from None
     if err:
+        _c.unclaim(handle)
         raise _error(err, _lib)
+    _c.destroyed(handle, "CUmemGenericAllocationHandle", "cuMemRelease")
 
 
 def cuMemRetainAllocationHandle(addr: _PointerLike) -> int:
@@ -12468,7 +12725,7 @@ def cuMemRetainAllocationHandle(addr: _PointerLike) -> int:
         raise _c.argument_error(exc, "cuMemRetainAllocationHandle", ("handle", "addr")) from None
     if err:
         raise _error(err, _lib)
-    return handle.value
+    return _c.integer_handle_of(handle.value, "CUmemGenericAllocationHandle")
 
 
 def cuMemSetAccess(ptr: int, size: int, desc: _PointerLike, count: int) -> None:
@@ -14667,8 +14924,8 @@ def cuMipmappedArrayCreate(
             CUDA_ARRAY3D_DESCRIPTOR,
             "pMipmappedArrayDesc",
             False,
-            numMipmapLevels,
-            "cuMipmappedArrayCreate: numMipmapLevels",
+            1,
+            "cuMipmappedArrayCreate: the record",
         )
     elif pMipmappedArrayDesc >> 64 or 0 < pMipmappedArrayDesc < 65536:
         raise _c.address_error(
@@ -15023,8 +15280,7 @@ def cuModuleLoad(fname: str | bytes | None) -> CUmodule:
 
     C: CUresult cuModuleLoad(CUmodule *module, const char *fname)
     """
-    if fname.__class__ is not bytes:
-        fname = _c.cstring(fname, "fname")
+    fname = _c.image_file(fname, "fname")
     module = CUmodule()
     try:
         err = _cuModuleLoad(module, fname)
@@ -15051,7 +15307,7 @@ def cuModuleLoadData(image: _PointerLike) -> CUmodule:
     C: CUresult cuModuleLoadData(CUmodule *module, const void *image)
     """
     if image.__class__ is not int:
-        image = _c.pointer(image, "image", False)
+        image = _c.image(image, "image")
     elif image >> 64:
         raise _c.address_error(image, "cuModuleLoadData", "image")
     module = CUmodule()
@@ -15065,9 +15321,9 @@ def cuModuleLoadData(image: _PointerLike) -> CUmodule:
 
 
 def cuModuleLoadDataEx(
-    image: _PointerLike, numOptions: int, options: _PointerLike
-) -> tuple[CUmodule, int]:
-    """cuModuleLoadDataEx(image: _PointerLike, numOptions: int, options: _PointerLike) -> tuple[CUmodule, int]
+    image: _PointerLike, numOptions: int, options: _PointerLike, optionValues: _PointerLike
+) -> CUmodule:
+    """cuModuleLoadDataEx(image: _PointerLike, numOptions: int, options: _PointerLike, optionValues: _PointerLike) -> CUmodule
 
     Load a module's data with options.
 
@@ -15075,10 +15331,10 @@ def cuModuleLoadDataEx(
         image: Module data to load
         numOptions: Number of options
         options: Options for JIT
+        optionValues: Option values for JIT
 
     Returns:
         module: Returned module
-        optionValues: Option values for JIT
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, CUDA_ERROR_JIT_COMPILER_NOT_FOUND.
 
@@ -15087,7 +15343,7 @@ def cuModuleLoadDataEx(
     if numOptions.__class__ is not int or numOptions >> 32:
         numOptions = _c.integer(numOptions, _range_unsigned_int, "cuModuleLoadDataEx", "numOptions")
     if image.__class__ is not int:
-        image = _c.pointer(image, "image", False)
+        image = _c.image(image, "image")
     elif image >> 64:
         raise _c.address_error(image, "cuModuleLoadDataEx", "image")
     if options.__class__ is not int:
@@ -15096,8 +15352,17 @@ def cuModuleLoadDataEx(
         )
     elif options >> 64:
         raise _c.address_error(options, "cuModuleLoadDataEx", "options")
+    if optionValues.__class__ is not int:
+        optionValues = _c.pointer(
+            optionValues,
+            "optionValues",
+            True,
+            _c.elements(numOptions, _c.POINTER_SIZE),
+            "cuModuleLoadDataEx: numOptions pointers",
+        )
+    elif optionValues >> 64:
+        raise _c.address_error(optionValues, "cuModuleLoadDataEx", "optionValues")
     module = CUmodule()
-    optionValues = c_void_p()
     try:
         err = _cuModuleLoadDataEx(module, image, numOptions, options, optionValues)
     except _ArgumentError as exc:
@@ -15106,7 +15371,7 @@ def cuModuleLoadDataEx(
         ) from None
     if err:
         raise _error(err, _lib)
-    return module, optionValues.value or 0
+    return module
 
 
 def cuModuleLoadFatBinary(fatCubin: _PointerLike) -> CUmodule:
@@ -15125,7 +15390,7 @@ def cuModuleLoadFatBinary(fatCubin: _PointerLike) -> CUmodule:
     C: CUresult cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin)
     """
     if fatCubin.__class__ is not int:
-        fatCubin = _c.pointer(fatCubin, "fatCubin", False)
+        fatCubin = _c.image(fatCubin, "fatCubin")
     elif fatCubin >> 64:
         raise _c.address_error(fatCubin, "cuModuleLoadFatBinary", "fatCubin")
     module = CUmodule()
@@ -15179,15 +15444,9 @@ def cuMulticastAddDevice(mcHandle: int, dev: int) -> None:
 
     C: CUresult cuMulticastAddDevice(CUmemGenericAllocationHandle mcHandle, CUdevice dev)
     """
-    if mcHandle.__class__ is not int or mcHandle >> 64:
-        mcHandle = _c.integer(
-            mcHandle,
-            _range_CUmemGenericAllocationHandle_unsigned_long_long,
-            "cuMulticastAddDevice",
-            "mcHandle",
-        )
     if dev.__class__ is not int or not -2147483648 <= dev <= 2147483647:
         dev = _c.integer(dev, _range_CUdevice_int, "cuMulticastAddDevice", "dev")
+    mcHandle = _c.integer_handle(mcHandle, "CUmemGenericAllocationHandle", "mcHandle")
     try:
         err = _cuMulticastAddDevice(mcHandle, dev)
     except _ArgumentError as exc:
@@ -15212,13 +15471,6 @@ def cuMulticastBindAddr(mcHandle: int, mcOffset: int, memptr: int, size: int, fl
 
     C: CUresult cuMulticastBindAddr(CUmemGenericAllocationHandle mcHandle, size_t mcOffset, CUdeviceptr memptr, size_t size, unsigned long long flags)
     """
-    if mcHandle.__class__ is not int or mcHandle >> 64:
-        mcHandle = _c.integer(
-            mcHandle,
-            _range_CUmemGenericAllocationHandle_unsigned_long_long,
-            "cuMulticastBindAddr",
-            "mcHandle",
-        )
     if mcOffset.__class__ is not int or mcOffset >> 64:
         mcOffset = _c.integer(mcOffset, _range_size_t, "cuMulticastBindAddr", "mcOffset")
     if memptr.__class__ is not int or memptr >> 64:
@@ -15229,6 +15481,7 @@ def cuMulticastBindAddr(mcHandle: int, mcOffset: int, memptr: int, size: int, fl
         size = _c.integer(size, _range_size_t, "cuMulticastBindAddr", "size")
     if flags.__class__ is not int or flags >> 64:
         flags = _c.integer(flags, _range_unsigned_long_long, "cuMulticastBindAddr", "flags")
+    mcHandle = _c.integer_handle(mcHandle, "CUmemGenericAllocationHandle", "mcHandle")
     try:
         err = _cuMulticastBindAddr(mcHandle, mcOffset, memptr, size, flags)
     except _ArgumentError as exc:
@@ -15258,28 +15511,16 @@ def cuMulticastBindMem(
 
     C: CUresult cuMulticastBindMem(CUmemGenericAllocationHandle mcHandle, size_t mcOffset, CUmemGenericAllocationHandle memHandle, size_t memOffset, size_t size, unsigned long long flags)
     """
-    if mcHandle.__class__ is not int or mcHandle >> 64:
-        mcHandle = _c.integer(
-            mcHandle,
-            _range_CUmemGenericAllocationHandle_unsigned_long_long,
-            "cuMulticastBindMem",
-            "mcHandle",
-        )
     if mcOffset.__class__ is not int or mcOffset >> 64:
         mcOffset = _c.integer(mcOffset, _range_size_t, "cuMulticastBindMem", "mcOffset")
-    if memHandle.__class__ is not int or memHandle >> 64:
-        memHandle = _c.integer(
-            memHandle,
-            _range_CUmemGenericAllocationHandle_unsigned_long_long,
-            "cuMulticastBindMem",
-            "memHandle",
-        )
     if memOffset.__class__ is not int or memOffset >> 64:
         memOffset = _c.integer(memOffset, _range_size_t, "cuMulticastBindMem", "memOffset")
     if size.__class__ is not int or size >> 64:
         size = _c.integer(size, _range_size_t, "cuMulticastBindMem", "size")
     if flags.__class__ is not int or flags >> 64:
         flags = _c.integer(flags, _range_unsigned_long_long, "cuMulticastBindMem", "flags")
+    mcHandle = _c.integer_handle(mcHandle, "CUmemGenericAllocationHandle", "mcHandle")
+    memHandle = _c.integer_handle(memHandle, "CUmemGenericAllocationHandle", "memHandle")
     try:
         err = _cuMulticastBindMem(mcHandle, mcOffset, memHandle, memOffset, size, flags)
     except _ArgumentError as exc:
@@ -15320,7 +15561,7 @@ def cuMulticastCreate(prop: _PointerLike) -> int:
         raise _c.argument_error(exc, "cuMulticastCreate", ("mcHandle", "prop")) from None
     if err:
         raise _error(err, _lib)
-    return mcHandle.value
+    return _c.integer_handle_of(mcHandle.value, "CUmemGenericAllocationHandle")
 
 
 def cuMulticastGetGranularity(
@@ -15384,19 +15625,13 @@ def cuMulticastUnbind(mcHandle: int, dev: int, mcOffset: int, size: int) -> None
 
     C: CUresult cuMulticastUnbind(CUmemGenericAllocationHandle mcHandle, CUdevice dev, size_t mcOffset, size_t size)
     """
-    if mcHandle.__class__ is not int or mcHandle >> 64:
-        mcHandle = _c.integer(
-            mcHandle,
-            _range_CUmemGenericAllocationHandle_unsigned_long_long,
-            "cuMulticastUnbind",
-            "mcHandle",
-        )
     if dev.__class__ is not int or not -2147483648 <= dev <= 2147483647:
         dev = _c.integer(dev, _range_CUdevice_int, "cuMulticastUnbind", "dev")
     if mcOffset.__class__ is not int or mcOffset >> 64:
         mcOffset = _c.integer(mcOffset, _range_size_t, "cuMulticastUnbind", "mcOffset")
     if size.__class__ is not int or size >> 64:
         size = _c.integer(size, _range_size_t, "cuMulticastUnbind", "size")
+    mcHandle = _c.integer_handle(mcHandle, "CUmemGenericAllocationHandle", "mcHandle")
     try:
         err = _cuMulticastUnbind(mcHandle, dev, mcOffset, size)
     except _ArgumentError as exc:
@@ -15999,17 +16234,41 @@ def cuParamSetv(
         raise _error(err, _lib)
 
 
-def cuPointerGetAttribute(
-    data: _PointerLike, attribute: CUpointer_attribute_enum | int, ptr: int
-) -> None:
-    """cuPointerGetAttribute(data: _PointerLike, attribute: CUpointer_attribute_enum | int, ptr: int) -> None
+def cuPointerGetAttribute(attribute: CUpointer_attribute_enum | int, ptr: int) -> int:
+    """cuPointerGetAttribute(attribute: CUpointer_attribute_enum | int, ptr: int) -> int
 
     Returns information about a pointer.
 
     Parameters:
-        data: Returned pointer attribute value
         attribute: Pointer attribute to query
         ptr: Pointer
+
+    data comes back as the Python value of the type attribute selects.
+
+    Values by attribute:
+        CU_POINTER_ATTRIBUTE_CONTEXT: int (unsigned long long)
+        CU_POINTER_ATTRIBUTE_MEMORY_TYPE: int (unsigned int)
+        CU_POINTER_ATTRIBUTE_DEVICE_POINTER: int (CUdeviceptr)
+        CU_POINTER_ATTRIBUTE_HOST_POINTER: int (unsigned long long)
+        CU_POINTER_ATTRIBUTE_P2P_TOKENS: undecided: refused
+        CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: int (unsigned int)
+        CU_POINTER_ATTRIBUTE_BUFFER_ID: int (unsigned long long)
+        CU_POINTER_ATTRIBUTE_IS_MANAGED: int (unsigned int)
+        CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: int
+        CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE: int (unsigned int)
+        CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: int (CUdeviceptr)
+        CU_POINTER_ATTRIBUTE_RANGE_SIZE: int (size_t)
+        CU_POINTER_ATTRIBUTE_MAPPED: int (unsigned int)
+        CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES: int (unsigned int)
+        CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE: int (unsigned int)
+        CU_POINTER_ATTRIBUTE_ACCESS_FLAGS: int (unsigned int)
+        CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: int (unsigned long long)
+        CU_POINTER_ATTRIBUTE_MAPPING_SIZE: int (size_t)
+        CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR: int (CUdeviceptr)
+        CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: int (unsigned long long)
+
+    Returns:
+        data: Returned pointer attribute value
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_DEVICE.
 
@@ -16023,32 +16282,32 @@ def cuPointerGetAttribute(
         )
     if ptr.__class__ is not int or ptr >> 64:
         ptr = _c.integer(ptr, _range_CUdeviceptr_unsigned_long_long, "cuPointerGetAttribute", "ptr")
-    if data.__class__ is not int:
-        data = _c.pointer(data, "data", True)
-    elif data >> 64:
-        raise _c.address_error(data, "cuPointerGetAttribute", "data")
+    data = _c.attribute_storage(
+        attribute, _CUpointer_attribute_enum_values, "cuPointerGetAttribute"
+    )
     try:
-        err = _cuPointerGetAttribute(data, attribute, ptr)
+        err = _cuPointerGetAttribute(_c.byref(data), attribute, ptr)
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cuPointerGetAttribute", ("data", "attribute", "ptr")
         ) from None
     if err:
         raise _error(err, _lib)
+    return _c.attribute_result(data, attribute, _CUpointer_attribute_enum_values)
 
 
-def cuPointerGetAttributes(numAttributes: int, ptr: int) -> tuple[CUpointer_attribute_enum, int]:
-    """cuPointerGetAttributes(numAttributes: int, ptr: int) -> tuple[CUpointer_attribute_enum, int]
+def cuPointerGetAttributes(
+    numAttributes: int, attributes: _PointerLike, data: _PointerLike, ptr: int
+) -> None:
+    """cuPointerGetAttributes(numAttributes: int, attributes: _PointerLike, data: _PointerLike, ptr: int) -> None
 
     Returns information about a pointer.
 
     Parameters:
         numAttributes: Number of attributes to query
-        ptr: Pointer to query
-
-    Returns:
         attributes: An array of attributes to query (numAttributes and the number of attributes in this array should match)
         data: A two-dimensional array containing pointers to memory locations where the result of each attribute query will be written to.
+        ptr: Pointer to query
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_DEVICE.
 
@@ -16062,35 +16321,70 @@ def cuPointerGetAttributes(numAttributes: int, ptr: int) -> tuple[CUpointer_attr
         ptr = _c.integer(
             ptr, _range_CUdeviceptr_unsigned_long_long, "cuPointerGetAttributes", "ptr"
         )
+    if attributes.__class__ is not int:
+        attributes = _c.ref(
+            attributes,
+            c_uint,
+            "attributes",
+            True,
+            numAttributes,
+            "cuPointerGetAttributes: numAttributes",
+        )
+    elif attributes >> 64:
+        raise _c.address_error(attributes, "cuPointerGetAttributes", "attributes")
+    if data.__class__ is not int:
+        data = _c.pointer(
+            data,
+            "data",
+            True,
+            _c.elements(numAttributes, _c.POINTER_SIZE),
+            "cuPointerGetAttributes: numAttributes pointers",
+        )
+    elif data >> 64:
+        raise _c.address_error(data, "cuPointerGetAttributes", "data")
     try:
-        if _compiled:
-            err, attributes, data = _cuPointerGetAttributes_out(numAttributes, ptr)
-        else:
-            attributes_ = c_uint()
-            data_ = c_void_p()
-            err = _cuPointerGetAttributes(numAttributes, attributes_, data_, ptr)
-            attributes = attributes_.value
-            data = data_.value
+        err = _cuPointerGetAttributes(numAttributes, attributes, data, ptr)
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cuPointerGetAttributes", ("numAttributes", "attributes", "data", "ptr")
         ) from None
     if err:
         raise _error(err, _lib)
-    return _c.enum_value(CUpointer_attribute_enum, attributes), data or 0
 
 
-def cuPointerSetAttribute(
-    value: _PointerLike, attribute: CUpointer_attribute_enum | int, ptr: int
-) -> None:
-    """cuPointerSetAttribute(value: _PointerLike, attribute: CUpointer_attribute_enum | int, ptr: int) -> None
+def cuPointerSetAttribute(value: int, attribute: CUpointer_attribute_enum | int, ptr: int) -> None:
+    """cuPointerSetAttribute(value: int, attribute: CUpointer_attribute_enum | int, ptr: int) -> None
 
     Set attributes on a previously allocated memory region.
 
     Parameters:
-        value: Pointer to memory containing the value to be set
+        value: the attribute's value (below)
         attribute: Pointer attribute to set
         ptr: Pointer to a memory region allocated using CUDA memory allocation APIs
+
+    value is the Python value of the type attribute selects, checked against its C type's range (a ctypes scalar is read as its value). For a raw pointer, call driver_12020.cuPointerSetAttribute.
+
+    Values by attribute:
+        CU_POINTER_ATTRIBUTE_CONTEXT: int (unsigned long long)
+        CU_POINTER_ATTRIBUTE_MEMORY_TYPE: int (unsigned int)
+        CU_POINTER_ATTRIBUTE_DEVICE_POINTER: int (CUdeviceptr)
+        CU_POINTER_ATTRIBUTE_HOST_POINTER: int (unsigned long long)
+        CU_POINTER_ATTRIBUTE_P2P_TOKENS: undecided: refused
+        CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: int (unsigned int)
+        CU_POINTER_ATTRIBUTE_BUFFER_ID: int (unsigned long long)
+        CU_POINTER_ATTRIBUTE_IS_MANAGED: int (unsigned int)
+        CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: int
+        CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE: int (unsigned int)
+        CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: int (CUdeviceptr)
+        CU_POINTER_ATTRIBUTE_RANGE_SIZE: int (size_t)
+        CU_POINTER_ATTRIBUTE_MAPPED: int (unsigned int)
+        CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES: int (unsigned int)
+        CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE: int (unsigned int)
+        CU_POINTER_ATTRIBUTE_ACCESS_FLAGS: int (unsigned int)
+        CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: int (unsigned long long)
+        CU_POINTER_ATTRIBUTE_MAPPING_SIZE: int (size_t)
+        CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR: int (CUdeviceptr)
+        CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: int (unsigned long long)
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_DEVICE.
 
@@ -16104,10 +16398,9 @@ def cuPointerSetAttribute(
         )
     if ptr.__class__ is not int or ptr >> 64:
         ptr = _c.integer(ptr, _range_CUdeviceptr_unsigned_long_long, "cuPointerSetAttribute", "ptr")
-    if value.__class__ is not int:
-        value = _c.pointer(value, "value", False)
-    elif value >> 64:
-        raise _c.address_error(value, "cuPointerSetAttribute", "value")
+    value = _c.attribute_value(
+        value, attribute, _CUpointer_attribute_enum_values, "cuPointerSetAttribute", "value"
+    )
     try:
         err = _cuPointerSetAttribute(value, attribute, ptr)
     except _ArgumentError as exc:
@@ -16550,13 +16843,15 @@ def cuStreamDestroy_v2(hStream: CUstream | _HandleLike) -> None:
     _c.destroyed(hStream, "CUstream", "cuStreamDestroy_v2")
 
 
-def cuStreamEndCapture(hStream: CUstream | _HandleLike, phGraph: _PointerLike) -> None:
-    """cuStreamEndCapture(hStream: CUstream | _HandleLike, phGraph: _PointerLike) -> None
+def cuStreamEndCapture(hStream: CUstream | _HandleLike) -> CUgraph:
+    """cuStreamEndCapture(hStream: CUstream | _HandleLike) -> CUgraph
 
     Ends capture on a stream, returning the captured graph.
 
     Parameters:
         hStream: Stream to query
+
+    Returns:
         phGraph: The captured graph
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD.
@@ -16565,24 +16860,44 @@ def cuStreamEndCapture(hStream: CUstream | _HandleLike, phGraph: _PointerLike) -
     """
     if hStream.__class__ is not CUstream:
         hStream = _c.handle(hStream, CUstream, "hStream")
-    if phGraph.__class__ is not int:
-        phGraph = _c.ref(phGraph, CUgraph, "phGraph", True, 1, "cuStreamEndCapture: the record")
-    elif phGraph >> 64:
-        raise _c.address_error(phGraph, "cuStreamEndCapture", "phGraph")
+    phGraph = CUgraph()
     try:
         err = _cuStreamEndCapture(hStream, phGraph)
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "cuStreamEndCapture", ("hStream", "phGraph")) from None
     if err:
         raise _error(err, _lib)
+    return phGraph
 
 
 def cuStreamGetAttribute(
     hStream: CUstream | _HandleLike, attr: CUlaunchAttributeID_enum | int
-) -> CUstreamAttrValue:
-    """cuStreamGetAttribute(hStream: CUstream | _HandleLike, attr: CUlaunchAttributeID_enum | int) -> CUstreamAttrValue
+) -> (
+    int
+    | CUaccessPolicyWindow
+    | CUlaunchAttributeValue_union_clusterDim
+    | CUlaunchAttributeValue_union_programmaticEvent
+    | CUlaunchMemSyncDomainMap
+    | CUlaunchAttributeValue_union
+):
+    """cuStreamGetAttribute(hStream: CUstream | _HandleLike, attr: CUlaunchAttributeID_enum | int) -> int | CUaccessPolicyWindow | CUlaunchAttributeValue_union_clusterDim | CUlaunchAttributeValue_union_programmaticEvent | CUlaunchMemSyncDomainMap | CUlaunchAttributeValue_union
 
     Queries stream attribute.
+
+    value_out comes back as the Python value of the type attr selects.
+
+    Values by attr:
+        CU_LAUNCH_ATTRIBUTE_IGNORE: CUlaunchAttributeValue_union
+        CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW: CUaccessPolicyWindow (member accessPolicyWindow)
+        CU_LAUNCH_ATTRIBUTE_COOPERATIVE: int (member cooperative)
+        CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY: int (member syncPolicy)
+        CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: CUlaunchAttributeValue_union_clusterDim (member clusterDim)
+        CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: int (member clusterSchedulingPolicyPreference)
+        CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION: int (member programmaticStreamSerializationAllowed)
+        CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT: CUlaunchAttributeValue_union_programmaticEvent (member programmaticEvent)
+        CU_LAUNCH_ATTRIBUTE_PRIORITY: int (member priority)
+        CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP: CUlaunchMemSyncDomainMap (member memSyncDomainMap)
+        CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN: int (member memSyncDomain)
 
     Returns:
         value_out
@@ -16599,16 +16914,16 @@ def cuStreamGetAttribute(
         )
     if hStream.__class__ is not CUstream:
         hStream = _c.handle(hStream, CUstream, "hStream")
-    value_out = CUstreamAttrValue()
+    value_out = _c.attribute_storage(attr, _CUlaunchAttributeID_enum_values, "cuStreamGetAttribute")
     try:
-        err = _cuStreamGetAttribute(hStream, attr, value_out)
+        err = _cuStreamGetAttribute(hStream, attr, _c.byref(value_out))
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cuStreamGetAttribute", ("hStream", "attr", "value_out")
         ) from None
     if err:
         raise _error(err, _lib)
-    return value_out
+    return _c.attribute_result(value_out, attr, _CUlaunchAttributeID_enum_values)
 
 
 def cuStreamGetCaptureInfo(
@@ -16893,11 +17208,35 @@ def cuStreamQuery(hStream: CUstream | _HandleLike) -> None:
 
 
 def cuStreamSetAttribute(
-    hStream: CUstream | _HandleLike, attr: CUlaunchAttributeID_enum | int, value: _PointerLike
+    hStream: CUstream | _HandleLike,
+    attr: CUlaunchAttributeID_enum | int,
+    value: (
+        int
+        | CUaccessPolicyWindow
+        | CUlaunchAttributeValue_union_clusterDim
+        | CUlaunchAttributeValue_union_programmaticEvent
+        | CUlaunchMemSyncDomainMap
+        | CUlaunchAttributeValue_union
+    ),
 ) -> None:
-    """cuStreamSetAttribute(hStream: CUstream | _HandleLike, attr: CUlaunchAttributeID_enum | int, value: _PointerLike) -> None
+    """cuStreamSetAttribute(hStream: CUstream | _HandleLike, attr: CUlaunchAttributeID_enum | int, value: int | CUaccessPolicyWindow | CUlaunchAttributeValue_union_clusterDim | CUlaunchAttributeValue_union_programmaticEvent | CUlaunchMemSyncDomainMap | CUlaunchAttributeValue_union) -> None
 
     Sets stream attribute.
+
+    value is the Python value of the type attr selects, checked against its C type's range (a ctypes scalar is read as its value). For a raw pointer, call driver_12020.cuStreamSetAttribute. A CUlaunchAttributeValue_union itself is passed as is.
+
+    Values by attr:
+        CU_LAUNCH_ATTRIBUTE_IGNORE: CUlaunchAttributeValue_union
+        CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW: CUaccessPolicyWindow (member accessPolicyWindow)
+        CU_LAUNCH_ATTRIBUTE_COOPERATIVE: int (member cooperative)
+        CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY: int (member syncPolicy)
+        CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: CUlaunchAttributeValue_union_clusterDim (member clusterDim)
+        CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: int (member clusterSchedulingPolicyPreference)
+        CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION: int (member programmaticStreamSerializationAllowed)
+        CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT: CUlaunchAttributeValue_union_programmaticEvent (member programmaticEvent)
+        CU_LAUNCH_ATTRIBUTE_PRIORITY: int (member priority)
+        CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP: CUlaunchMemSyncDomainMap (member memSyncDomainMap)
+        CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN: int (member memSyncDomain)
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_HANDLE.
 
@@ -16911,12 +17250,9 @@ def cuStreamSetAttribute(
         )
     if hStream.__class__ is not CUstream:
         hStream = _c.handle(hStream, CUstream, "hStream")
-    if value.__class__ is not int:
-        value = _c.ref(
-            value, CUstreamAttrValue, "value", False, 1, "cuStreamSetAttribute: the record"
-        )
-    elif value >> 64 or 0 < value < 65536:
-        raise _c.address_error(value, "cuStreamSetAttribute", "value", "CUstreamAttrValue")
+    value = _c.attribute_value(
+        value, attr, _CUlaunchAttributeID_enum_values, "cuStreamSetAttribute", "value"
+    )
     try:
         err = _cuStreamSetAttribute(hStream, attr, value)
     except _ArgumentError as exc:
@@ -16972,8 +17308,8 @@ def cuStreamUpdateCaptureDependencies(
             CUgraphNode,
             "dependencies",
             True,
-            1,
-            "cuStreamUpdateCaptureDependencies: the record",
+            numDependencies,
+            "cuStreamUpdateCaptureDependencies: numDependencies",
         )
     elif dependencies >> 64:
         raise _c.address_error(dependencies, "cuStreamUpdateCaptureDependencies", "dependencies")
@@ -17341,7 +17677,7 @@ def cuSurfObjectCreate(pResDesc: _PointerLike) -> int:
         raise _c.argument_error(exc, "cuSurfObjectCreate", ("pSurfObject", "pResDesc")) from None
     if err:
         raise _error(err, _lib)
-    return pSurfObject.value
+    return _c.integer_handle_of(pSurfObject.value, "CUsurfObject")
 
 
 def cuSurfObjectDestroy(surfObject: int) -> None:
@@ -17352,55 +17688,42 @@ def cuSurfObjectDestroy(surfObject: int) -> None:
     Parameters:
         surfObject: Surface object to destroy
 
+    The handle object given as surfObject is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuSurfObjectDestroy(CUsurfObject surfObject)
     """
-    if surfObject.__class__ is not int or surfObject >> 64:
-        surfObject = _c.integer(
-            surfObject, _range_CUsurfObject_unsigned_long_long, "cuSurfObjectDestroy", "surfObject"
-        )
+    surfObject = _c.integer_handle(surfObject, "CUsurfObject", "surfObject")
+    surfObject_given = _c.claim(surfObject, "surfObject", "cuSurfObjectDestroy")
     try:
-        err = _cuSurfObjectDestroy(surfObject)
+        err = _cuSurfObjectDestroy(surfObject_given)
     except _ArgumentError as exc:
+        _c.unclaim(surfObject)
         raise _c.argument_error(exc, "cuSurfObjectDestroy", ("surfObject",)) from None
     if err:
+        _c.unclaim(surfObject)
         raise _error(err, _lib)
+    _c.destroyed(surfObject, "CUsurfObject", "cuSurfObjectDestroy")
 
 
-def cuSurfObjectGetResourceDesc(pResDesc: _PointerLike, surfObject: int) -> None:
-    """cuSurfObjectGetResourceDesc(pResDesc: _PointerLike, surfObject: int) -> None
+def cuSurfObjectGetResourceDesc(surfObject: int) -> CUDA_RESOURCE_DESC:
+    """cuSurfObjectGetResourceDesc(surfObject: int) -> CUDA_RESOURCE_DESC
 
     Returns a surface object's resource descriptor.
 
     Parameters:
-        pResDesc: Resource descriptor
         surfObject: Surface object
+
+    Returns:
+        pResDesc: Resource descriptor
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuSurfObjectGetResourceDesc(CUDA_RESOURCE_DESC *pResDesc, CUsurfObject surfObject)
     """
-    if surfObject.__class__ is not int or surfObject >> 64:
-        surfObject = _c.integer(
-            surfObject,
-            _range_CUsurfObject_unsigned_long_long,
-            "cuSurfObjectGetResourceDesc",
-            "surfObject",
-        )
-    if pResDesc.__class__ is not int:
-        pResDesc = _c.ref(
-            pResDesc,
-            CUDA_RESOURCE_DESC,
-            "pResDesc",
-            True,
-            1,
-            "cuSurfObjectGetResourceDesc: the record",
-        )
-    elif pResDesc >> 64 or 0 < pResDesc < 65536:
-        raise _c.address_error(
-            pResDesc, "cuSurfObjectGetResourceDesc", "pResDesc", "CUDA_RESOURCE_DESC"
-        )
+    surfObject = _c.integer_handle(surfObject, "CUsurfObject", "surfObject")
+    pResDesc = CUDA_RESOURCE_DESC()
     try:
         err = _cuSurfObjectGetResourceDesc(pResDesc, surfObject)
     except _ArgumentError as exc:
@@ -17409,6 +17732,7 @@ def cuSurfObjectGetResourceDesc(pResDesc: _PointerLike, surfObject: int) -> None
         ) from None
     if err:
         raise _error(err, _lib)
+    return pResDesc
 
 
 def cuSurfRefGetArray(hSurfRef: CUsurfref | _HandleLike) -> CUarray:
@@ -17578,7 +17902,12 @@ def cuTensorMapEncodeIm2col(
         raise _c.address_error(globalAddress, "cuTensorMapEncodeIm2col", "globalAddress")
     if globalDim.__class__ is not int:
         globalDim = _c.ref(
-            globalDim, cuuint64_t, "globalDim", False, 1, "cuTensorMapEncodeIm2col: the record"
+            globalDim,
+            cuuint64_t,
+            "globalDim",
+            False,
+            tensorRank,
+            "cuTensorMapEncodeIm2col: tensorRank",
         )
     elif globalDim >> 64:
         raise _c.address_error(globalDim, "cuTensorMapEncodeIm2col", "globalDim")
@@ -17625,8 +17954,8 @@ def cuTensorMapEncodeIm2col(
             cuuint32_t,
             "elementStrides",
             False,
-            1,
-            "cuTensorMapEncodeIm2col: the record",
+            tensorRank,
+            "cuTensorMapEncodeIm2col: tensorRank",
         )
     elif elementStrides >> 64:
         raise _c.address_error(elementStrides, "cuTensorMapEncodeIm2col", "elementStrides")
@@ -17757,7 +18086,12 @@ def cuTensorMapEncodeTiled(
         raise _c.address_error(globalAddress, "cuTensorMapEncodeTiled", "globalAddress")
     if globalDim.__class__ is not int:
         globalDim = _c.ref(
-            globalDim, cuuint64_t, "globalDim", False, 1, "cuTensorMapEncodeTiled: the record"
+            globalDim,
+            cuuint64_t,
+            "globalDim",
+            False,
+            tensorRank,
+            "cuTensorMapEncodeTiled: tensorRank",
         )
     elif globalDim >> 64:
         raise _c.address_error(globalDim, "cuTensorMapEncodeTiled", "globalDim")
@@ -17774,7 +18108,7 @@ def cuTensorMapEncodeTiled(
         raise _c.address_error(globalStrides, "cuTensorMapEncodeTiled", "globalStrides")
     if boxDim.__class__ is not int:
         boxDim = _c.ref(
-            boxDim, cuuint32_t, "boxDim", False, 1, "cuTensorMapEncodeTiled: the record"
+            boxDim, cuuint32_t, "boxDim", False, tensorRank, "cuTensorMapEncodeTiled: tensorRank"
         )
     elif boxDim >> 64:
         raise _c.address_error(boxDim, "cuTensorMapEncodeTiled", "boxDim")
@@ -17784,8 +18118,8 @@ def cuTensorMapEncodeTiled(
             cuuint32_t,
             "elementStrides",
             False,
-            1,
-            "cuTensorMapEncodeTiled: the record",
+            tensorRank,
+            "cuTensorMapEncodeTiled: tensorRank",
         )
     elif elementStrides >> 64:
         raise _c.address_error(elementStrides, "cuTensorMapEncodeTiled", "elementStrides")
@@ -17915,7 +18249,7 @@ def cuTexObjectCreate(
         ) from None
     if err:
         raise _error(err, _lib)
-    return pTexObject.value
+    return _c.integer_handle_of(pTexObject.value, "CUtexObject")
 
 
 def cuTexObjectDestroy(texObject: int) -> None:
@@ -17926,55 +18260,42 @@ def cuTexObjectDestroy(texObject: int) -> None:
     Parameters:
         texObject: Texture object to destroy
 
+    The handle object given as texObject is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuTexObjectDestroy(CUtexObject texObject)
     """
-    if texObject.__class__ is not int or texObject >> 64:
-        texObject = _c.integer(
-            texObject, _range_CUtexObject_unsigned_long_long, "cuTexObjectDestroy", "texObject"
-        )
+    texObject = _c.integer_handle(texObject, "CUtexObject", "texObject")
+    texObject_given = _c.claim(texObject, "texObject", "cuTexObjectDestroy")
     try:
-        err = _cuTexObjectDestroy(texObject)
+        err = _cuTexObjectDestroy(texObject_given)
     except _ArgumentError as exc:
+        _c.unclaim(texObject)
         raise _c.argument_error(exc, "cuTexObjectDestroy", ("texObject",)) from None
     if err:
+        _c.unclaim(texObject)
         raise _error(err, _lib)
+    _c.destroyed(texObject, "CUtexObject", "cuTexObjectDestroy")
 
 
-def cuTexObjectGetResourceDesc(pResDesc: _PointerLike, texObject: int) -> None:
-    """cuTexObjectGetResourceDesc(pResDesc: _PointerLike, texObject: int) -> None
+def cuTexObjectGetResourceDesc(texObject: int) -> CUDA_RESOURCE_DESC:
+    """cuTexObjectGetResourceDesc(texObject: int) -> CUDA_RESOURCE_DESC
 
     Returns a texture object's resource descriptor.
 
     Parameters:
-        pResDesc: Resource descriptor
         texObject: Texture object
+
+    Returns:
+        pResDesc: Resource descriptor
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuTexObjectGetResourceDesc(CUDA_RESOURCE_DESC *pResDesc, CUtexObject texObject)
     """
-    if texObject.__class__ is not int or texObject >> 64:
-        texObject = _c.integer(
-            texObject,
-            _range_CUtexObject_unsigned_long_long,
-            "cuTexObjectGetResourceDesc",
-            "texObject",
-        )
-    if pResDesc.__class__ is not int:
-        pResDesc = _c.ref(
-            pResDesc,
-            CUDA_RESOURCE_DESC,
-            "pResDesc",
-            True,
-            1,
-            "cuTexObjectGetResourceDesc: the record",
-        )
-    elif pResDesc >> 64 or 0 < pResDesc < 65536:
-        raise _c.address_error(
-            pResDesc, "cuTexObjectGetResourceDesc", "pResDesc", "CUDA_RESOURCE_DESC"
-        )
+    texObject = _c.integer_handle(texObject, "CUtexObject", "texObject")
+    pResDesc = CUDA_RESOURCE_DESC()
     try:
         err = _cuTexObjectGetResourceDesc(pResDesc, texObject)
     except _ArgumentError as exc:
@@ -17983,44 +18304,26 @@ def cuTexObjectGetResourceDesc(pResDesc: _PointerLike, texObject: int) -> None:
         ) from None
     if err:
         raise _error(err, _lib)
+    return pResDesc
 
 
-def cuTexObjectGetResourceViewDesc(pResViewDesc: _PointerLike, texObject: int) -> None:
-    """cuTexObjectGetResourceViewDesc(pResViewDesc: _PointerLike, texObject: int) -> None
+def cuTexObjectGetResourceViewDesc(texObject: int) -> CUDA_RESOURCE_VIEW_DESC:
+    """cuTexObjectGetResourceViewDesc(texObject: int) -> CUDA_RESOURCE_VIEW_DESC
 
     Returns a texture object's resource view descriptor.
 
     Parameters:
-        pResViewDesc: Resource view descriptor
         texObject: Texture object
+
+    Returns:
+        pResViewDesc: Resource view descriptor
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuTexObjectGetResourceViewDesc(CUDA_RESOURCE_VIEW_DESC *pResViewDesc, CUtexObject texObject)
     """
-    if texObject.__class__ is not int or texObject >> 64:
-        texObject = _c.integer(
-            texObject,
-            _range_CUtexObject_unsigned_long_long,
-            "cuTexObjectGetResourceViewDesc",
-            "texObject",
-        )
-    if pResViewDesc.__class__ is not int:
-        pResViewDesc = _c.ref(
-            pResViewDesc,
-            CUDA_RESOURCE_VIEW_DESC,
-            "pResViewDesc",
-            True,
-            1,
-            "cuTexObjectGetResourceViewDesc: the record",
-        )
-    elif pResViewDesc >> 64 or 0 < pResViewDesc < 65536:
-        raise _c.address_error(
-            pResViewDesc,
-            "cuTexObjectGetResourceViewDesc",
-            "pResViewDesc",
-            "CUDA_RESOURCE_VIEW_DESC",
-        )
+    texObject = _c.integer_handle(texObject, "CUtexObject", "texObject")
+    pResViewDesc = CUDA_RESOURCE_VIEW_DESC()
     try:
         err = _cuTexObjectGetResourceViewDesc(pResViewDesc, texObject)
     except _ArgumentError as exc:
@@ -18029,41 +18332,26 @@ def cuTexObjectGetResourceViewDesc(pResViewDesc: _PointerLike, texObject: int) -
         ) from None
     if err:
         raise _error(err, _lib)
+    return pResViewDesc
 
 
-def cuTexObjectGetTextureDesc(pTexDesc: _PointerLike, texObject: int) -> None:
-    """cuTexObjectGetTextureDesc(pTexDesc: _PointerLike, texObject: int) -> None
+def cuTexObjectGetTextureDesc(texObject: int) -> CUDA_TEXTURE_DESC:
+    """cuTexObjectGetTextureDesc(texObject: int) -> CUDA_TEXTURE_DESC
 
     Returns a texture object's texture descriptor.
 
     Parameters:
-        pTexDesc: Texture descriptor
         texObject: Texture object
+
+    Returns:
+        pTexDesc: Texture descriptor
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuTexObjectGetTextureDesc(CUDA_TEXTURE_DESC *pTexDesc, CUtexObject texObject)
     """
-    if texObject.__class__ is not int or texObject >> 64:
-        texObject = _c.integer(
-            texObject,
-            _range_CUtexObject_unsigned_long_long,
-            "cuTexObjectGetTextureDesc",
-            "texObject",
-        )
-    if pTexDesc.__class__ is not int:
-        pTexDesc = _c.ref(
-            pTexDesc,
-            CUDA_TEXTURE_DESC,
-            "pTexDesc",
-            True,
-            1,
-            "cuTexObjectGetTextureDesc: the record",
-        )
-    elif pTexDesc >> 64 or 0 < pTexDesc < 65536:
-        raise _c.address_error(
-            pTexDesc, "cuTexObjectGetTextureDesc", "pTexDesc", "CUDA_TEXTURE_DESC"
-        )
+    texObject = _c.integer_handle(texObject, "CUtexObject", "texObject")
+    pTexDesc = CUDA_TEXTURE_DESC()
     try:
         err = _cuTexObjectGetTextureDesc(pTexDesc, texObject)
     except _ArgumentError as exc:
@@ -18072,6 +18360,7 @@ def cuTexObjectGetTextureDesc(pTexDesc: _PointerLike, texObject: int) -> None:
         ) from None
     if err:
         raise _error(err, _lib)
+    return pTexDesc
 
 
 def cuTexRefCreate() -> CUtexref:
@@ -18107,6 +18396,8 @@ def cuTexRefDestroy(hTexRef: CUtexref | _HandleLike) -> None:
     Parameters:
         hTexRef: Texture reference to destroy
 
+    The handle object given as hTexRef is marked destroyed: passing it to the checked API again raises cudart.HandleDestroyedError (an int is the caller's promise).
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_VALUE.
 
     Deprecated.
@@ -18116,12 +18407,16 @@ def cuTexRefDestroy(hTexRef: CUtexref | _HandleLike) -> None:
     _c.deprecated("cuTexRefDestroy", None)
     if hTexRef.__class__ is not CUtexref:
         hTexRef = _c.handle(hTexRef, CUtexref, "hTexRef")
+    hTexRef_given = _c.claim(hTexRef, "hTexRef", "cuTexRefDestroy")
     try:
-        err = _cuTexRefDestroy(hTexRef)
+        err = _cuTexRefDestroy(hTexRef_given)
     except _ArgumentError as exc:
+        _c.unclaim(hTexRef)
         raise _c.argument_error(exc, "cuTexRefDestroy", ("hTexRef",)) from None
     if err:
+        _c.unclaim(hTexRef)
         raise _error(err, _lib)
+    _c.destroyed(hTexRef, "CUtexref", "cuTexRefDestroy")
 
 
 def cuTexRefGetAddress(hTexRef: CUtexref | _HandleLike) -> int:
@@ -19103,30 +19398,35 @@ def cuTexRefSetMipmappedArray(
         raise _error(err, _lib)
 
 
-def cuThreadExchangeStreamCaptureMode(mode: _PointerLike) -> None:
-    """cuThreadExchangeStreamCaptureMode(mode: _PointerLike) -> None
+def cuThreadExchangeStreamCaptureMode(mode: CUstreamCaptureMode_enum) -> CUstreamCaptureMode_enum:
+    """cuThreadExchangeStreamCaptureMode(mode: CUstreamCaptureMode_enum) -> CUstreamCaptureMode_enum
 
     Swaps the stream capture interaction mode for a thread.
 
     Parameters:
         mode: Pointer to mode value to swap with the current mode
 
+    Returns:
+        mode: Pointer to mode value to swap with the current mode
+
     Raises CudaDriverError subclasses for: CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_INVALID_VALUE.
 
     C: CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
     """
-    if mode.__class__ is not int:
-        mode = _c.ref(
-            mode, c_uint, "mode", True, 1, "cuThreadExchangeStreamCaptureMode: the record"
+    if mode.__class__ is not CUstreamCaptureMode_enum and (
+        mode.__class__ is not int or mode not in _CUstreamCaptureMode_enum_members
+    ):
+        mode = _c.enum_argument(
+            mode, _range_CUstreamCaptureMode_enum, "cuThreadExchangeStreamCaptureMode", "mode"
         )
-    elif mode >> 64:
-        raise _c.address_error(mode, "cuThreadExchangeStreamCaptureMode", "mode")
+    mode_ = c_uint(mode)
     try:
-        err = _cuThreadExchangeStreamCaptureMode(mode)
+        err = _cuThreadExchangeStreamCaptureMode(mode_)
     except _ArgumentError as exc:
         raise _c.argument_error(exc, "cuThreadExchangeStreamCaptureMode", ("mode",)) from None
     if err:
         raise _error(err, _lib)
+    return _c.enum_value(CUstreamCaptureMode_enum, mode_.value)
 
 
 def cuUserObjectCreate(

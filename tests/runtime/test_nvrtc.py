@@ -467,13 +467,17 @@ def test_the_very_same_call_again_is_one_look_up(cache_dir, monkeypatch):
         with pytest.raises(TypeError, match="must be str or bytes"):
             cudart.compile(AXPY, headers={"a.h": bytearray(b"")}, arch=SM, load=False)
     assert len(checked) == 3
+    # load=None (the default) on LTO-IR loads nothing: no device in the key, none asked.
+    lto = cudart.compile(AXPY, name_expressions=["axpy<float>"], arch=SM, output="ltoir")
+    assert cudart.compile(AXPY, name_expressions=["axpy<float>"], arch=SM, output="ltoir") is lto
+    assert len(checked) == 4
     monkeypatch.setenv(nv.CACHE_ENV, "off")
     cudart.compile(AXPY, **kw)
-    assert len(checked) == 4  # the cache switched off: nothing served from memory
+    assert len(checked) == 5  # the cache switched off: nothing served from memory
     monkeypatch.setenv(nv.CACHE_ENV, str(cache_dir))
     nv.clear_cache()
     cudart.compile(AXPY, **kw)
-    assert len(checked) == 5
+    assert len(checked) == 6
 
 
 def test_a_repeated_compile_is_served_from_memory(cache_dir, monkeypatch):
