@@ -116,13 +116,17 @@ class widget(Structure):
 
 
 # ---------------------------------------------------------------------------- typedefs
-# Handles are distinct c_void_p types, values by kind and address (cudart._handles);
-# a const handle accepts its non-const twin (`_accepts_`), as C converts T to const T.
+# Handles are distinct c_void_p types, values by kind and address (cudart._handles); the
+# kind (`_kind_`) is the struct C points at, one for the runtime's and the driver's
+# handles of one object; a const handle accepts its non-const twin (`_accepts_`), as C
+# converts T to const T.
 # Callbacks are CFUNCTYPE prototypes.
 
 
 class widget_t(Handle):
     """typedef struct widget *widget_t: an opaque handle."""
+
+    _kind_ = "widget"
 
 
 # ---------------------------------------------------------------------------- layouts
