@@ -14,7 +14,6 @@ from ctypes import POINTER
 from ctypes import create_string_buffer as _create_string_buffer
 from ctypes import (
     c_bool,
-    c_byte,
     c_char,
     c_char_p,
     c_double,
@@ -22,9 +21,7 @@ from ctypes import (
     c_int,
     c_long,
     c_longlong,
-    c_short,
     c_size_t,
-    c_ubyte,
     c_uint,
     c_ulong,
     c_ulonglong,
