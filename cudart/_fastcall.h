@@ -480,16 +480,14 @@ static inline void cudart_release(Py_buffer *view)
         PyBuffer_Release(view);
 }
 
-/* The ctypes class `name` of the raw module this extension serves: cudart._fast_12050
- * serves cudart.sys_12050, whose classes the raw functions' argtypes are. */
+/* The ctypes class `name` of the raw module this extension serves (CUDART_RAW_MODULE,
+ * which the generated file defines: cudart._fast_driver_12050 serves
+ * cudart.driver_12050), whose classes the raw functions' argtypes are. */
 static int cudart_record_class(const char *name, PyTypeObject **seen)
 {
-    const char *version = strrchr(cudart_module.m_name, '_'); /* "_12050" */
-    PyObject *module = version ? PyUnicode_FromFormat("cudart.sys%s", version) : NULL;
-    PyObject *raw = module ? PyImport_Import(module) : NULL;
+    PyObject *raw = PyImport_ImportModule(CUDART_RAW_MODULE);
     PyObject *cls = raw ? PyObject_GetAttrString(raw, name) : NULL;
     Py_XDECREF(raw);
-    Py_XDECREF(module);
     if (cls && !(PyType_Check(cls) &&
                  (PyType_IsSubtype((PyTypeObject *)cls, cudart_Structure) ||
                   PyType_IsSubtype((PyTypeObject *)cls, cudart_Union)))) {

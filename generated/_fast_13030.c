@@ -19,6 +19,8 @@
 #pragma GCC diagnostic pop
 #include <stddef.h>
 
+/* The raw module whose record classes the functions' records are (_fastcall.h). */
+#define CUDART_RAW_MODULE "cudart.sys_13030"
 #include "_fastcall.h"
 
 /* The protocol (cudart/_fastproto.py) this file was generated for: _fastcall.h's numbers. */

@@ -17,6 +17,8 @@
 #pragma GCC diagnostic pop
 #include <stddef.h>
 
+/* The raw module whose record classes the functions' records are (_fastcall.h). */
+#define CUDART_RAW_MODULE "cudart.driver_12040"
 #include "_fastcall.h"
 
 /* The protocol (cudart/_fastproto.py) this file was generated for: _fastcall.h's numbers. */
@@ -28710,7 +28712,7 @@ static PyMethodDef cudart_support_methods[] = {
 static struct PyModuleDef cudart_module = {
     PyModuleDef_HEAD_INIT,
     "cudart._fast_driver_12040",
-    "The compiled backend of cudart.sys_12040 (generated).",
+    "The compiled backend of cudart.driver_12040 (generated).",
     -1,
     cudart_support_methods,
     NULL,

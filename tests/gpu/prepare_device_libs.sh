@@ -3,7 +3,7 @@
 # 64 MiB, counts the tracked tree too): each pinned version's libcudart (fetched and
 # verified by the generator's cache) as libs/<version>/, the pinned CUDA 12.5 NVRTC's
 # libraries as nvrtc/unpacked/ (for the 12.x runtimes; the 13.x ones use the machine's
-# NVRTC), and the compiled backend's extensions as built here (`make build`; limited
+# NVRTC), generated/ (below), and the compiled backend's extensions as built here (`make build`; limited
 # API 3.11, so the machine's newer Python loads them), stripped, as fast/<their path>. Written to
 # .device/payload.tar.xz, which run_on_device.sh unpacks into .device/ there; and the
 # commit of this tree (with a flag for uncommitted changes) as .device/COMMIT, which
@@ -46,6 +46,11 @@ for so in cudart/_fast_*.so cudart/kernels/_fastlaunch*.so; do
     mkdir -p ".device/stage/fast/$(dirname "$so")"
     strip -o ".device/stage/fast/$so" "$so"
 done
-tar -C .device/stage -cf - libs nvrtc fast | xz -T0 -9 > .device/payload.tar.xz
-rm -rf .device/stage .device/libs .device/nvrtc .device/fast
+# generated/ too: with every header family's modules it is larger than what a device
+# call carries (64 MiB), so the lead moves generated/ aside for the call (the cudart/
+# links travel as links) and run_on_device.sh puts this copy back there.
+mkdir -p .device/stage/generated
+cp -p generated/* .device/stage/generated/
+tar -C .device/stage -cf - libs nvrtc fast generated | xz -T0 -9 > .device/payload.tar.xz
+rm -rf .device/stage .device/libs .device/nvrtc .device/fast .device/generated
 du -sh .device

@@ -63,9 +63,14 @@ run_one() {  # label, then env assignments; in the background, at most $JOBS at 
     ) &
 }
 PYTEST_ARGS=("$@")
-# What prepare_device_libs.sh packed: libs/, nvrtc/unpacked/, fast/.
+# What prepare_device_libs.sh packed: libs/, nvrtc/unpacked/, fast/, generated/.
 if [ -e "$device/payload.tar.xz" ]; then
     tar -C "$device" -xJf "$device/payload.tar.xz"
+fi
+# The generated modules, where the call left generated/ behind (prepare_device_libs.sh).
+if [ ! -e generated/__init__.py ] && [ -d "$device/generated" ]; then
+    mkdir -p generated
+    cp -p "$device"/generated/* generated/
 fi
 # The compiled backend as built on the development machine (no compiler needed here).
 for so in "$device"/fast/cudart/*.so "$device"/fast/cudart/kernels/*.so; do
