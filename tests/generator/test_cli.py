@@ -77,13 +77,16 @@ def test_generate_one_version_writes_the_same_bytes(tmp_path):
     proc = bindgen("--output", str(out), "generate", "12.2")
     assert proc.returncode == 0, proc.stderr
     # A version is the raw and checked module of each surface (the runtime's, NVRTC's,
-    # nvJitLink's)
-    # and the runtime's compiled backend; the version-set files come along.
+    # nvJitLink's, the driver's) and the compiled backend of the runtime and the driver;
+    # the version-set files come along.
     names = [
         "__init__.py",
         "_fast_12020.c",
+        "_fast_driver_12020.c",
         "_latest.pyi",
         "checked_12020.py",
+        "driver_12020.py",
+        "driver_checked_12020.py",
         "nvjitlink_12020.py",
         "nvjitlink_checked_12020.py",
         "nvrtc_12020.py",

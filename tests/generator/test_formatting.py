@@ -89,8 +89,11 @@ def test_a_real_module_formats_as_the_whole_file_does(empty_cache, manifest, hea
         patch.setattr(render_raw, "format_python", capture)
         patch.setattr(render_checked, "format_python", capture)
         rendered = render_version(manifest, "12.5", lambda _message: None)
-    # Raw and checked of each surface: the runtime's (large), then NVRTC's.
-    assert len(sources) == 2 * len(manifest.families["12"].surfaces) == 4
+    # Raw and checked of each surface: the runtime's (large), then NVRTC's, nvJitLink's
+    # and the driver's.
+    surfaces = manifest.families["12"].surfaces
+    assert surfaces == ("runtime", "nvrtc", "nvjitlink", "driver")
+    assert len(sources) == 2 * len(surfaces)
     assert all(len(split_top_level(source)) > 100 for source in sources[:2])
     python = [text for name, text in rendered.files.items() if name.endswith(".py")]
     assert sorted(black.format_str(s, mode=BLACK_MODE) for s in sources) == sorted(python)
