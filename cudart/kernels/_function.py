@@ -137,7 +137,8 @@ class Function:
         call that takes a handle rather than a runtime `func` (cudart._convert.handle):
         the driver's CUkernel ("CUkern_st") or CUfunction ("CUfunc_st"), as the
         runtime's cudaKernel_t or cudaFunction_t. The library route's handle is a
-        cudaKernel_t already; the registration route's is a host entry address, whose
+        cudaKernel_t already (its CUfunction the driver's cuKernelGetFunction gives);
+        the registration route's is a host entry address, whose
         CUfunction cudaGetFuncBySymbol finds (in the current device's context, asked
         each time: a context per device) and whose CUkernel cudaGetKernel does."""
         handle, rt = self.handle, self._rt
@@ -147,9 +148,19 @@ class Function:
                 return rt.cudaKernel_t(handle)
             return self._look_up(rt.cudaKernel_t, "cudaGetKernel", handle)
         if _FUNCTION in kinds:
+            if library:
+                return rt.cudaFunction_t(int(self._driver_function(handle)))
             return self._look_up(rt.cudaFunction_t, "cudaGetFuncBySymbol", handle)
         wanted = " or ".join(kinds)
         raise TypeError(f"kernel {self.name!r} is a device function, not a {wanted} handle")
+
+    @staticmethod
+    def _driver_function(kernel: int):
+        """A library kernel's CUfunction in the current context: cuKernelGetFunction
+        (cudaGetFuncBySymbol takes host entry addresses only, not a cudaKernel_t)."""
+        from .._serving import driver_modules
+
+        return driver_modules()[1].cuKernelGetFunction(kernel)
 
     def _look_up(self, cls, function: str, handle: int):
         found = cls()

@@ -37,6 +37,15 @@ def module_symbols(version: int) -> set[str]:
     return set(ns["SYMBOLS_LEGACY"].values()) | set(ns["SYMBOLS_PER_THREAD"].values())
 
 
+# Symbols cuda.h names that the driver does not export, seen on the H200 machine (driver
+# 580.159.04, CUDA 13.0): cuda.h maps cuGetProcAddress to cuGetProcAddress_v2_ptsz under
+# CUDA_API_PER_THREAD_DEFAULT_STREAM (every version pinned), but libcuda exports only
+# cuGetProcAddress_v2 (per-thread lookups go through its flags argument). A C program
+# built per-thread that calls cuGetProcAddress fails to load there too; the bindings,
+# binding what C binds, raise FunctionNotFoundError for it under the per-thread switch.
+NOT_EXPORTED = {"cuGetProcAddress_v2_ptsz"}
+
+
 def test_driver_exports_every_symbol_of_the_modules_it_serves(driver):
     assert driver.version > 0, f"{driver.path}: cuDriverGetVersion failed (a stub libcuda?)"
     served = [v for v in driver_versions() if v <= driver.version]
@@ -47,7 +56,9 @@ def test_driver_exports_every_symbol_of_the_modules_it_serves(driver):
     for version in served:
         symbols = module_symbols(version)
         checked += len(symbols)
-        absent = sorted(s for s in symbols if not hasattr(lib, s))
+        absent = sorted(s for s in symbols - NOT_EXPORTED if not hasattr(lib, s))
+        # The table stays true: a driver that starts exporting one fails here.
+        assert not [s for s in NOT_EXPORTED & symbols if hasattr(lib, s)], version
         if absent:
             missing[version] = absent
     assert checked > 500 * len(served)

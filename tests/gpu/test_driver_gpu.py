@@ -490,17 +490,15 @@ def test_context_create_destroy(primary_context):
 
 
 def test_pointer_attribute_of_runtime_allocation():
+    """cuPointerGetAttribute returns each attribute's value in its documented type."""
     p = cudart.cudaMalloc(256)
     try:
-        memory_type = c_uint()
-        driver.cuPointerGetAttribute(memory_type, driver.CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p)
-        assert memory_type.value == driver.CU_MEMORYTYPE_DEVICE
-        ordinal = c_int(-1)
-        driver.cuPointerGetAttribute(ordinal, driver.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, p)
-        assert ordinal.value == DEVICE
-        start = c_void_p()
-        driver.cuPointerGetAttribute(start, driver.CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, p + 16)
-        assert start.value == p
+        memory_type = driver.cuPointerGetAttribute(driver.CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p)
+        assert memory_type == driver.CU_MEMORYTYPE_DEVICE
+        ordinal = driver.cuPointerGetAttribute(driver.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, p)
+        assert ordinal == DEVICE
+        start = driver.cuPointerGetAttribute(driver.CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, p + 16)
+        assert start == p
     finally:
         cudart.cudaFree(p)
 

@@ -146,8 +146,7 @@ def cubin(driver):
 def test_a_driver_library_kernel_runs_through_the_runtime(rt, driver, dev, stream, cubin):
     if not declares(rt, "cudaGetKernel"):
         pytest.skip(f"bindings {rt.__name__} have no cudaKernel_t for the runtime's func")
-    loaded = driver.cuLibraryLoadData(cubin, None, 0, None, None, 0)
-    library = loaded[0] if isinstance(loaded, tuple) else loaded
+    library = driver.cuLibraryLoadData(cubin, None, None, 0, None, None, 0)
     try:
         kernel = driver.cuLibraryGetKernel(library, "scale")
         y = dev.alloc(4 * N, (ctypes.c_float * N)(*range(N)))
