@@ -151,6 +151,12 @@ def test_a_driver_library_kernel_runs_through_the_runtime(rt, driver, dev, strea
         kernel = driver.cuLibraryGetKernel(library, "scale")
         y = dev.alloc(4 * N, (ctypes.c_float * N)(*range(N)))
         values = (ctypes.c_void_p(y), ctypes.c_float(3.0), ctypes.c_int(N))
+        if not declares(rt, "cudaLibraryLoadData"):
+            # Seen on the H200 (driver 580): a runtime without libraries of its own
+            # (before 12.8; 12.5 here) refuses a driver library's kernel as `func`.
+            with pytest.raises(cudart.CudaErrorInvalidDeviceFunction):
+                cudart.cudaLaunchKernel(kernel, 1, N, _argv(*values), 0, stream)
+            return
         # A CUkernel is a cudaKernel_t: the runtime launches it as `func`.
         cudart.cudaLaunchKernel(kernel, 1, N, _argv(*values), 0, stream)
         driver.cuStreamSynchronize(stream)

@@ -500,11 +500,14 @@ def test_cuda_mem_range_attr(device):
         )
 
     # List version
-    buffers = [(c_int * (n // 4))() for n in attr_type_size_list]
-    driver.cuMemRangeGetAttributes(
-        pointers(*buffers), attr_type_size_list, attr_type_list, len(attr_type_list), ptr, size
+    # cudart returns the values (as cuda-bindings does after its error code).
+    attr_value_list_v2 = driver.cuMemRangeGetAttributes(
+        (c_size_t * len(attr_type_size_list))(*attr_type_size_list),
+        (c_int * len(attr_type_list))(*attr_type_list),
+        len(attr_type_list),
+        ptr,
+        size,
     )
-    attr_value_list_v2 = [as_value(b) for b in buffers]
     for attr1, attr2 in zip(attr_value_list, attr_value_list_v2, strict=True):
         assert str(attr1) == str(attr2)
 
