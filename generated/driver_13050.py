@@ -9172,7 +9172,7 @@ class CUcheckpointCheckpointArgs_st(Structure):
         reserved: Reserved for future use, must be zeroed
     """
 
-    customStorageInfo_out: _Pointer[POINTER(CUcheckpointCustomStorageInfo)]
+    customStorageInfo_out: _Pointer[_Pointer[CUcheckpointCustomStorageInfo]]
     reserved: bytes
 
 
@@ -9206,7 +9206,7 @@ class CUcheckpointRestoreArgs_st(Structure):
     gpuPairs: _Pointer[CUcheckpointGpuPair]
     gpuPairsCount: int
     padding0: int
-    customStorageInfo_out: _Pointer[POINTER(CUcheckpointCustomStorageInfo)]
+    customStorageInfo_out: _Pointer[_Pointer[CUcheckpointCustomStorageInfo]]
     reserved: bytes
 
 

@@ -338,7 +338,7 @@ class TypeMapper:
                 if spelled == "c_char_p":
                     return "bytes | None"
                 if spelled.startswith("POINTER("):
-                    return f"_Pointer[{spelled[8:-1]}]"
+                    return _pointer_annotation(spelled)
                 return "int | None"
         return "object"
 
@@ -718,3 +718,11 @@ def integer_range(types: TypeMapper, t: CType) -> IntegerRange | None:
     if isinstance(t, TypedefRef) and types.typedefs[t.name].system:
         named = spelled  # size_t, uint64_t: the name says it
     return IntegerRange(low, high, named)
+
+
+def _pointer_annotation(spelled: str) -> str:
+    """`POINTER(POINTER(T))` (a ctypes spelling) as the annotation `_Pointer[_Pointer[T]]`
+    (cuda.h 13.4's CUcheckpointGpuPair.customStorageInfo_out is a `T **` member)."""
+    if spelled.startswith("POINTER(") and spelled.endswith(")"):
+        return f"_Pointer[{_pointer_annotation(spelled[8:-1])}]"
+    return spelled
