@@ -167,28 +167,36 @@ def checked_module():
     return importlib.import_module(f"{_PACKAGE}.checked_{runtime_version()}")
 
 
-# -- NVRTC: cudart.nvrtc_<ver> (raw) and cudart.nvrtc_checked_<ver>
-
-_nvrtc_lock = threading.Lock()
-_nvrtc: tuple | None = None
+# -- NVRTC (cudart.nvrtc_<ver>, nvrtc_checked_<ver>) and nvJitLink (nvjitlink_<ver>, ...)
 
 
-def nvrtc_modules() -> tuple:
-    """(raw, checked) nvrtc modules for the loaded libnvrtc, imported on first use, by
-    the runtime's rules (no forced version: $CUDART_BINDINGS_VERSION is the runtime's)."""
-    global _nvrtc
-    if _nvrtc is not None:
-        return _nvrtc
-    with _nvrtc_lock:
-        if _nvrtc is None:
-            library = load_nvrtc()
-            version, warning = select_version(library.version, nvrtc_versions())
-            if warning:
-                warnings.warn(f"NVRTC: {warning}", RuntimeWarning, stacklevel=4)
-            raw = importlib.import_module(f"{_PACKAGE}.nvrtc_{version}")
-            checked = importlib.import_module(f"{_PACKAGE}.nvrtc_checked_{version}")
-            _nvrtc = (raw, checked)
-    return _nvrtc
+def _library_family(load, prefix: str, label: str):
+    """`modules()` of a header family with a library of its own (NVRTC, nvJitLink):
+    (raw, checked) for the loaded library, imported on first use, by the runtime's rules
+    (no forced version: $CUDART_BINDINGS_VERSION is the runtime's)."""
+    lock = threading.Lock()
+    found: list[tuple] = []
+
+    def modules() -> tuple:
+        if found:
+            return found[0]
+        with lock:
+            if not found:
+                library = load()
+                version, warning = select_version(library.version, _versions(prefix))
+                if warning:
+                    warnings.warn(f"{label}: {warning}", RuntimeWarning, stacklevel=4)
+                family = prefix.rstrip("_")
+                raw = importlib.import_module(f"{_PACKAGE}.{family}_{version}")
+                checked = importlib.import_module(f"{_PACKAGE}.{family}_checked_{version}")
+                found.append((raw, checked))
+        return found[0]
+
+    return modules
+
+
+# (raw, checked) NVRTC modules for the loaded libnvrtc.
+nvrtc_modules = _library_family(load_nvrtc, "nvrtc_", "NVRTC")
 
 
 # -- the driver API: cudart.driver_<ver> (raw) and cudart.driver_checked_<ver>
@@ -250,23 +258,5 @@ def driver_modules() -> tuple:
 
 # -- nvJitLink: cudart.nvjitlink_<ver> (raw) and cudart.nvjitlink_checked_<ver>
 
-_nvjitlink_lock = threading.Lock()
-_nvjitlink: tuple | None = None
-
-
-def nvjitlink_modules() -> tuple:
-    """(raw, checked) nvJitLink modules for the loaded libnvJitLink, imported on first
-    use, by the runtime's rules, as nvrtc_modules."""
-    global _nvjitlink
-    if _nvjitlink is not None:
-        return _nvjitlink
-    with _nvjitlink_lock:
-        if _nvjitlink is None:
-            library = load_nvjitlink()
-            version, warning = select_version(library.version, nvjitlink_versions())
-            if warning:
-                warnings.warn(f"nvJitLink: {warning}", RuntimeWarning, stacklevel=4)
-            raw = importlib.import_module(f"{_PACKAGE}.nvjitlink_{version}")
-            checked = importlib.import_module(f"{_PACKAGE}.nvjitlink_checked_{version}")
-            _nvjitlink = (raw, checked)
-    return _nvjitlink
+# (raw, checked) nvJitLink modules for the loaded libnvJitLink.
+nvjitlink_modules = _library_family(load_nvjitlink, "nvjitlink_", "nvJitLink")
