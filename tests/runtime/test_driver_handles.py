@@ -315,13 +315,17 @@ def test_a_registered_kernel_asks_the_runtime_for_its_cufunction(drv, monkeypatc
     monkeypatch.setitem(vars(cudart.sys), "cudaGetFuncBySymbol", get_func)
     checked.cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, None, 0x5000, None)
     assert looked_up == [0x1234] and c.calls[0][0].value == 0xF00
-    # A CUfunction parameter asks for it on either route (the library route's handle
-    # is a CUkernel, no CUfunction), in the current device's context each time.
+    # A CUfunction parameter asks for it on either route, in the current device's
+    # context each time. The library route's handle is a CUkernel: its CUfunction is
+    # the driver's cuKernelGetFunction's (the GPU showed cudaGetFuncBySymbol refuse a
+    # cudaKernel_t).
     cache = record(monkeypatch, checked, "cuFuncSetCacheConfig")
+    kernels = record(monkeypatch, checked, "cuKernelGetFunction")
     checked.cuFuncSetCacheConfig(library_function(0x4321), 0)
     checked.cuFuncSetCacheConfig(fn, 0)
-    assert looked_up == [0x1234, 0x4321, 0x1234]
-    assert [call[0] for call in cache.calls] == [cudart.sys.cudaFunction_t(0xF00)] * 2
+    assert looked_up == [0x1234, 0x1234]
+    assert [int(call[1]) for call in kernels.calls] == [0x4321]
+    assert [call[0] for call in cache.calls][1:] == [cudart.sys.cudaFunction_t(0xF00)]
 
 
 def test_a_kernel_node_record_takes_a_function_and_keeps_it(drv):
