@@ -125,6 +125,7 @@ if TYPE_CHECKING:
     from typing import Any, TypeVar
 
     _E = TypeVar("_E")
+    _R = TypeVar("_R", bound=ctypes.Structure)  # an over-aligned record (none is a union)
 
     # The generated modules' annotations name these through this module.
     from collections.abc import Callable
@@ -304,7 +305,7 @@ def _camel(name: str) -> str:
     return name[:1].upper() + name[1:]
 
 
-def aligned(cls: type[Any]) -> Any:
+def aligned(cls: type[_R]) -> _R:
     """A zeroed instance of a record C aligns beyond what Python's allocator gives
     (CUtensorMap: 64 bytes in 12.x, 128 in 13.x), at an address of that alignment: its
     memory is a bytearray one alignment longer, which the instance keeps alive."""
