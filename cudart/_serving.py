@@ -63,16 +63,6 @@ def available_versions() -> list[int]:
     return _versions("sys_")
 
 
-def nvrtc_versions() -> list[int]:
-    """Versions with generated NVRTC bindings (cudart.nvrtc_<ver>), ascending."""
-    return _versions("nvrtc_")
-
-
-def nvjitlink_versions() -> list[int]:
-    """Versions with generated nvJitLink bindings (cudart.nvjitlink_<ver>), ascending."""
-    return _versions("nvjitlink_")
-
-
 def select_version(
     runtime: int, available: list[int], forced: str | None = None
 ) -> tuple[int, str | None]:
@@ -167,13 +157,12 @@ def checked_module():
     return importlib.import_module(f"{_PACKAGE}.checked_{runtime_version()}")
 
 
-# -- NVRTC (cudart.nvrtc_<ver>, nvrtc_checked_<ver>) and nvJitLink (nvjitlink_<ver>, ...)
+# -- the other header families: cudart.<family>_<ver> (raw), <family>_checked_<ver>
 
 
-def _library_family(load, prefix: str, label: str):
-    """`modules()` of a header family with a library of its own (NVRTC, nvJitLink):
-    (raw, checked) for the loaded library, imported on first use, by the runtime's rules
-    (no forced version: $CUDART_BINDINGS_VERSION is the runtime's)."""
+def _served(family: str, version):
+    """`modules()`: the (raw, checked) modules of a header family at the version
+    `version()` picks, imported on its first call, once for the process."""
     lock = threading.Lock()
     found: list[tuple] = []
 
@@ -182,27 +171,37 @@ def _library_family(load, prefix: str, label: str):
             return found[0]
         with lock:
             if not found:
-                library = load()
-                version, warning = select_version(library.version, _versions(prefix))
-                if warning:
-                    warnings.warn(f"{label}: {warning}", RuntimeWarning, stacklevel=4)
-                family = prefix.rstrip("_")
-                raw = importlib.import_module(f"{_PACKAGE}.{family}_{version}")
-                checked = importlib.import_module(f"{_PACKAGE}.{family}_checked_{version}")
+                number = version()
+                raw = importlib.import_module(f"{_PACKAGE}.{family}_{number}")
+                checked = importlib.import_module(f"{_PACKAGE}.{family}_checked_{number}")
                 found.append((raw, checked))
         return found[0]
 
     return modules
 
 
+def _own_library(load, family: str, label: str):
+    """The version of a family with a library of its own (NVRTC, nvJitLink): the loaded
+    library's, by the runtime's rules (no forced version: $CUDART_BINDINGS_VERSION is
+    the runtime's)."""
+
+    def version() -> int:
+        number, warning = select_version(load().version, _versions(f"{family}_"))
+        if warning:
+            # Frames: this, _served's modules(), its caller, the user's line.
+            warnings.warn(f"{label}: {warning}", RuntimeWarning, stacklevel=5)
+        return number
+
+    return version
+
+
 # (raw, checked) NVRTC modules for the loaded libnvrtc.
-nvrtc_modules = _library_family(load_nvrtc, "nvrtc_", "NVRTC")
+nvrtc_modules = _served("nvrtc", _own_library(load_nvrtc, "nvrtc", "NVRTC"))
+# (raw, checked) nvJitLink modules for the loaded libnvJitLink.
+nvjitlink_modules = _served("nvjitlink", _own_library(load_nvjitlink, "nvjitlink", "nvJitLink"))
 
 
 # -- the driver API: cudart.driver_<ver> (raw) and cudart.driver_checked_<ver>
-
-_driver_lock = threading.Lock()
-_driver: tuple | None = None
 
 
 def driver_versions() -> list[int]:
@@ -242,21 +241,5 @@ def driver_version() -> int:
     return fitting[-1]
 
 
-def driver_modules() -> tuple:
-    """(raw, checked) driver API modules, imported on first use (driver_version)."""
-    global _driver
-    if _driver is not None:
-        return _driver
-    with _driver_lock:
-        if _driver is None:
-            version = driver_version()
-            raw = importlib.import_module(f"{_PACKAGE}.driver_{version}")
-            checked = importlib.import_module(f"{_PACKAGE}.driver_checked_{version}")
-            _driver = (raw, checked)
-    return _driver
-
-
-# -- nvJitLink: cudart.nvjitlink_<ver> (raw) and cudart.nvjitlink_checked_<ver>
-
-# (raw, checked) nvJitLink modules for the loaded libnvJitLink.
-nvjitlink_modules = _library_family(load_nvjitlink, "nvjitlink_", "nvJitLink")
+# (raw, checked) driver API modules, imported on first use (driver_version).
+driver_modules = _served("driver", driver_version)
