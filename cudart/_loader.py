@@ -181,18 +181,25 @@ def _holds_installed_wheel(folder: str) -> bool:
 
 
 _lock = threading.Lock()
-_runtime: Runtime | None = None
 
 
-def load_runtime() -> Runtime:
-    """The process's libcudart, loaded on first call."""
-    global _runtime
-    if _runtime is not None:
-        return _runtime
-    with _lock:
-        if _runtime is None:
-            _runtime = _load_first()
-    return _runtime
+class _LoadedOnce:
+    """A library loaded by its first call, once per process: `loaded` is None until then.
+    Calls that race on the first load share one lock, so each library loads once."""
+
+    def __init__(self, load: Callable[[], Runtime], doc: str) -> None:
+        self._load = load
+        self.loaded: Runtime | None = None
+        self.__doc__ = doc
+
+    def __call__(self) -> Runtime:
+        found = self.loaded
+        if found is None:
+            with _lock:
+                if self.loaded is None:
+                    self.loaded = self._load()
+                found = self.loaded
+        return found
 
 
 def _load_first() -> Runtime:
@@ -203,6 +210,9 @@ def _load_first() -> Runtime:
         "libcudart not found. Install it with `pip install nvidia-cuda-runtime-cu12`, "
         f"or set ${LIBRARY_ENV} to its path. Tried: " + "; ".join(found)
     )
+
+
+load_runtime = _LoadedOnce(_load_first, "The process's libcudart, loaded on first call.")
 
 
 def _first_loadable(
@@ -265,20 +275,6 @@ def nvrtc_candidates() -> list[tuple[str, str]]:
     )
 
 
-_nvrtc: Runtime | None = None
-
-
-def load_nvrtc() -> Runtime:
-    """The process's libnvrtc, loaded on first call (its version: nvrtcVersion, e.g. 12050)."""
-    global _nvrtc
-    if _nvrtc is not None:
-        return _nvrtc
-    with _lock:
-        if _nvrtc is None:
-            _nvrtc = _load_nvrtc_first()
-    return _nvrtc
-
-
 def _load_nvrtc_first() -> Runtime:
     from .errors import NvrtcNotFoundError
 
@@ -288,6 +284,12 @@ def _load_nvrtc_first() -> Runtime:
     raise NvrtcNotFoundError(
         "libnvrtc not found. " + NVRTC_INSTALL + ". Tried: " + "; ".join(found)
     )
+
+
+load_nvrtc = _LoadedOnce(
+    _load_nvrtc_first,
+    """The process's libnvrtc, loaded on first call (its version: nvrtcVersion, e.g. 12050).""",
+)
 
 
 def _nvrtc_version(cdll: ctypes.CDLL, path: str) -> int:
@@ -324,22 +326,6 @@ def driver_candidates() -> list[tuple[str, str]]:
     return [(DRIVER_SONAME, "the system loader")]
 
 
-_driver: Runtime | None = None
-
-
-def load_driver() -> Runtime:
-    """The process's libcuda, loaded on first call. Its version is cuDriverGetVersion's
-    (13000 for a CUDA 13.0 driver), or 0 where the library cannot say (NVIDIA's stub
-    libcuda answers every call with CUDA_ERROR_STUB_LIBRARY)."""
-    global _driver
-    if _driver is not None:
-        return _driver
-    with _lock:
-        if _driver is None:
-            _driver = _load_driver_first()
-    return _driver
-
-
 def _load_driver_first() -> Runtime:
     from .errors import DriverNotFoundError
 
@@ -350,6 +336,14 @@ def _load_driver_first() -> Runtime:
         f"{DRIVER_SONAME} not found: the CUDA driver API needs an NVIDIA driver, which "
         f"installs it (set ${DRIVER_LIBRARY_ENV} to use another path). Tried: " + "; ".join(found)
     )
+
+
+load_driver = _LoadedOnce(
+    _load_driver_first,
+    """The process's libcuda, loaded on first call. Its version is cuDriverGetVersion's
+    (13000 for a CUDA 13.0 driver), or 0 where the library cannot say (NVIDIA's stub
+    libcuda answers every call with CUDA_ERROR_STUB_LIBRARY).""",
+)
 
 
 def _driver_version(cdll: ctypes.CDLL, path: str) -> int:
@@ -393,20 +387,6 @@ def nvjitlink_candidates() -> list[tuple[str, str]]:
     )
 
 
-_nvjitlink: Runtime | None = None
-
-
-def load_nvjitlink() -> Runtime:
-    """The process's libnvJitLink, loaded on first call (its version, e.g. 12050)."""
-    global _nvjitlink
-    if _nvjitlink is not None:
-        return _nvjitlink
-    with _lock:
-        if _nvjitlink is None:
-            _nvjitlink = _load_nvjitlink_first()
-    return _nvjitlink
-
-
 def _load_nvjitlink_first() -> Runtime:
     from .errors import NvjitlinkNotFoundError
 
@@ -416,6 +396,12 @@ def _load_nvjitlink_first() -> Runtime:
     raise NvjitlinkNotFoundError(
         "libnvJitLink not found. " + NVJITLINK_INSTALL + ". Tried: " + "; ".join(found)
     )
+
+
+load_nvjitlink = _LoadedOnce(
+    _load_nvjitlink_first,
+    """The process's libnvJitLink, loaded on first call (its version, e.g. 12050).""",
+)
 
 
 def _nvjitlink_version(cdll: ctypes.CDLL, path: str) -> int:

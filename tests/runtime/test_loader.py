@@ -359,3 +359,46 @@ def test_nvjitlink_is_found_in_an_installed_wheels_folder(tmp_path, manifest):
         "found_by": "the nvidia nvjitlink wheel",
         "version": 12020,
     }
+
+
+_RACE_AND_RETRY = r"""
+import ctypes, json, os, threading
+import cudart._loader as l
+from cudart.errors import DriverNotFoundError
+opened = []
+real_cdll = ctypes.CDLL
+def counting_cdll(path, *args, **kwargs):
+    opened.append(path)
+    return real_cdll(path, *args, **kwargs)
+ctypes.CDLL = counting_cdll
+# A failed first load is not remembered: the next call searches again.
+os.environ["CUDART_DRIVER_LIBRARY"] = "/nonexistent/libcuda.so.1"
+try:
+    l.load_driver()
+    failed = False
+except DriverNotFoundError:
+    failed = True
+os.environ["CUDART_DRIVER_LIBRARY"] = os.environ["STUB"]
+retried = l.load_driver().path
+# Threads racing on the first load share one load.
+start = threading.Barrier(8)
+got = []
+def first_call():
+    start.wait()
+    got.append(l.load_runtime())
+threads = [threading.Thread(target=first_call) for _ in range(8)]
+for t in threads: t.start()
+for t in threads: t.join()
+print(json.dumps({"failed": failed, "retried": retried, "same": len({id(r) for r in got}),
+                  "calls": len(got), "opened": opened, "loaded": l.load_runtime.loaded.path}))
+"""
+
+
+def test_a_library_loads_once_under_racing_first_calls_and_a_failure_is_retried(driver_stub):
+    stub = str(driver_stub("12.5"))
+    out = _run(["-c", _RACE_AND_RETRY], REPO, {"STUB": stub})
+    assert out["failed"] and out["retried"] == stub
+    assert (out["calls"], out["same"]) == (8, 1)
+    # The driver: the missing path, then the stub; the runtime: one library, opened once.
+    assert out["opened"][:2] == ["/nonexistent/libcuda.so.1", stub]
+    assert out["opened"][2:] == [out["loaded"]]
