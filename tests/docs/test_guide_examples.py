@@ -26,7 +26,6 @@ GPU = [example for example in EXAMPLES if example.gpu]
 def test_a_cpu_example_runs(example, tmp_path):
     proc = run_on_cpu(example, tmp_path)
     assert proc.returncode == 0, failure(example, proc)
-    assert "Traceback" not in proc.stderr, failure(example, proc)
 
 
 def test_every_python_block_is_a_cpu_or_a_gpu_example():

@@ -14,4 +14,3 @@ GPU = [example for example in all_examples() if example.gpu]
 def test_a_gpu_example_runs(example, tmp_path):
     proc = run_on_gpu(example, tmp_path)
     assert proc.returncode == 0, failure(example, proc)
-    assert "Traceback" not in proc.stderr, failure(example, proc)
