@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 from guide_examples import (
     OTHER_PYTHON_FORMS,
+    README,
     all_examples,
     examples_in,
     failure,
@@ -31,7 +32,9 @@ def test_a_cpu_example_runs(example, tmp_path):
 def test_every_python_block_is_a_cpu_or_a_gpu_example():
     assert guides(), "no guides in docs/guides"
     blocks = sum(python_blocks_in(guide.read_text()) for guide in guides())
-    assert len(CPU) + len(GPU) == blocks
+    readme = README.read_text().count("```python")
+    assert readme, "README.md has no first example"
+    assert len(CPU) + len(GPU) == blocks + readme
     for guide in guides():
         assert len(examples_in(guide)) == python_blocks_in(guide.read_text()), guide.name
     assert CPU and GPU

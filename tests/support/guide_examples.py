@@ -5,6 +5,9 @@ with the directive's ``:class: gpu`` option (it also styles the block on the sit
 rest run on the CPU. tests/docs/test_guide_examples.py runs the CPU ones and counts every
 block, tests/gpu/test_guide_examples_gpu.py runs the GPU ones.
 
+README.md's ```python blocks are examples too, all of them GPU ones (its first example
+allocates device memory): the GPU suite runs them with the guides'.
+
 An example runs in a fresh interpreter from a file padded so that its lines are the
 guide's own: a traceback names the .rst file and line a reader can open.
 """
@@ -81,8 +84,21 @@ def _indent(line: str) -> int:
     return len(line) - len(line.lstrip())
 
 
+README = REPO / "README.md"
+_FENCE = re.compile(r"^```python\n(.*?)^```$", re.MULTILINE | re.DOTALL)
+
+
+def readme_examples() -> list[Example]:
+    text = README.read_text()
+    return [
+        Example(README, text.count("\n", 0, match.start(1)) + 1, match.group(1), gpu=True)
+        for match in _FENCE.finditer(text)
+    ]
+
+
 def all_examples() -> list[Example]:
-    return [example for guide in guides() for example in examples_in(guide)]
+    found = [example for guide in guides() for example in examples_in(guide)]
+    return found + readme_examples()
 
 
 def script(example: Example, folder: Path) -> Path:
