@@ -394,3 +394,9 @@ class Function:
         if self._handle is None:
             raise ValueError(f"kernel {self.name!r}: its module is closed")
         raise call_error(self._rt, f"launching {self.name!r} (cudaLaunchKernelExC)", status)
+
+
+# A call the Python path refuses by its signature (an unknown keyword, a missing grid)
+# names the function called, which through C is _launch_slow: it says Function.launch,
+# as without the C launcher.
+Function._launch_slow.__qualname__ = "Function.launch"
