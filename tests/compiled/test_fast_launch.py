@@ -779,7 +779,13 @@ def test_untyped_parameters_take_typed_scalars_through_c(fake):
     sequence = [
         (np.float32(1.5), np.float64(2.5), ctypes.c_float(3.5), b"\x01\x02", 7),
         (np.float32(-0.0), np.float64(1e-300), ctypes.c_float(-1.0), b"\xff\xfe", 2**64 - 1),
-        (np.float32("nan"), np.float64("inf"), ctypes.c_float(1e-40), bytearray(b"ab")[:0] + b"cd", 0),
+        (
+            np.float32("nan"),
+            np.float64("inf"),
+            ctypes.c_float(1e-40),
+            bytearray(b"ab")[:0] + b"cd",
+            0,
+        ),
     ]
     for args in sequence:
         for repeat in range(3):
@@ -902,7 +908,11 @@ def test_c_configures_a_new_geometry_itself(fake):
     stream = cudart.sys.cudaStream_t(0x8000)
     before = fake.calls
     for n in range(2, 40):
-        kwargs = {"stream": stream if n % 2 else n << 12, "shared_mem": n, "cooperative": n % 3 == 0}
+        kwargs = {
+            "stream": stream if n % 2 else n << 12,
+            "shared_mem": n,
+            "cooperative": n % 3 == 0,
+        }
         got = outcome(fast, fake, sizes, (n, n + 1), (32, n % 4 + 1), args, kwargs)
         assert got == outcome(slow, fake, sizes, (n, n + 1), (32, n % 4 + 1), args, kwargs)
     assert fake.calls[0] - before[0] >= 37  # the first handle of its class taught C
