@@ -336,9 +336,10 @@ class Function:
 
         A refused launch leaves the slots as they were: struct's pack_into zeroes and
         partly writes its buffer before it refuses a value, so they are restored."""
-        if self._fast.primed and get_ident() == self._owner:
-            # C's launches configure by themselves: the key says what the configuration holds.
-            self._key = self._fast.key
+        fast = self._fast
+        if fast is not None and fast.primed and get_ident() == self._owner:
+            # C's launches configure by themselves: its key says what the configuration holds.
+            self._key = fast.key
         sig: Any = self._sig  # only the owner's launches write these slots
         owner = sig is not Unpacked and get_ident() == self._owner
         buffer = sig._buffer if owner else None
