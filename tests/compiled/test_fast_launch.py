@@ -949,3 +949,32 @@ def test_a_launch_from_a_property_takes_the_python_path(fake):
             (0x1000 + k).to_bytes(8, "little"),
             k.to_bytes(4, "little"),
         )
+
+
+def test_one_integer_range_rule_for_both_c_sources(monkeypatch):
+    """Issue 23: the C launcher's integer conversion and the compiled backend's are one
+    (cudart/_cint.h), which every extension's build depends on."""
+    import runpy
+
+    import setuptools
+    from suite import REPO
+
+    cudart_dir = REPO / "cudart"
+    shared = (cudart_dir / "_cint.h").read_text()
+    assert "PyLong_AsLongLongAndOverflow" in shared
+    for user, include in (
+        (cudart_dir / "_fastcall.h", '#include "_cint.h"'),
+        (cudart_dir / "kernels" / "_fastlaunch.c", '#include "../_cint.h"'),
+    ):
+        text = user.read_text()
+        assert include in text, user
+        assert "PyLong_AsLongLongAndOverflow" not in text, user  # not written again
+    made: dict = {}
+    monkeypatch.setattr(setuptools, "setup", lambda **options: made.update(options))
+    monkeypatch.chdir(REPO)
+    runpy.run_path(str(REPO / "setup.py"))
+    extensions = made["ext_modules"]
+    assert any(e.name == "cudart.kernels._fastlaunch" for e in extensions)
+    assert len(extensions) > 1
+    for ext in extensions:
+        assert "cudart/_cint.h" in ext.depends, ext.name
