@@ -353,9 +353,13 @@ def test_every_launch_in_c(rt, dev, module, launch_path):
     for k in range(40):
         block = (32, 64, 128, 256)[k % 4]
         grid = ((n + block - 1) // block + k % 3,)  # a new tuple each launch
-        a = np.float32(k) if k % 2 else float(k)
+        # Four phases of ten launches, each with its own argument kinds: the first
+        # launch of each takes the Python path (a new Signature), the others C.
+        typed = k // 10 % 2 == 0
+        a = np.float32(k) if typed else float(k)
+        count = np.int32(n) if k < 20 else n
         on = streams[k % len(streams)]
-        fn.launch(grid, (block,), a, x, y, np.int32(n) if k % 5 else n, stream=on)
+        fn.launch(grid, (block,), a, x, y, count, stream=on)
         stream.synchronize()
         cupy.cuda.runtime.deviceSynchronize()
         total += k
