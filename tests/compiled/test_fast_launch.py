@@ -978,3 +978,24 @@ def test_one_integer_range_rule_for_both_c_sources(monkeypatch):
     assert len(extensions) > 1
     for ext in extensions:
         assert "cudart/_cint.h" in ext.depends, ext.name
+
+
+def test_c_learns_no_destroyed_stream_class(fake):
+    """A destroyed stream equal to the configured one (same kind and address) is
+    launched on without conversion, by both paths (the key compares equal); C must not
+    learn its class from that key, so another destroyed stream of the class is refused
+    as Python refuses it."""
+    from cudart._handles import mark_destroyed
+
+    sizes = (4,)
+    fake.setup(sizes)
+    fast, slow = function(fake, True, sizes=sizes), function(fake, False, sizes=sizes)
+    live = cudart.sys.cudaStream_t(0x8000)
+    dead, other = cudart.sys.cudaStream_t(0x8000), cudart.sys.cudaStream_t(0x9000)
+    for handle in (dead, other):
+        mark_destroyed(handle, "cudaStreamDestroy")
+    assert type(dead) is type(other) is not type(live)
+    for stream in (live, live, dead, dead, other):
+        got = outcome(fast, fake, sizes, 1, 32, (7,), {"stream": stream})
+        assert got == outcome(slow, fake, sizes, 1, 32, (7,), {"stream": stream}), stream
+    assert got[0] is cudart.errors.HandleDestroyedError
