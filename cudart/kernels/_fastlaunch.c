@@ -113,6 +113,7 @@ typedef struct {
     unsigned long long generation; /* changes with every prime */
     PyObject *key[KEY_LEN];
     PyObject *state; /* a capsule of State */
+    State *st;       /* its pointer */
     /* Classes of stream handles the Python path accepted (a destroyed one is another
      * class), learned from the primed keys. */
     PyTypeObject *stream_types[STREAM_TYPES];
@@ -155,15 +156,15 @@ static void unprime(Launcher *self)
     for (int i = 0; i < KEY_LEN; i++)
         Py_CLEAR(self->key[i]);
     Py_CLEAR(self->state);
+    self->st = NULL;
 }
 
 static int read_slot(PyObject *desc, Slot *slot)
 {
-    /* (address, kind, size, low, high[, type, route, converter]) */
-    Py_ssize_t n = PyTuple_Check(desc) ? PyTuple_Size(desc) : 0;
-    if (n != 5 && n != 8) {
+    /* (address, kind, size, low, high, type, route, converter) */
+    if (!PyTuple_Check(desc) || PyTuple_Size(desc) != 8) {
         PyErr_SetString(PyExc_TypeError,
-                        "a slot is (address, kind, size, low, high[, type, route, converter])");
+                        "a slot is (address, kind, size, low, high, type, route, converter)");
         return -1;
     }
     void *addr = PyLong_AsVoidPtr(PyTuple_GetItem(desc, 0));
@@ -171,9 +172,9 @@ static int read_slot(PyObject *desc, Slot *slot)
     long size = PyLong_AsLong(PyTuple_GetItem(desc, 2));
     long long low = PyLong_AsLongLong(PyTuple_GetItem(desc, 3));
     unsigned long long high = PyLong_AsUnsignedLongLong(PyTuple_GetItem(desc, 4));
-    PyObject *type = n == 8 ? PyTuple_GetItem(desc, 5) : Py_None;
-    long route = n == 8 ? PyLong_AsLong(PyTuple_GetItem(desc, 6)) : 0;
-    PyObject *convert = n == 8 ? PyTuple_GetItem(desc, 7) : Py_None;
+    PyObject *type = PyTuple_GetItem(desc, 5);
+    long route = PyLong_AsLong(PyTuple_GetItem(desc, 6));
+    PyObject *convert = PyTuple_GetItem(desc, 7);
     if (PyErr_Occurred())
         return -1;
     int typed = PyType_Check(type);
@@ -259,7 +260,7 @@ PyDoc_STRVAR(prime_doc,
              "Serve launches like the last one from C, on this thread: `key` is its (grid, "
              "block, shared_mem, stream, cooperative) objects, which the configuration "
              "holds, `signature` owns the slots, `argv` the address of their `void **`, "
-             "`slots` a tuple of (address, kind, size, low, high[, type, route, converter]) "
+             "`slots` a tuple of (address, kind, size, low, high, type, route, converter) "
              "(Signature.fast); `stream_class` a class of stream handles the Python path "
              "accepts. prime(None) serves every launch from the Python path.");
 
@@ -292,6 +293,7 @@ static PyObject *Launcher_prime(PyObject *op, PyObject *const *args, Py_ssize_t 
     if (nargs == 5)
         learn_stream_type(self, args[4]);
     self->state = state;
+    self->st = state_of(state);
     self->owner = PyThread_get_thread_ident();
     self->primed = 1;
     Py_RETURN_NONE;
@@ -634,8 +636,8 @@ static PyObject *Launcher_launch(PyObject *op, PyObject *const *args, Py_ssize_t
     Launcher *self = (Launcher *)op;
     if (!self->primed || self->busy || PyThread_get_thread_ident() != self->owner)
         goto slow;
-    State *st = state_of(self->state);
-    if (!st || nargs != st->nslots + 2)
+    State *st = self->st;
+    if (nargs != st->nslots + 2)
         goto slow;
     PyObject *given[KEY_LEN] = {args[0], args[1], int_zero, Py_None, Py_False};
     if (kwnames) {
