@@ -52,11 +52,15 @@ def extensions() -> list[Extension]:
     # Function.launch in C (cudart/kernels/_fastlaunch.c): hand-written, one for every version;
     # then the generated raw functions of each version.
     generated = sorted((HERE / "cudart").glob("_fast_*.c"))
-    return [_extension("kernels._fastlaunch", "cudart/kernels/_fastlaunch.c")] + [
+    return [
+        _extension(
+            "kernels._fastlaunch", "cudart/kernels/_fastlaunch.c", depends=["cudart/_cint.h"]
+        )
+    ] + [
         _extension(
             source.stem,
             str(source.relative_to(HERE)),
-            depends=["cudart/_fastcall.h"],
+            depends=["cudart/_fastcall.h", "cudart/_cint.h"],
             libraries=["dl"],
         )
         for source in generated

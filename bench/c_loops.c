@@ -131,6 +131,31 @@ double loop_launch(void *fn, const void *config, const void *func, void **argv, 
     return (double)total;
 }
 
+/* As loop_launch with a new grid each launch: gridDim.x, the config's first field,
+ * alternates between grid and grid + 1, as the Python launches of the row do. */
+double loop_launch_grids(void *fn, void *config, const void *func, void **argv, unsigned grid,
+                         long burst, long bursts, void *sync, int *status)
+{
+    launch_ex_fn f = (launch_ex_fn)fn;
+    no_arg_fn s = (no_arg_fn)sync;
+    volatile unsigned *grid_x = (volatile unsigned *)config;
+    long long total = 0;
+    int e = 0;
+    for (long b = 0; b < bursts; b++) {
+        long long t0 = now_ns();
+        for (long i = 0; i < burst; i++) {
+            *grid_x = grid + (unsigned)(i & 1);
+            e = f(config, func, argv);
+        }
+        total += now_ns() - t0;
+        s();
+    }
+    *grid_x = grid;
+    sink = e;
+    *status = e;
+    return (double)total;
+}
+
 /* ---- The driver API (libcuda): the same loops over cuda.h's functions, handed the
  * libcuda symbols cudart.driver binds. Every CUresult is an int, every handle a pointer,
  * CUdevice an int. */

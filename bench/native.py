@@ -56,6 +56,7 @@ class Loops:
             "loop_event_record": (vp, vp, vp, lg, lg, vp, ip),
             "loop_memcpy_async": (vp, vp, vp, c_size_t, c_int, vp, lg, lg, vp, ip),
             "loop_launch": (vp, vp, vp, vp, lg, lg, vp, ip),
+            "loop_launch_grids": (vp, vp, vp, vp, c_uint, lg, lg, vp, ip),
             "loop_out_pointer": (vp, lg, ip),
             "loop_device_attribute": (vp, c_int, c_int, lg, ip),
             "loop_cu_launch": (vp, vp, c_uint, c_uint, vp, lg, lg, vp, ip),
@@ -100,6 +101,12 @@ class Loops:
 
     def launch(self, fn, config, func, argv, burst: int, bursts: int, sync: int) -> float:
         total = self._call("loop_launch", fn, config, func, argv, burst, bursts, sync)
+        return total / (burst * bursts)
+
+    def launch_grids(
+        self, fn, config, func, argv, grid: int, burst: int, bursts: int, sync: int
+    ) -> float:
+        total = self._call("loop_launch_grids", fn, config, func, argv, grid, burst, bursts, sync)
         return total / (burst * bursts)
 
     # The driver API's loops (libcuda symbols).

@@ -64,6 +64,25 @@ TARGETS = [
         "C",
         1.05,
     ),
+    # Issue 23: every launch in C, a new grid or device arrays included.
+    Target(
+        "launch4.grid.C",
+        "4-argument Function.launch with a new grid each launch within 1.10× of the "
+        "in-process C loop writing the grid the same way",
+        "launch.axpy.grid",
+        "cudart kernels",
+        "C",
+        1.10,
+    ),
+    Target(
+        "launch4.arrays.C",
+        "4-argument Function.launch with device arrays (__cuda_array_interface__) within "
+        "1.10× of the in-process C loop on the same slots",
+        "launch.axpy.arrays",
+        "cudart kernels",
+        "C",
+        1.10,
+    ),
     # The ctypes backend's targets (it serves where the extension is not built).
     Target(
         "raw.cudaGetDevice",

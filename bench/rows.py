@@ -1375,8 +1375,10 @@ ROWS: list[tuple[frozenset, Callable[[Context], Row | list[Row]]]] = [
 
 
 def all_rows() -> list[tuple[frozenset, Callable[[Context], Row | list[Row]]]]:
-    """ROWS, then the driver API's rows (bench/driver_rows.py), which build on this
-    module's helpers and so are imported here, not above."""
-    from . import driver_rows
+    """ROWS, then issue 23's launch rows (bench/launch_rows.py) and the driver API's
+    rows (bench/driver_rows.py), which build on this module's helpers and so are
+    imported here, not above."""
+    from . import driver_rows, launch_rows
 
-    return ROWS + [(frozenset({"gpu"}), row) for row in driver_rows.ROWS]
+    gpu = frozenset({"gpu"})
+    return ROWS + [(gpu, row) for row in launch_rows.ROWS + driver_rows.ROWS]

@@ -30,6 +30,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "_cint.h"
+
 /* The protocol's numbers (cudart/_fastproto.py, where each is explained): every
  * generated module asserts at compile time that they are the ones it was made for. */
 #define CUDART_SLOT_UNBOUND 0
@@ -248,56 +250,42 @@ static int cudart_index(PyObject *o, int is_signed, int bits, PyObject **out)
     return *out ? 0 : -1;
 }
 
-static int cudart_signed(PyObject *o, Py_ssize_t index, int bits, long long *out)
+/* The range rule is cudart/_cint.h's, which the C launcher shares. */
+static int cudart_integer(PyObject *o, Py_ssize_t index, int is_signed, int bits,
+                          unsigned long long *out)
 {
     PyObject *n;
-    if (cudart_index(o, 1, bits, &n) < 0) {
+    if (cudart_index(o, is_signed, bits, &n) < 0) {
         cudart_argument_failed(index);
         return -1;
     }
-    int overflow = 0;
-    long long v = PyLong_AsLongLongAndOverflow(n, &overflow);
+    long long low;
+    unsigned long long high;
+    cudart_cint_range(is_signed, bits, &low, &high);
+    int r = cudart_cint(n, low, high, out);
     Py_DECREF(n);
-    if (v == -1 && PyErr_Occurred()) {
+    if (r > 0)
+        PyErr_Format(PyExc_OverflowError, "int out of range for %s %d-bit C integer",
+                     is_signed ? "a signed" : "an unsigned", bits);
+    if (r != 0) {
         cudart_argument_failed(index);
         return -1;
     }
-    long long low = bits == 64 ? INT64_MIN : -(1LL << (bits - 1));
-    long long high = bits == 64 ? INT64_MAX : (1LL << (bits - 1)) - 1;
-    if (overflow || v < low || v > high) {
-        PyErr_Format(PyExc_OverflowError, "int out of range for a signed %d-bit C integer",
-                     bits);
-        cudart_argument_failed(index);
+    return 0;
+}
+
+static int cudart_signed(PyObject *o, Py_ssize_t index, int bits, long long *out)
+{
+    unsigned long long v;
+    if (cudart_integer(o, index, 1, bits, &v) < 0)
         return -1;
-    }
-    *out = v;
+    *out = (long long)v;
     return 0;
 }
 
 static int cudart_unsigned(PyObject *o, Py_ssize_t index, int bits, unsigned long long *out)
 {
-    PyObject *n;
-    if (cudart_index(o, 0, bits, &n) < 0) {
-        cudart_argument_failed(index);
-        return -1;
-    }
-    unsigned long long v = PyLong_AsUnsignedLongLong(n);
-    Py_DECREF(n);
-    if (v == (unsigned long long)-1 && PyErr_Occurred()) {
-        PyErr_Clear();
-        v = 0;
-        bits = -bits;
-    } else if (bits < 64 && (v >> bits)) {
-        bits = -bits;
-    }
-    if (bits < 0) {
-        PyErr_Format(PyExc_OverflowError, "int out of range for an unsigned %d-bit C integer",
-                     -bits);
-        cudart_argument_failed(index);
-        return -1;
-    }
-    *out = v;
-    return 0;
+    return cudart_integer(o, index, 0, bits, out);
 }
 
 static inline int cudart_double(PyObject *o, Py_ssize_t index, double *out)

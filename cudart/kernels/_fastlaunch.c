@@ -1,25 +1,32 @@
-/* Function.launch without a ctypes frame (issue 13): cudart.kernels._fastlaunch.Launcher.
+/* Function.launch without a ctypes frame (issues 13, 23): cudart.kernels._fastlaunch.Launcher.
  *
  * A Launcher belongs to one cudart.kernels.Function and holds what its launches pass to
  * cudaLaunchKernelExC: the function pointer (the symbol the Function binds, the
  * per-thread _ptsz one where that switch is on), the address of its cudaLaunchConfig_t
  * and of the c_void_p holding the kernel handle (read on each launch, so a closed
  * module's NULL is seen). `Function.launch` is the Launcher's bound `launch` method
- * (METH_FASTCALL: no argument tuple), which serves the common case by itself:
+ * (METH_FASTCALL: no argument tuple), which serves by itself a launch
  *
- *   the thread that primed it, the same grid, block, shared_mem, stream and cooperative
- *   objects as the last launch (by identity, as the Python path compares first), as
- *   many arguments as the primed Signature has slots, an int or bool for each integer
- *   slot within the range the Python converter takes, a float for each float slot:
- *   every value is converted into scratch space first, then copied into its slot
- *   (little-endian, as struct's "<" formats), then cudaLaunchKernelExC is called with
- *   the GIL released, as ctypes calls it.
+ *   from the thread that primed it, with as many arguments as the primed Signature has
+ *   slots, each of a kind that Signature's slot takes (Signature.fast: ints and bools,
+ *   floats, ctypes and NumPy scalars, bytes, None, c_void_p, objects with
+ *   __cuda_array_interface__, HostMemory, objects with _as_parameter_ such as
+ *   KernelArguments, and through the slot's own Python converter anything else
+ *   Python's device_address takes, a DLPack producer included), and with a geometry
+ *   C reads: the last launch's objects (by identity), or grid and block ints or 1-3
+ *   tuples of ints, shared_mem an int, stream None, an int, a stream handle of a class
+ *   the Python path accepted before, or an object with __cuda_stream__, cooperative
+ *   True or False; every number within the range the Python checks take.
  *
- * Anything else goes to `slow`, the Python implementation (Function._launch_slow), with
- * the same arguments: it raises as it always has, repacks, configures, and primes this
- * Launcher again for the new state (`prime`). Nothing is written before every value is
- * converted, so a launch sent to the Python path leaves the slots as they were. A
- * nonzero status goes to `fail(status)`, which raises the CudaError.
+ * Everything is converted into scratch space first, then copied into the slots and
+ * the configuration (little-endian, as struct's "<" formats), then cudaLaunchKernelExC
+ * is called with the GIL released, as ctypes calls it. Anything else, and any value
+ * C doubts, goes to `slow`, the Python implementation (Function._launch_slow), with
+ * the same arguments: it raises as it always has (C raises nothing of its own), packs,
+ * configures, and primes this Launcher again for the new state (`prime`). Nothing is
+ * written before every value is converted, so a launch sent to the Python path leaves
+ * the slots and the configuration as they were. A nonzero status goes to
+ * `fail(status)`, which raises the CudaError.
  *
  * Hand-written, version-independent; limited API of 3.11 (one build serves later
  * Pythons). Slots are written as the host's bytes: little-endian hosts only.
@@ -33,75 +40,131 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "../_cint.h"
+
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "cudart.kernels._fastlaunch writes kernel arguments as little-endian bytes"
 #endif
 
 typedef int (*launch_kernel_ex_c)(const void *config, const void *func, void **args);
 
-enum { SLOT_INT = 0, SLOT_F32 = 1, SLOT_F64 = 2 };
+/* A slot's kind (Signature.fast says which): how C converts the value for it. */
+enum { SLOT_INT = 0, SLOT_F32 = 1, SLOT_F64 = 2, SLOT_BYTES = 3, SLOT_ADDRESS = 4 };
+/* SLOT_ADDRESS: which step of Python's device_address the slot's class reaches. */
+enum {
+    ROUTE_NULL = 0,      /* None */
+    ROUTE_VOID_P = 1,    /* a c_void_p: its value */
+    ROUTE_ARRAY = 2,     /* __cuda_array_interface__["data"][0] */
+    ROUTE_HOST = 3,      /* a HostMemory not released: its address */
+    ROUTE_PARAMETER = 4, /* _as_parameter_: an int or a c_void_p */
+    ROUTE_CALL = 5,      /* the slot's converter (device_address) says */
+    ROUTE_LEN
+};
 
 typedef struct {
     char *addr;              /* the slot in the Signature's buffer */
-    int kind;                /* SLOT_INT, SLOT_F32, SLOT_F64 */
-    int size;                /* bytes written */
+    int kind;                /* SLOT_* */
+    int route;               /* SLOT_ADDRESS: ROUTE_* */
+    Py_ssize_t size;         /* bytes written */
     long long low;           /* SLOT_INT: the least value taken */
     unsigned long long high; /* SLOT_INT: the greatest value taken */
+    PyTypeObject *type;      /* the argument's class; NULL: int or bool (SLOT_INT), float */
+    PyObject *convert;       /* ROUTE_CALL: the Python converter */
+    Py_ssize_t scratch;      /* where its bytes wait in the state's scratch */
 } Slot;
 
-typedef union {
-    unsigned long long u;
-    float f;
-    double d;
-} Value;
+/* What a prime sets up, in a capsule: a launch holds it while Python code it calls
+ * (a property, a converter) may prime the Launcher again. */
+typedef struct {
+    PyObject *signature; /* owns the slots */
+    void **argv;
+    Py_ssize_t nslots;
+    Slot *slots;
+    unsigned char *scratch;
+} State;
 
 enum { KEY_GRID, KEY_BLOCK, KEY_SHARED, KEY_STREAM, KEY_COOPERATIVE, KEY_LEN };
+
+/* Where cudaLaunchConfig_t keeps each field (from its ctypes class): ok 0 where it is
+ * not the layout C writes, and every changed geometry then takes the Python path. */
+typedef struct {
+    int ok;
+    Py_ssize_t grid, block, shared, stream, attrs;
+} Layout;
+
+enum { STREAM_TYPES = 8 };
 
 typedef struct {
     PyObject_HEAD
     launch_kernel_ex_c call;
     PyObject *config; /* the cudaLaunchConfig_t, kept alive */
-    void *config_addr;
+    char *config_addr;
+    Layout layout;
     PyObject *func; /* the c_void_p holding the kernel handle, kept alive */
     void *const *func_addr;
     PyObject *slow; /* the Python path: slow(*args, **kwargs) */
     PyObject *fail; /* fail(status) raises the launch's error */
     int release_gil;
-    /* The primed state: the last launch the Python path packed and configured. */
+    /* The primed state: the last launch the Python path packed and configured, and the
+     * geometry objects the configuration holds (C's own launches change both). */
     int primed;
+    int busy; /* converting: a launch from the Python code that runs takes the Python path */
     unsigned long owner;
+    unsigned long long generation; /* changes with every prime */
     PyObject *key[KEY_LEN];
-    PyObject *signature; /* owns the slots */
-    void **argv;
-    Py_ssize_t nslots;
-    Slot *slots;
-    Value *scratch;
+    PyObject *state; /* a capsule of State */
+    State *st;       /* its pointer */
+    /* Classes of stream handles the Python path accepted (a destroyed one is another
+     * class), learned from the primed keys. */
+    PyTypeObject *stream_types[STREAM_TYPES];
+    unsigned long long launches, fallbacks;
 } Launcher;
 
 static PyObject *str_shared_mem, *str_stream, *str_cooperative;
+static PyObject *str_array_interface, *str_data, *str_dict, *str_released, *str_parameter;
+static PyObject *str_cuda_stream;
 static PyObject *int_zero; /* the default shared_mem: the small int 0 */
+static PyTypeObject *c_void_p_type;
+static PyObject *addressof; /* ctypes.addressof */
 
 /* -- priming */
+
+static void free_state(PyObject *capsule)
+{
+    State *st = PyCapsule_GetPointer(capsule, "cudart.kernels._fastlaunch.State");
+    if (!st)
+        return;
+    for (Py_ssize_t i = 0; st->slots && i < st->nslots; i++) {
+        Py_XDECREF((PyObject *)st->slots[i].type);
+        Py_XDECREF(st->slots[i].convert);
+    }
+    Py_XDECREF(st->signature);
+    PyMem_Free(st->slots);
+    PyMem_Free(st->scratch);
+    PyMem_Free(st);
+}
+
+static State *state_of(PyObject *capsule)
+{
+    return PyCapsule_GetPointer(capsule, "cudart.kernels._fastlaunch.State");
+}
 
 static void unprime(Launcher *self)
 {
     self->primed = 0;
+    self->generation++;
     for (int i = 0; i < KEY_LEN; i++)
         Py_CLEAR(self->key[i]);
-    Py_CLEAR(self->signature);
-    PyMem_Free(self->slots);
-    PyMem_Free(self->scratch);
-    self->slots = NULL;
-    self->scratch = NULL;
-    self->nslots = 0;
-    self->argv = NULL;
+    Py_CLEAR(self->state);
+    self->st = NULL;
 }
 
 static int read_slot(PyObject *desc, Slot *slot)
 {
-    /* (address, kind, size, low, high) */
-    if (!PyTuple_Check(desc) || PyTuple_Size(desc) != 5) {
-        PyErr_SetString(PyExc_TypeError, "a slot is (address, kind, size, low, high)");
+    /* (address, kind, size, low, high, type, route, converter) */
+    if (!PyTuple_Check(desc) || PyTuple_Size(desc) != 8) {
+        PyErr_SetString(PyExc_TypeError,
+                        "a slot is (address, kind, size, low, high, type, route, converter)");
         return -1;
     }
     void *addr = PyLong_AsVoidPtr(PyTuple_GetItem(desc, 0));
@@ -109,30 +172,97 @@ static int read_slot(PyObject *desc, Slot *slot)
     long size = PyLong_AsLong(PyTuple_GetItem(desc, 2));
     long long low = PyLong_AsLongLong(PyTuple_GetItem(desc, 3));
     unsigned long long high = PyLong_AsUnsignedLongLong(PyTuple_GetItem(desc, 4));
+    PyObject *type = PyTuple_GetItem(desc, 5);
+    long route = PyLong_AsLong(PyTuple_GetItem(desc, 6));
+    PyObject *convert = PyTuple_GetItem(desc, 7);
     if (PyErr_Occurred())
         return -1;
-    int ok = addr != NULL &&
+    int typed = PyType_Check(type);
+    int ok = addr != NULL && (typed || type == Py_None) &&
              ((kind == SLOT_INT && (size == 1 || size == 2 || size == 4 || size == 8)) ||
-              (kind == SLOT_F32 && size == 4) || (kind == SLOT_F64 && size == 8));
+              (kind == SLOT_F32 && size == 4) || (kind == SLOT_F64 && size == 8) ||
+              (kind == SLOT_BYTES && size > 0 && typed) ||
+              (kind == SLOT_ADDRESS && size == 8 && typed && route >= 0 && route < ROUTE_LEN &&
+               (route != ROUTE_CALL || PyCallable_Check(convert))));
     if (!ok) {
-        PyErr_Format(PyExc_ValueError, "not a slot: kind %ld, %ld bytes", kind, size);
+        PyErr_Format(PyExc_ValueError, "not a slot: kind %ld, %ld bytes, route %ld", kind, size,
+                     route);
         return -1;
     }
     slot->addr = addr;
     slot->kind = (int)kind;
-    slot->size = (int)size;
+    slot->route = (int)route;
+    slot->size = size;
     slot->low = low;
     slot->high = high;
+    slot->type = typed ? (PyTypeObject *)Py_NewRef(type) : NULL;
+    slot->convert = route == ROUTE_CALL ? Py_NewRef(convert) : NULL;
     return 0;
 }
 
+static PyObject *new_state(PyObject *signature, void *argv, PyObject *slots)
+{
+    Py_ssize_t n = PyTuple_Size(slots);
+    State *st = PyMem_Calloc(1, sizeof(State));
+    PyObject *capsule = st ? PyCapsule_New(st, "cudart.kernels._fastlaunch.State", free_state)
+                           : NULL;
+    if (!capsule) {
+        PyMem_Free(st);
+        return st ? NULL : PyErr_NoMemory();
+    }
+    st->signature = Py_NewRef(signature);
+    st->argv = argv;
+    st->slots = PyMem_Calloc(n ? (size_t)n : 1, sizeof(Slot));
+    if (!st->slots) {
+        Py_DECREF(capsule);
+        return PyErr_NoMemory();
+    }
+    Py_ssize_t scratch = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (read_slot(PyTuple_GetItem(slots, i), &st->slots[i]) < 0) {
+            Py_DECREF(capsule);
+            return NULL;
+        }
+        st->nslots = i + 1;
+        st->slots[i].scratch = scratch;
+        scratch += (st->slots[i].size + 7) & ~(Py_ssize_t)7;
+    }
+    st->scratch = PyMem_Calloc(scratch ? (size_t)scratch : 1, 1);
+    if (!st->scratch) {
+        Py_DECREF(capsule);
+        return PyErr_NoMemory();
+    }
+    if (n && argv == NULL) {
+        Py_DECREF(capsule);
+        PyErr_SetString(PyExc_ValueError, "argv is NULL");
+        return NULL;
+    }
+    return capsule;
+}
+
+/* A class of stream handles the Python path accepts (Function._prime asks it). */
+static void learn_stream_type(Launcher *self, PyObject *cls)
+{
+    if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, c_void_p_type))
+        return;
+    for (int i = 0; i < STREAM_TYPES; i++) {
+        if (self->stream_types[i] == (PyTypeObject *)cls)
+            return;
+        if (self->stream_types[i] == NULL) {
+            self->stream_types[i] = (PyTypeObject *)Py_NewRef(cls);
+            return;
+        }
+    }
+}
+
 PyDoc_STRVAR(prime_doc,
-             "prime(key, signature, argv, slots)\n--\n\n"
+             "prime(key, signature, argv, slots, stream_class=None)\n--\n\n"
              "Serve launches like the last one from C, on this thread: `key` is its (grid, "
-             "block, shared_mem, stream, cooperative) objects, `signature` owns the slots, "
-             "`argv` the address of their `void **`, `slots` a tuple of (address, kind, "
-             "size, low, high), kind 0 an integer, 1 a float, 2 a double. "
-             "prime(None) serves every launch from the Python path.");
+             "block, shared_mem, stream, cooperative) objects, which the configuration "
+             "holds, `signature` owns the slots, `argv` the address of their `void **`, "
+             "`slots` a tuple of (address, kind, size, low, high, type, route, converter) "
+             "(Signature.fast); `stream_class` a class of stream handles the Python path "
+             "accepts. prime(None) serves every launch from the Python path.");
 
 static PyObject *Launcher_prime(PyObject *op, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -141,8 +271,9 @@ static PyObject *Launcher_prime(PyObject *op, PyObject *const *args, Py_ssize_t 
         unprime(self);
         Py_RETURN_NONE;
     }
-    if (nargs != 4) {
-        PyErr_SetString(PyExc_TypeError, "prime(key, signature, argv, slots) or prime(None)");
+    if (nargs != 4 && nargs != 5) {
+        PyErr_SetString(PyExc_TypeError,
+                        "prime(key, signature, argv, slots[, stream_class]) or prime(None)");
         return NULL;
     }
     PyObject *key = args[0], *slots = args[3];
@@ -153,35 +284,16 @@ static PyObject *Launcher_prime(PyObject *op, PyObject *const *args, Py_ssize_t 
     void *argv = PyLong_AsVoidPtr(args[2]);
     if (argv == NULL && PyErr_Occurred())
         return NULL;
-    Py_ssize_t n = PyTuple_Size(slots);
-    Slot *parsed = PyMem_Calloc(n ? (size_t)n : 1, sizeof(Slot));
-    Value *scratch = PyMem_Calloc(n ? (size_t)n : 1, sizeof(Value));
-    if (!parsed || !scratch) {
-        PyMem_Free(parsed);
-        PyMem_Free(scratch);
-        return PyErr_NoMemory();
-    }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (read_slot(PyTuple_GetItem(slots, i), &parsed[i]) < 0) {
-            PyMem_Free(parsed);
-            PyMem_Free(scratch);
-            return NULL;
-        }
-    }
-    if (n && argv == NULL) {
-        PyMem_Free(parsed);
-        PyMem_Free(scratch);
-        PyErr_SetString(PyExc_ValueError, "argv is NULL");
+    PyObject *state = new_state(args[1], argv, slots);
+    if (!state)
         return NULL;
-    }
     unprime(self);
     for (int i = 0; i < KEY_LEN; i++)
         self->key[i] = Py_NewRef(PyTuple_GetItem(key, i));
-    self->signature = Py_NewRef(args[1]);
-    self->argv = argv;
-    self->nslots = n;
-    self->slots = parsed;
-    self->scratch = scratch;
+    if (nargs == 5)
+        learn_stream_type(self, args[4]);
+    self->state = state;
+    self->st = state_of(state);
     self->owner = PyThread_get_thread_ident();
     self->primed = 1;
     Py_RETURN_NONE;
@@ -193,6 +305,7 @@ static PyObject *Launcher_prime(PyObject *op, PyObject *const *args, Py_ssize_t 
 static PyObject *launch_slow(Launcher *self, PyObject *const *args, Py_ssize_t nargs,
                              PyObject *kwnames)
 {
+    self->fallbacks++;
     PyObject *tuple = PyTuple_New(nargs);
     if (!tuple)
         return NULL;
@@ -219,55 +332,285 @@ static PyObject *launch_slow(Launcher *self, PyObject *const *args, Py_ssize_t n
     return result;
 }
 
-/* Convert every value into scratch: 0, or -1 where the Python path must decide. */
-static inline int convert(Launcher *self, PyObject *const *values)
+/* The conversions below return 0 with the value, or -1 where the Python path must
+ * decide; they leave no exception set. */
+
+static inline int doubt(void)
 {
-    const Slot *slot = self->slots;
-    Value *out = self->scratch;
-    for (Py_ssize_t i = 0; i < self->nslots; i++, slot++, out++) {
-        PyObject *v = values[i];
-        PyTypeObject *type = Py_TYPE(v);
-        if (slot->kind == SLOT_INT) {
+    PyErr_Clear();
+    return -1;
+}
+
+/* An int (exact) within [low, high]. */
+static inline int exact_int(PyObject *v, long long low, unsigned long long high,
+                            unsigned long long *out)
+{
+    if (!PyLong_CheckExact(v))
+        return -1;
+    return cudart_cint(v, low, high, out) == 0 ? 0 : doubt();
+}
+
+/* A c_void_p's value (its memory is the pointer). */
+static int void_p_value(PyObject *v, unsigned long long *out)
+{
+    Py_buffer view;
+    if (PyObject_GetBuffer(v, &view, PyBUF_SIMPLE) < 0)
+        return doubt();
+    int ok = view.len == (Py_ssize_t)sizeof(void *);
+    if (ok) {
+        void *p;
+        memcpy(&p, view.buf, sizeof p);
+        *out = (unsigned long long)(uintptr_t)p;
+    }
+    PyBuffer_Release(&view);
+    return ok ? 0 : -1;
+}
+
+/* Python's device_address, at the step the slot's class reaches (Signature.fast). */
+static int address_of(const Slot *slot, PyObject *v, unsigned long long *out)
+{
+    PyObject *found = NULL, *data;
+    int r = -1;
+    switch (slot->route) {
+    case ROUTE_NULL:
+        *out = 0;
+        return 0;
+    case ROUTE_VOID_P:
+        return void_p_value(v, out);
+    case ROUTE_ARRAY:
+        found = PyObject_GetAttr(v, str_array_interface);
+        if (!found)
+            return doubt();
+        data = PyDict_CheckExact(found) ? PyDict_GetItemWithError(found, str_data) : NULL;
+        if (data && PyTuple_CheckExact(data) && PyTuple_Size(data) >= 1)
+            r = exact_int(PyTuple_GetItem(data, 0), 0, ULLONG_MAX, out);
+        break;
+    case ROUTE_HOST:
+        /* Nothing else in its __dict__ (where an instance attribute would come before
+         * __int__), and not released: HostMemory.check's address. */
+        found = PyObject_GetAttr(v, str_dict);
+        if (found && PyDict_CheckExact(found) && PyDict_Size(found) == 1 &&
+            PyDict_GetItemWithError(found, str_released) == Py_False) {
+            PyObject *address = PyObject_CallFunctionObjArgs(addressof, v, NULL);
+            if (address) {
+                r = exact_int(address, 0, ULLONG_MAX, out);
+                Py_DECREF(address);
+            }
+        }
+        break;
+    case ROUTE_PARAMETER:
+        found = PyObject_GetAttr(v, str_parameter);
+        if (found && PyLong_CheckExact(found))
+            r = exact_int(found, 0, ULLONG_MAX, out);
+        else if (found && PyObject_TypeCheck(found, c_void_p_type))
+            r = void_p_value(found, out);
+        break;
+    case ROUTE_CALL:
+        found = PyObject_CallFunctionObjArgs(slot->convert, v, NULL);
+        if (found)
+            r = exact_int(found, 0, ULLONG_MAX, out);
+        break;
+    }
+    Py_XDECREF(found);
+    if (r < 0)
+        PyErr_Clear();
+    return r;
+}
+
+static int convert_value(const Slot *slot, PyObject *v, unsigned char *out)
+{
+    PyTypeObject *type = Py_TYPE(v);
+    unsigned long long u;
+    switch (slot->kind) {
+    case SLOT_INT: {
+        PyObject *n;
+        if (slot->type == NULL) {
             /* struct's integer formats take a bool as the Python path's do */
             if (type != &PyLong_Type && type != &PyBool_Type)
                 return -1;
-            int overflow;
-            long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
-            if (overflow == 0) {
-                if (x == -1 && PyErr_Occurred()) {
-                    PyErr_Clear();
-                    return -1;
-                }
-                if (x < 0 ? x < slot->low : (unsigned long long)x > slot->high)
-                    return -1;
-                out->u = (unsigned long long)x;
-            } else if (overflow > 0 && slot->high > (unsigned long long)LLONG_MAX) {
-                unsigned long long u = PyLong_AsUnsignedLongLong(v);
-                if (u == (unsigned long long)-1 && PyErr_Occurred()) {
-                    PyErr_Clear();
-                    return -1;
-                }
-                if (u > slot->high)
-                    return -1;
-                out->u = u;
-            } else {
-                return -1;
-            }
+            n = Py_NewRef(v);
+        } else if (type != slot->type) {
+            return -1;
         } else {
-            if (type != &PyFloat_Type) /* an int for a float slot picks its own slot */
-                return -1;
-            double d = PyFloat_AsDouble(v);
-            if (slot->kind == SLOT_F64) {
-                out->d = d;
-            } else {
-                float f = (float)d;
-                if (isinf(f) && !isinf(d)) /* struct's OverflowError, from Python */
-                    return -1;
-                out->f = f;
-            }
+            n = PyNumber_Long(v); /* the Python converter's int(v): NumPy's integers */
+            if (!n)
+                return doubt();
         }
+        int r = cudart_cint(n, slot->low, slot->high, &u);
+        Py_DECREF(n);
+        if (r != 0)
+            return doubt();
+        memcpy(out, &u, (size_t)slot->size); /* the low bytes: little-endian */
+        return 0;
+    }
+    case SLOT_F32:
+    case SLOT_F64: {
+        /* an int for a float slot picks its own slot; NumPy's floats are their class */
+        if (type != (slot->type ? slot->type : &PyFloat_Type))
+            return -1;
+        double d = PyFloat_AsDouble(v);
+        if (d == -1.0 && PyErr_Occurred())
+            return doubt();
+        if (slot->kind == SLOT_F64) {
+            memcpy(out, &d, 8);
+        } else {
+            float f = (float)d;
+            if (isinf(f) && !isinf(d)) /* struct's OverflowError, from Python */
+                return -1;
+            memcpy(out, &f, 4);
+        }
+        return 0;
+    }
+    case SLOT_BYTES: {
+        /* its own memory, of exactly the slot's size: a ctypes value, a NumPy float for
+         * a parameter of unknown type, bytes */
+        if (type != slot->type)
+            return -1;
+        Py_buffer view;
+        if (PyObject_GetBuffer(v, &view, PyBUF_SIMPLE) < 0)
+            return doubt();
+        int ok = view.len == slot->size;
+        if (ok)
+            memcpy(out, view.buf, (size_t)slot->size);
+        PyBuffer_Release(&view);
+        return ok ? 0 : -1;
+    }
+    case SLOT_ADDRESS:
+        if (type != slot->type || address_of(slot, v, &u) < 0)
+            return -1;
+        memcpy(out, &u, 8);
+        return 0;
+    }
+    return -1;
+}
+
+/* Convert every value into the state's scratch. */
+static int convert(State *st, PyObject *const *values)
+{
+    for (Py_ssize_t i = 0; i < st->nslots; i++) {
+        const Slot *slot = &st->slots[i];
+        if (convert_value(slot, values[i], st->scratch + slot->scratch) < 0)
+            return -1;
     }
     return 0;
+}
+
+/* -- the configuration, as Function's configure checks it (cudart.kernels._launch) */
+
+static inline int dimension(PyObject *v, unsigned int *out)
+{
+    unsigned long long u;
+    if (exact_int(v, 0, 0xFFFFFFFFULL, &u) < 0)
+        return -1;
+    *out = (unsigned int)u;
+    return 0;
+}
+
+/* An int or a tuple of 1 to 3 ints, the others 1. */
+static int dims(PyObject *v, unsigned int out[3])
+{
+    out[1] = out[2] = 1;
+    if (PyLong_CheckExact(v))
+        return dimension(v, &out[0]);
+    if (!PyTuple_CheckExact(v))
+        return -1;
+    Py_ssize_t n = PyTuple_Size(v);
+    if (n < 1 || n > 3)
+        return -1;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (dimension(PyTuple_GetItem(v, i), &out[i]) < 0)
+            return -1;
+    return 0;
+}
+
+/* The CUDA stream protocol: __cuda_stream__ (or its call) gives (0, address). */
+static int stream_protocol(PyObject *stream, unsigned long long *out)
+{
+    PyObject *protocol = PyObject_GetAttr(stream, str_cuda_stream);
+    if (!protocol)
+        return doubt();
+    PyObject *answer = protocol == Py_None        ? NULL
+                       : PyCallable_Check(protocol) ? PyObject_CallNoArgs(protocol)
+                                                  : Py_NewRef(protocol);
+    Py_DECREF(protocol);
+    unsigned long long version;
+    int r = -1;
+    if (answer && PyTuple_CheckExact(answer) && PyTuple_Size(answer) == 2 &&
+        exact_int(PyTuple_GetItem(answer, 0), 0, 0, &version) == 0)
+        r = exact_int(PyTuple_GetItem(answer, 1), 0, ULLONG_MAX, out);
+    Py_XDECREF(answer);
+    if (r < 0)
+        PyErr_Clear();
+    return r;
+}
+
+/* cudart._convert.stream_handle where C is sure: None, an int, a handle of a class
+ * accepted before, an object with __cuda_stream__. */
+static int stream_value(Launcher *self, PyObject *stream, unsigned long long *out)
+{
+    if (stream == Py_None) {
+        *out = 0;
+        return 0;
+    }
+    if (PyLong_CheckExact(stream))
+        return exact_int(stream, 0, ULLONG_MAX, out);
+    if (PyObject_TypeCheck(stream, c_void_p_type)) {
+        for (int i = 0; i < STREAM_TYPES && self->stream_types[i]; i++)
+            if (self->stream_types[i] == Py_TYPE(stream))
+                return void_p_value(stream, out);
+        return -1;
+    }
+    return stream_protocol(stream, out);
+}
+
+typedef struct {
+    unsigned int grid[3], block[3], shared, attrs;
+    unsigned long long stream;
+} Geometry;
+
+/* The changed keys' values; -1 where the Python path must decide. */
+static int geometry(Launcher *self, PyObject *const *given, int changed, Geometry *g)
+{
+    unsigned long long u;
+    if (!self->layout.ok)
+        return -1;
+    if ((changed & (1 << KEY_GRID)) && dims(given[KEY_GRID], g->grid) < 0)
+        return -1;
+    if ((changed & (1 << KEY_BLOCK)) && dims(given[KEY_BLOCK], g->block) < 0)
+        return -1;
+    if (changed & (1 << KEY_SHARED)) {
+        if (exact_int(given[KEY_SHARED], 0, 0xFFFFFFFFULL, &u) < 0)
+            return -1;
+        g->shared = (unsigned int)u;
+    }
+    if (changed & (1 << KEY_COOPERATIVE)) {
+        if (given[KEY_COOPERATIVE] != Py_True && given[KEY_COOPERATIVE] != Py_False)
+            return -1;
+        g->attrs = given[KEY_COOPERATIVE] == Py_True;
+    }
+    if ((changed & (1 << KEY_STREAM)) && stream_value(self, given[KEY_STREAM], &g->stream) < 0)
+        return -1;
+    return 0;
+}
+
+static void configure(Launcher *self, int changed, const Geometry *g)
+{
+    char *c = self->config_addr;
+    const Layout *at = &self->layout;
+    if (changed & (1 << KEY_GRID))
+        memcpy(c + at->grid, g->grid, sizeof g->grid);
+    if (changed & (1 << KEY_BLOCK))
+        memcpy(c + at->block, g->block, sizeof g->block);
+    if (changed & (1 << KEY_SHARED)) {
+        size_t shared = g->shared;
+        memcpy(c + at->shared, &shared, sizeof shared);
+    }
+    if (changed & (1 << KEY_STREAM)) {
+        void *stream = (void *)(uintptr_t)g->stream;
+        memcpy(c + at->stream, &stream, sizeof stream);
+    }
+    if (changed & (1 << KEY_COOPERATIVE))
+        memcpy(c + at->attrs, &g->attrs, sizeof g->attrs);
 }
 
 PyDoc_STRVAR(
@@ -283,48 +626,74 @@ PyDoc_STRVAR(
     "as an integer of the parameter's size and a Python float is a TypeError (pass\n"
     "numpy.float32(x) or ctypes.c_float(x), or declare `signature=`). A refused\n"
     "launch changes nothing: the next one runs with its own configuration.\n\n"
-    "(Compiled: cudart.kernels._fastlaunch serves a launch like the previous one, from the\n"
-    "same thread, without a Python frame; anything else takes the Python path.)");
+    "(Compiled: cudart.kernels._fastlaunch packs and configures a launch whose arguments\n"
+    "are of the kinds of the previous one's, from the same thread, without a Python\n"
+    "frame; anything else takes the Python path.)");
 
 static PyObject *Launcher_launch(PyObject *op, PyObject *const *args, Py_ssize_t nargs,
                                  PyObject *kwnames)
 {
     Launcher *self = (Launcher *)op;
-    if (!self->primed || nargs != self->nslots + 2 ||
-        PyThread_get_thread_ident() != self->owner)
+    if (!self->primed || self->busy || PyThread_get_thread_ident() != self->owner)
         goto slow;
-    if (args[0] != self->key[KEY_GRID] || args[1] != self->key[KEY_BLOCK])
+    State *st = self->st;
+    if (nargs != st->nslots + 2)
         goto slow;
-    PyObject *shared = int_zero, *stream = Py_None, *cooperative = Py_False;
+    PyObject *given[KEY_LEN] = {args[0], args[1], int_zero, Py_None, Py_False};
     if (kwnames) {
         Py_ssize_t nkw = PyTuple_Size(kwnames);
         for (Py_ssize_t i = 0; i < nkw; i++) {
             PyObject *name = PyTuple_GetItem(kwnames, i);
             /* keyword names in a call are interned: others go to Python, which knows */
             if (name == str_stream)
-                stream = args[nargs + i];
+                given[KEY_STREAM] = args[nargs + i];
             else if (name == str_shared_mem)
-                shared = args[nargs + i];
+                given[KEY_SHARED] = args[nargs + i];
             else if (name == str_cooperative)
-                cooperative = args[nargs + i];
+                given[KEY_COOPERATIVE] = args[nargs + i];
             else
                 goto slow;
         }
     }
-    if (stream != self->key[KEY_STREAM] || shared != self->key[KEY_SHARED] ||
-        cooperative != self->key[KEY_COOPERATIVE])
+    int changed = 0;
+    for (int i = 0; i < KEY_LEN; i++)
+        if (given[i] != self->key[i])
+            changed |= 1 << i;
+
+    /* Python code may run from here (a NumPy scalar's int, a property, a converter, a
+     * stream's __cuda_stream__): it may prime this Launcher again, whose state this
+     * launch holds meanwhile; a launch from that code takes the Python path. */
+    PyObject *state = Py_NewRef(self->state);
+    unsigned long long generation = self->generation;
+    Geometry g;
+    self->busy = 1;
+    int ok = (!changed || geometry(self, given, changed, &g) == 0) && convert(st, args + 2) == 0;
+    self->busy = 0;
+    if (!ok || generation != self->generation) {
+        Py_DECREF(state);
         goto slow;
-    if (convert(self, args + 2) < 0)
-        goto slow;
-    for (Py_ssize_t i = 0; i < self->nslots; i++)
-        memcpy(self->slots[i].addr, &self->scratch[i], (size_t)self->slots[i].size);
+    }
+    /* From here no Python code runs until the call. */
+    for (Py_ssize_t i = 0; i < st->nslots; i++)
+        memcpy(st->slots[i].addr, st->scratch + st->slots[i].scratch,
+               (size_t)st->slots[i].size);
+    PyObject *replaced[KEY_LEN] = {NULL};
+    if (changed) {
+        configure(self, changed, &g);
+        for (int i = 0; i < KEY_LEN; i++) {
+            if (changed & (1 << i)) {
+                replaced[i] = self->key[i];
+                self->key[i] = Py_NewRef(given[i]);
+            }
+        }
+    }
+    self->launches++;
 
     /* Read before the GIL is released: another thread may prime or clear this
-     * Launcher meanwhile. The slots stay alive with their Signature. */
-    PyObject *signature = Py_NewRef(self->signature);
+     * Launcher meanwhile. The slots stay alive with the state's Signature. */
     launch_kernel_ex_c call = self->call;
     const void *config = self->config_addr, *func = *self->func_addr;
-    void **argv = self->argv;
+    void **argv = st->argv;
     int status;
     if (self->release_gil) {
         Py_BEGIN_ALLOW_THREADS
@@ -333,7 +702,9 @@ static PyObject *Launcher_launch(PyObject *op, PyObject *const *args, Py_ssize_t
     } else {
         status = call(config, func, argv);
     }
-    Py_DECREF(signature);
+    Py_DECREF(state);
+    for (int i = 0; i < KEY_LEN; i++)
+        Py_XDECREF(replaced[i]);
     if (status == 0)
         Py_RETURN_NONE;
     return PyObject_CallFunction(self->fail, "i", status);
@@ -345,6 +716,35 @@ slow:
 /* -- the type */
 
 static int Launcher_clear(PyObject *op);
+
+/* One field of the configuration's ctypes class: its offset where it has `size` bytes,
+ * else -1 (then C leaves every geometry change to the Python path). */
+static Py_ssize_t field_offset(PyObject *cls, const char *name, Py_ssize_t size)
+{
+    PyObject *field = PyObject_GetAttrString(cls, name);
+    PyObject *offset = field ? PyObject_GetAttrString(field, "offset") : NULL;
+    PyObject *bytes = field ? PyObject_GetAttrString(field, "size") : NULL;
+    Py_ssize_t at = offset && bytes ? PyLong_AsSsize_t(offset) : -1;
+    Py_ssize_t have = offset && bytes ? PyLong_AsSsize_t(bytes) : -1;
+    PyErr_Clear();
+    Py_XDECREF(field);
+    Py_XDECREF(offset);
+    Py_XDECREF(bytes);
+    return have == size ? at : -1;
+}
+
+static int read_layout(PyObject *config, Layout *layout)
+{
+    PyObject *cls = (PyObject *)Py_TYPE(config);
+    layout->grid = field_offset(cls, "gridDim", 12);
+    layout->block = field_offset(cls, "blockDim", 12);
+    layout->shared = field_offset(cls, "dynamicSmemBytes", (Py_ssize_t)sizeof(size_t));
+    layout->stream = field_offset(cls, "stream", (Py_ssize_t)sizeof(void *));
+    layout->attrs = field_offset(cls, "numAttrs", 4);
+    layout->ok = layout->grid >= 0 && layout->block >= 0 && layout->shared >= 0 &&
+                 layout->stream >= 0 && layout->attrs >= 0;
+    return 0;
+}
 
 static int Launcher_init(PyObject *op, PyObject *args, PyObject *kwargs)
 {
@@ -369,10 +769,14 @@ static int Launcher_init(PyObject *op, PyObject *args, PyObject *kwargs)
         PyErr_SetString(PyExc_TypeError, "Launcher: slow and fail must be callable");
         return -1;
     }
+    Layout layout;
+    if (read_layout(config, &layout) < 0)
+        return -1;
     Launcher_clear(op);
+    self->layout = layout;
     self->call = (launch_kernel_ex_c)call_ptr;
     self->config = Py_NewRef(config);
-    self->config_addr = config_ptr;
+    self->config_addr = (char *)config_ptr;
     self->func = Py_NewRef(func);
     self->func_addr = func_ptr;
     self->slow = Py_NewRef(slow);
@@ -389,9 +793,11 @@ static int Launcher_traverse(PyObject *op, visitproc visit, void *arg)
     Py_VISIT(self->func);
     Py_VISIT(self->slow);
     Py_VISIT(self->fail);
-    Py_VISIT(self->signature);
+    Py_VISIT(self->state);
     for (int i = 0; i < KEY_LEN; i++)
         Py_VISIT(self->key[i]);
+    for (int i = 0; i < STREAM_TYPES; i++)
+        Py_VISIT((PyObject *)self->stream_types[i]);
     return 0;
 }
 
@@ -399,6 +805,8 @@ static int Launcher_clear(PyObject *op)
 {
     Launcher *self = (Launcher *)op;
     unprime(self);
+    for (int i = 0; i < STREAM_TYPES; i++)
+        Py_CLEAR(self->stream_types[i]);
     Py_CLEAR(self->config);
     Py_CLEAR(self->func);
     Py_CLEAR(self->slow);
@@ -456,7 +864,36 @@ static PyObject *Launcher_get_slow(PyObject *op, void *closure)
     return slow;
 }
 
+static PyObject *Launcher_get_key(PyObject *op, void *closure)
+{
+    (void)closure;
+    Launcher *self = (Launcher *)op;
+    if (!self->primed)
+        Py_RETURN_NONE;
+    return PyTuple_Pack(KEY_LEN, self->key[0], self->key[1], self->key[2], self->key[3],
+                        self->key[4]);
+}
+
+static PyObject *Launcher_get_launches(PyObject *op, void *closure)
+{
+    (void)closure;
+    return PyLong_FromUnsignedLongLong(((Launcher *)op)->launches);
+}
+
+static PyObject *Launcher_get_fallbacks(PyObject *op, void *closure)
+{
+    (void)closure;
+    return PyLong_FromUnsignedLongLong(((Launcher *)op)->fallbacks);
+}
+
 static PyGetSetDef Launcher_getset[] = {
+    {"key", Launcher_get_key, NULL,
+     "While primed, the (grid, block, shared_mem, stream, cooperative) objects the "
+     "configuration holds (C's launches change it); else None.",
+     NULL},
+    {"launches", Launcher_get_launches, NULL, "Launches C packed and configured itself.", NULL},
+    {"fallbacks", Launcher_get_fallbacks, NULL, "Launches sent to the Python path (`slow`).",
+     NULL},
     {"slow", Launcher_get_slow, NULL, "The Python launch (Function._launch_slow).", NULL},
     {"primed", Launcher_get_primed, NULL, "Whether launches like the last one are served in C.",
      NULL},
@@ -500,7 +937,7 @@ static PyType_Spec Launcher_spec = {
 static struct PyModuleDef fastlaunch_module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "cudart.kernels._fastlaunch",
-    .m_doc = "Function.launch in C for launches like the previous one (issue 13).",
+    .m_doc = "Function.launch in C (issues 13, 23).",
     .m_size = -1,
 };
 
@@ -509,8 +946,23 @@ PyMODINIT_FUNC PyInit__fastlaunch(void)
     str_shared_mem = PyUnicode_InternFromString("shared_mem");
     str_stream = PyUnicode_InternFromString("stream");
     str_cooperative = PyUnicode_InternFromString("cooperative");
+    str_array_interface = PyUnicode_InternFromString("__cuda_array_interface__");
+    str_data = PyUnicode_InternFromString("data");
+    str_dict = PyUnicode_InternFromString("__dict__");
+    str_released = PyUnicode_InternFromString("_released_");
+    str_parameter = PyUnicode_InternFromString("_as_parameter_");
+    str_cuda_stream = PyUnicode_InternFromString("__cuda_stream__");
     int_zero = PyLong_FromLong(0);
-    if (!str_shared_mem || !str_stream || !str_cooperative || !int_zero)
+    if (!str_shared_mem || !str_stream || !str_cooperative || !int_zero || !str_array_interface ||
+        !str_data || !str_dict || !str_released || !str_parameter || !str_cuda_stream)
+        return NULL;
+    PyObject *ctypes = PyImport_ImportModule("ctypes");
+    if (!ctypes)
+        return NULL;
+    c_void_p_type = (PyTypeObject *)PyObject_GetAttrString(ctypes, "c_void_p");
+    addressof = PyObject_GetAttrString(ctypes, "addressof");
+    Py_DECREF(ctypes);
+    if (!c_void_p_type || !addressof)
         return NULL;
     PyObject *module = PyModule_Create(&fastlaunch_module);
     if (!module)

@@ -5,10 +5,13 @@ cudaLaunchKernelExC with a preallocated cudaLaunchConfig_t passed by pointer, th
 fastest way peers measured from ctypes; per launch only the argument values and, if
 they changed, the grid, block, shared memory and stream are written. Where
 cudart.kernels._fastlaunch is built (and $CUDART_BACKEND is not "ctypes"), a Function's
-`launch` is its Launcher's: a launch like the previous one (same thread, same
-geometry objects, ints, floats and bools of the same kinds) is packed and launched in
-C, anything else takes this module's Python `launch` (`_launch_slow`), which primes
-the Launcher again. `pack` gives the
+`launch` is its Launcher's: a launch from the same thread whose arguments are of the
+kinds of the previous one's (its Signature: ints, floats, bools, ctypes and NumPy
+scalars, device arrays, HostMemory, KernelArguments, ...) is packed, configured (a new
+grid, block, shared_mem, stream or cooperative flag included) and launched in C;
+anything else, and anything C doubts, takes this module's Python `launch`
+(`_launch_slow`), which raises as it always has and primes the Launcher again. `pack`
+gives the
 same packing as an object of its own (KernelArguments), for graph kernel nodes and the
 launch functions that take `void **kernelParams`.
 
@@ -26,6 +29,7 @@ from typing import Any
 from .. import _backend
 from .._checked import call_error, check
 from .._contract import symbol_of
+from .._convert import stream_handle
 from .._loader import load_runtime
 from ._demangle import demangle, parameter_types
 from ._launch import (
@@ -332,6 +336,10 @@ class Function:
 
         A refused launch leaves the slots as they were: struct's pack_into zeroes and
         partly writes its buffer before it refuses a value, so they are restored."""
+        fast = self._fast
+        if fast is not None and fast.primed and get_ident() == self._owner:
+            # C's launches configure by themselves: its key says what the configuration holds.
+            self._key = fast.key
         sig: Any = self._sig  # only the owner's launches write these slots
         owner = sig is not Unpacked and get_ident() == self._owner
         buffer = sig._buffer if owner else None
@@ -367,9 +375,29 @@ class Function:
                 # until _repack meets arguments C packs again.
                 self.__dict__.pop("launch", None)
         else:
-            self._fast.prime(self._key, sig, sig.argv.value or 0, fast)
+            self._fast.prime(self._key, sig, sig.argv.value or 0, fast, self._stream_class())
+
+    def _stream_class(self):
+        """The class of the configured stream where it is a handle the Python path takes
+        (then it takes every one of its class: a destroyed one is of another), for C to
+        take too; None for anything else. The key's stream may be one equal to a stream
+        configured before, never converted itself: converted here."""
+        stream = self._key[3]
+        if not isinstance(stream, ctypes.c_void_p):
+            return None
+        try:
+            stream_handle(stream)
+        except Exception:  # noqa: BLE001 - refused: C leaves its class to Python
+            return None
+        return type(stream)
 
     def _fail(self, status):
         if self._handle is None:
             raise ValueError(f"kernel {self.name!r}: its module is closed")
         raise call_error(self._rt, f"launching {self.name!r} (cudaLaunchKernelExC)", status)
+
+
+# A call the Python path refuses by its signature (an unknown keyword, a missing grid)
+# names the function called, which through C is _launch_slow: it says Function.launch,
+# as without the C launcher.
+Function._launch_slow.__qualname__ = "Function.launch"

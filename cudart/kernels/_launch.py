@@ -448,10 +448,15 @@ class Signature:
     `floats` (those slots' indices) are floats: an int there must choose its own slot
     (or be refused), never reuse one made for a float.
 
-    `fast` describes the slots for cudart.kernels._fastlaunch (Function.launch in C) where every
-    argument is an int, float or bool: per slot (address, kind, size, low, high), kind
-    0 an integer taking [low, high] (the converter's range; written as its low bytes),
-    1 a float, 2 a double. None where C does not pack them (other types, a half).
+    `fast` describes the slots for cudart.kernels._fastlaunch (Function.launch in C): per
+    slot (address, kind, size, low, high, class, route, converter), kind 0 an integer
+    taking [low, high] (the converter's range; written as its low bytes), 1 a float, 2 a
+    double, 3 the argument's own `size` bytes (a ctypes value, bytes, a NumPy float of a
+    parameter of unknown type), 4 an address (`route`: which step of device_address the
+    argument's class reaches, `_address_route`). `class` is the argument's class, which
+    C requires as `pack` does; None where every argument is an int, float or bool (then
+    struct's formats decide, and C takes an int or bool for an integer, a float for a
+    float). None where C does not pack them (a half: struct rounds it).
     """
 
     __slots__ = (
@@ -480,11 +485,11 @@ class Signature:
 
         self.pack_checked = pack_checked
         self.floats: tuple[int, ...] = ()
-        self.fast = None
-        if all(t in (int, float, bool) for t in types):
+        plain = all(t in (int, float, bool) for t in types)
+        self.fast = _fast_slots(base, offsets, converters, formats, None if plain else types)
+        if plain:
             self.pack = raw
             self.floats = tuple(k for k, f in enumerate(formats) if f in "efd")
-            self.fast = _fast_slots(base, offsets, converters, formats)
         else:
 
             def pack(*values):
@@ -496,21 +501,64 @@ class Signature:
 
 
 _FAST_FLOATS = {"f": (1, 4), "d": (2, 8)}
+_FAST_BYTES, _FAST_ADDRESS = 3, 4
+# Which step of device_address an argument's class reaches (_fastlaunch.c's ROUTE_*).
+_ROUTE_NULL, _ROUTE_VOID_P, _ROUTE_ARRAY, _ROUTE_HOST, _ROUTE_PARAMETER, _ROUTE_CALL = range(6)
 
 
-def _fast_slots(base, offsets, converters, formats):
-    """Signature.fast: each slot as cudart.kernels._fastlaunch writes it, or None."""
+def _fast_slots(base, offsets, converters, formats, types):
+    """Signature.fast: each slot as cudart.kernels._fastlaunch writes it, or None.
+    `types`: the arguments' classes, None where they are all int, float or bool."""
     slots = []
-    for offset, convert, fmt in zip(offsets, converters, formats, strict=True):
-        if fmt in _FAST_FLOATS:
-            kind, size = _FAST_FLOATS[fmt]
-            slots.append((base + offset, kind, size, 0, 0))
-            continue
+    for k, (offset, convert, fmt) in enumerate(zip(offsets, converters, formats, strict=True)):
+        address = base + offset
+        cls = None if types is None else types[k]
         span = getattr(convert, "span", None)
-        if span is None:  # a half: struct rounds it, C does not here
+        if fmt in _FAST_FLOATS and convert is float:
+            kind, size = _FAST_FLOATS[fmt]
+            slots.append((address, kind, size, 0, 0, cls, 0, None))
+        elif span is not None:
+            size = struct.calcsize("<" + fmt)
+            slots.append((address, 0, size, span[0], span[1], cls, 0, None))
+        elif fmt.endswith("s") and cls is not None and int(fmt[:-1]) > 0:
+            slots.append((address, _FAST_BYTES, int(fmt[:-1]), 0, 0, cls, 0, None))
+        elif convert is device_address and cls is not None:
+            route = _address_route(cls)
+            slots.append((address, _FAST_ADDRESS, 8, 0, 0, cls, route, device_address))
+        else:  # a half: struct rounds it, C does not here
             return None
-        slots.append((base + offset, 0, struct.calcsize("<" + fmt), span[0], span[1]))
     return tuple(slots)
+
+
+_ADDRESS_NAMES = ("__cuda_array_interface__", "__dlpack_device__", "_as_parameter_")
+
+
+def _address_route(cls) -> int:
+    """Which step of device_address an argument of class `cls` reaches, where its class
+    alone decides it: C then takes that step (_fastlaunch.c's address_of), and the
+    slot's converter, device_address itself, serves every other class. Decided once
+    per Signature, as its formats are."""
+    if cls is type(None):
+        return _ROUTE_NULL
+    if issubclass(cls, ctypes.c_void_p):
+        return _ROUTE_VOID_P
+    if hasattr(cls, "__cuda_array_interface__"):  # the first step: C reads it as Python does
+        return _ROUTE_ARRAY
+    # Later steps only where no attribute an instance could add, or __getattr__ make,
+    # comes first: C checks a HostMemory's __dict__; a PARAMETER class has none.
+    generic = cls.__getattribute__ is object.__getattribute__ and not hasattr(cls, "__getattr__")
+    if not generic or any(hasattr(cls, name) for name in _ADDRESS_NAMES[:2]):
+        return _ROUTE_CALL
+    if (
+        issubclass(cls, HostMemory)
+        and not hasattr(cls, "_as_parameter_")
+        and cls.__int__ is HostMemory.__int__
+        and cls.check is HostMemory.check
+    ):
+        return _ROUTE_HOST
+    if hasattr(cls, "_as_parameter_") and cls.__dictoffset__ == 0:
+        return _ROUTE_PARAMETER
+    return _ROUTE_CALL
 
 
 def _layout(args, params, ptypes=None):

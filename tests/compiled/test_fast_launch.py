@@ -360,13 +360,14 @@ def test_geometry_and_keywords(fake):
             fn.launch(grid, 32, *args, shared_mem=-1)
         with pytest.raises(TypeError):
             fn.launch(grid)
-    # Which path served: a launch like the last is C's (the refusals kept the last
-    # configuration), a new grid object Python's.
+    # Which path served: C's, a new grid object included (the refusals kept the last
+    # configuration, and C configures a new grid itself).
     before = fake.calls
     fast.launch(grid, 32, *args)
     fast.launch(other_grid, 32, *args)
     fast.launch(other_grid, 32, *args)
-    assert fake.calls == (before[0] + 2, before[1] + 1)
+    assert fake.calls == (before[0] + 3, before[1])
+    assert fake.seen(sizes)[0][0] == (8, 1, 1)
 
 
 def test_other_threads_use_their_own_slots(fake):
@@ -592,23 +593,409 @@ def test_real_runtime_refusal_is_the_same_error():
 
 
 def test_arguments_only_python_packs_bypass_the_c_launcher(fake):
-    # ctypes objects (and device arrays, NumPy scalars) are packed by the Python launch
-    # alone: after one such launch the Function launches through it directly, with no
-    # detour through C, and ints and floats hand the launches back to C.
-    sizes = (4, 8, 8, 4)
+    # A Python float for a half is packed by the Python launch alone (struct rounds it):
+    # after one such launch the Function launches through it directly, with no detour
+    # through C, and arguments C packs (bytes for the half) hand the launches back to C.
+    sizes = (2, 4)
     fake.setup(sizes)
-    fn = function(fake, True, sizes=sizes, image_types=AXPY_PTX)
+    fn = function(fake, True, sizes=sizes, signature="__half, int")
     grid, block = (1,), (256,)
-    p = ctypes.c_void_p(0x1000)
-    fn.launch(grid, block, 2.0, p, p, 1000)
+    fn.launch(grid, block, 1.5, 1000)
     assert "launch" not in vars(fn)  # Function.launch, the Python one, serves
     calls = fake.calls
-    fn.launch(grid, block, 2.0, p, p, 1000)
+    fn.launch(grid, block, 1.5, 1000)
     assert fake.calls == (calls[0], calls[1] + 1)
-    fn.launch(grid, block, 2.0, 0x1000, 0x2000, 1000)  # repacked: C takes it back
+    half = struct.pack("<e", 2.5)
+    fn.launch(grid, block, half, 1000)  # repacked: C takes it back
     assert vars(fn)["launch"] == fn._fast.launch
-    fn.launch(grid, block, 2.0, 0x1000, 0x2000, 1000)  # primes it (Python path)
+    fn.launch(grid, block, half, 1000)  # primes it (Python path)
     calls = fake.calls
-    fn.launch(grid, block, 2.0, 0x1000, 0x2000, 1000)
+    fn.launch(grid, block, half, 1000)
     assert fake.calls == (calls[0] + 1, calls[1])  # launched from C
-    assert fake.seen(sizes)[2][1] == (0x1000).to_bytes(8, "little")
+    assert fake.seen(sizes)[2] == (half, (1000).to_bytes(4, "little"))
+
+
+# ---------------------------------------------------------------- every kind through C (issue 23)
+
+CUDA = (2, 0)  # kDLCUDA, device 0
+
+
+class DeviceArray:
+    """A device array as CuPy's: __cuda_array_interface__ a property."""
+
+    def __init__(self, address: int):
+        self.address = address
+
+    @property
+    def __cuda_array_interface__(self):
+        return {"shape": (4,), "typestr": "<f4", "data": (self.address, False), "version": 3}
+
+
+class DLPackOnly:
+    """Another library's array: DLPack only (cudart's own array exports it)."""
+
+    def __init__(self, address: int):
+        self.array = cudart.as_array(address, 16, "u1", device=CUDA)
+
+    def __dlpack_device__(self):
+        return CUDA
+
+    def __dlpack__(self, stream=None, max_version=None):
+        return self.array.__dlpack__(stream=stream, max_version=max_version)
+
+
+class IntAddress:
+    """An address by __int__ (cuda-bindings' pointer classes)."""
+
+    def __init__(self, address: int):
+        self.address = address
+
+    def __int__(self) -> int:
+        return self.address
+
+
+class ForeignStream:
+    """A stream of another library: the CUDA stream protocol."""
+
+    def __init__(self, answer):
+        self.answer = answer
+
+    def __cuda_stream__(self):
+        return self.answer
+
+
+_HOST_BUFFERS: list = []  # what the HostMemory objects below stand on, kept alive
+
+
+def host_memory(size: int = 64):
+    from cudart._hostmem import host_memory
+
+    _HOST_BUFFERS.append(ctypes.create_string_buffer(size))
+    return host_memory(ctypes.addressof(_HOST_BUFFERS[-1]), size)
+
+
+# One parameter of each kind, and what each takes: every argument kind Python packs.
+KIND_SIGNATURE = "int, float, const float *p, double, unsigned char"
+KIND_SIZES = (4, 4, 8, 8, 1)
+
+
+def kind_arguments(np):
+    packed = function_for_pack().pack(3, 0x4000)
+    return [
+        [7, True, np.int32(-7), np.int64(2**31 - 1), np.bool_(True), ctypes.c_int(-9)],
+        [1.5, np.float32(2.5), np.float64(0.1), ctypes.c_float(3.5), -0.0],
+        [
+            0x1000,
+            None,
+            ctypes.c_void_p(0x2000),
+            ctypes.c_void_p(None),
+            cudart.sys.cudaStream_t(0x2800),
+            DeviceArray(0x3000),
+            DLPackOnly(0x3800),
+            host_memory(),
+            packed,
+            IntAddress(0x5000),
+            np.uint64(0x6000),
+        ],
+        [0.25, np.float64(1e300), ctypes.c_double(2.0), np.float32(1.5)],
+        [200, np.uint8(3), ctypes.c_uint8(4), False],
+    ]
+
+
+def function_for_pack():
+    return Function(
+        types.SimpleNamespace(_rt=cudart.sys), "packed", HANDLE, signature="int, const void *"
+    )
+
+
+STREAMS = [
+    None,
+    0x7000,
+    cudart.sys.cudaStream_t(0x8000),
+    cudart.sys.cudaStream_t(0x9000),
+    ForeignStream((0, 0xA000)),
+    ForeignStream((0, 0xB000)),
+    0,
+]
+# (grid, block, shared_mem, cooperative): a new geometry each time, objects made anew.
+GEOMETRIES = [
+    lambda: (1, 32, 0, False),
+    lambda: ((2,), (64,), 0, False),
+    lambda: ((3, 2), (16, 4), 128, False),
+    lambda: ((4, 5, 6), (8, 2, 2), 0, True),
+    lambda: (2**32 - 1, (1, 1, 64), 2**32 - 1, False),
+    lambda: (int("70000"), int("256"), int("4096"), True),  # not the small-int objects
+    lambda: ((0, 1, 1), 1, 0, False),
+]
+
+
+def launch_both(fast, slow, fake, grid, block, args, kwargs):
+    """Both paths' outcomes, and whether C launched the first one."""
+    before = fake.calls
+    got = outcome(fast, fake, KIND_SIZES, grid, block, args, kwargs)
+    by_c = fake.calls[0] - before[0]
+    want = outcome(slow, fake, KIND_SIZES, grid, block, args, kwargs)
+    return got, want, by_c
+
+
+def test_every_kind_geometry_and_stream_c_writes_what_python_writes(fake):
+    """The grid: each kind of each parameter x new geometries x streams. C writes what
+    the Python path writes (configuration, kernel handle, every argument's bytes, the
+    slots' padding), and after the first launch of a Signature (which primes C) every
+    launch is C's, whatever its geometry and stream."""
+    np = pytest.importorskip("numpy")
+    fake.setup(KIND_SIZES)
+    fast = function(fake, True, sizes=KIND_SIZES, signature=KIND_SIGNATURE)
+    slow = function(fake, False, sizes=KIND_SIZES, signature=KIND_SIGNATURE)
+    kinds = kind_arguments(np)
+    rounds = max(len(k) for k in kinds)
+    by_c = python = 0
+    for r in range(rounds):
+        args = tuple(k[r % len(k)] for k in kinds)
+        for step in range(len(GEOMETRIES) * 2):
+            grid, block, shared, cooperative = GEOMETRIES[(step + r) % len(GEOMETRIES)]()
+            stream = STREAMS[(step * 3 + r) % len(STREAMS)]
+            kwargs = {"shared_mem": shared, "stream": stream, "cooperative": cooperative}
+            if step % 3 == 0:  # the defaults, by leaving them out
+                kwargs = {}
+            got, want, from_c = launch_both(fast, slow, fake, grid, block, args, kwargs)
+            assert got == want, (r, step, args, grid, block, kwargs)
+            assert got[0] == "launched" and got[1][1] == HANDLE
+            assert fast._sig._buffer.raw == slow._sig._buffer.raw
+            if step >= 2:  # primed by now (the stream handle's class too)
+                assert from_c == 1, (r, step, args, grid, block, kwargs)
+            by_c += from_c
+            python += 1 - from_c
+    assert fast._fast.primed and by_c > 5 * python
+
+
+def test_untyped_parameters_take_typed_scalars_through_c(fake):
+    """Without parameter types, NumPy floats and ctypes values pack as their own bytes,
+    bytes as themselves: through C as through Python."""
+    np = pytest.importorskip("numpy")
+    sizes = (4, 8, 4, 2, 8)
+    fake.setup(sizes)
+    fast, slow = function(fake, True, sizes=sizes), function(fake, False, sizes=sizes)
+    sequence = [
+        (np.float32(1.5), np.float64(2.5), ctypes.c_float(3.5), b"\x01\x02", 7),
+        (np.float32(-0.0), np.float64(1e-300), ctypes.c_float(-1.0), b"\xff\xfe", 2**64 - 1),
+        (
+            np.float32("nan"),
+            np.float64("inf"),
+            ctypes.c_float(1e-40),
+            bytearray(b"ab")[:0] + b"cd",
+            0,
+        ),
+    ]
+    for args in sequence:
+        for repeat in range(3):
+            before = fake.calls
+            got = outcome(fast, fake, sizes, (repeat + 1, 2), 32, args, {})
+            from_c = fake.calls[0] - before[0]
+            assert got == outcome(slow, fake, sizes, (repeat + 1, 2), 32, args, {})
+            assert got[0] == "launched"
+            if repeat:
+                assert from_c == 1, (args, repeat)
+
+
+def refused_cases(np):
+    """(grid, block, args, kwargs) the Python path refuses, after a launch with
+    `kind_arguments`' first kinds: every one must raise the same through C."""
+    good = (7, 1.5, 0x1000, 0.25, 200)
+    released = host_memory()
+    released._release()
+    destroyed = cudart.sys.cudaStream_t(0x8000)
+    from cudart._handles import mark_destroyed
+
+    mark_destroyed(destroyed, "cudaStreamDestroy")
+
+    def args(k, value):
+        return good[:k] + (value,) + good[k + 1 :]
+
+    geometry = [
+        (2**32, 32, good, {}),
+        ((1, 2, 3, 4), 32, good, {}),
+        ((), 32, good, {}),
+        ((1, -1), 32, good, {}),
+        (1.5, 32, good, {}),
+        ((1, 2.0), 32, good, {}),
+        (1, "x", good, {}),
+        (1, [32], good, {}),  # a list: Python takes it (tuple(value)); fine through C too
+        (1, 32, good, {"shared_mem": -1}),
+        (1, 32, good, {"shared_mem": 2**32}),
+        (1, 32, good, {"shared_mem": 1.0}),
+        (1, 32, good, {"stream": -1}),
+        (1, 32, good, {"stream": 2**64}),
+        (1, 32, good, {"stream": 1.5}),
+        (1, 32, good, {"stream": destroyed}),
+        (1, 32, good, {"stream": cudart.sys.cudaEvent_t(0x10)}),
+        (1, 32, good, {"stream": ForeignStream((1, 0x10))}),
+        (1, 32, good, {"stream": ForeignStream((0, -1))}),
+        (1, 32, good, {"stream": ForeignStream(("0", 0x10))}),
+        (1, 32, good, {"stream": ForeignStream((0, True))}),
+        (1, 32, good, {"streams": 0}),
+    ]
+    arguments = [
+        args(0, np.int64(2**31)),
+        args(0, 2**31),
+        args(0, ctypes.c_float(1.0)),
+        args(0, 1.0),
+        args(1, 1),
+        args(1, np.int32(1)),
+        args(1, 1e39),
+        args(1, np.float64(1e39)),
+        args(2, DeviceArray(-1)),
+        args(2, DeviceArray(2**64)),
+        args(2, IntAddress(-5)),
+        args(2, released),
+        args(2, 1.5),
+        args(2, np.float32(1.0)),
+        args(2, "0x1000"),
+        args(2, np.zeros(4)),  # host memory
+        args(4, 256),
+        args(4, np.uint16(300)),
+        args(4, ctypes.c_uint16(3)),
+        good[:4],
+        good + (1,),
+    ]
+    return geometry + [(1, 32, a, {}) for a in arguments]
+
+
+def test_refusals_through_c_raise_what_python_raises(fake):
+    """Every refused launch raises the same exception class and message through C as
+    through Python, launches nothing, and leaves the slots and configuration as they
+    were; then C serves again."""
+    np = pytest.importorskip("numpy")
+    fake.setup(KIND_SIZES)
+    fast = function(fake, True, sizes=KIND_SIZES, signature=KIND_SIGNATURE)
+    slow = function(fake, False, sizes=KIND_SIZES, signature=KIND_SIGNATURE)
+    kinds = kind_arguments(np)
+    for r, (grid, block, args, kwargs) in enumerate(refused_cases(np)):
+        # Primed with a Signature of another round's kinds and a stream handle, each time.
+        good = tuple(k[r % len(k)] for k in kinds)
+        for fn in (fast, slow):
+            fn.launch(2, 64, *good, stream=STREAMS[2])
+            fn.launch(2, 64, *good, stream=STREAMS[2])
+        assert fast._fast.primed
+        sig = fast._sig
+        slots, config, calls = sig._buffer.raw, geometry(fast._config), fake.calls
+        got = outcome(fast, fake, KIND_SIZES, grid, block, args, kwargs)
+        want = outcome(slow, fake, KIND_SIZES, grid, block, args, kwargs)
+        assert got == want, (grid, block, args, kwargs)
+        if got[0] == "launched":
+            continue  # the list block: taken by both
+        assert fake.calls == calls, (grid, block, args, kwargs)  # nothing launched
+        # The primed slots (arguments of other kinds may have packed into their own).
+        assert sig._buffer.raw == slots, (r, grid, block, args, kwargs)
+        assert geometry(fast._config) == config, (r, grid, block, args, kwargs)
+        fast.launch(2, 64, *good, stream=STREAMS[2])  # primes C again where args repacked
+        before = fake.calls
+        fast.launch(2, 64, *good, stream=STREAMS[2])
+        assert fake.calls == (before[0] + 1, before[1])  # C's again
+
+
+def test_c_configures_a_new_geometry_itself(fake):
+    """Issue 23: a new grid, block, shared_mem, stream or cooperative flag each launch
+    stays in C (the old launcher sent every one to Python), and the Python path that
+    follows sees the configuration C left."""
+    sizes = (4, 8, 8, 4)
+    fake.setup(sizes)
+    fast = function(fake, True, sizes=sizes, image_types=AXPY_PTX)
+    slow = function(fake, False, sizes=sizes, image_types=AXPY_PTX)
+    args = (2.0, 0x1000, 0x2000, 4)
+    for fn in (fast, slow):
+        fn.launch(1, 32, *args)
+    stream = cudart.sys.cudaStream_t(0x8000)
+    before = fake.calls
+    for n in range(2, 40):
+        kwargs = {
+            "stream": stream if n % 2 else n << 12,
+            "shared_mem": n,
+            "cooperative": n % 3 == 0,
+        }
+        got = outcome(fast, fake, sizes, (n, n + 1), (32, n % 4 + 1), args, kwargs)
+        assert got == outcome(slow, fake, sizes, (n, n + 1), (32, n % 4 + 1), args, kwargs)
+    assert fake.calls[0] - before[0] >= 37  # the first handle of its class taught C
+    assert fast._fast.launches >= 37
+    # Back to the first geometry: equal to what Python configured first, not to what C
+    # configured last; the Python path (a keyword C leaves to it) must configure it.
+    fallbacks = fast._fast.fallbacks
+    got = outcome(fast, fake, sizes, 1, 32, args, {"cooperative": 0})
+    assert got == outcome(slow, fake, sizes, 1, 32, args, {"cooperative": 0})
+    assert fast._fast.fallbacks == fallbacks + 1
+    assert got[1][0][:2] == ((1, 1, 1), (32, 1, 1))
+
+
+def test_a_launch_from_a_property_takes_the_python_path(fake):
+    """Python code C runs while converting (a device array's property) may launch the
+    same kernel, which primes the launcher again: both launches stay right."""
+    sizes = (8, 4)
+    fake.setup(sizes)
+    fn = function(fake, True, sizes=sizes, signature="const float *p, int")
+    inner = []
+
+    class Reentrant(DeviceArray):
+        @property
+        def __cuda_array_interface__(self):
+            if len(inner) < 3:
+                inner.append(1)
+                fn.launch(5, 5, 0x9000, 9)  # another Signature: int, int
+            return {"shape": (1,), "typestr": "<f4", "data": (self.address, False), "version": 3}
+
+    for k in range(4):
+        fn.launch(1, 32, Reentrant(0x1000 + k), k)
+        assert fake.seen(sizes)[0][0] == (1, 1, 1)
+        assert fake.seen(sizes)[2] == (
+            (0x1000 + k).to_bytes(8, "little"),
+            k.to_bytes(4, "little"),
+        )
+
+
+def test_one_integer_range_rule_for_both_c_sources(monkeypatch):
+    """Issue 23: the C launcher's integer conversion and the compiled backend's are one
+    (cudart/_cint.h), which every extension's build depends on."""
+    import runpy
+
+    import setuptools
+    from suite import REPO
+
+    cudart_dir = REPO / "cudart"
+    shared = (cudart_dir / "_cint.h").read_text()
+    assert "PyLong_AsLongLongAndOverflow" in shared
+    for user, include in (
+        (cudart_dir / "_fastcall.h", '#include "_cint.h"'),
+        (cudart_dir / "kernels" / "_fastlaunch.c", '#include "../_cint.h"'),
+    ):
+        text = user.read_text()
+        assert include in text, user
+        assert "PyLong_AsLongLongAndOverflow" not in text, user  # not written again
+    made: dict = {}
+    monkeypatch.setattr(setuptools, "setup", lambda **options: made.update(options))
+    monkeypatch.chdir(REPO)
+    runpy.run_path(str(REPO / "setup.py"))
+    extensions = made["ext_modules"]
+    assert any(e.name == "cudart.kernels._fastlaunch" for e in extensions)
+    assert len(extensions) > 1
+    for ext in extensions:
+        assert "cudart/_cint.h" in ext.depends, ext.name
+
+
+def test_c_learns_no_destroyed_stream_class(fake):
+    """A destroyed stream equal to the configured one (same kind and address) is
+    launched on without conversion, by both paths (the key compares equal); C must not
+    learn its class from that key, so another destroyed stream of the class is refused
+    as Python refuses it."""
+    from cudart._handles import mark_destroyed
+
+    sizes = (4,)
+    fake.setup(sizes)
+    fast, slow = function(fake, True, sizes=sizes), function(fake, False, sizes=sizes)
+    live = cudart.sys.cudaStream_t(0x8000)
+    dead, other = cudart.sys.cudaStream_t(0x8000), cudart.sys.cudaStream_t(0x9000)
+    for handle in (dead, other):
+        mark_destroyed(handle, "cudaStreamDestroy")
+    assert type(dead) is type(other) is not type(live)
+    for stream in (live, live, dead, dead, other):
+        got = outcome(fast, fake, sizes, 1, 32, (7,), {"stream": stream})
+        assert got == outcome(slow, fake, sizes, 1, 32, (7,), {"stream": stream}), stream
+    assert got[0] is cudart.errors.HandleDestroyedError

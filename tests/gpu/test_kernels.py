@@ -337,6 +337,39 @@ def test_repeated_launches(rt, dev, module, launch_path):
     assert dev.read(y, ctypes.c_float, n)[: n // 2] == got[: n // 2]
 
 
+def test_every_launch_in_c(rt, dev, module, launch_path):
+    """Issue 23: a new grid and block each launch, a CuPy array and NumPy scalars as
+    arguments, streams changing: all packed and configured in C (after the first launch
+    of each argument kind), and the kernel sees every value."""
+    np = pytest.importorskip("numpy")
+    cupy = pytest.importorskip("cupy")
+    fn = axpy(module)
+    n = 1000
+    x = cupy.arange(n, dtype=cupy.float32)
+    y = cupy.zeros(n, dtype=cupy.float32)
+    stream = cupy.cuda.Stream(non_blocking=False)
+    streams = (None, stream.ptr) + ((stream,) if hasattr(stream, "__cuda_stream__") else ())
+    total = 0.0
+    for k in range(40):
+        block = (32, 64, 128, 256)[k % 4]
+        grid = ((n + block - 1) // block + k % 3,)  # a new tuple each launch
+        # Four phases of ten launches, each with its own argument kinds: the first
+        # launch of each takes the Python path (a new Signature), the others C.
+        typed = k // 10 % 2 == 0
+        a = np.float32(k) if typed else float(k)
+        count = np.int32(n) if k < 20 else n
+        on = streams[k % len(streams)]
+        fn.launch(grid, (block,), a, x, y, count, stream=on)
+        stream.synchronize()
+        cupy.cuda.runtime.deviceSynchronize()
+        total += k
+    if launch_path == "c-launch":
+        # A fallback primes each new combination of argument kinds (four here) and a
+        # stream class; everything else is C's.
+        assert fn._fast.launches >= 30, (fn._fast.launches, fn._fast.fallbacks)
+    assert cupy.asnumpy(y).tolist() == [total * i for i in range(n)]
+
+
 def test_extern_c_kernels_see_the_values_given(rt, dev, module, launch_path):
     # Issue 21: 3.0 for an extern "C" kernel's int reached it as 1077936128 (the float's
     # bits), and a float for a pointer as a double. mixed(char, short, int, long long,
