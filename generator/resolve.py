@@ -101,10 +101,6 @@ OVERRIDES: dict[tuple[str, str], tuple[Role, str]] = {
     ("cuLaunchKernel", "kernelParams"): (Role.IN, "the argument pointers the launch reads"),
     ("cuLaunchKernel", "extra"): (Role.IN, "the extra options the launch reads"),
     ("cuPointerGetAttributes", "attributes"): (Role.IN, "the attributes the caller asks for"),
-    ("cuPointerGetAttributes", "data"): (
-        Role.IN,
-        "the caller's array of pointers C writes through (one per attribute)",
-    ),
     ("cuGraphicsMapResources", "resources"): (Role.IN, "resources the caller gives"),
     ("cuGraphicsUnmapResources", "resources"): (Role.IN, "resources the caller gives"),
     ("cuMemPoolGetAccess", "location"): (Role.IN, "the location queried"),
@@ -423,6 +419,8 @@ class _Resolver:
                 return ParamKind.STRUCT, name, name
             case TypeKind.ENUM:
                 return ParamKind.SCALAR, types.param_type(t), "int"
+            case TypeKind.INTEGER if types.is_device_address(t):
+                return ParamKind.SCALAR, types.param_type(t), "int | _PointerLike"
             case _ if kind in BUILTIN_KINDS:
                 return ParamKind.SCALAR, types.param_type(t), types.number_annotation(kind)
             case TypeKind.CHAR_POINTER if types.points_to_const(t):

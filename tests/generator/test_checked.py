@@ -103,7 +103,6 @@ REVIEWED_TABLE = {
     ("cuLaunchKernel", "kernelParams"): "in",
     ("cuLaunchKernel", "extra"): "in",
     ("cuPointerGetAttributes", "attributes"): "in",
-    ("cuPointerGetAttributes", "data"): "in",
     ("cuGraphicsMapResources", "resources"): "in",
     ("cuGraphicsUnmapResources", "resources"): "in",
     ("cuMemPoolGetAccess", "location"): "in",
