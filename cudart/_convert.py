@@ -1083,8 +1083,12 @@ def device_pointer(value: Any, spec: tuple[int, int, str], function: str, name: 
             f"{function}() argument '{name}': a {type(value).__name__} is a handle, not a "
             "device address"
         )
-    if isinstance(value, _CDATA) and not isinstance(value, c_void_p):
-        return integer(value, spec, function, name)  # refused as `integer` refuses it
+    if isinstance(value, _CDATA):
+        # A c_void_p holds an address; any other ctypes object is refused as `integer`
+        # refuses it (a c_ulonglong is storage, not the value).
+        if isinstance(value, c_void_p):
+            return integer(value.value or 0, spec, function, name)
+        return integer(value, spec, function, name)
     if hasattr(type(value), "__index__"):
         return integer(value, spec, function, name)
     if not hasattr(value, "__cuda_array_interface__") and _buffer(value) is not None:
