@@ -13231,8 +13231,8 @@ def cudaMemRangeGetAttributes(
         attributes,
         _cudaMemRangeAttribute_values,
         "cudaMemRangeGetAttributes",
-        dataSizes,
         numAttributes,
+        dataSizes,
     )
     try:
         err = _cudaMemRangeGetAttributes(

@@ -220,6 +220,9 @@ _FORMATS = {
     # cuda.h's (64-bit platforms: what CUDA supports)
     "CUdeviceptr": "<Q",
     "size_t": "<Q",
+    # handles (CU_POINTER_ATTRIBUTE_CONTEXT, _MEMPOOL_HANDLE): pointers
+    "CUcontext": "<Q",
+    "CUmemoryPool": "<Q",
 }
 
 
@@ -335,6 +338,10 @@ def _getters_read_their_type(module, attributes: AttributeTypes, functions) -> N
             data = b"".join(struct.pack(fmt, v) for v in values)
             ctypes.memmove(ctypes.byref(storage), data, len(data))
             result = _convert.attribute_result(storage, d.value, table)
+            if attributes.types.classify(attributes.c_type(d.type.ctype)) is TypeKind.HANDLE:
+                # A handle comes back as the handle class's object, as other outputs do.
+                assert type(result).__name__ == d.type.ctype, (function, d.enumerator)
+                result = int(result)
             assert result == (values if d.type.array else values[0])
             enum = attributes.types.enum_class(attributes.c_type(d.type.ctype))
             if enum:
@@ -404,7 +411,7 @@ def test_several_range_attributes_at_once(manifest):
     table = module._cudaMemRangeAttribute_values
     fn = "cudaMemRangeGetAttributes"
     attrs = [raw.cudaMemRangeAttributeReadMostly, raw.cudaMemRangeAttributeAccessedBy]
-    storages = _convert.attribute_storages(attrs, table, fn, [4, 8], 2)
+    storages = _convert.attribute_storages(attrs, table, fn, 2, [4, 8])
     assert [ctypes.sizeof(s) for s in storages._items] == [4, 8]
     assert list(storages) == [ctypes.addressof(s) for s in storages._items]
     storages._items[0].value = 1
@@ -414,14 +421,14 @@ def test_several_range_attributes_at_once(manifest):
     made = ctypes.byref((ctypes.c_size_t * 2)(4, 8))
     assert (
         len(
-            _convert.attribute_storages(ctypes.byref((ctypes.c_uint * 2)(1, 3)), table, fn, made, 2)
+            _convert.attribute_storages(ctypes.byref((ctypes.c_uint * 2)(1, 3)), table, fn, 2, made)
         )
         == 2
     )
     with pytest.raises(ValueError, match="2 attributes and 1 sizes, for 2 attributes"):
-        _convert.attribute_storages(attrs, table, fn, [4], 2)
+        _convert.attribute_storages(attrs, table, fn, 2, [4])
     with pytest.raises(ValueError, match="the size must be 4 bytes, not 8"):
-        _convert.attribute_storages(attrs, table, fn, [8, 8], 2)
+        _convert.attribute_storages(attrs, table, fn, 2, [8, 8])
     with pytest.raises(TypeError, match="must be sequences"):
         module.cudaMemRangeGetAttributes(16, 1, 1, 0, 16)
 
