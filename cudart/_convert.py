@@ -977,16 +977,14 @@ def attribute_storage(attr: Any, table: dict, function: str, size: int | None = 
     return spec.ctype()
 
 
-def attribute_storages(
-    attrs: Any, table: dict, function: str, count: int, sizes: Any = None
-) -> Any:
+def attribute_storages(attrs: Any, table: dict, function: str, sizes: Any, count: int) -> Any:
     """Storage for several attributes at once (cudaMemRangeGetAttributes,
     cuPointerGetAttributes): the `void *` array C writes through, holding each
-    attribute's storage. `attrs` and `sizes` (the byte size C is told of each; None
-    where C is told none) are sequences (or the ctypes arrays the checked layer made of
-    them) of `count` items."""
+    attribute's storage. `attrs` and `sizes` (the byte size C is told of each) are
+    sequences (or the ctypes arrays the checked layer made of them) of `count` items;
+    `sizes` is None where C is told no sizes, `attrs` None (NULL) for no attributes."""
     # A ctypes array the caller made arrives as the byref() the checked layer took of it.
-    attrs = getattr(attrs, "_obj", attrs)
+    attrs = _attribute_list(attrs)
     try:
         attrs = list(attrs)
         sizes = [None] * len(attrs) if sizes is None else list(getattr(sizes, "_obj", sizes))
@@ -1005,9 +1003,16 @@ def attribute_storages(
     return pointers
 
 
+def _attribute_list(attrs: Any) -> Any:
+    """The attributes a getter of several was given: a sequence, the ctypes array the
+    checked layer made of one (as its byref()), or None (NULL: none)."""
+    attrs = getattr(attrs, "_obj", attrs)
+    return () if attrs is None else attrs
+
+
 def attribute_results(storages: Any, attrs: Any, table: AttributeTable[_T]) -> list[_T]:
     """Each attribute's Python value, from what `attribute_storages` made."""
-    attrs = getattr(attrs, "_obj", attrs)
+    attrs = _attribute_list(attrs)
     return [attribute_result(s, a, table) for s, a in zip(storages._items, attrs, strict=True)]
 
 

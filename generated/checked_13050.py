@@ -13231,8 +13231,8 @@ def cudaMemRangeGetAttributes(
         attributes,
         _cudaMemRangeAttribute_values,
         "cudaMemRangeGetAttributes",
-        numAttributes,
         dataSizes,
+        numAttributes,
     )
     try:
         err = _cudaMemRangeGetAttributes(

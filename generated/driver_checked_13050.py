@@ -16736,8 +16736,8 @@ def cuMemRangeGetAttributes(
         attributes,
         _CUmem_range_attribute_enum_values,
         "cuMemRangeGetAttributes",
-        numAttributes,
         dataSizes,
+        numAttributes,
     )
     try:
         err = _cuMemRangeGetAttributes(
@@ -21004,7 +21004,7 @@ def cuPointerGetAttributes(
     elif attributes >> 64:
         raise _c.address_error(attributes, "cuPointerGetAttributes", "attributes")
     data = _c.attribute_storages(
-        attributes, _CUpointer_attribute_enum_values, "cuPointerGetAttributes", numAttributes
+        attributes, _CUpointer_attribute_enum_values, "cuPointerGetAttributes", None, numAttributes
     )
     try:
         err = _cuPointerGetAttributes(numAttributes, attributes, _c.byref(data), ptr)

@@ -760,10 +760,10 @@ _OUTPUTS: dict[ParamKind, _Output] = {
 
 # ATTRIBUTE for several attributes at once (cudaMemRangeGetAttributes,
 # cuPointerGetAttributes): storage for each behind the `void **` array C fills through,
-# `count` the number of attributes, `size` their byte sizes where C is told them.
+# `count` the number of attributes, `sizes` their byte sizes (None where C is told none).
 _SEVERAL_ATTRIBUTES = _Output(
     "_c.attribute_results({n}, {partner}, {ctype})",
-    storage='{n} = _c.attribute_storages({partner}, {ctype}, "{function}", {count}{size})',
+    storage='{n} = _c.attribute_storages({partner}, {ctype}, "{function}", {sizes}, {count})',
 )
 
 # What a successful call records, per Effect: formats over n (the parameter's Python
@@ -981,6 +981,7 @@ class _Function:
         if spec.count:
             out = _SEVERAL_ATTRIBUTES
             names["count"] = self.py_name(spec.count)
+            names["sizes"] = self.py_name(spec.size) if spec.size else "None"
         assert out.storage is not None and out.result is not None
         storage, result = out.storage, out.result
         return _Param(

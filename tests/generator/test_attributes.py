@@ -411,7 +411,7 @@ def test_several_range_attributes_at_once(manifest):
     table = module._cudaMemRangeAttribute_values
     fn = "cudaMemRangeGetAttributes"
     attrs = [raw.cudaMemRangeAttributeReadMostly, raw.cudaMemRangeAttributeAccessedBy]
-    storages = _convert.attribute_storages(attrs, table, fn, 2, [4, 8])
+    storages = _convert.attribute_storages(attrs, table, fn, [4, 8], 2)
     assert [ctypes.sizeof(s) for s in storages._items] == [4, 8]
     assert list(storages) == [ctypes.addressof(s) for s in storages._items]
     storages._items[0].value = 1
@@ -421,14 +421,14 @@ def test_several_range_attributes_at_once(manifest):
     made = ctypes.byref((ctypes.c_size_t * 2)(4, 8))
     assert (
         len(
-            _convert.attribute_storages(ctypes.byref((ctypes.c_uint * 2)(1, 3)), table, fn, 2, made)
+            _convert.attribute_storages(ctypes.byref((ctypes.c_uint * 2)(1, 3)), table, fn, made, 2)
         )
         == 2
     )
     with pytest.raises(ValueError, match="2 attributes and 1 sizes, for 2 attributes"):
-        _convert.attribute_storages(attrs, table, fn, 2, [4])
+        _convert.attribute_storages(attrs, table, fn, [4], 2)
     with pytest.raises(ValueError, match="the size must be 4 bytes, not 8"):
-        _convert.attribute_storages(attrs, table, fn, 2, [8, 8])
+        _convert.attribute_storages(attrs, table, fn, [8, 8], 2)
     with pytest.raises(TypeError, match="must be sequences"):
         module.cudaMemRangeGetAttributes(16, 1, 1, 0, 16)
 

@@ -202,6 +202,7 @@ def test_several_pointer_attributes_come_back_typed(libcuda):
         # A ctypes array of attributes, as the C function takes them.
         array = (ctypes.c_uint * 2)(2, 9)
         print(d.cuPointerGetAttributes(2, array, 0))
+        print(d.cuPointerGetAttributes(0, None, 0))  # NULL: no attributes, as in C
         # Refused before C: P2P_TOKENS (a record, as cuPointerGetAttribute refuses it), a
         # count the list does not have, an attribute of no value.
         for args in ((1, [d.CU_POINTER_ATTRIBUTE_P2P_TOKENS], 0), (3, [1, 2], 0),
@@ -222,6 +223,7 @@ def test_several_pointer_attributes_come_back_typed(libcuda):
         "True CUmemoryPool",
         "True",
         "[2, -1]",
+        "[]",
         "ValueError",
         "ValueError",
         "ValueError",
