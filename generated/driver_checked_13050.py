@@ -144,6 +144,7 @@ from .driver_13050 import (
     CUmemAllocationProp,
     CUmemAllocationType_enum,
     CUmemDecompressParams,
+    CUmemFabricHandle,
     CUmemGenericAllocationHandle,
     CUmemLocation,
     CUmemLocationType_enum,
@@ -2709,9 +2710,11 @@ _CUlogicalEndpointIpcHandleType_enum_members = frozenset((0, 1))
 _CUmem_advise_enum_members = frozenset((1, 2, 3, 4, 5, 6))
 _CUmem_range_attribute_enum_members = frozenset((1, 2, 3, 4, 5, 6, 7, 8))
 _CUmemAllocationGranularity_flags_enum_members = frozenset((0, 1))
+_CUmemAllocationHandleType_enum_handles = {1: c_int, 2: c_void_p, 4: c_uint, 8: CUmemFabricHandle}
 _CUmemAllocationHandleType_enum_members = frozenset((0, 1, 2, 4, 8, 2147483647))
 _CUmemAllocationType_enum_members = frozenset((0, 1, 2, 2147483647))
 _CUmemPool_attribute_enum_members = frozenset((1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15))
+_CUmemRangeHandleType_enum_handles = {1: c_int}
 _CUmemRangeHandleType_enum_members = frozenset((1, 2147483647))
 _CUmulticastGranularity_flags_enum_members = frozenset((0, 1))
 _CUpointer_attribute_enum_members = frozenset(
@@ -15105,20 +15108,19 @@ def cuMemDiscardBatchAsync(
 
 
 def cuMemExportToShareableHandle(
-    shareableHandle: _PointerLike,
-    handle: int,
-    handleType: CUmemAllocationHandleType_enum | int,
-    flags: int,
-) -> None:
-    """cuMemExportToShareableHandle(shareableHandle: _PointerLike, handle: int, handleType: CUmemAllocationHandleType_enum | int, flags: int) -> None
+    handle: int, handleType: CUmemAllocationHandleType_enum | int, flags: int
+) -> int | CUmemFabricHandle:
+    """cuMemExportToShareableHandle(handle: int, handleType: CUmemAllocationHandleType_enum | int, flags: int) -> int | CUmemFabricHandle
 
     Exports an allocation to a requested shareable handle type.
 
     Parameters:
-        shareableHandle: Pointer to the location in which to store the requested handle type
         handle: CUDA handle for the memory allocation
         handleType: Type of shareable handle requested (defines type and size of the shareableHandle output parameter)
         flags: Reserved, must be zero
+
+    Returns:
+        shareableHandle: Pointer to the location in which to store the requested handle type (by handleType: CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR: int, CU_MEM_HANDLE_TYPE_WIN32: int, CU_MEM_HANDLE_TYPE_WIN32_KMT: int, CU_MEM_HANDLE_TYPE_FABRIC: CUmemFabricHandle)
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_NOT_PERMITTED, CUDA_ERROR_NOT_SUPPORTED.
 
@@ -15137,13 +15139,12 @@ def cuMemExportToShareableHandle(
         flags = _c.integer(
             flags, _range_unsigned_long_long, "cuMemExportToShareableHandle", "flags"
         )
-    if shareableHandle.__class__ is not int:
-        shareableHandle = _c.pointer(shareableHandle, "shareableHandle", True)
-    elif shareableHandle >> 64:
-        raise _c.address_error(shareableHandle, "cuMemExportToShareableHandle", "shareableHandle")
     handle = _c.integer_handle(handle, "CUmemGenericAllocationHandle", "handle")
+    shareableHandle = _c.shareable_handle_storage(
+        handleType, _CUmemAllocationHandleType_enum_handles, "cuMemExportToShareableHandle"
+    )
     try:
-        err = _cuMemExportToShareableHandle(shareableHandle, handle, handleType, flags)
+        err = _cuMemExportToShareableHandle(_c.byref(shareableHandle), handle, handleType, flags)
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc,
@@ -15152,6 +15153,7 @@ def cuMemExportToShareableHandle(
         ) from None
     if err:
         raise _error(err, _lib)
+    return _c.shareable_handle(shareableHandle)
 
 
 def cuMemFree(dptr: int | _PointerLike) -> None:
@@ -15475,22 +15477,20 @@ def cuMemGetDefaultMemPool(
 
 
 def cuMemGetHandleForAddressRange(
-    handle: _PointerLike,
-    dptr: int | _PointerLike,
-    size: int,
-    handleType: CUmemRangeHandleType_enum | int,
-    flags: int,
-) -> None:
-    """cuMemGetHandleForAddressRange(handle: _PointerLike, dptr: int | _PointerLike, size: int, handleType: CUmemRangeHandleType_enum | int, flags: int) -> None
+    dptr: int | _PointerLike, size: int, handleType: CUmemRangeHandleType_enum | int, flags: int
+) -> int:
+    """cuMemGetHandleForAddressRange(dptr: int | _PointerLike, size: int, handleType: CUmemRangeHandleType_enum | int, flags: int) -> int
 
     Retrieve handle for an address range.
 
     Parameters:
-        handle: Pointer to the location where the returned handle will be stored.
         dptr: Pointer to a valid CUDA device allocation.
         size: Length of the address range.
         handleType: Type of handle requested (defines type and size of the handle output parameter)
         flags: When requesting CUmemRangeHandleTypeCU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD the value could be CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE, otherwise 0.
+
+    Returns:
+        handle: Pointer to the location where the returned handle will be stored. (by handleType: CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD: int)
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_SUPPORTED.
 
@@ -15515,18 +15515,18 @@ def cuMemGetHandleForAddressRange(
         flags = _c.integer(
             flags, _range_unsigned_long_long, "cuMemGetHandleForAddressRange", "flags"
         )
-    if handle.__class__ is not int:
-        handle = _c.pointer(handle, "handle", True)
-    elif handle >> 64:
-        raise _c.address_error(handle, "cuMemGetHandleForAddressRange", "handle")
+    handle = _c.shareable_handle_storage(
+        handleType, _CUmemRangeHandleType_enum_handles, "cuMemGetHandleForAddressRange"
+    )
     try:
-        err = _cuMemGetHandleForAddressRange(handle, dptr, size, handleType, flags)
+        err = _cuMemGetHandleForAddressRange(_c.byref(handle), dptr, size, handleType, flags)
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cuMemGetHandleForAddressRange", ("handle", "dptr", "size", "handleType", "flags")
         ) from None
     if err:
         raise _error(err, _lib)
+    return _c.shareable_handle(handle)
 
 
 def cuMemGetInfo() -> tuple[int, int]:
@@ -16080,20 +16080,19 @@ def cuMemPoolExportPointer(ptr: int | _PointerLike) -> CUmemPoolPtrExportData:
 
 
 def cuMemPoolExportToShareableHandle(
-    handle_out: _PointerLike,
-    pool: CUmemoryPool | _HandleLike,
-    handleType: CUmemAllocationHandleType_enum | int,
-    flags: int,
-) -> None:
-    """cuMemPoolExportToShareableHandle(handle_out: _PointerLike, pool: CUmemoryPool | _HandleLike, handleType: CUmemAllocationHandleType_enum | int, flags: int) -> None
+    pool: CUmemoryPool | _HandleLike, handleType: CUmemAllocationHandleType_enum | int, flags: int
+) -> int | CUmemFabricHandle:
+    """cuMemPoolExportToShareableHandle(pool: CUmemoryPool | _HandleLike, handleType: CUmemAllocationHandleType_enum | int, flags: int) -> int | CUmemFabricHandle
 
     Exports a memory pool to the requested handle type.
 
     Parameters:
-        handle_out: Returned OS handle
         pool: pool to export
         handleType: the type of handle to create
         flags: must be 0
+
+    Returns:
+        handle_out: Returned OS handle (by handleType: CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR: int, CU_MEM_HANDLE_TYPE_WIN32: int, CU_MEM_HANDLE_TYPE_WIN32_KMT: int, CU_MEM_HANDLE_TYPE_FABRIC: CUmemFabricHandle)
 
     Raises CudaDriverError subclasses for: CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_OUT_OF_MEMORY.
 
@@ -16112,20 +16111,20 @@ def cuMemPoolExportToShareableHandle(
         flags = _c.integer(
             flags, _range_unsigned_long_long, "cuMemPoolExportToShareableHandle", "flags"
         )
-    if handle_out.__class__ is not int:
-        handle_out = _c.pointer(handle_out, "handle_out", True)
-    elif handle_out >> 64:
-        raise _c.address_error(handle_out, "cuMemPoolExportToShareableHandle", "handle_out")
     if pool.__class__ is not CUmemoryPool:
         pool = _c.handle(pool, CUmemoryPool, "pool")
+    handle_out = _c.shareable_handle_storage(
+        handleType, _CUmemAllocationHandleType_enum_handles, "cuMemPoolExportToShareableHandle"
+    )
     try:
-        err = _cuMemPoolExportToShareableHandle(handle_out, pool, handleType, flags)
+        err = _cuMemPoolExportToShareableHandle(_c.byref(handle_out), pool, handleType, flags)
     except _ArgumentError as exc:
         raise _c.argument_error(
             exc, "cuMemPoolExportToShareableHandle", ("handle_out", "pool", "handleType", "flags")
         ) from None
     if err:
         raise _error(err, _lib)
+    return _c.shareable_handle(handle_out)
 
 
 def cuMemPoolGetAccess(
