@@ -607,6 +607,36 @@ def test_a_runtime_stream_in_a_launch_config_launches(modules, device_memory):
         cudart.cudaStreamDestroy(stream)
 
 
+def test_exported_handles_come_back_as_file_descriptors(device_memory):
+    """cuMemExportToShareableHandle and cuMemGetHandleForAddressRange return the OS handle
+    their handle type names (a POSIX fd, a dma_buf fd: an int), not a pointer to fill."""
+    import os
+
+    if not attribute("CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED"):
+        pytest.skip("the device does not support virtual memory management")
+    prop = allocation_prop()
+    prop.requestedHandleTypes = driver.CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
+    size = driver.cuMemGetAllocationGranularity(prop, driver.CU_MEM_ALLOC_GRANULARITY_MINIMUM)
+    handle = driver.cuMemCreate(size, prop, 0)
+    try:
+        fd = driver.cuMemExportToShareableHandle(
+            handle, driver.CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0
+        )
+        assert type(fd) is int and fd >= 0
+        os.fstat(fd)  # an open descriptor of this process
+        os.close(fd)
+    finally:
+        driver.cuMemRelease(handle)
+    if not attribute("CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED"):
+        pytest.skip("the device does not support dma_buf")
+    p = device_memory(1 << 21)
+    dma_buf = driver.cuMemGetHandleForAddressRange(
+        p, 1 << 21, driver.CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0
+    )
+    assert type(dma_buf) is int and dma_buf >= 0
+    os.close(dma_buf)
+
+
 def test_get_proc_address_is_callable():
     version = driver.cuDriverGetVersion()
     pfn, status = driver.cuGetProcAddress("cuMemAlloc", version, 0)
