@@ -18,6 +18,7 @@ does; test_context_create_destroy makes a context of its own.
 from __future__ import annotations
 
 import ctypes
+import os
 import uuid
 from ctypes import addressof, c_float, c_int, c_uint, c_void_p, sizeof
 
@@ -610,8 +611,6 @@ def test_a_runtime_stream_in_a_launch_config_launches(modules, device_memory):
 def test_exported_handles_come_back_as_file_descriptors(device_memory):
     """cuMemExportToShareableHandle and cuMemGetHandleForAddressRange return the OS handle
     their handle type names (a POSIX fd, a dma_buf fd: an int), not a pointer to fill."""
-    import os
-
     if not attribute("CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED"):
         pytest.skip("the device does not support virtual memory management")
     prop = allocation_prop()
