@@ -1094,9 +1094,14 @@ def device_pointer(value: Any, spec: tuple[int, int, str], function: str, name: 
         if isinstance(value, c_void_p):
             return integer(value.value or 0, spec, function, name)
         return integer(value, spec, function, name)
+    # Device arrays before __index__: CuPy's and PyTorch's __index__ is an element's value.
+    if hasattr(value, "__cuda_array_interface__") or hasattr(value, "__dlpack_device__"):
+        address = device_address(value)
+        if address is not None:
+            return integer(address, spec, function, name)
     if hasattr(type(value), "__index__"):
         return integer(value, spec, function, name)
-    if not hasattr(value, "__cuda_array_interface__") and _buffer(value) is not None:
+    if _buffer(value) is not None:
         raise TypeError(
             f"{function}() argument '{name}': a {type(value).__name__} is host memory, "
             "not a device address"

@@ -218,7 +218,8 @@ def test_a_destroy_through_one_api_is_refused_by_the_other(rt, drv, monkeypatch,
 
 
 class DeviceMemory:
-    """Stands for a CuPy array or a cudart.arrays.DeviceArray: __cuda_array_interface__."""
+    """Stands for a CuPy array: __cuda_array_interface__, and an __index__ that is an
+    element's value (which C must not get as the address)."""
 
     def __init__(self, address: int) -> None:
         self.__cuda_array_interface__ = {
@@ -227,6 +228,9 @@ class DeviceMemory:
             "data": (address, False),
             "version": 3,
         }
+
+    def __index__(self) -> int:
+        raise TypeError("only size-1 arrays convert to an index")
 
 
 def test_a_cudeviceptr_parameter_takes_what_the_runtimes_device_pointer_takes(drv, monkeypatch):
@@ -241,6 +245,9 @@ def test_a_cudeviceptr_parameter_takes_what_the_runtimes_device_pointer_takes(dr
     checked.cuMemcpyDtoH(host, DeviceMemory(ADDRESS + 8), 16)
     assert to_host.calls[0][1] == ADDRESS + 8 and type(to_host.calls[0][1]) is int
     # A handle, host memory and a float are no device address; refused before C.
+    numpy = pytest.importorskip("numpy")
+    with pytest.raises(TypeError):
+        checked.cuMemsetD8(numpy.zeros(16, numpy.uint8), 0, 16)
     for wrong, what in (
         (raw.CUstream(ADDRESS), "is a handle"),
         (bytearray(16), "is host memory"),
