@@ -978,13 +978,16 @@ def attribute_storage(attr: Any, table: dict, function: str, size: int | None = 
 
 
 def attribute_storages(attrs: Any, table: dict, function: str, sizes: Any, count: int) -> Any:
-    """Storage for several attributes at once (cudaMemRangeGetAttributes): the `void *`
-    array C writes through, holding each attribute's storage. `attrs` and `sizes` are
-    sequences (or the ctypes arrays the checked layer made of them) of `count` items."""
+    """Storage for several attributes at once (cudaMemRangeGetAttributes,
+    cuPointerGetAttributes): the `void *` array C writes through, holding each
+    attribute's storage. `attrs` and `sizes` (the byte size C is told of each) are
+    sequences (or the ctypes arrays the checked layer made of them) of `count` items;
+    `sizes` is None where C is told no sizes, `attrs` None (NULL) for no attributes."""
     # A ctypes array the caller made arrives as the byref() the checked layer took of it.
-    attrs, sizes = (getattr(v, "_obj", v) for v in (attrs, sizes))
+    attrs = _attribute_list(attrs)
     try:
-        attrs, sizes = list(attrs), list(sizes)
+        attrs = list(attrs)
+        sizes = [None] * len(attrs) if sizes is None else list(getattr(sizes, "_obj", sizes))
     except TypeError:
         raise TypeError(
             f"{function}: the attributes and their sizes must be sequences, not "
@@ -1000,9 +1003,16 @@ def attribute_storages(attrs: Any, table: dict, function: str, sizes: Any, count
     return pointers
 
 
+def _attribute_list(attrs: Any) -> Any:
+    """The attributes a getter of several was given: a sequence, the ctypes array the
+    checked layer made of one (as its byref()), or None (NULL: none)."""
+    attrs = getattr(attrs, "_obj", attrs)
+    return () if attrs is None else attrs
+
+
 def attribute_results(storages: Any, attrs: Any, table: AttributeTable[_T]) -> list[_T]:
     """Each attribute's Python value, from what `attribute_storages` made."""
-    attrs = getattr(attrs, "_obj", attrs)
+    attrs = _attribute_list(attrs)
     return [attribute_result(s, a, table) for s, a in zip(storages._items, attrs, strict=True)]
 
 
@@ -1012,6 +1022,8 @@ def attribute_result(storage: Any, attr: Any, table: AttributeTable[_T]) -> _T:
     assert spec is not None  # attribute_storage refused an undecided attribute
     if spec.is_union:
         value = storage if spec.member is None else getattr(storage, spec.member)
+    elif isinstance(storage, Handle):
+        value = storage  # a handle output, as the checked layer returns every other one
     elif spec.array:
         value = list(storage)
     else:
@@ -1064,6 +1076,44 @@ def integer(value: Any, spec: tuple[int, int, str], function: str, name: str) ->
     if not low <= number <= high:
         raise OverflowError(f"{what}: {number} is outside {c_name}'s range {low}..{high}")
     return number
+
+
+def device_pointer(value: Any, spec: tuple[int, int, str], function: str, name: str) -> int:
+    """A device address argument of an integer type (cuda.h's CUdeviceptr), `spec` as
+    `integer`'s: an integer, or what stands for device memory as for the runtime's
+    device `void *` (`device_address`: __cuda_array_interface__, a CUDA __dlpack__, a
+    c_void_p, _as_parameter_, __int__). A handle or host memory is a TypeError."""
+    if isinstance(value, Handle):
+        raise TypeError(
+            f"{function}() argument '{name}': a {type(value).__name__} is a handle, not a "
+            "device address"
+        )
+    if isinstance(value, _CDATA):
+        # A c_void_p holds an address; any other ctypes object is refused as `integer`
+        # refuses it (a c_ulonglong is storage, not the value).
+        if isinstance(value, c_void_p):
+            return integer(value.value or 0, spec, function, name)
+        return integer(value, spec, function, name)
+    # Device arrays before __index__: CuPy's and PyTorch's __index__ is an element's value.
+    if hasattr(value, "__cuda_array_interface__") or hasattr(value, "__dlpack_device__"):
+        address = device_address(value)
+        if address is not None:
+            return integer(address, spec, function, name)
+    if hasattr(type(value), "__index__"):
+        return integer(value, spec, function, name)
+    if _buffer(value) is not None:
+        raise TypeError(
+            f"{function}() argument '{name}': a {type(value).__name__} is host memory, "
+            "not a device address"
+        )
+    address = device_address(value)
+    if address is None:
+        raise TypeError(
+            f"{function}() argument '{name}': must be a device address: an int or an "
+            "object with __cuda_array_interface__, __dlpack__ (CUDA memory) or __int__, "
+            f"not {type(value).__name__}"
+        )
+    return integer(address, spec, function, name)
 
 
 def enum_argument(

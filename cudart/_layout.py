@@ -32,7 +32,9 @@ cudart.kernels.Function, what Function.pack returns. `kernel_fields` puts a
 generator/device_functions.py); the record keeps the object alive while it refers to it.
 Every other `void *` member takes what a checked pointer parameter takes (a buffer, a
 HostMemory, a ctypes object, never a handle) through `memory_fields`, and keeps it alive
-the same way.
+the same way. A handle member takes what a checked handle parameter takes through
+`handle_fields`: ctypes itself refuses the other API's handle of the same kind (a
+cudaStream_t stored into `CUlaunchConfig.hStream`).
 
 A record read out of a record (`frame.frame.pPitch[0]`, `params.extent`) is ctypes'
 view of the enclosing record's memory, as a C lvalue is: setting its fields changes the
@@ -60,8 +62,10 @@ if TYPE_CHECKING:  # typing costs milliseconds at import; annotations only need 
 __all__ = [
     "BinaryField",
     "ConvertedField",
+    "HandleField",
     "binary_fields",
     "detached_copies",
+    "handle_fields",
     "kernel_fields",
     "memory_fields",
     "require_alignment",
@@ -274,6 +278,39 @@ def memory_fields(cls: type, *names: str) -> None:
         if declared.get(name) is not ctypes.c_void_p:
             raise LayoutError(f"{cls.__name__}.{name} is not a void * member")
         setattr(cls, name, MemoryField(cls.__dict__[name], ctypes.c_void_p, address, name))
+
+
+class HandleField(_StoringField):
+    """A handle member (`CUlaunchConfig.hStream`) that takes what a checked handle
+    parameter of its class takes (cudart._convert.handle): the other API's handle of the
+    same kind (a cudaStream_t where a CUstream is declared), another version's, an int,
+    None, an object with __cuda_stream__ or __int__; a destroyed handle object or one of
+    another kind is refused. ctypes itself takes only ints and its own class. Reading
+    is ctypes' own: a handle of the member's class."""
+
+    __slots__ = ()
+
+    def __set__(self, obj: object, value: object) -> None:
+        if value.__class__ is not self.ctype:
+            from ._convert import handle
+
+            value = handle(value, self.ctype, self.name)
+            if isinstance(value, ctypes.c_void_p):
+                value = value.value
+        self.field.__set__(obj, value)  # type: ignore[attr-defined]
+
+
+def handle_fields(cls: type, *names: str) -> None:
+    """Make the named handle members of `cls` take the handles a checked parameter of
+    their class takes (HandleField). Call it right after `cls._fields_` is set."""
+    from ._handles import Handle
+
+    declared = _member_types(cls)
+    for name in names:
+        ctype = declared.get(name)
+        if ctype is None or not issubclass(ctype, Handle):
+            raise LayoutError(f"{cls.__name__}.{name} is not a handle member")
+        setattr(cls, name, HandleField(cls.__dict__[name], ctype, name))
 
 
 def kernel_fields(cls: type, functions: tuple[str, ...], arguments: tuple[str, ...]) -> None:

@@ -82,6 +82,10 @@ FUNCTIONS: dict[str, AttributeFunction] = {
         docs_from="cuMemRangeGetAttribute",
     ),
     "cuPointerGetAttribute": AttributeFunction("data", "attribute"),
+    # C is told no sizes: each value's storage is its attribute's own type.
+    "cuPointerGetAttributes": AttributeFunction(
+        "data", "attributes", count="numAttributes", docs_from="cuPointerGetAttribute"
+    ),
     "cuPointerSetAttribute": AttributeFunction("value", "attribute"),
 }
 GETTERS = frozenset(
@@ -100,6 +104,7 @@ GETTERS = frozenset(
         "cuMemRangeGetAttribute",
         "cuMemRangeGetAttributes",
         "cuPointerGetAttribute",
+        "cuPointerGetAttributes",
     }
 )
 
@@ -111,10 +116,6 @@ LEFT: dict[str, str] = {
     "(int fd, HANDLE, D3DKMT_HANDLE, cudaMemFabricHandle_t); the caller passes its storage",
     "cudaMemPoolImportFromShareableHandle": "as cudaMemPoolExportToShareableHandle: an fd is "
     "passed by value cast to void *, the others by address",
-    # cuda.h (the driver API)
-    "cuPointerGetAttributes": "several attributes without their sizes: cudart._convert's "
-    "attribute_storages takes a size per attribute (cudaMemRangeGetAttributes'); the caller "
-    "passes the array of pointers to its own storage",
 }
 
 # C type names the docs use that the runtime headers do not declare.
@@ -127,7 +128,7 @@ _DOC_TYPE_NAMES = {
 @dataclass(frozen=True)
 class ValueType:
     """What one attribute's value is: a C type (`int`, `unsigned long long`, an enum's
-    name), an array of it, or a member of the union the function takes."""
+    or a handle's name), an array of it, or a member of the union the function takes."""
 
     ctype: str | None = None  # a C builtin or enum name; None for a union member
     array: bool = False  # an array of ctype whose byte length the caller gives
@@ -252,11 +253,10 @@ REVIEWED: dict[tuple[str, str], tuple[ValueType, str]] = {
     ),
     # cuPointerGetAttribute's description gives each type in prose ("The type of data
     # must be unsigned int", "a boolean", "an integer"); cuda-bindings reads the same.
-    # Handles come back as their address (an int the handle inputs take): the attribute
-    # values cudart converts are numbers and union members.
+    # Handles come back as handle objects of their class, as every handle output does.
     ("CUpointer_attribute_enum", "CU_POINTER_ATTRIBUTE_CONTEXT"): (
-        ValueType(ctype="unsigned long long"),
-        '"The type of data must be CUcontext *": the handle as its address',
+        ValueType(ctype="CUcontext"),
+        '"The type of data must be CUcontext *"',
     ),
     ("CUpointer_attribute_enum", "CU_POINTER_ATTRIBUTE_MEMORY_TYPE"): (
         ValueType(ctype="unsigned int"),
@@ -315,8 +315,8 @@ REVIEWED: dict[tuple[str, str], tuple[ValueType, str]] = {
         "CUmemAccess_flags bits (cuda-bindings: unsigned int)",
     ),
     ("CUpointer_attribute_enum", "CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE"): (
-        ValueType(ctype="unsigned long long"),
-        "a CUmemoryPool: the handle as its address",
+        ValueType(ctype="CUmemoryPool"),
+        '"Returns in *data the handle to the mempool"',
     ),
     ("CUpointer_attribute_enum", "CU_POINTER_ATTRIBUTE_MAPPING_SIZE"): (
         ValueType(ctype="size_t"),
@@ -479,8 +479,9 @@ class AttributeTypes:
             field = next(f for f in self.types.records[union].fields if f.name == t.member)
             return self.types.field_annotation(field.type)
         assert t.ctype is not None
-        number = self.types.number_annotation(self.types.classify(self.c_type(t.ctype)))
-        return f"list[{number}]" if t.array else number
+        # A number's Python type, or a handle's class (CU_POINTER_ATTRIBUTE_CONTEXT).
+        value = self.types.field_annotation(self.c_type(t.ctype))
+        return f"list[{value}]" if t.array else value
 
     def doc_line(self, function: str, t: ValueType) -> str:
         """`int (unsigned long long)`, `cudaAccessPolicyWindow (member accessPolicyWindow)`."""

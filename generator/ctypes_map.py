@@ -148,6 +148,13 @@ class Slot:
     bits: int | None = None
 
 
+# Integer typedefs that hold a device address (cuda.h's CUdeviceptr, 64 bits): a checked
+# parameter of one also takes what stands for device memory (an object with
+# __cuda_array_interface__ or __dlpack__, a c_void_p), as the runtime's device `void *`
+# does (cudart._convert.device_pointer). CUdeviceptr_v1 is 32 bits: no address of today's.
+DEVICE_ADDRESS_TYPEDEFS = frozenset({"CUdeviceptr", "CUdeviceptr_v2"})
+
+
 class TypeMapper:
     """Names and layouts of the model's types as the generated module spells them."""
 
@@ -192,6 +199,14 @@ class TypeMapper:
         if isinstance(r, Pointer):
             return _POINTER_TO.get(self.classify(r.pointee), TypeKind.POINTER)
         raise RenderError(f"no kind for {t!r}")
+
+    def is_device_address(self, t: CType) -> bool:
+        """Whether `t` names a device address typedef (DEVICE_ADDRESS_TYPEDEFS)."""
+        while isinstance(t, TypedefRef):
+            if t.name in DEVICE_ADDRESS_TYPEDEFS:
+                return True
+            t = self.typedefs[t.name].target
+        return False
 
     def resolved(self, t: CType, cls: type[_C]) -> _C:
         """`t` with typedefs stripped, which `classify` has said is a `cls`."""

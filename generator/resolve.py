@@ -53,6 +53,10 @@ OVERRIDES: dict[tuple[str, str], tuple[Role, str]] = {
     ("cudaGetExportTable", "ppExportTable"): (Role.OUT, "no \\param text"),
     # Declared `void *`, documented as `\param[out] handle_out` (SHAREABLE_HANDLES).
     ("cudaMemPoolExportToShareableHandle", "shareableHandle"): (Role.OUT, '"handle_out"'),
+    # cuda.h's twins, declared `void *` and documented `\param[out]` (SHAREABLE_HANDLES).
+    ("cuMemPoolExportToShareableHandle", "handle_out"): (Role.OUT, '"Returned OS handle"'),
+    ("cuMemExportToShareableHandle", "shareableHandle"): (Role.OUT, '"the requested handle"'),
+    ("cuMemGetHandleForAddressRange", "handle"): (Role.OUT, '"the returned handle"'),
     # Swaps: the caller's value goes in, the previous one comes back.
     ("cudaThreadExchangeStreamCaptureMode", "mode"): (Role.INOUT, "swaps the mode"),
     # Inputs that a description sentence wrongly reads as returned.
@@ -101,10 +105,6 @@ OVERRIDES: dict[tuple[str, str], tuple[Role, str]] = {
     ("cuLaunchKernel", "kernelParams"): (Role.IN, "the argument pointers the launch reads"),
     ("cuLaunchKernel", "extra"): (Role.IN, "the extra options the launch reads"),
     ("cuPointerGetAttributes", "attributes"): (Role.IN, "the attributes the caller asks for"),
-    ("cuPointerGetAttributes", "data"): (
-        Role.IN,
-        "the caller's array of pointers C writes through (one per attribute)",
-    ),
     ("cuGraphicsMapResources", "resources"): (Role.IN, "resources the caller gives"),
     ("cuGraphicsUnmapResources", "resources"): (Role.IN, "resources the caller gives"),
     ("cuMemPoolGetAccess", "location"): (Role.IN, "the location queried"),
@@ -188,6 +188,33 @@ SHAREABLE_HANDLES: dict[tuple[str, str], tuple[str, str]] = {
         "handleType",
         '"Type of handle to be exported"; the enumerators\' docs name each C type',
     ),
+    # cuda.h (the driver API): CUmemAllocationHandleType's docs name the C types as the
+    # runtime's do; CUmemRangeHandleType's one handle is _UNDOCUMENTED_HANDLE_TYPES'.
+    ("cuMemPoolExportToShareableHandle", "handle_out"): (
+        "handleType",
+        '"Type of handle to be exported"',
+    ),
+    ("cuMemExportToShareableHandle", "shareableHandle"): (
+        "handleType",
+        '"Type of shareable handle requested (defines type and size of the shareableHandle '
+        'output parameter)"',
+    ),
+    ("cuMemGetHandleForAddressRange", "handle"): (
+        "handleType",
+        '"Type of handle requested (defines type and size of the handle output parameter)"',
+    ),
+}
+# The handle type enums SHAREABLE_HANDLES' inputs are of.
+_HANDLE_TYPE_ENUMS = frozenset(
+    {"cudaMemAllocationHandleType", "CUmemAllocationHandleType_enum", "CUmemRangeHandleType_enum"}
+)
+# Handle types whose enumerator's doc names no C type: (enumerator -> C type, why).
+_UNDOCUMENTED_HANDLE_TYPES: dict[str, tuple[str, str]] = {
+    "CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD": (
+        "int",
+        'cuMemGetHandleForAddressRange: "The handle will be interpreted as a pointer to an '
+        'integer to store the dma_buf file descriptor"',
+    ),
 }
 
 # The C types an enumerator's doc names last ("... exporting. (HANDLE)") that the
@@ -204,9 +231,9 @@ def shareable_handle_types(types: TypeMapper, enum: str) -> dict[int, tuple[str,
     found = {}
     for e in types.enums[enum].enumerators:
         m = _DOC_TYPE.search(e.doc)
-        if m is None:
+        if m is None and e.name not in _UNDOCUMENTED_HANDLE_TYPES:
             continue
-        name = m.group(1)
+        name = m.group(1) if m else _UNDOCUMENTED_HANDLE_TYPES[e.name][0]
         if name == "int":
             ctype = "c_int"
         elif name in _WINDOWS_HANDLES:
@@ -423,6 +450,8 @@ class _Resolver:
                 return ParamKind.STRUCT, name, name
             case TypeKind.ENUM:
                 return ParamKind.SCALAR, types.param_type(t), "int"
+            case TypeKind.INTEGER if types.is_device_address(t):
+                return ParamKind.SCALAR, types.param_type(t), "int | _PointerLike"
             case _ if kind in BUILTIN_KINDS:
                 return ParamKind.SCALAR, types.param_type(t), types.number_annotation(kind)
             case TypeKind.CHAR_POINTER if types.points_to_const(t):
@@ -729,9 +758,9 @@ class _Resolver:
         return found
 
     def _handle_type(self, f: Function, name: str) -> str:
-        """SHAREABLE_HANDLES' handle type input of f, checked: a cudaMemAllocationHandleType."""
+        """SHAREABLE_HANDLES' handle type input of f, checked: of a handle type enum."""
         p = next((q for q in f.params if q.name == name), None)
-        if p is None or self.types.enum_class(p.type) != "cudaMemAllocationHandleType":
+        if p is None or self.types.enum_class(p.type) not in _HANDLE_TYPE_ENUMS:
             raise RenderError(f"resolve.SHAREABLE_HANDLES: {f.name} has no handle type {name}")
         return name
 

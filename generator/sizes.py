@@ -200,9 +200,6 @@ LEFT_OUT: dict[tuple[str, str, str], str] = {
     ("cuLaunchCooperativeKernel", "kernelParams", "sharedMemBytes"): (
         "the launch's dynamic shared memory, not the argument array's size"
     ),
-    ("cuMemGetHandleForAddressRange", "handle", "size"): (
-        "size is the device range's; handle is storage for one OS handle (an fd)"
-    ),
     ("cuLaunchKernel", "kernelParams", "sharedMemBytes"): (
         "the launch's dynamic shared memory, not the argument array's size"
     ),

@@ -432,9 +432,11 @@ def _range_lines(v: CheckedView, function: str, n: str, c: Param) -> tuple[str, 
         else:
             outside = f"not {r.low} <= {n} <= {r.high}"
         spec = v.integer_type(r.c_name, f"({r.low}, {r.high}, {r.c_name!r})")
+        # A device address (CUdeviceptr) also takes what stands for device memory.
+        convert = "device_pointer" if v.types.is_device_address(c.type) else "integer"
         return (
             f"if {n}.__class__ is not int or {outside}:",
-            f"    {n} = _c.integer({n}, {spec}, {where})",
+            f"    {n} = _c.{convert}({n}, {spec}, {where})",
         )
     enum = v.use(r.enum)
     facts = f"({enum}, {r.low}, {r.high}, {r.flags}, {r.c_name!r})"
@@ -756,11 +758,12 @@ _OUTPUTS: dict[ParamKind, _Output] = {
     ),
 }
 
-# ATTRIBUTE for several attributes at once (cudaMemRangeGetAttributes): storage for each
-# behind the `void **` array C fills through, `count` the number of attributes.
+# ATTRIBUTE for several attributes at once (cudaMemRangeGetAttributes,
+# cuPointerGetAttributes): storage for each behind the `void **` array C fills through,
+# `count` the number of attributes, `sizes` their byte sizes (None where C is told none).
 _SEVERAL_ATTRIBUTES = _Output(
     "_c.attribute_results({n}, {partner}, {ctype})",
-    storage='{n} = _c.attribute_storages({partner}, {ctype}, "{function}"{size}, {count})',
+    storage='{n} = _c.attribute_storages({partner}, {ctype}, "{function}", {sizes}, {count})',
 )
 
 # What a successful call records, per Effect: formats over n (the parameter's Python
@@ -978,6 +981,7 @@ class _Function:
         if spec.count:
             out = _SEVERAL_ATTRIBUTES
             names["count"] = self.py_name(spec.count)
+            names["sizes"] = self.py_name(spec.size) if spec.size else "None"
         assert out.storage is not None and out.result is not None
         storage, result = out.storage, out.result
         return _Param(

@@ -192,6 +192,24 @@ class RawView:
             if name not in taken and self.types.classify(t) is TypeKind.VOID_POINTER
         ]
 
+    def handle_fields(self, rec: Record) -> list[str]:
+        """Handle members (not a device function's): after `_fields_`,
+        cudart._layout.handle_fields makes them take what a checked handle parameter of
+        their class takes (the other API's handle of that kind), which ctypes refuses."""
+        if rec.name in self._anonymous_members:
+            return []  # the record that holds it converts them, as kernel_fields
+        kernel = self.kernel_fields(rec)
+        taken = set(kernel[0] + kernel[1]) if kernel else set()
+        return [
+            name
+            for name, t, _doc in self._members(rec)
+            if name not in taken and self.types.classify(t) is TypeKind.HANDLE
+        ]
+
+    @property
+    def uses_handle_fields(self) -> bool:
+        return any(self.handle_fields(r) for r in self.model.records if not r.opaque)
+
     @property
     def uses_memory_fields(self) -> bool:
         return any(self.memory_fields(r) for r in self.model.records if not r.opaque)

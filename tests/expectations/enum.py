@@ -219,7 +219,9 @@ class uses_enums(Structure):
 # which makes it take a cudart.kernels.Function or packed arguments, and keep them alive.
 # A `void *` member goes through memory_fields(), which makes it take what a checked
 # pointer parameter takes (a buffer, a HostMemory, a ctypes object), never a handle,
-# and keep that memory alive while it refers to it.
+# and keep that memory alive while it refers to it. A handle member goes through
+# handle_fields(), which makes it take what a checked handle parameter takes: the other
+# API's handle of its kind too (a cudaStream_t as a CUstream), which ctypes refuses.
 
 uses_enums._fields_ = [
     ("c", c_uint),

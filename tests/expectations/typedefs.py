@@ -58,6 +58,7 @@ from cudart._binding import bind_on_first_lookup, per_thread_default_stream
 from cudart._enums import IntEnumBase, int_enum
 from cudart._handles import Handle, StreamHandle
 from cudart._layout import detached_copies
+from cudart._layout import handle_fields
 
 # For type checkers only (importing typing costs milliseconds).
 TYPE_CHECKING = False
@@ -200,7 +201,9 @@ A_alias = other_name
 # which makes it take a cudart.kernels.Function or packed arguments, and keep them alive.
 # A `void *` member goes through memory_fields(), which makes it take what a checked
 # pointer parameter takes (a buffer, a HostMemory, a ctypes object), never a handle,
-# and keep that memory alive while it refers to it.
+# and keep that memory alive while it refers to it. A handle member goes through
+# handle_fields(), which makes it take what a checked handle parameter takes: the other
+# API's handle of its kind too (a cudaStream_t as a CUstream), which ctypes refuses.
 
 A._fields_ = [
     ("value", my_int2),
@@ -218,6 +221,7 @@ uses_typedefs._fields_ = [
     ("array", cudaArray_const_t),
     ("n", c_size_t),
 ]
+handle_fields(uses_typedefs, "stream", "array")
 
 # A record read out of a record is a view of it, as a C lvalue is; copy.copy() of a
 # record or an array of records is a detached value, as a C assignment makes.

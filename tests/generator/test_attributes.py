@@ -220,6 +220,9 @@ _FORMATS = {
     # cuda.h's (64-bit platforms: what CUDA supports)
     "CUdeviceptr": "<Q",
     "size_t": "<Q",
+    # handles (CU_POINTER_ATTRIBUTE_CONTEXT, _MEMPOOL_HANDLE): pointers
+    "CUcontext": "<Q",
+    "CUmemoryPool": "<Q",
 }
 
 
@@ -335,6 +338,10 @@ def _getters_read_their_type(module, attributes: AttributeTypes, functions) -> N
             data = b"".join(struct.pack(fmt, v) for v in values)
             ctypes.memmove(ctypes.byref(storage), data, len(data))
             result = _convert.attribute_result(storage, d.value, table)
+            if attributes.types.classify(attributes.c_type(d.type.ctype)) is TypeKind.HANDLE:
+                # A handle comes back as the handle class's object, as other outputs do.
+                assert type(result).__name__ == d.type.ctype, (function, d.enumerator)
+                result = int(result)
             assert result == (values if d.type.array else values[0])
             enum = attributes.types.enum_class(attributes.c_type(d.type.ctype))
             if enum:

@@ -5,7 +5,7 @@ cuGetProcAddress, JIT options and green contexts.
 Written against cuda.h as each version declares it, through the checked layer
 (`driver.cuX(...)` returns C's outputs and raises cudart.CudaDriverError subclasses).
 Where the checked shape of a call is the subject of review (cuLaunchKernel's
-kernelParams/extra, cuPointerGetAttributes' arrays, cuDevSmResourceSplitByCount's
+kernelParams/extra, cuDevSmResourceSplitByCount's
 counted outputs, cuDevResourceGenerateDesc's input array), the test calls it in the
 shape the header implies and says so: one place to adjust.
 
@@ -18,6 +18,7 @@ does; test_context_create_destroy makes a context of its own.
 from __future__ import annotations
 
 import ctypes
+import os
 import uuid
 from ctypes import addressof, c_float, c_int, c_uint, c_void_p, sizeof
 
@@ -504,23 +505,135 @@ def test_pointer_attribute_of_runtime_allocation():
 
 
 def test_pointer_attributes_of_runtime_allocation():
-    """cuPointerGetAttributes as cuda.h declares it: `attributes` an input array,
-    `data` an array of pointers to where each value goes."""
+    """cuPointerGetAttributes(numAttributes, attributes, ptr): each value in its
+    attribute's own type, as cuPointerGetAttribute returns it."""
     p = cudart.cudaMalloc(256)
     try:
-        memory_type, ordinal, size = c_uint(), c_int(-1), ctypes.c_size_t()
         attrs = [
             driver.CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
             driver.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
             driver.CU_POINTER_ATTRIBUTE_RANGE_SIZE,
         ]
-        data = (c_void_p * 3)(*(addressof(v) for v in (memory_type, ordinal, size)))
-        driver.cuPointerGetAttributes(len(attrs), attrs, data, p)
-        assert memory_type.value == driver.CU_MEMORYTYPE_DEVICE
-        assert ordinal.value == DEVICE
-        assert size.value >= 256
+        memory_type, ordinal, size = driver.cuPointerGetAttributes(len(attrs), attrs, p)
+        assert memory_type == driver.CU_MEMORYTYPE_DEVICE
+        assert ordinal == DEVICE
+        assert size >= 256
     finally:
         cudart.cudaFree(p)
+
+
+def test_pointer_attributes_of_a_driver_allocation_are_typed(primary_context, device_memory):
+    """cuPointerGetAttributes on cuMemAlloc memory: the context comes back as the
+    CUcontext handle cuCtxGetCurrent gives, the rest as numbers; each equals what
+    cuPointerGetAttribute says of it."""
+    p = device_memory(1 << 16)
+    names = [
+        "CU_POINTER_ATTRIBUTE_CONTEXT",
+        "CU_POINTER_ATTRIBUTE_MEMORY_TYPE",
+        "CU_POINTER_ATTRIBUTE_DEVICE_POINTER",
+        "CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL",
+        "CU_POINTER_ATTRIBUTE_RANGE_START_ADDR",
+        "CU_POINTER_ATTRIBUTE_RANGE_SIZE",
+        "CU_POINTER_ATTRIBUTE_IS_MANAGED",
+        "CU_POINTER_ATTRIBUTE_BUFFER_ID",
+    ]
+    attrs = [getattr(driver, n) for n in names]
+    values = dict(zip(names, driver.cuPointerGetAttributes(len(attrs), attrs, p + 64), strict=True))
+    context = values["CU_POINTER_ATTRIBUTE_CONTEXT"]
+    assert isinstance(context, driver.CUcontext)
+    assert context == driver.cuCtxGetCurrent() == primary_context
+    assert values["CU_POINTER_ATTRIBUTE_MEMORY_TYPE"] == driver.CU_MEMORYTYPE_DEVICE
+    assert values["CU_POINTER_ATTRIBUTE_DEVICE_POINTER"] == p + 64
+    assert values["CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL"] == DEVICE == 0
+    assert values["CU_POINTER_ATTRIBUTE_RANGE_START_ADDR"] == p
+    assert values["CU_POINTER_ATTRIBUTE_RANGE_SIZE"] >= 1 << 16
+    assert values["CU_POINTER_ATTRIBUTE_IS_MANAGED"] == 0
+    assert values["CU_POINTER_ATTRIBUTE_BUFFER_ID"] != 0
+    for name, attr in zip(names, attrs, strict=True):
+        assert driver.cuPointerGetAttribute(attr, p + 64) == values[name], name
+    with pytest.raises(ValueError):  # a record: refused before C, as by cuPointerGetAttribute
+        driver.cuPointerGetAttributes(1, [driver.CU_POINTER_ATTRIBUTE_P2P_TOKENS], p)
+
+
+def test_mempool_attribute_of_a_pool_allocation_is_the_pool():
+    """CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE comes back as a CUmemoryPool handle, the
+    runtime's cudaMemPool_t of the same pool."""
+    pool = cudart.cudaDeviceGetDefaultMemPool(DEVICE)
+    stream = cudart.cudaStreamCreate()
+    try:
+        p = cudart.cudaMallocAsync(256, stream)
+        cudart.cudaStreamSynchronize(stream)
+        got = driver.cuPointerGetAttribute(driver.CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE, p)
+        assert isinstance(got, driver.CUmemoryPool) and got == pool
+        (again,) = driver.cuPointerGetAttributes(1, [driver.CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE], p)
+        assert again == pool
+        cudart.cudaFreeAsync(p, stream)
+        cudart.cudaStreamSynchronize(stream)
+    finally:
+        cudart.cudaStreamDestroy(stream)
+
+
+def test_cupy_arrays_pass_as_cudeviceptr():
+    """A CuPy array's __cuda_array_interface__ where cuda.h takes a CUdeviceptr."""
+    cupy = pytest.importorskip("cupy")
+    a = cupy.arange(64, dtype=cupy.uint8)
+    cupy.cuda.runtime.deviceSynchronize()
+    back = bytearray(64)
+    driver.cuMemcpyDtoH(back, a, 64)
+    assert bytes(back) == bytes(range(64))
+    driver.cuMemsetD8(a, 7, 32)
+    driver.cuCtxSynchronize()
+    assert a.get().tolist() == [7] * 32 + list(range(32, 64))
+    driver.cuMemcpyHtoD(a, bytes(range(100, 164)), 64)
+    driver.cuCtxSynchronize()
+    assert a.get().tolist() == list(range(100, 164))
+
+
+def test_a_runtime_stream_in_a_launch_config_launches(modules, device_memory):
+    """A cudaStreamCreate stream stored into CUlaunchConfig.hStream (ctypes refused it)."""
+    n = 256
+    fn = modules(AXPY_SOURCE).function("axpy")
+    x = device_memory(4 * n, bytes((c_float * n)(*range(n))))
+    y = device_memory(4 * n, bytes((c_float * n)(*([1.0] * n))))
+    stream = cudart.cudaStreamCreate()
+    try:
+        config = launch_config(1, n)
+        config.hStream = stream
+        assert config.hStream == stream
+        params = kernel_params(c_float(3.0), c_void_p(x), c_void_p(y), c_int(n))
+        driver.cuLaunchKernelEx(config, fn, params, None)
+        cudart.cudaStreamSynchronize(stream)
+        assert read(y, c_float, n) == [3.0 * i + 1.0 for i in range(n)]
+    finally:
+        cudart.cudaStreamDestroy(stream)
+
+
+def test_exported_handles_come_back_as_file_descriptors(device_memory):
+    """cuMemExportToShareableHandle and cuMemGetHandleForAddressRange return the OS handle
+    their handle type names (a POSIX fd, a dma_buf fd: an int), not a pointer to fill."""
+    if not attribute("CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED"):
+        pytest.skip("the device does not support virtual memory management")
+    prop = allocation_prop()
+    prop.requestedHandleTypes = driver.CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
+    size = driver.cuMemGetAllocationGranularity(prop, driver.CU_MEM_ALLOC_GRANULARITY_MINIMUM)
+    handle = driver.cuMemCreate(size, prop, 0)
+    try:
+        fd = driver.cuMemExportToShareableHandle(
+            handle, driver.CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0
+        )
+        assert type(fd) is int and fd >= 0
+        os.fstat(fd)  # an open descriptor of this process
+        os.close(fd)
+    finally:
+        driver.cuMemRelease(handle)
+    if not attribute("CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED"):
+        pytest.skip("the device does not support dma_buf")
+    p = device_memory(1 << 21)
+    dma_buf = driver.cuMemGetHandleForAddressRange(
+        p, 1 << 21, driver.CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0
+    )
+    assert type(dma_buf) is int and dma_buf >= 0
+    os.close(dma_buf)
 
 
 def test_get_proc_address_is_callable():

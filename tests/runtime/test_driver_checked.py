@@ -27,7 +27,24 @@ int cuPointerGetAttribute(void *data, int attribute, unsigned long long ptr) {
     if (attribute == 7) { *(unsigned long long *)data = 0x123456789ULL; return 0; }
     if (attribute == 2) { *(unsigned int *)data = 2; return 0; }
     if (attribute == 9) { *(int *)data = -1; return 0; }
+    if (attribute == 1) { *(void **)data = (void *)0xC000; return 0; }
+    if (attribute == 17) { *(void **)data = (void *)0xD000; return 0; }
     return 1;
+}
+/* Each value in its attribute's own C type; an attribute not listed: 34. */
+int cuPointerGetAttributes(unsigned int n, const int *attributes, void **data,
+                           unsigned long long ptr) {
+    for (unsigned int i = 0; i < n; i++) {
+        switch (attributes[i]) {
+        case 1: *(void **)data[i] = (void *)0xC000; break;          /* CONTEXT */
+        case 2: *(unsigned int *)data[i] = 2; break;               /* MEMORY_TYPE */
+        case 9: *(int *)data[i] = -1; break;                       /* DEVICE_ORDINAL */
+        case 12: *(size_t *)data[i] = (size_t)ptr + 4096; break;   /* RANGE_SIZE */
+        case 17: *(void **)data[i] = (void *)0xD000; break;        /* MEMPOOL_HANDLE */
+        default: return 34;
+        }
+    }
+    return 0;
 }
 int cuMemCreate(unsigned long long *handle, unsigned long long size, const void *prop,
                 unsigned long long flags) { *handle = 0x42; return 0; }
@@ -42,6 +59,7 @@ int cuLinkCreate_v2(unsigned int n, void *options, void **values, void **stateOu
 """
 _WRITTEN = {
     "cuPointerGetAttribute",
+    "cuPointerGetAttributes",
     "cuMemCreate",
     "cuMemRelease",
     "cuStreamCreate",
@@ -147,6 +165,102 @@ def test_pointer_attributes_come_back_typed(libcuda):
         """,
     )
     assert out.split() == ["0x123456789", "2", "-1", "refused"]
+
+
+def test_pointer_handle_attributes_come_back_as_handles(libcuda):
+    """CONTEXT and MEMPOOL_HANDLE are handles, returned as CUcontext / CUmemoryPool
+    objects (were their addresses as ints), equal to the runtime's of that kind."""
+    out = _run(
+        libcuda,
+        """
+        context = driver.cuPointerGetAttribute(driver.CU_POINTER_ATTRIBUTE_CONTEXT, 0)
+        pool = driver.cuPointerGetAttribute(driver.CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE, 0)
+        print(type(context) is driver.CUcontext, context == driver.CUcontext(0xC000))
+        print(type(pool) is driver.CUmemoryPool, pool == cudart.sys.cudaMemPool_t(0xD000))
+        """,
+    )
+    assert out.split() == ["True"] * 4
+
+
+def test_several_pointer_attributes_come_back_typed(libcuda):
+    """cuPointerGetAttributes(numAttributes, attributes, ptr) -> each attribute's value,
+    typed as cuPointerGetAttribute types it (was a `data` array of pointers to the
+    caller's own storage)."""
+    out = _run(
+        libcuda,
+        """
+        import ctypes
+        d = driver
+        asked = [d.CU_POINTER_ATTRIBUTE_CONTEXT, d.CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                 d.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, d.CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+                 d.CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE]
+        values = d.cuPointerGetAttributes(len(asked), asked, 0x10)
+        print(values[0] == d.CUcontext(0xC000), type(values[0]).__name__)
+        print(values[1] == d.CU_MEMORYTYPE_DEVICE, values[2], values[3])
+        print(values[4] == d.CUmemoryPool(0xD000), type(values[4]).__name__)
+        print(values == [d.cuPointerGetAttribute(a, 0x10) for a in asked[:3]] + values[3:])
+        # A ctypes array of attributes, as the C function takes them.
+        array = (ctypes.c_uint * 2)(2, 9)
+        print(d.cuPointerGetAttributes(2, array, 0))
+        print(d.cuPointerGetAttributes(0, None, 0))  # NULL: no attributes, as in C
+        # Refused before C: P2P_TOKENS (a record, as cuPointerGetAttribute refuses it), a
+        # count the list does not have, an attribute of no value.
+        for args in ((1, [d.CU_POINTER_ATTRIBUTE_P2P_TOKENS], 0), (3, [1, 2], 0),
+                     (1, [987654], 0), (1, [1], d.CUstream(5))):
+            try:
+                d.cuPointerGetAttributes(*args)
+            except (ValueError, TypeError) as e:
+                print(type(e).__name__)
+        try:
+            d.cuPointerGetAttributes(2, [2, d.CU_POINTER_ATTRIBUTE_BUFFER_ID], 0)
+        except cudart.CudaDriverError as e:
+            print(type(e).__name__, e.code)
+        """,
+    )
+    assert out.splitlines() == [
+        "True CUcontext",
+        "True -1 4112",
+        "True CUmemoryPool",
+        "True",
+        "[2, -1]",
+        "[]",
+        "ValueError",
+        "ValueError",
+        "ValueError",
+        "TypeError",
+        "CudaDriverErrorStubLibrary 34",
+    ]
+
+
+def test_pointer_attributes_against_the_generated_stub(driver_stub):
+    """NVIDIA's stub (every function returns 34): the arguments are checked before C,
+    and C's status raises its own CudaDriverError subclass."""
+    served = cudart.driver.bindings_version  # the loaded runtime's: the stub's headers
+    library = driver_stub(f"{served // 1000}.{served % 1000 // 10}")
+    out = _run(
+        str(library),
+        """
+        d = driver
+        for call in (
+            lambda: d.cuPointerGetAttributes(2, [d.CU_POINTER_ATTRIBUTE_CONTEXT, 2], 0),
+            lambda: d.cuPointerGetAttributes(1, [d.CU_POINTER_ATTRIBUTE_P2P_TOKENS], 0),
+            lambda: d.cuPointerGetAttribute(d.CU_POINTER_ATTRIBUTE_P2P_TOKENS, 0),
+            lambda: d.cuPointerGetAttribute(d.CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE, 0),
+        ):
+            try:
+                call()
+            except cudart.CudaDriverError as e:
+                print(type(e).__name__, isinstance(e, d.CudaDriverErrorStubLibrary))
+            except ValueError as e:
+                print("ValueError", "no value type decided" in str(e))
+        """,
+    )
+    assert out.splitlines() == [
+        "CudaDriverErrorStubLibrary True",
+        "ValueError True",
+        "ValueError True",
+        "CudaDriverErrorStubLibrary True",
+    ]
 
 
 def test_a_one_record_input_is_not_counted_by_the_size(libcuda):

@@ -214,6 +214,127 @@ def test_a_destroy_through_one_api_is_refused_by_the_other(rt, drv, monkeypatch,
     assert len(c_use.calls) == 1
 
 
+# ---------------------------------------------------------------- device addresses
+
+
+class DeviceMemory:
+    """Stands for a CuPy array: __cuda_array_interface__, and an __index__ that is an
+    element's value (which C must not get as the address)."""
+
+    def __init__(self, address: int) -> None:
+        self.__cuda_array_interface__ = {
+            "shape": (16,),
+            "typestr": "|u1",
+            "data": (address, False),
+            "version": 3,
+        }
+
+    def __index__(self) -> int:
+        raise TypeError("only size-1 arrays convert to an index")
+
+
+def test_a_cudeviceptr_parameter_takes_what_the_runtimes_device_pointer_takes(drv, monkeypatch):
+    # CUdeviceptr is an integer typedef: its parameters took ints and __index__ only.
+    raw, checked = drv
+    memset = record(monkeypatch, checked, "cuMemsetD8")
+    to_host = record(monkeypatch, checked, "cuMemcpyDtoH")
+    for given in (DeviceMemory(ADDRESS), ctypes.c_void_p(ADDRESS), ADDRESS):
+        checked.cuMemsetD8(given, 7, 16)
+        assert memset.calls[-1] == (ADDRESS, 7, 16)
+    host = bytearray(16)
+    checked.cuMemcpyDtoH(host, DeviceMemory(ADDRESS + 8), 16)
+    assert to_host.calls[0][1] == ADDRESS + 8 and type(to_host.calls[0][1]) is int
+    # A handle, host memory and a float are no device address; refused before C.
+    numpy = pytest.importorskip("numpy")
+    with pytest.raises(TypeError):
+        checked.cuMemsetD8(numpy.zeros(16, numpy.uint8), 0, 16)
+    for wrong, what in (
+        (raw.CUstream(ADDRESS), "is a handle"),
+        (bytearray(16), "is host memory"),
+        (1.5, "must be a device address"),
+    ):
+        with pytest.raises(TypeError, match=what):
+            checked.cuMemsetD8(wrong, 0, 16)
+    with pytest.raises(OverflowError):
+        checked.cuMemsetD8(DeviceMemory(-1), 0, 16)
+    assert len(memset.calls) == 3
+
+
+def test_a_device_array_passes_as_a_cudeviceptr(drv, monkeypatch):
+    # cudart.arrays.DeviceArray, as the runtime's checked layer takes it for `void *`.
+    from cudart.arrays import DeviceArray
+
+    _, checked = drv
+    memset = record(monkeypatch, checked, "cuMemsetD8")
+    array = DeviceArray(ADDRESS, (4,), "<f4", None, None, None, False, (2, 0))
+    checked.cuMemsetD8(array, 0, 16)
+    assert memset.calls == [(ADDRESS, 0, 16)]
+
+
+# ---------------------------------------------------------------- record handle members
+
+
+# The pairs some record of either API has a handle member of (CUlaunchConfig.hStream,
+# CUDA_EVENT_RECORD_NODE_PARAMS.event, CUDA_MEMCPY3D.srcArray, cudaLaunchParams.func...).
+MEMBER_PAIRS = [
+    p
+    for p in PAIRS
+    if p[1] in ("CUstream", "CUevent", "CUgraph", "CUgraphNode", "CUfunction", "CUarray")
+]
+
+
+@pytest.mark.parametrize("pair", MEMBER_PAIRS, ids=[d for _, d in MEMBER_PAIRS])
+def test_a_record_handle_member_takes_the_other_apis_handle(rt, drv, pair):
+    # ctypes took only ints and the member's own class: `config.hStream = stream`
+    # (a cudaStream_t into CUlaunchConfig) was a TypeError.
+    runtime_name, driver_name = pair
+    raw_rt, raw_drv = rt[0], drv[0]
+    members = {
+        raw: [
+            (cls, name)
+            for cls in vars(raw).values()
+            if isinstance(cls, type) and issubclass(cls, (ctypes.Structure, ctypes.Union))
+            for name, ctype, *_ in cls.__dict__.get("_fields_", ())
+            if ctype is getattr(raw, typedef)
+        ]
+        for raw, typedef in ((raw_drv, driver_name), (raw_rt, runtime_name))
+    }
+    other = {raw_drv: getattr(raw_rt, runtime_name), raw_rt: getattr(raw_drv, driver_name)}
+    seen = 0
+    for raw, found in members.items():
+        for cls, name in found:
+            if name in ("func", "kern"):
+                continue  # kernel_fields: a Function too (test_a_kernel_node_record_...)
+            record_ = cls()
+            setattr(record_, name, other[raw](ADDRESS))
+            assert int(getattr(record_, name)) == ADDRESS, (cls.__name__, name)
+            assert getattr(record_, name) == other[raw](ADDRESS)
+            seen += 1
+    assert seen
+
+
+def test_a_record_handle_member_refuses_another_kind_and_a_destroyed_handle(rt, drv):
+    raw_rt, raw_drv = rt[0], drv[0]
+    config = raw_drv.CUlaunchConfig(hStream=raw_rt.cudaStream_t(ADDRESS))
+    assert config.hStream == raw_drv.CUstream(ADDRESS)
+    with pytest.raises(TypeError, match="'hStream' must be a CUstream, not a cudaEvent_t"):
+        config.hStream = raw_rt.cudaEvent_t(ADDRESS)
+    with pytest.raises(OverflowError):
+        config.hStream = -1
+    dead = raw_rt.cudaStream_t(ADDRESS + 16)
+    cudart._handles.mark_destroyed(dead, "cudaStreamDestroy")
+    with pytest.raises(HandleDestroyedError):
+        config.hStream = dead
+    for value, address in ((None, 0), (ADDRESS + 32, ADDRESS + 32)):
+        config.hStream = value
+        assert int(config.hStream) == address
+    # The runtime's records take the driver's handles as well.
+    params = raw_rt.cudaMemcpy3DParms()
+    params.srcArray = raw_drv.CUarray(ADDRESS)
+    assert params.srcArray == raw_rt.cudaArray_t(ADDRESS)
+    assert raw_drv.CUlaunchConfig.hStream.offset == raw_drv.CUlaunchConfig_st.hStream.offset
+
+
 # ---------------------------------------------------------------- kernels
 
 

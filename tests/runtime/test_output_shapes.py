@@ -122,6 +122,59 @@ def test_export_refuses_what_is_not_one_handle_type(version, monkeypatch, handle
     assert writer.calls == [], "C would have written a handle of unknown size"
 
 
+# The driver's (cuda.h) exports: the same output, typed by CUmemAllocationHandleType (a
+# CUmemRangeHandleType for the range's dma_buf fd), where the caller passed storage.
+DRIVER_EXPORTS = {
+    # function: (the arguments before handleType, the handle type enumerators)
+    "cuMemPoolExportToShareableHandle": ((0x10000,), "CU_MEM_HANDLE_TYPE_"),
+    "cuMemExportToShareableHandle": ((0x42,), "CU_MEM_HANDLE_TYPE_"),
+    "cuMemGetHandleForAddressRange": ((0x20000, 4096), "CU_MEM_RANGE_HANDLE_TYPE_"),
+}
+DRIVER_HANDLE_SIZES = {
+    "CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR": ctypes.sizeof(ctypes.c_int),
+    "CU_MEM_HANDLE_TYPE_WIN32": ctypes.sizeof(ctypes.c_void_p),
+    "CU_MEM_HANDLE_TYPE_WIN32_KMT": ctypes.sizeof(ctypes.c_uint),
+    "CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD": ctypes.sizeof(ctypes.c_int),
+}
+
+
+@pytest.fixture(scope="module")
+def driver():
+    from cudart import _serving
+
+    return _serving.driver_modules()
+
+
+@pytest.mark.parametrize("function", sorted(DRIVER_EXPORTS))
+def test_driver_exports_return_the_handle_sized_by_its_type(driver, monkeypatch, function):
+    raw, checked = driver
+    before, prefix = DRIVER_EXPORTS[function]
+    fn = getattr(checked, function)
+    assert list(inspect.signature(fn).parameters)[-2:] == ["handleType", "flags"]
+    assert len(inspect.signature(fn).parameters) == len(before) + 2  # no storage to pass
+    for name, size in DRIVER_HANDLE_SIZES.items():
+        if not name.startswith(prefix):
+            continue
+        value = 0x1234567 if size == 8 else 37
+        writer = replace_c(monkeypatch, checked, function, value.to_bytes(size, "little"))
+        got = fn(*before, getattr(raw, name), 0)
+        assert got == value and type(got) is int, name
+        assert writer.written_size == size, name
+        assert writer.calls[0][-2] == getattr(raw, name)
+    if prefix == "CU_MEM_HANDLE_TYPE_" and hasattr(raw, "CU_MEM_HANDLE_TYPE_FABRIC"):
+        data = bytes(range(FABRIC_SIZE))
+        writer = replace_c(monkeypatch, checked, function, data)
+        got = fn(*before, raw.CU_MEM_HANDLE_TYPE_FABRIC, 0)
+        assert isinstance(got, raw.CUmemFabricHandle) and bytes(got) == data
+        assert writer.written_size == FABRIC_SIZE
+    # No one handle type (none, an OR of two, unknown): refused before C writes.
+    writer = replace_c(monkeypatch, checked, function)
+    for handle_type in (0, 3, 16):
+        with pytest.raises(ValueError, match="handleType"):
+            fn(*before, handle_type, 0)
+    assert writer.calls == []
+
+
 # ---------------------------------------------------------------- the EGL stream functions
 
 

@@ -17,9 +17,10 @@ becomes `pytest.raises(driver.CudaDriverError<Name>)`; upstream's import-time
 GPU). Calls whose C signature has in/out arrays are called in the shape cuda.h gives
 them, as cuda-bindings does: cuDevSmResourceSplitByCount(nbGroups, input, flags,
 minCount) -> (result, nbGroups, remaining), cuGraphAddMemAllocNode(graph, deps, n,
-params) -> node (params.dptr written), cuPointerGetAttributes(n, attributes, data, ptr)
-and cuMemRangeGetAttributes(data, dataSizes, attributes, n, ptr, size) with `data` an
-array of pointers to where each value goes. A value written through `void *` (pointer,
+params) -> node (params.dptr written), and cuMemRangeGetAttributes(data, dataSizes,
+attributes, n, ptr, size) with `data` an array of pointers to where each value goes.
+cuPointerGetAttributes(n, attributes, ptr) returns the values, each in its attribute's
+type (the context a CUcontext), as cuda-bindings' does. A value written through `void *` (pointer,
 memory-pool, graph-memory and coredump attributes) is read from a ctypes object the test
 passes, sized as cuda.h documents it.
 
@@ -35,7 +36,7 @@ import ctypes
 import platform
 import shutil
 import subprocess
-from ctypes import addressof, c_bool, c_int, c_size_t, c_ulonglong, c_void_p, sizeof
+from ctypes import addressof, c_bool, c_int, c_size_t, c_void_p, sizeof
 
 import pytest
 
@@ -413,9 +414,8 @@ def test_cuda_pointer_attr():
         attr_value_list[idx] = int(driver.cuPointerGetAttribute(attr, ptr) or 0)
 
     # List version
-    values = [c_ulonglong(0) for _ in attr_type_list]
-    driver.cuPointerGetAttributes(len(attr_type_list), attr_type_list, pointers(*values), ptr)
-    attr_value_list_v2 = [v.value for v in values]
+    values = driver.cuPointerGetAttributes(len(attr_type_list), attr_type_list, ptr)
+    attr_value_list_v2 = [int(v or 0) for v in values]
     for attr1, attr2 in zip(attr_value_list, attr_value_list_v2, strict=True):
         assert str(attr1) == str(attr2)
 
@@ -434,12 +434,11 @@ def test_pointer_get_attributes_device_ordinal():
     if driverVersionLessThan(11030) or not supportsManagedMemory():
         pytest.skip("When new attributes were introduced")
     attributes = [driver.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL]
-    ordinal = c_int(0)
-    driver.cuPointerGetAttributes(len(attributes), attributes, pointers(ordinal), 0)
+    (ordinal,) = driver.cuPointerGetAttributes(len(attributes), attributes, 0)
 
     # device ordinals are always small numbers.  A large number would indicate
     # an overflow error.
-    assert abs(ordinal.value) < 256
+    assert abs(ordinal) < 256
 
 
 def test_cuda_mem_range_attr(device):
