@@ -9,7 +9,7 @@ Sphinx's own.
 
 project = "cudart"
 author = "the cudart authors"
-copyright = "the cudart authors"  # noqa: A001  (Sphinx's setting has this name)
+copyright = "the cudart authors"
 
 extensions: list[str] = []
 exclude_patterns = ["_build"]

@@ -38,6 +38,8 @@ CHANGES_PAGE = "changes"
 ONE_PAGE = 60
 SMALL_GROUP = 5
 OTHER_GROUP = "Other"
+# A layout change lists at most this many moved fields by name.
+MOVED_LISTED = 4
 
 
 # ---------------------------------------------------------------- availability
@@ -233,6 +235,7 @@ class FamilyReference:
     """Everything the reference says about one header family (a manifest surface)."""
 
     surface: str
+    api: str  # what the modules' docs call it (RenderContext.api: "runtime", "NVRTC")
     keys: tuple[str, ...]  # the versions that have the family, in manifest order
     numbers: dict[str, int]  # key -> CUDA version number (12050)
     functions: dict[str, Entry] = field(default_factory=dict)
@@ -241,7 +244,7 @@ class FamilyReference:
 
     @property
     def title(self) -> str:
-        return family_title(self.surface)
+        return f"{self.api[0].upper()}{self.api[1:]} API"
 
     @property
     def module(self) -> str:
@@ -250,10 +253,6 @@ class FamilyReference:
 
     def checked_module(self, key: str) -> str:
         return "cudart." + checked_module_name(self.numbers[key], self.surface)
-
-
-def family_title(surface: str) -> str:
-    return "Runtime API" if surface == DEFAULT_SURFACE else f"{surface} API"
 
 
 def python_module(surface: str) -> str:
@@ -266,7 +265,10 @@ def family_reference(surface: str, contexts: dict[str, GenerationContext]) -> Fa
     """One family's reference from its contexts, by version key in manifest order."""
     keys = tuple(contexts)
     family = FamilyReference(
-        surface, keys, {k: contexts[k].cuda_version for k in keys}
+        surface,
+        contexts[keys[-1]].render.api,
+        keys,
+        {k: contexts[k].cuda_version for k in keys},
     )
     for key, context in contexts.items():
         for name, fv in _function_versions(context).items():
@@ -377,20 +379,25 @@ def layout_change(old: RecordVersion, new: RecordVersion) -> tuple[str, ...]:
         lines.append(f"alignment {old.record.align} → {new.record.align}")
     before = {f.name: f for f in old.fields}
     after = {f.name: f for f in new.fields}
+    moved = []
     for f in new.fields:
         was = before.get(f.name)
         if was is None:
             lines.append(f"{literal(f.name)} added at offset {f.offset} ({literal(f.ctype)})")
-        elif (was.offset, was.size, was.ctype) != (f.offset, f.size, f.ctype):
-            what = []
+        elif was.ctype != f.ctype or was.size != f.size:
+            what = f"type {literal(was.ctype)} → {literal(f.ctype)}"
             if was.offset != f.offset:
-                what.append(f"offset {was.offset} → {f.offset}")
-            if was.ctype != f.ctype:
-                what.append(f"type {literal(was.ctype)} → {literal(f.ctype)}")
-            elif was.size != f.size:
-                what.append(f"size {was.size} → {f.size}")
-            lines.append(f"{literal(f.name)}: " + ", ".join(what))
+                what += f", offset {was.offset} → {f.offset}"
+            lines.append(f"{literal(f.name)}: {what}")
+        elif was.offset != f.offset:
+            moved.append(f"{literal(f.name)} {was.offset} → {f.offset}")
     lines += [f"{literal(name)} removed" for name in before if name not in after]
+    if len(moved) > MOVED_LISTED:
+        # A field added or removed early moves every later one: the count says it.
+        shown = "; ".join(moved[:MOVED_LISTED])
+        lines.append(f"{len(moved)} fields moved: {shown}; ...")
+    elif moved:
+        lines.append("moved: " + "; ".join(moved))
     return tuple(lines)
 
 
@@ -447,6 +454,11 @@ class Linker:
             return f":py:{role}:`~{path}`"
 
         return link
+
+    def links(self, surface: str):
+        """links(names): each linked as `within` does, comma-separated."""
+        link = self.within(surface)
+        return lambda names: ", ".join(map(link, names))
 
 
 @dataclass(frozen=True)
@@ -513,7 +525,7 @@ def render_reference(families: Sequence[FamilyReference]) -> dict[str, str]:
             files[f"{folder}/{page.name}.rst"] = env.get_template(
                 "docs/functions.rst.j2"
             ).render(
-                family=family, page=page, link=linker.within(family.surface), view=FunctionEntryView
+                family=family, page=page, links=linker.links(family.surface), view=FunctionEntryView
             )
         files[f"{folder}/records.rst"] = env.get_template("docs/records.rst.j2").render(
             family=family, view=RecordEntryView
@@ -522,7 +534,7 @@ def render_reference(families: Sequence[FamilyReference]) -> dict[str, str]:
             family=family, rows=enum_rows
         )
     files[f"{FOLDER}/{CHANGES_PAGE}.rst"] = env.get_template("docs/changes.rst.j2").render(
-        families=[(f, version_diffs(f), linker.within(f.surface)) for f in families]
+        families=[(f, version_diffs(f), linker.within(f.surface), linker.links(f.surface)) for f in families]
     )
     return files
 
