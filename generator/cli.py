@@ -251,9 +251,7 @@ def build_parser() -> argparse.ArgumentParser:
     docs = sub.add_parser(
         "docs", help="render the API reference's pages into docs/reference/ (make docs)"
     )
-    docs.add_argument(
-        "--docs", type=Path, default=REPO / "docs", help="the site's source folder"
-    )
+    docs.add_argument("--docs", type=Path, default=REPO / "docs", help="the site's source folder")
     docs.set_defaults(func=cmd_docs)
     add = sub.add_parser(
         "add",

@@ -19,13 +19,15 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
+from typing import Any
 
 from ..context import GenerationContext
+from ..manifest import DEFAULT_SURFACE
 from ..model import Enum, Function, Record
 from ..plan import FunctionPlan, Role
-from ..manifest import DEFAULT_SURFACE
 from .base import c_prototype, checked_module_name, environment
 from .checked import CheckedView
 
@@ -89,7 +91,7 @@ def availability(
 ) -> Availability:
     """From a name's shape in each version that has it (a signature, a layout)."""
     present = tuple(k for k in keys if k in shapes)
-    changed = tuple(b for a, b in zip(present, present[1:]) if shapes[a] != shapes[b])
+    changed = tuple(b for a, b in pairwise(present) if shapes[a] != shapes[b])
     marked = set(deprecated)
     return Availability(
         keys=tuple(keys),
@@ -207,14 +209,17 @@ class Entry:
     """One name of a family: its facts in each version that has it."""
 
     name: str
-    versions: dict[str, object] = field(default_factory=dict)
+    # key -> FunctionVersion, RecordVersion or EnumVersion (one kind per table)
+    versions: dict[str, Any] = field(default_factory=dict)
     availability: Availability | None = None
 
     @property
-    def newest(self):  # the facts the entry shows first
-        return self.versions[self.availability.present[-1]]  # type: ignore[union-attr]
+    def newest(self) -> Any:
+        """The facts the entry shows first: the newest version's."""
+        assert self.availability is not None
+        return self.versions[self.availability.present[-1]]
 
-    def spans(self, shape) -> list[tuple[str, object]]:
+    def spans(self, shape: Callable[[Any], object]) -> list[tuple[str, Any]]:
         """(versions, facts) for each run of versions sharing one shape, newest first."""
         assert self.availability is not None
         present = self.availability.present
@@ -283,17 +288,13 @@ def family_reference(surface: str, contexts: dict[str, GenerationContext]) -> Fa
     for e in family.functions.values():
         e.availability = availability(
             keys,
-            {k: v.shape for k, v in e.versions.items()},  # type: ignore[attr-defined]
-            (k for k, v in e.versions.items() if v.plan.function.deprecated),  # type: ignore
+            {k: v.shape for k, v in e.versions.items()},
+            (k for k, v in e.versions.items() if v.plan.function.deprecated),
         )
     for e in family.records.values():
-        e.availability = availability(
-            keys, {k: v.layout for k, v in e.versions.items()}  # type: ignore[attr-defined]
-        )
+        e.availability = availability(keys, {k: v.layout for k, v in e.versions.items()})
     for e in family.enums.values():
-        e.availability = availability(
-            keys, {k: v.members for k, v in e.versions.items()}  # type: ignore[attr-defined]
-        )
+        e.availability = availability(keys, {k: v.members for k, v in e.versions.items()})
     for table in (family.functions, family.records, family.enums):
         ordered = sorted(table.items(), key=lambda item: item[0].lower())
         table.clear()
@@ -324,7 +325,7 @@ class VersionDiff:
 
 def version_diffs(family: FamilyReference) -> list[VersionDiff]:
     """The differences between each pair of consecutive versions of the family."""
-    return [_diff(family, a, b) for a, b in zip(family.keys, family.keys[1:])]
+    return [_diff(family, a, b) for a, b in pairwise(family.keys)]
 
 
 def _in(entries: dict[str, Entry], key: str) -> set[str]:
@@ -337,13 +338,13 @@ def _diff(family: FamilyReference, a: str, b: str) -> VersionDiff:
     changed = []
     for name in sorted(fa & fb, key=str.lower):
         old, new = family.functions[name].versions[a], family.functions[name].versions[b]
-        lines = function_change(old, new)  # type: ignore[arg-type]
+        lines = function_change(old, new)
         if lines:
             changed.append(Change(name, lines))
     layouts = []
     for name in sorted(ra & rb, key=str.lower):
         old, new = family.records[name].versions[a], family.records[name].versions[b]
-        lines = layout_change(old, new)  # type: ignore[arg-type]
+        lines = layout_change(old, new)
         if lines:
             layouts.append(Change(name, lines))
     return VersionDiff(
@@ -443,7 +444,7 @@ class Linker:
                     where = (family.surface, role, f"{family.module}.{name}")
                     self.targets.setdefault(name, []).append(where)
 
-    def within(self, surface: str):
+    def within(self, surface: str) -> Callable[[str], str]:
         """link(name) for a page of one family: its own name first (CUuuid_st is in two)."""
 
         def link(name: str) -> str:
@@ -455,7 +456,7 @@ class Linker:
 
         return link
 
-    def links(self, surface: str):
+    def links(self, surface: str) -> Callable[[Iterable[str]], str]:
         """links(names): each linked as `within` does, comma-separated."""
         link = self.within(surface)
         return lambda names: ", ".join(map(link, names))
@@ -522,9 +523,7 @@ def render_reference(families: Sequence[FamilyReference]) -> dict[str, str]:
             family=family, pages=pages_of[family.surface]
         )
         for page in pages_of[family.surface]:
-            files[f"{folder}/{page.name}.rst"] = env.get_template(
-                "docs/functions.rst.j2"
-            ).render(
+            files[f"{folder}/{page.name}.rst"] = env.get_template("docs/functions.rst.j2").render(
                 family=family, page=page, links=linker.links(family.surface), view=FunctionEntryView
             )
         files[f"{folder}/records.rst"] = env.get_template("docs/records.rst.j2").render(
@@ -534,7 +533,10 @@ def render_reference(families: Sequence[FamilyReference]) -> dict[str, str]:
             family=family, rows=enum_rows
         )
     files[f"{FOLDER}/{CHANGES_PAGE}.rst"] = env.get_template("docs/changes.rst.j2").render(
-        families=[(f, version_diffs(f), linker.within(f.surface), linker.links(f.surface)) for f in families]
+        families=[
+            (f, version_diffs(f), linker.within(f.surface), linker.links(f.surface))
+            for f in families
+        ]
     )
     return files
 
@@ -555,7 +557,7 @@ class FunctionEntryView:
     @property
     def earlier(self) -> list[tuple[str, FunctionVersion]]:
         """(versions, facts) of each older shape, where the signature changed."""
-        return self.entry.spans(lambda v: v.shape)[1:]  # type: ignore[return-value]
+        return self.entry.spans(lambda v: v.shape)[1:]
 
     def c_doc(self, name: str) -> str:
         text = self.doc.param(name) if self.doc else None
@@ -601,9 +603,7 @@ class RecordEntryView:
         out = []
         for key in self.availability.changed:
             before = present[present.index(key) - 1]
-            out.append(
-                (key, layout_change(self.entry.versions[before], self.entry.versions[key]))  # type: ignore[arg-type]
-            )
+            out.append((key, layout_change(self.entry.versions[before], self.entry.versions[key])))
         return out
 
 
@@ -614,12 +614,14 @@ def enum_rows(entry: Entry) -> list[tuple[str, int, str, str]]:
     seen: dict[tuple[str, int], list[str]] = {}
     docs: dict[tuple[str, int], str] = {}
     for key in reversed(entry.availability.present):
-        for k in entry.versions[key].enum.enumerators:  # type: ignore[attr-defined]
+        for k in entry.versions[key].enum.enumerators:
             seen.setdefault((k.name, k.value), []).append(key)
             docs.setdefault((k.name, k.value), k.doc)
     rows = []
     for (name, value), versions in seen.items():
         present = [k for k in keys if k in versions]
         every = present == list(entry.availability.present)
-        rows.append((name, value, "all" if every else version_ranges(present, keys), docs[(name, value)]))
+        rows.append(
+            (name, value, "all" if every else version_ranges(present, keys), docs[(name, value)])
+        )
     return sorted(rows, key=lambda r: (r[1], r[0]))
