@@ -76,7 +76,9 @@ class Availability:
     def line(self) -> str:
         """One line: "12.3 – 13.5; added in 12.3; changed in 13.0; deprecated in 13.1"."""
         parts = [self.span]
-        parts.append(f"added in {self.added}" if self.added else f"in {self.keys[0]}, the oldest")
+        parts.append(
+            f"added in {self.added}" if self.added else f"since {self.keys[0]}, the oldest covered"
+        )
         if self.changed:
             parts.append("changed in " + ", ".join(self.changed))
         if self.deprecated:
