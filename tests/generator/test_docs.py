@@ -18,6 +18,7 @@ import pytest
 from models import models_for
 from suite import REPO, quiet
 
+from generator.docs import write_reference
 from generator.doxygen import parse_comment
 from generator.fetch import fetch_version
 from generator.generate import surface_context
@@ -196,6 +197,18 @@ def test_availability_of_a_shape_over_versions():
     )
     whole = availability(keys, dict.fromkeys(keys, 0))
     assert (whole.added, whole.changed, whole.removed) == (None, (), None)
+
+
+def test_only_changed_pages_are_written_and_stale_ones_go(tmp_path):
+    """Sphinx rebuilds what changed: an unchanged page keeps its file (and time)."""
+    files = {f"{FOLDER}/index.rst": "a\n", f"{FOLDER}/runtime/enums.rst": "b\n"}
+    assert write_reference(files, tmp_path) == 2
+    assert write_reference(files, tmp_path) == 0
+    (tmp_path / FOLDER / "stale.rst").write_text("gone\n")
+    files[f"{FOLDER}/index.rst"] = "c\n"
+    assert write_reference(files, tmp_path) == 2
+    assert not (tmp_path / FOLDER / "stale.rst").exists()
+    assert (tmp_path / FOLDER / "index.rst").read_text() == "c\n"
 
 
 # ---------------------------------------------------------------- offline search
