@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: setup build test test-ctypes generate check clean lint typecheck
+.PHONY: setup build test test-ctypes generate check clean lint typecheck docs
 
 # The checkout's tools (requirements/), then the checkout itself on the venv's path and
 # the cudart-bindgen command (generator/checkout.py): the generator is not installed as
@@ -58,7 +58,15 @@ typecheck:
 		cudart/driver_*.py cudart/nvjitlink_*.py \
 		tests/generator/typing_user_script.py tests/generator/typing_raw_script.py
 
+# The site (docs/maintainers/docs.rst): the API reference rendered from every version's
+# model into docs/reference/, then Sphinx, offline, every warning an error.
+DOCS_JOBS ?= auto
+docs:
+	$(BIN)/python -m generator docs
+	$(BIN)/python -m sphinx -W --keep-going -q -j $(DOCS_JOBS) -b html docs docs/_build/html
+
 clean:
+	rm -rf docs/_build docs/reference
 	rm -rf $(VENV) build *.egg-info cudart/_fast_*.so cudart/kernels/_fastlaunch*.so
 
 # `make bench BENCH_ARGS='--only cpu ...'` passes options through (see bench/README.md).

@@ -30,7 +30,7 @@ from .manifest import (
     parse_version_key,
 )
 from .parse import ParseError
-from .tree import GENERATED, compare_links, compare_tree, link_package, write_tree
+from .tree import GENERATED, REPO, compare_links, compare_tree, link_package, write_tree
 
 
 def _progress(message: str) -> None:
@@ -53,6 +53,17 @@ def cmd_generate(args) -> int:
     link_package(args.output)
     elapsed = time.perf_counter() - started
     _progress(f"generated {len(keys)} version(s) into {args.output} in {elapsed:.1f} s")
+    return 0
+
+
+def cmd_docs(args) -> int:
+    # Imported here: the reference's pipeline reads the tests' model cache, which the
+    # other commands never need.
+    from .docs import build_reference
+
+    started = time.perf_counter()
+    build_reference(Manifest.load(args.manifest), _progress, args.docs)
+    _progress(f"reference rendered in {time.perf_counter() - started:.1f} s")
     return 0
 
 
@@ -237,6 +248,11 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"the header family: {DEFAULT_SURFACE} (default), nvrtc or driver (cuda.h)",
     )
     outputs.set_defaults(func=cmd_outputs)
+    docs = sub.add_parser(
+        "docs", help="render the API reference's pages into docs/reference/ (make docs)"
+    )
+    docs.add_argument("--docs", type=Path, default=REPO / "docs", help="the site's source folder")
+    docs.set_defaults(func=cmd_docs)
     add = sub.add_parser(
         "add",
         help="pin the newest patch release of CUDA minors and generate them, with their "

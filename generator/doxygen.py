@@ -66,6 +66,7 @@ def parse_comment(raw: str) -> FunctionDoc:
     returns: list[str] = []
     deprecated: list[str] | None = None
     notes: list[list[str]] = []
+    see_also: list[str] = []
     section: list[str] | None = None  # where continuation lines go; None: description
     in_code = False
     fresh_paragraph = True
@@ -101,6 +102,9 @@ def parse_comment(raw: str) -> FunctionDoc:
         elif command and command.group(1) == "note":
             section = [command.group(2)]
             notes.append(section)
+        elif command and command.group(1) == "sa":
+            see_also.append(command.group(2))
+            section = see_also
         elif command and command.group(1) == "code":
             in_code = True
             section = None
@@ -123,4 +127,23 @@ def parse_comment(raw: str) -> FunctionDoc:
         returns=inline_text(" ".join(returns)),
         deprecated=None if deprecated is None else inline_text(" ".join(deprecated)),
         notes=tuple(t for t in (inline_text(" ".join(n)) for n in notes) if t),
+        see_also=see_also_names(" ".join(see_also)),
     )
+
+
+# A \ref's argument list and its quoted label: `\ref ::f(const void*, int) "f (C API)"`.
+_REF_DECORATION = re.compile(r'\([^)]*\)|"[^"]*"')
+# A name as \sa lists it: `::cudaFree`, or a bare C identifier with a capital letter in it
+# (`cuMemFree_v2`), not a word of a sentence ("see", "for").
+_SEE_ALSO_NAME = re.compile(r"(::)?([A-Za-z_]\w*)")
+
+
+def see_also_names(text: str) -> tuple[str, ...]:
+    """The names a \\sa section lists, each once, in its order."""
+    names: list[str] = []
+    for qualified, name in _SEE_ALSO_NAME.findall(_REF_DECORATION.sub(" ", text)):
+        if name == "ref" or not (qualified or name != name.lower()):
+            continue
+        if name not in names:
+            names.append(name)
+    return tuple(names)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .attributes import undecided as undecided_attributes
-from .context import generation_context
+from .context import GenerationContext, generation_context
 from .fetch import HeaderSet, Progress, fetch_version, print_to_stderr
 from .files import write_atomically
 from .lifetimes import undecided as undecided_lifetimes
@@ -95,38 +95,15 @@ def _render_surface(
     manifest: Manifest, key: str, surface: str, progress: Progress
 ) -> tuple[dict[str, str], str]:
     pin = manifest.get(key)
-    family = manifest.families[pin.family]
     headers = fetch_version(manifest, key, progress, surface)
     tag = key if surface == DEFAULT_SURFACE else f"{key} {surface}"
     progress(f"[{tag}] parsing {', '.join(h.name for h in headers.headers)}")
     model = parse_version(headers)
-    if surface == DEFAULT_SURFACE:
-        if model.cuda_version != pin.number:
-            raise ValueError(
-                f"the {key} headers define CUDART_VERSION {model.cuda_version}, not {pin.number}"
-            )
-    else:
-        # Another header family (nvrtc.h) defines no version macro: it is the CUDA
-        # version its wheel was pinned for.
-        model = dataclasses.replace(model, cuda_version=pin.number)
     progress(
         f"[{tag}] rendering: {len(model.functions)} functions, {len(model.enums)} enums, "
         f"{len(model.records)} records, {len(model.macros)} macros"
     )
-    roles = {w.role for w in family.surface_wheels(surface)}
-    library = family.library_wheel(surface).library_name or ""
-    context = RenderContext(
-        version_key=key,
-        sources=tuple(
-            f"{w.package}=={w.version} ({role} wheel)"
-            for role, w in pin.wheels.items()
-            if role in roles
-        ),
-        surface=surface,
-        api=_API_NAMES.get(surface, surface.upper()),
-        library=library.split(".so")[0],
-    )
-    generation = generation_context(model, context)
+    generation = surface_context(manifest, key, surface, model)
     plans = list(generation.plans)
     # What the exceptions table decided rather than the header's docs, every time.
     for line in table_uses(plans):
@@ -147,6 +124,38 @@ def _render_surface(
         # The compiled backend of the raw module (generator/render/fast.py).
         files[fast_module_name(pin.number, surface) + ".c"] = render_fast(generation)
     return files, "".join(describe(plan) + "\n" for plan in plans)
+
+
+def surface_context(
+    manifest: Manifest, key: str, surface: str, model: ApiModel
+) -> GenerationContext:
+    """What every view of one family of one version reads (its modules, the reference
+    of generator/render/docs.py), from the family's parsed model."""
+    pin = manifest.get(key)
+    family = manifest.families[pin.family]
+    if surface == DEFAULT_SURFACE:
+        if model.cuda_version != pin.number:
+            raise ValueError(
+                f"the {key} headers define CUDART_VERSION {model.cuda_version}, not {pin.number}"
+            )
+    else:
+        # Another header family (nvrtc.h) defines no version macro: it is the CUDA
+        # version its wheel was pinned for.
+        model = dataclasses.replace(model, cuda_version=pin.number)
+    roles = {w.role for w in family.surface_wheels(surface)}
+    library = family.library_wheel(surface).library_name or ""
+    context = RenderContext(
+        version_key=key,
+        sources=tuple(
+            f"{w.package}=={w.version} ({role} wheel)"
+            for role, w in pin.wheels.items()
+            if role in roles
+        ),
+        surface=surface,
+        api=_API_NAMES.get(surface, surface.upper()),
+        library=library.split(".so")[0],
+    )
+    return generation_context(model, context)
 
 
 def _render_in_worker(manifest: Manifest, key: str) -> RenderedVersion:

@@ -153,6 +153,9 @@ class FunctionDoc:
     returns: str = ""  # the \return section: for most functions a list of error codes
     deprecated: str | None = None  # the \deprecated section's text ("" when bare)
     notes: tuple[str, ...] = ()  # the \note paragraphs ("iterator is auto-advancing")
+    # The names the \sa section refers to ("cudaFree", "cuMemFree_v2"), in its order: the
+    # reference (generator/render/docs.py) links the ones it documents.
+    see_also: tuple[str, ...] = ()
 
     def direction(self, name: str) -> str | None:
         """What `\\param[...]` declares for the parameter ("out", "in,out"), if anything."""

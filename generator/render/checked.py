@@ -94,6 +94,10 @@ class CheckedFunction:
     # and what that call returns, for type checkers.
     outputs: str = ""
     out_returns: str = ""
+    # The `def`'s parameters and return annotation, as the code has them (the reference,
+    # generator/render/docs.py, shows them).
+    signature: str = ""
+    annotation: str = ""
 
 
 # The CUDA runtime's error base: its modules keep cudart._checked.error (see error_factory).
@@ -1132,7 +1136,9 @@ class _Function:
         outputs = tuple_literal([str(i) for i in slots]) if slots else ""
         out_types = [_OUTPUT_PYTHON_TYPES[parts[i].argtype] for i in slots]
         out_returns = f"tuple[int, {', '.join(out_types)}]" if slots else ""
-        return CheckedFunction(name, restype, raw_returns, argtypes, code, outputs, out_returns)
+        return CheckedFunction(
+            name, restype, raw_returns, argtypes, code, outputs, out_returns, signature, returns
+        )
 
     def output_slots(self, parts: list[_Param]) -> list[int]:
         """The C parameters the compiled backend can provide as outputs: every output of
