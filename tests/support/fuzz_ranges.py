@@ -35,6 +35,13 @@ The inline record builders (make_cudaExtent, ...: the "call" is the raw record's
 construction) and cudart.occupancy's ports (the raw calls they make) are fuzzed alike.
 For the raw layer, which converts with ctypes alone, the same rules classify what each
 argtype's from_param accepts.
+
+Where a surface has a compiled backend (the runtime's and the driver's), the child runs
+every case again with the compiled functions' test build (its recorder in C's place,
+tests/support/fast_support.py) and compares: C reached with the same arguments (an
+integer as C's type holds it, a record's bytes, the caller's memory at its address,
+memory the checked layer made for the call anywhere else), or the same exception class
+and message (KNOWN_WORDINGS: the conversions' own refusals, worded by each backend).
 """
 
 from __future__ import annotations
@@ -1070,10 +1077,6 @@ def _caller_memory(values: dict) -> list[tuple[int, int]]:
 
 def _within(address: int, spans: list[tuple[int, int]]) -> bool:
     return any(start <= address < start + size for start, size in spans)
-
-
-def _check_of(f: dict, py_name: str) -> dict:
-    return next(p["check"] for p in f["params"] if p["py"] == py_name)
 
 
 def _compiled_raw_layer(raw, fast, spec: list[dict], unpack) -> dict:
