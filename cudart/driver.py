@@ -8,7 +8,9 @@ The module serving the names is generated from cuda.h: `cudart.driver_checked_<v
 `bindings_version` names: the loaded runtime's where a libcudart loads, so that both
 APIs share one set of headers, else the newest not newer than the driver. Nothing is
 loaded until a name is first looked up; without libcuda.so.1 (no NVIDIA driver) that
-lookup still works and the first call raises cudart.DriverNotFoundError.
+lookup still works and the first call raises cudart.DriverNotFoundError. `dir()` works
+without either library: with neither to pick the version, it lists the newest
+bindings' names.
 """
 
 from __future__ import annotations
