@@ -20,6 +20,7 @@ with the same arguments, or the same exception class and message, as through cty
 from __future__ import annotations
 
 import ctypes
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from fast_support import skip_or_fail_missing
@@ -236,7 +237,10 @@ def _driver_module_generated(key: str) -> bool:
 def driver_figures(tmp_path_factory, driver_stub):
     keys = [k for k in DRIVER_KEYS if _driver_module_generated(k)]
     driver_stub.prepare(keys)
-    envs = {k: {"CUDART_DRIVER_LIBRARY": str(driver_stub(k))} for k in keys}
+    # Every version's stub, two compilers at a time (the children run two at a time too).
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        stubs = dict(zip(keys, pool.map(driver_stub, keys), strict=True))
+    envs = {k: {"CUDART_DRIVER_LIBRARY": str(stub)} for k, stub in stubs.items()}
     found = figures_for(keys, tmp_path_factory.mktemp("fuzz_driver"), "driver", envs)
     print("\ndriver API\n" + table(found))
     for key, r in found.items():
