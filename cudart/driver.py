@@ -8,12 +8,17 @@ The module serving the names is generated from cuda.h: `cudart.driver_checked_<v
 `bindings_version` names: the loaded runtime's where a libcudart loads, so that both
 APIs share one set of headers, else the newest not newer than the driver. Nothing is
 loaded until a name is first looked up; without libcuda.so.1 (no NVIDIA driver) that
-lookup still works and the first call raises cudart.DriverNotFoundError.
+lookup still works and the first call raises cudart.DriverNotFoundError. `dir()` works
+without either library: with neither to pick the version, it lists the newest
+bindings' names.
 """
 
 from __future__ import annotations
 
+import importlib
+
 from . import _serving
+from .errors import BindingsVersionError, LibraryNotFoundError
 
 
 def __getattr__(name: str):
@@ -36,7 +41,18 @@ def __getattr__(name: str):
 
 
 def __dir__() -> list[str]:
-    raw, checked = _serving.driver_modules()
+    try:
+        raw, checked = _serving.driver_modules()
+    except (LibraryNotFoundError, BindingsVersionError):
+        # No driver (or none that says its version) and no runtime: nothing picks the
+        # version that would serve, so the names are the newest bindings' (the module
+        # serves none of them; a lookup says why).
+        versions = _serving.driver_versions()
+        if not versions:
+            raise
+        newest = versions[-1]
+        raw = importlib.import_module(f"{__package__}.driver_{newest}")
+        checked = importlib.import_module(f"{__package__}.driver_checked_{newest}")
     public = {n for n in (*vars(checked), *vars(raw)) if not n.startswith("_")}
     return sorted(public | {"bindings_version", "sys"})
 

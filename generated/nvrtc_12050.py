@@ -4,10 +4,10 @@
 # source: nvidia-cuda-nvrtc-cu12==12.5.82 (nvrtc wheel)
 """Raw ctypes bindings to the CUDA 12.5 NVRTC API (libnvrtc).
 
-Everything the runtime surface's headers declare, as a C program sees it: enums,
-integer macros, structs and unions with C's exact layout, handle and callback types, and
-every function under its public C name. Calls return what C returns (an int `cudaError_t`
-for most); pointer, handle and array arguments take an int address, None, bytes,
+Everything the NVRTC headers declare, as a C program sees it: enums, integer macros,
+structs and unions with C's exact layout, handle and callback types, and every function
+under its public C name. Calls return what C returns (an int `nvrtcResult` from most);
+pointer, handle and array arguments take an int address, None, bytes,
 `ctypes.byref(...)` or a ctypes array or pointer.
 
 The headers: `nvrtc.h`.

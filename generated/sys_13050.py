@@ -11,10 +11,10 @@
 # source: nvidia-cuda-profiler-api==13.5.25 (profiler wheel)
 """Raw ctypes bindings to the CUDA 13.5 runtime API (libcudart).
 
-Everything the runtime surface's headers declare, as a C program sees it: enums,
-integer macros, structs and unions with C's exact layout, handle and callback types, and
-every function under its public C name. Calls return what C returns (an int `cudaError_t`
-for most); pointer, handle and array arguments take an int address, None, bytes,
+Everything the runtime headers declare, as a C program sees it: enums, integer macros,
+structs and unions with C's exact layout, handle and callback types, and every function
+under its public C name. Calls return what C returns (an int `cudaError_t` from most);
+pointer, handle and array arguments take an int address, None, bytes,
 `ctypes.byref(...)` or a ctypes array or pointer.
 
 The headers: `cuda_runtime_api.h`, `cuda_gl_interop.h`, `cuda_egl_interop.h`,

@@ -63,6 +63,7 @@ class RawView:
         self.model = context.model
         self.context = context.render
         self.types = context.types
+        self.status = context.status
         self.replacements = list(context.replacements)
         self._check_unique_names()
 
@@ -79,6 +80,32 @@ class RawView:
         """The headers the parse started from, wrapped for the module docstring."""
         text = "The headers: " + ", ".join(f"`{n}`" for n, _ in self.model.header_hashes) + "."
         return "\n".join(textwrap.wrap(text, 88, break_on_hyphens=False))
+
+    @property
+    def overview(self) -> str:
+        """The module docstring's account of what it declares and what its calls return:
+        the family's status type (generator/status.py), and whether every function or
+        most return it."""
+        text = (
+            f"Everything the {self.context.api} headers declare, as a C program sees it: "
+            "enums, integer macros, structs and unions with C's exact layout, handle and "
+            "callback types, and every function under its public C name. Calls return what "
+            f"C returns{self._status_returned}; pointer, handle and array arguments take an "
+            "int address, None, bytes, `ctypes.byref(...)` or a ctypes array or pointer."
+        )
+        return "\n".join(textwrap.wrap(text, 88, break_on_hyphens=False))
+
+    @property
+    def _status_returned(self) -> str:
+        status = self.status
+        if status is None:
+            return ""
+        returning = sum(
+            isinstance(f.result, TypedefRef | EnumRef) and f.result.name == status.result
+            for f in self.model.functions
+        )
+        share = "every function" if returning == len(self.model.functions) else "most"
+        return f" (an int `{status.result}` from {share})"
 
     @property
     def enums(self):

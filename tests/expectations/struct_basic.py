@@ -4,11 +4,11 @@
 # source: tests/headers/struct_basic.h
 """Raw ctypes bindings to the CUDA 12.5 runtime API (libcudart).
 
-Everything the runtime surface's headers declare, as a C program sees it: enums,
-integer macros, structs and unions with C's exact layout, handle and callback types, and
-every function under its public C name. Calls return what C returns (an int `cudaError_t`
-for most); pointer, handle and array arguments take an int address, None, bytes,
-`ctypes.byref(...)` or a ctypes array or pointer.
+Everything the runtime headers declare, as a C program sees it: enums, integer macros,
+structs and unions with C's exact layout, handle and callback types, and every function
+under its public C name. Calls return what C returns; pointer, handle and array
+arguments take an int address, None, bytes, `ctypes.byref(...)` or a ctypes array or
+pointer.
 
 The headers: `struct_basic.h`.
 

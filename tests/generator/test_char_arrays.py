@@ -4,7 +4,8 @@ ctypes reads a `c_char * N` member up to its first zero byte. The generator deci
 which plain `char` arrays hold bytes (generator/ctypes_map.py,
 `TypeMapper.binary_char_array`) and the raw module makes those read and write all N
 bytes (cudart._layout.binary_fields). The table below is the review of that decision:
-every `char` array member of every supported version, text or bytes. A version that
+every `char` array member of every supported version, text or bytes, of the runtime's
+raw modules (sys_) and the driver's (driver_). A version that
 adds one fails here until it is added, with its reason.
 """
 
@@ -21,6 +22,11 @@ from generator.ctypes_map import TypeMapper
 from generator.model import ApiModel, Array, Builtin, Field
 
 VERSIONS = sorted(p.stem[4:] for p in GENERATED.glob("sys_*.py"))
+# The raw modules reviewed: the runtime's (sys_) and the driver's (driver_), each of
+# every generated version.
+RAW_MODULES = [f"sys_{v}" for v in VERSIONS] + sorted(
+    p.stem for p in GENERATED.glob("driver_*.py") if p.stem[len("driver_") :].isdigit()
+)
 
 # (record class, member) -> (holds bytes, why)
 CHAR_ARRAYS = {
@@ -32,6 +38,14 @@ CHAR_ARRAYS = {
     ("cudaMemFabricHandle_st", "reserved"): (True, "an opaque fabric handle (12.3+)"),
     ("cudaLaunchAttributeValue", "pad"): (True, "padding of the union"),
     ("cudaLaunchAttribute_st", "pad"): (True, "padding after the attribute id"),
+    # The driver's (cuda.h); CUuuid_st is the runtime's cudaUUID_t, above.
+    ("CUipcEventHandle_st", "reserved"): (True, "an opaque IPC handle"),
+    ("CUipcMemHandle_st", "reserved"): (True, "an opaque IPC handle"),
+    ("CUlaunchAttributeValue_union", "pad"): (True, "padding of the union"),
+    ("CUlaunchAttribute_st", "pad"): (True, "padding after the attribute id"),
+    ("CUgraphNodeParams_st", "asBytes"): (True, '"Padding as bytes": the union as bytes (13.3+)'),
+    ("CUcheckpointCheckpointArgs_st", "reserved"): (True, '"Reserved ... must be zeroed"'),
+    ("CUcheckpointRestoreArgs_st", "reserved"): (True, '"Reserved ... must be zeroed"'),
 }
 
 
@@ -40,25 +54,57 @@ def raw(version: str):
 
 
 def char_arrays(mod) -> dict[tuple[str, str], bool]:
+    """(record, member) -> whether it reads all its bytes. An anonymous member's char
+    arrays are read through the record holding it (ctypes promotes them), so they are
+    listed, and decided, under that record."""
+    records = {
+        name: cls
+        for name, cls in vars(mod).items()
+        if isinstance(cls, type)
+        and issubclass(cls, (ctypes.Structure, ctypes.Union))
+        and cls.__name__ == name  # a typedef of a record: listed under its own name
+    }
+    anonymous = {
+        dict(cls._fields_)[member]
+        for cls in records.values()
+        for member in cls.__dict__.get("_anonymous_", ())
+    }
     found = {}
-    for name, cls in vars(mod).items():
-        if not (isinstance(cls, type) and issubclass(cls, (ctypes.Structure, ctypes.Union))):
+    for name, cls in records.items():
+        if cls in anonymous:
             continue
-        if cls.__name__ != name:
-            continue  # a typedef of a record: the class is listed under its own name
-        for member, ctype in cls.__dict__.get("_fields_", ()):
+        for member, ctype in _members(cls):
             if issubclass(ctype, ctypes.Array) and ctype._type_ is ctypes.c_char:
                 found[(name, member)] = isinstance(cls.__dict__[member], BinaryField)
     return found
 
 
-@pytest.mark.parametrize("version", VERSIONS)
-def test_every_char_array_is_reviewed(version):
-    found = char_arrays(raw(version))
+def _members(cls) -> list[tuple[str, type]]:
+    """A record's members as Python reads them: an anonymous member's in its place."""
+    out = []
+    for member, ctype in cls.__dict__.get("_fields_", ()):
+        if member in cls.__dict__.get("_anonymous_", ()):
+            out += _members(ctype)
+        else:
+            out.append((member, ctype))
+    return out
+
+
+@pytest.mark.parametrize("module", RAW_MODULES)
+def test_every_char_array_is_reviewed(module):
+    found = char_arrays(importlib.import_module(f"cudart.{module}"))
     assert found, "no char array members at all"
     unreviewed = set(found) - set(CHAR_ARRAYS)
     assert not unreviewed, f"char arrays to review in CHAR_ARRAYS: {sorted(unreviewed)}"
     assert found == {key: CHAR_ARRAYS[key][0] for key in found}
+
+
+def test_every_reviewed_char_array_is_in_some_module():
+    # A row no version has any more (or a misspelt one) is no review.
+    seen = set()
+    for module in RAW_MODULES:
+        seen |= set(char_arrays(importlib.import_module(f"cudart.{module}")))
+    assert set(CHAR_ARRAYS) - seen == set()
 
 
 @pytest.mark.backend

@@ -111,3 +111,18 @@ def test_no_two_families_share_a_class_name(statuses):
             if other != family:
                 clashes.append(f"{status.class_name(name)}: {other} and {family}")
     assert not clashes
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_the_raw_module_doc_names_the_status_its_functions_return(statuses, family):
+    """The raw module's docstring says what its calls return: the family's own status
+    type, from every function or from most, as the C prototypes (the raw docs) say."""
+    status, raw, _checked = statuses[family]
+    results = [doc.split("(", 1)[0].rsplit(None, 1)[0] for doc in vars(raw)["_DOCS"].values()]
+    returning = results.count(status.result)
+    assert returning > 0
+    share = "every function" if returning == len(results) else "most"
+    doc = " ".join(raw.__doc__.split())
+    assert f"(an int `{status.result}` from {share})" in doc
+    others = {result for _r, _c, result, *_rest in FAMILIES.values()} - {status.result}
+    assert not [other for other in others if other in doc]

@@ -10,9 +10,11 @@
 # extensions prepare_device_libs.sh carried in .device/fast/) and with ctypes (label
 # "<runtime> ctypes"); BACKENDS="compiled" or "ctypes" runs one.
 #
-# NVRTC (cudart.compile): the 12.x runtimes get the pinned 12.5 NVRTC, whose libraries
-# prepare_device_libs.sh packed; the 13.x runtimes and the machine's get the machine's
-# own (cudart's normal search).
+# NVRTC (cudart.compile) and nvJitLink (cudart.link): the 12.x runtimes get the pinned
+# 12.5 ones, which prepare_device_libs.sh packed (tests/gpu/stage_device_libs.py: LTO-IR
+# links only within the major version that wrote it); the 13.x runtimes and the
+# machine's get the machine's own (cudart's normal search). Each run's log starts with
+# the runtime, NVRTC and nvJitLink it found.
 #
 # $CUDART_REQUIRE_GPU=1: a GPU test that finds no usable GPU (or no loadable runtime)
 # fails instead of skipping, so a run on a broken machine exits non-zero.
@@ -54,8 +56,7 @@ run_one() {  # label, then env assignments; in the background, at most $JOBS at 
     while [ "$(jobs -rp | wc -l)" -ge "${JOBS:-1}" ]; do sleep 1; done
     echo "=== runtime $label"
     (
-        env "$@" "$python" -c 'import cudart; r = cudart.load_runtime(); print("runtime:", r.version_text, r.path)' \
-            > "$out/log-$label.txt" 2>&1
+        env "$@" "$python" -c "$LIBRARIES" > "$out/log-$label.txt" 2>&1
         env "$@" "$python" -m pytest tests/gpu -q -p no:cacheprovider -rs \
             --junitxml="$out/junit-$label.xml" "${PYTEST_ARGS[@]}" >> "$out/log-$label.txt" 2>&1
         echo $? > "$out/rc-$label"
@@ -63,7 +64,19 @@ run_one() {  # label, then env assignments; in the background, at most $JOBS at 
     ) &
 }
 PYTEST_ARGS=("$@")
-# What prepare_device_libs.sh packed: libs/, nvrtc/unpacked/, fast/, generated/.
+# What a run found: "<library>: <version> <path>", or why it found none.
+LIBRARIES='
+import cudart
+from cudart import _loader
+for name, load in (("runtime", _loader.load_runtime), ("nvrtc", _loader.load_nvrtc),
+                   ("nvjitlink", _loader.load_nvjitlink)):
+    try:
+        lib = load()
+        print(f"{name}:", lib.version_text, lib.path)
+    except cudart.LibraryNotFoundError as exc:
+        print(f"{name}: none ({exc})")
+'
+# What prepare_device_libs.sh packed: libs/, nvrtc/unpacked/, nvjitlink/, fast/, generated/.
 if [ -e "$device/payload.tar.xz" ]; then
     tar -C "$device" -xJf "$device/payload.tar.xz"
 fi
@@ -85,19 +98,22 @@ nvrtc12=
 for lib in "$device"/nvrtc/unpacked/nvidia/*/lib/libnvrtc.so.12; do
     [ -e "$lib" ] && nvrtc12="$lib"
 done
+nvjitlink12=
+[ -e "$device/nvjitlink/libnvJitLink.so.12" ] && nvjitlink12="$device/nvjitlink/libnvJitLink.so.12"
 wanted() { [ -z "${RUNTIMES:-}" ] || [[ " $RUNTIMES " == *" $1 "* ]]; }
 for lib in "$device"/libs/*/libcudart.so.*; do
     [ -e "$lib" ] || continue
     label="$(basename "$(dirname "$lib")")"
     # How NVRTC is paired with the runtime, for tests/gpu/peer/test_cupy_runtime.py.
     case "$label" in
-        12.*) nvrtc="$nvrtc12" pairing=pinned ;;
-        *) nvrtc= pairing=machine ;;
+        12.*) nvrtc="$nvrtc12" nvjitlink="$nvjitlink12" pairing=pinned ;;
+        *) nvrtc= nvjitlink= pairing=machine ;;
     esac
     wanted "$label" && run "$label" CUDART_LIBRARY="$lib" CUDART_NVRTC_LIBRARY="$nvrtc" \
-        CUDART_NVRTC_PAIRING="$pairing"
+        CUDART_NVJITLINK_LIBRARY="$nvjitlink" CUDART_NVRTC_PAIRING="$pairing"
 done
-wanted machine && run machine CUDART_LIBRARY= CUDART_NVRTC_LIBRARY= CUDART_NVRTC_PAIRING=same
+wanted machine && run machine CUDART_LIBRARY= CUDART_NVRTC_LIBRARY= CUDART_NVJITLINK_LIBRARY= \
+    CUDART_NVRTC_PAIRING=same
 wait
 for rc in "$out"/rc-*; do
     [ -e "$rc" ] || continue

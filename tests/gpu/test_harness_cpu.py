@@ -1,11 +1,14 @@
 """The GPU suite's own machinery, checked on the CPU (no GPU, the real libcudarts):
 a GPU run without a GPU fails instead of skipping, run_on_device.sh records the commit
-and a digest, the library route is offered exactly where the runtime has it, and the C
-reproducer of the kernel-node test builds and binds every symbol it calls."""
+and a digest, the 12.x runs find NVRTC and nvJitLink of their own major where
+stage_device_libs.py put them, the library route is offered exactly where the runtime
+has it, and the C reproducer of the kernel-node test builds and binds every symbol it
+calls."""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -69,6 +72,45 @@ def test_run_on_device_fails_without_the_commit_stamp(tmp_path):
     proc = run_device_script(tmp_path / "device", tmp_path / "out", "none", [])
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "COMMIT: run tests/gpu/prepare_device_libs.sh" in proc.stderr
+
+
+def test_the_12x_runs_get_nvrtc_and_nvjitlink_of_their_major(tmp_path):
+    # The device folder as prepare_device_libs.sh stages it (two runtimes here), then
+    # their runs: each log says which libraries the run found. LTO-IR links only within
+    # the major version that wrote it, so the 12.x runs need 12.x of both; the 13.x ones
+    # keep the machine's own (cudart's search, whatever it finds here).
+    device, out = tmp_path / "device", tmp_path / "out"
+    subprocess.run(
+        [sys.executable, "-m", "tests.gpu.stage_device_libs", str(device), "12.5", "13.0"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO,
+    )
+    subprocess.run(
+        [sys.executable, str(HERE / "summarize.py"), "stamp", str(device / "COMMIT")],
+        capture_output=True,
+        check=True,
+    )
+    proc = run_device_script(device, out, "12.5 13.0", ["-k", ONE_GPU_TEST.rsplit(":", 1)[1]])
+    found = {label: _libraries_found(out / f"log-{label}-ctypes.txt") for label in ("12.5", "13.0")}
+    assert set(found["12.5"]) == {"runtime", "nvrtc", "nvjitlink"}, (proc.stdout, found)
+    for name, soname in (
+        ("runtime", "libcudart.so.12"),
+        ("nvrtc", "libnvrtc.so.12"),
+        ("nvjitlink", "libnvJitLink.so.12"),
+    ):
+        version, path = found["12.5"][name].split(" ", 1)
+        assert version.startswith("12."), (name, found["12.5"][name])
+        assert path.startswith(str(device)) and path.endswith(soname), (name, found["12.5"][name])
+    assert found["13.0"]["runtime"].startswith("13.0 " + str(device))
+    for name in ("nvrtc", "nvjitlink"):
+        assert str(device) not in found["13.0"][name], (name, found["13.0"][name])
+
+
+def _libraries_found(log: Path) -> dict[str, str]:
+    """run_on_device.sh's first lines of a run's log: library -> "<version> <path>"."""
+    return dict(re.findall(r"^(runtime|nvrtc|nvjitlink): (.*)$", log.read_text(), re.MULTILINE))
 
 
 def run_device_script(device: Path, out: Path, runtimes: str, args: list[str]):

@@ -2,10 +2,11 @@
 the cubin, launch the kernel, check its result.
 
 The NVRTC and nvJitLink are whichever cudart finds: run_on_device.sh points the 12.x
-runtimes at the pinned 12.5 NVRTC and leaves nvJitLink the machine's (13.x: carrying
-the 12.5 one would add about 15 MB to the device payload, whose limit counts the tree
-too), so there the LTO-IR test skips (another major) and the PTX ones run; the 13.x
-and machine runs link LTO-IR too. The architecture is the current device's.
+runtimes at the pinned 12.5 NVRTC and nvJitLink (tests/gpu/stage_device_libs.py), the
+13.x and machine runs at the machine's own, so every run links LTO-IR and PTX. A run
+that finds the two of different major versions (where LTO-IR cannot link) skips the
+LTO-IR test, and fails it where the run requires a GPU (run_on_device.sh: its pairing
+went wrong). The architecture is the current device's.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import ctypes
 import pytest
 
 import cudart
+
+from .conftest import gpu_required
 
 ADD = "__device__ int add(int a, int b) { return a + b; }\n"
 KERNEL = (
@@ -61,10 +64,13 @@ def test_linked_ltoir_programs_run(rt, dev, libraries):
     nvrtc, nvjitlink = libraries
     if nvrtc.version // 1000 != nvjitlink.version // 1000:
         # NVIDIA's rule: LTO-IR links only within the major version that wrote it.
-        pytest.skip(
+        reason = (
             f"NVRTC {nvrtc.version_text}'s LTO-IR cannot be linked by nvJitLink "
             f"{nvjitlink.version_text} (another major version)"
         )
+        if gpu_required():
+            pytest.fail(f"the GPU run pairs them: {reason}")
+        pytest.skip(reason)
     objects = [cudart.compile(src, output="ltoir", cache=False) for src in (ADD, KERNEL)]
     _run(dev, cudart.link(objects))
 

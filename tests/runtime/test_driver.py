@@ -190,6 +190,31 @@ def test_without_any_library_the_driver_modules_still_import_and_a_call_says_why
     assert "libcuda.so.1" in message and "NVIDIA driver" in message
 
 
+def test_without_any_library_dir_lists_the_newest_bindings_names():
+    # Nothing picks the serving version without a driver or a runtime: dir() lists what
+    # the newest bindings would serve, and a lookup still says what is missing.
+    newest = _generated_driver_versions()[-1]
+    code = (
+        "import importlib, json, cudart\n"
+        "from cudart import driver\n"
+        "names = dir(driver)\n"
+        f"raw = importlib.import_module('cudart.driver_{newest}')\n"
+        f"checked = importlib.import_module('cudart.driver_checked_{newest}')\n"
+        "newest = {n for m in (raw, checked) for n in vars(m) if not n.startswith('_')}\n"
+        "try:\n"
+        "    driver.cuInit\n"
+        "    error = None\n"
+        "except cudart.DriverNotFoundError as exc:\n"
+        "    error = str(exc)\n"
+        "print(json.dumps({'names': names, 'newest': sorted(newest), 'error': error}))\n"
+    )
+    env = {"CUDART_LIBRARY": "/nonexistent/libcudart.so", "CUDART_DRIVER_LIBRARY": "/nonexistent"}
+    out = json.loads(run_python(code, env=env).stdout)
+    assert out["names"] == sorted({*out["newest"], "bindings_version", "sys"})
+    assert {"cuInit", "cuMemAlloc", "CUresult", "CudaDriverError"} <= set(out["names"])
+    assert out["error"] is not None and "libcuda.so.1" in out["error"]
+
+
 # ---------------------------------------------------------------- with the stub
 
 

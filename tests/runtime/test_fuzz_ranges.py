@@ -7,21 +7,31 @@ record builders and cudart.occupancy's ports are fuzzed alike. Required: nothing
 range or of the wrong kind reaches C, and nothing crashes. The raw layer's figures
 (ctypes alone) are printed for the record; it passes what C's types allow, by design.
 
-The driver API's checked functions (cudart.driver, cuda.h) are on the same grid, the
-oldest and newest version of each major, with the stand-in libcuda loaded
-(tests/support/driver_stub.py): each function's legal call then goes through the real
-binding to the stub, whose CUDA_ERROR_STUB_LIBRARY says it reached C.
+The driver API's checked functions (cudart.driver, cuda.h) are on the same grid, every
+version, with the stand-in libcuda loaded (tests/support/driver_stub.py): each
+function's legal call then goes through the real binding to the stub, whose
+CUDA_ERROR_STUB_LIBRARY says it reached C.
+
+Both surfaces with a compiled backend (the runtime's, the driver's) run each case again
+through it, in the same process (its test build's recorder in C's place): C reached
+with the same arguments, or the same exception class and message, as through ctypes.
 """
 
 from __future__ import annotations
 
 import ctypes
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from fast_support import skip_or_fail_missing
 from fuzz_ranges import (
+    KNOWN_WORDINGS,
+    STORAGE,
     _attribute_nonsense,
+    _c_arguments,
     _inout_nonsense,
+    _outcome,
+    _same_outcome,
     figures_for,
     nonsense,
     table,
@@ -138,24 +148,35 @@ def test_the_oracle_flags_what_the_raw_layer_cannot_show():
 @pytest.mark.parametrize("key", version_keys())
 def test_the_compiled_backend_refuses_what_the_ctypes_backend_refuses(figures, key):
     # Issue 13: the same grid with the compiled backend's conversions in C's place
-    # (recording what C would get); each case reaches C or is refused with the same
-    # exception class as through ctypes, so what reaches C through it is what the
-    # oracle classified above.
-    r = figures[key]
+    # (recording what C would get); each case reaches C with the same arguments or is
+    # refused with the same exception class and message as through ctypes, so what
+    # reaches C through it is what the oracle classified above.
+    _assert_same_on_both_backends(figures[key])
+
+
+def _assert_same_on_both_backends(r: dict) -> None:
     if "compiled" not in r:
         skip_or_fail_missing()
-    assert r["compiled"]["differences"] == []
+    compiled = r["compiled"]
+    assert compiled["differences"] == [], compiled["differences"][:30]
+    # Every case of the ctypes pass was compared, some reaching C and some refused.
+    assert compiled["cases"] == r["checked"]["cases"]
+    assert compiled["same"] + sum(compiled["wordings"]) == compiled["cases"]
+    assert compiled["reached"] == r["checked"]["reached"] > 0
 
 
 @pytest.mark.parametrize("key", version_keys())
 def test_the_compiled_raw_layer_refuses_what_c_cannot_take(figures, key):
+    _assert_compiled_raw_layer_holds_c_types(figures[key])
+
+
+def _assert_compiled_raw_layer_holds_c_types(r: dict) -> None:
     # The raw layer passes what C's types allow; compiled, what they hold: nothing out
     # of an integer's range, no negative or too large address. What still reaches C is
     # what C's types cannot tell apart: a handle of another kind, a non-member enum
     # value, a small int as a record's address, and a short buffer where the pointer
     # may be an array (of zero records, as far as the raw layer knows; a buffer for
     # exactly one record, generator/sizes.py's, is checked).
-    r = figures[key]
     if "compiled_raw" not in r:
         skip_or_fail_missing()
     reasons = r["compiled_raw"]["by_reason"]
@@ -168,14 +189,43 @@ def test_the_compiled_raw_layer_refuses_what_c_cannot_take(figures, key):
     assert r["compiled_raw"]["nonsense"] < r["raw"]["nonsense"]
 
 
-def _ends_of_each_major() -> list[str]:
-    by_major: dict[str, list[str]] = {}
-    for key in version_keys():
-        by_major.setdefault(key.split(".")[0], []).append(key)
-    return [k for keys in by_major.values() for k in dict.fromkeys((keys[0], keys[-1]))]
+def test_the_backends_comparison_sees_arguments_and_messages():
+    # What the differential holds the compiled backend to, on outcomes made up here:
+    # the caller's memory at its own address, the checked layer's storage anywhere
+    # else (neither NULL nor the caller's), integers as C holds them, and a refusal's
+    # words unless a reviewed pair (KNOWN_WORDINGS) says they are the same refusal.
+    data, storage = b"abcd", ctypes.c_int(5)
+    values = {"data": data, "count": 4}
+    argtypes = (ctypes.c_void_p, ctypes.POINTER(ctypes.c_int), ctypes.c_uint)
+    got = _c_arguments((data, storage, 4), argtypes, values)
+    address = ctypes.cast(ctypes.c_char_p(data), ctypes.c_void_p).value
+    assert got == [address, STORAGE, 4]
+    reached = _outcome(got, None)
+    elsewhere = ctypes.addressof(ctypes.c_int())
+    assert _same_outcome(reached, ("reached", [address, elsewhere, 4]), values)
+    assert not _same_outcome(reached, ("reached", [address + 1, elsewhere, 4]), values)
+    assert not _same_outcome(reached, ("reached", [address, 0, 4]), values)
+    assert not _same_outcome(reached, ("reached", [address, address, 4]), values)
+    assert not _same_outcome(reached, ("reached", [address, elsewhere, 4 + 2**32]), values)
+    assert not _same_outcome(reached, ("TypeError", "x"), values)
+    refused = _outcome(None, TypeError("f() argument 'x': wrong type"))
+    assert _same_outcome(refused, ("TypeError", "f() argument 'x': wrong type"), {})
+    assert not _same_outcome(refused, ("TypeError", "f() argument 'x': no"), {})
+    assert not _same_outcome(refused, ("ValueError", "f() argument 'x': wrong type"), {})
 
 
-DRIVER_KEYS = _ends_of_each_major()
+def test_each_reviewed_wording_difference_is_still_seen(figures, driver_figures):
+    # A pair of KNOWN_WORDINGS that no case shows any more (the two conversions now
+    # word the refusal alike) goes from the table.
+    seen = [0] * len(KNOWN_WORDINGS)
+    for r in (*figures.values(), *driver_figures.values()):
+        if "compiled" not in r:
+            skip_or_fail_missing()
+        seen = [a + b for a, b in zip(seen, r["compiled"]["wordings"], strict=True)]
+    assert all(seen), list(zip(KNOWN_WORDINGS, seen, strict=True))
+
+
+DRIVER_KEYS = version_keys()
 
 
 def _driver_module_generated(key: str) -> bool:
@@ -187,7 +237,10 @@ def _driver_module_generated(key: str) -> bool:
 def driver_figures(tmp_path_factory, driver_stub):
     keys = [k for k in DRIVER_KEYS if _driver_module_generated(k)]
     driver_stub.prepare(keys)
-    envs = {k: {"CUDART_DRIVER_LIBRARY": str(driver_stub(k))} for k in keys}
+    # Every version's stub, two compilers at a time (the children run two at a time too).
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        stubs = dict(zip(keys, pool.map(driver_stub, keys), strict=True))
+    envs = {k: {"CUDART_DRIVER_LIBRARY": str(stub)} for k, stub in stubs.items()}
     found = figures_for(keys, tmp_path_factory.mktemp("fuzz_driver"), "driver", envs)
     print("\ndriver API\n" + table(found))
     for key, r in found.items():
@@ -221,3 +274,20 @@ def test_every_driver_function_reaches_the_stub_with_legal_arguments(driver_figu
     stub = driver_figures[key]["stub"]
     assert stub["other"] == []
     assert stub["reached"] == stub["calls"] > 400
+
+
+@pytest.mark.parametrize("key", DRIVER_KEYS)
+def test_the_compiled_driver_backend_gives_what_the_ctypes_one_gives(driver_figures, key):
+    # Every case of every driver function, through the compiled backend's test build
+    # (cudart._fast_driver_<ver>): C reached with the same arguments, or the same
+    # refusal, as through ctypes.
+    if key not in driver_figures:
+        pytest.skip(f"the {key} driver module is not generated in this checkout")
+    _assert_same_on_both_backends(driver_figures[key])
+
+
+@pytest.mark.parametrize("key", DRIVER_KEYS)
+def test_the_compiled_driver_raw_layer_refuses_what_c_cannot_take(driver_figures, key):
+    if key not in driver_figures:
+        pytest.skip(f"the {key} driver module is not generated in this checkout")
+    _assert_compiled_raw_layer_holds_c_types(driver_figures[key])

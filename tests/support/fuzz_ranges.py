@@ -35,6 +35,13 @@ The inline record builders (make_cudaExtent, ...: the "call" is the raw record's
 construction) and cudart.occupancy's ports (the raw calls they make) are fuzzed alike.
 For the raw layer, which converts with ctypes alone, the same rules classify what each
 argtype's from_param accepts.
+
+Where a surface has a compiled backend (the runtime's and the driver's), the child runs
+every case again with the compiled functions' test build (its recorder in C's place,
+tests/support/fast_support.py) and compares: C reached with the same arguments (an
+integer as C's type holds it, a record's bytes, the caller's memory at its address,
+memory the checked layer made for the call anywhere else), or the same exception class
+and message (KNOWN_WORDINGS: the conversions' own refusals, worded by each backend).
 """
 
 from __future__ import annotations
@@ -43,6 +50,7 @@ import ctypes
 import importlib
 import json
 import os
+import re
 import subprocess
 import sys
 import warnings
@@ -541,7 +549,7 @@ def child(which: str, spec_file: str, progress_file: str, skip: set[int]) -> dic
     else:
         checked = importlib.import_module(f"cudart.{surface}_checked_{module}")
         raw = importlib.import_module(f"cudart.{surface}_{module}")
-    from cudart._backend import compiled_module
+    from cudart._backend import compiled_for
     from cudart._contract import unpack
 
     spec = json.loads(Path(spec_file).read_text())
@@ -552,8 +560,10 @@ def child(which: str, spec_file: str, progress_file: str, skip: set[int]) -> dic
     # whichever backend is built; the compiled one is _compiled_grid's.
     vars(checked)["_compiled"] = False
     case = -1
-    outcomes: dict[int, str] = {}  # case -> "reached" or the refusal's exception class
-    grid: list[tuple[dict, dict, str, object, int]] = []
+    outcomes: dict[int, tuple] = {}  # case -> _outcome(): what C got, or the refusal
+    # (function, fillers, parameter, label, the bad value itself, case): the compiled
+    # pass gives the same objects, so an address the caller's value has is comparable.
+    grid: list[tuple[dict, dict, str, str, object, int]] = []
     legal_calls: list[tuple[str, dict]] = []  # (function, the values that reached C)
     for f in spec["functions"]:
         fn = getattr(checked, f["name"])
@@ -577,7 +587,7 @@ def child(which: str, spec_file: str, progress_file: str, skip: set[int]) -> dic
                 if case in skip:
                     continue
                 os.pwrite(progress, str(case).encode().ljust(12), 0)
-                grid.append((f, fillers, p["py"], label, case))
+                grid.append((f, fillers, p["py"], label, value, case))
                 figures["checked"]["cases"] += 1
                 recorder.calls.clear()
                 values = {**fillers, p["py"]: value}
@@ -586,7 +596,14 @@ def child(which: str, spec_file: str, progress_file: str, skip: set[int]) -> dic
                     error = None
                 except Exception as exc:  # a refusal, or a failure after the recorder
                     error = exc
-                outcomes[case] = "reached" if recorder.calls else type(error).__name__
+                outcomes[case] = _outcome(
+                    (
+                        _c_arguments(recorder.calls[0], recorder.argtypes, values)
+                        if recorder.calls
+                        else None
+                    ),
+                    error,
+                )
                 if recorder.calls:
                     figures["checked"]["reached"] += 1
                     where = f"{f['name']}({p['py']}={label})"
@@ -602,18 +619,21 @@ def child(which: str, spec_file: str, progress_file: str, skip: set[int]) -> dic
     _builders(checked, raw, spec["builders"], figures)
     _occupancy(raw, spec["functions"], figures)
     _raw_layer(raw, spec["functions"], figures["raw"], unpack, figures["range_mismatches"])
-    if surface == "driver":  # the stand-in libcuda answers every legal call
-        os.pwrite(progress, b"stub".ljust(12), 0)
-        figures["stub"] = _through_stub(checked, raw, legal_calls)
-    # The compiled backend binds libcudart only (cudart._backend.compiled_for).
-    fast = compiled_module(raw.CUDA_VERSION) if surface == RUNTIME else None
+    # The surfaces with a compiled backend (cudart._backend.compiled_for: libcudart's
+    # and libcuda's), unless $CUDART_BACKEND=ctypes. Before the stub pass, which binds
+    # the checked layer's functions (the grid reads their argtypes unbound).
+    fast = compiled_for(_library(raw), raw.CUDA_VERSION)
     if fast is not None:
         # The same source built with the call recorder (the users' build has none).
         from fast_support import recording_module
 
-        fast = recording_module(raw.CUDA_VERSION)
+        os.pwrite(progress, b"compiled".ljust(12), 0)
+        fast = recording_module(raw.CUDA_VERSION, surface)
         figures["compiled"] = _compiled_grid(checked, raw, fast, grid, outcomes)
         figures["compiled_raw"] = _compiled_raw_layer(raw, fast, spec["functions"], unpack)
+    if surface == "driver":  # the stand-in libcuda answers every legal call
+        os.pwrite(progress, b"stub".ljust(12), 0)
+        figures["stub"] = _through_stub(checked, raw, legal_calls)
     os.close(progress)
     return figures
 
@@ -850,19 +870,21 @@ def _raw_argtypes(raw, name: str):
     return unpack(vars(raw)["_FUNCTIONS"][name])[2]
 
 
-def _compiled_grid(checked, raw, fast, grid, outcomes: dict[int, str]) -> dict:
+def _compiled_grid(checked, raw, fast, grid, outcomes: dict[int, tuple]) -> dict:
     """The same cases with the compiled backend in C's place (its recorder: the
     arguments as converted for C, kept instead of calling it), each outcome compared
-    with the ctypes backend's: reached C, or refused with the same exception class."""
+    with the ctypes backend's: C reached with the same arguments (_same_arguments), or
+    a refusal of the same exception class and message."""
     from cudart._backend import spec
 
     result: dict = {"cases": 0, "same": 0, "reached": 0, "refused": 0, "differences": []}
+    result["wordings"] = [0] * len(KNOWN_WORDINGS)
     namespace = vars(checked)
     namespace["_compiled"] = True
     variants: dict[str, tuple] = {}  # name -> (variant, output variant or None)
     fast.record(True)
     try:
-        for f, fillers, name, label, case in grid:
+        for f, fillers, name, label, value, case in grid:
             # As cudart._checked binds them: a variant under the checked argtypes' spec,
             # and the one providing the outputs where the function has one.
             unbound = namespace["_" + f["name"]]
@@ -880,25 +902,28 @@ def _compiled_grid(checked, raw, fast, grid, outcomes: dict[int, str]) -> dict:
             namespace["_" + f["name"]] = compiled
             if out is not None:
                 namespace["_" + f["name"] + "_out"] = compiled_out
-            value = _bad_values(raw, _check_of(f, name))[label]
+            values = {**fillers, name: value}
             fast.recorded().clear()
             try:
-                getattr(checked, f["name"])(**{**fillers, name: value})
+                getattr(checked, f["name"])(**values)
                 error = None
             except Exception as exc:
                 error = exc
             namespace["_" + f["name"]] = unbound
             if out is not None:
                 namespace["_" + f["name"] + "_out"] = out
-            outcome = "reached" if fast.recorded() else type(error).__name__
+            recorded = fast.recorded()
+            outcome = _outcome(list(recorded[0][1]) if recorded else None, error)
             result["cases"] += 1
-            result["reached" if outcome == "reached" else "refused"] += 1
-            if outcome == outcomes[case]:
+            result["reached" if recorded else "refused"] += 1
+            expected = outcomes[case]
+            if _same_outcome(expected, outcome, values):
                 result["same"] += 1
+            elif (known := _known_wording(expected, outcome)) is not None:
+                result["wordings"][known] += 1
             else:
                 result["differences"].append(
-                    f"{f['name']}({name}={label}): ctypes {outcomes[case]}, compiled {outcome}"
-                    + (f" ({error})" if error is not None else "")
+                    f"{f['name']}({name}={label}): ctypes {expected}, compiled {outcome}"
                 )
     finally:
         fast.record(False)
@@ -906,8 +931,152 @@ def _compiled_grid(checked, raw, fast, grid, outcomes: dict[int, str]) -> dict:
     return result
 
 
-def _check_of(f: dict, py_name: str) -> dict:
-    return next(p["check"] for p in f["params"] if p["py"] == py_name)
+def _outcome(arguments: list | None, error: BaseException | None) -> tuple:
+    """("reached", what C got) or (the exception's class, its message)."""
+    if arguments is not None:
+        return ("reached", arguments)
+    return (type(error).__name__, str(error))
+
+
+# The conversions' own refusals, where the checked layer leaves a check to them, are
+# worded by ctypes and by cudart/_fastcall.h: the same refusal in other words, reviewed
+# here as (ctypes' words, the compiled backend's), each pair's groups equal. The test
+# holds each pair to still being seen, so that one goes once the two agree.
+KNOWN_WORDINGS = (
+    # A record by value of another class (cudaIpcOpenMemHandle's handle).
+    (
+        r"expected (\w+) instance instead of (\w+)",
+        r"expected an instance of <class '(?:[\w.]+\.)?(\w+)'>, got <class '(?:[\w.]+\.)?(\w+)'>",
+    ),
+    # Not a number where C takes a float (cuParamSetf's value).
+    (r"wrong type", r"must be real number, not \w+"),
+)
+
+
+def _known_wording(ctypes_outcome: tuple, compiled: tuple) -> int | None:
+    """Which KNOWN_WORDINGS pair two refusals of one class are, after one prefix (the
+    function and parameter the checked layer names), or None."""
+    if ctypes_outcome[0] != compiled[0] or ctypes_outcome[0] == "reached":
+        return None
+    for i, (ours, theirs) in enumerate(KNOWN_WORDINGS):
+        a = re.fullmatch(r"(.*: )" + ours, ctypes_outcome[1])
+        b = re.fullmatch(r"(.*: )" + theirs, compiled[1])
+        if a and b and a.groups() == b.groups():
+            return i
+    return None
+
+
+def _same_outcome(ctypes_outcome: tuple, compiled: tuple, values: dict) -> bool:
+    if ctypes_outcome[0] != compiled[0]:
+        return False
+    if ctypes_outcome[0] != "reached":
+        return ctypes_outcome[1] == compiled[1]
+    return _same_arguments(ctypes_outcome[1], compiled[1], values)
+
+
+# Where the ctypes backend passed memory the checked layer made for the call (storage
+# for an output, a copy, a callback's thunk): its address is the call's own, so the
+# compiled backend's (its own output slot, its own copy) is another; both must be
+# an address, neither NULL nor in the caller's values.
+STORAGE = "storage"
+
+
+def _same_arguments(ctypes_args: list, compiled_args: list, values: dict) -> bool:
+    if len(ctypes_args) != len(compiled_args):
+        return False
+    caller = _caller_memory(values)
+    for expected, got in zip(ctypes_args, compiled_args, strict=True):
+        if expected == STORAGE:
+            if not (isinstance(got, int) and got and not _within(got, caller)):
+                return False
+        elif expected != got:
+            return False
+    return True
+
+
+def _c_arguments(args: tuple, argtypes, values: dict) -> list:
+    """What C gets from the ctypes backend, as the compiled recorder records it: an
+    integer's value as its C type holds it, a float, a record by value's bytes, an
+    address (STORAGE where it is memory the checked layer made for the call)."""
+    given = [id(v) for v in values.values()]
+    caller = _caller_memory(values)
+    return [_c_argument(a, t, given, caller) for a, t in zip(args, argtypes, strict=True)]
+
+
+_INTEGER_CODES = frozenset("bBhHiIlLqQ?")
+# ctypes' instances (ctypes._CData is no public base before Python 3.12).
+_CDATA = (
+    ctypes._SimpleCData,
+    ctypes.Structure,
+    ctypes.Union,
+    ctypes.Array,
+    ctypes._Pointer,
+    ctypes._CFuncPtr,
+)
+_FLOAT_CODES = frozenset("fdg")
+
+
+def _c_argument(arg, argtype, given: list[int], caller: list[tuple[int, int]]):
+    if isinstance(argtype, type) and issubclass(argtype, (ctypes.Structure, ctypes.Union)):
+        return bytes(arg)
+    code = getattr(argtype, "_type_", None)
+    if isinstance(code, str) and code in _INTEGER_CODES | _FLOAT_CODES:
+        scalar = arg.value if isinstance(arg, ctypes._SimpleCData) else arg
+        held = argtype(scalar).value  # as ctypes converts it (the checked layer's range)
+        return float(held) if code in _FLOAT_CODES else int(held)
+    by_reference = (
+        isinstance(argtype, type)
+        and issubclass(argtype, ctypes._Pointer)
+        and isinstance(arg, argtype._type_)
+    )
+    if by_reference:  # ctypes passes a T for a T * by its address
+        obj, address = arg, ctypes.addressof(arg)
+    else:
+        obj, address = getattr(arg, "_obj", arg), _address(arg)  # byref(x): x's memory
+    if _made_for_the_call(obj, given, by_reference) and not _within(address, caller):
+        return STORAGE
+    return address
+
+
+def _made_for_the_call(obj, given: list[int], by_reference: bool) -> bool:
+    """Memory the checked layer made (a copy, storage): not the caller's object, nor an
+    address value."""
+    if id(obj) in given or obj is None or isinstance(obj, int):
+        return False
+    if isinstance(obj, ctypes.c_void_p) and not by_reference:
+        return False  # a handle or an address: its value is passed
+    return isinstance(obj, (bytes, bytearray, *_CDATA))
+
+
+def _address(arg) -> int:
+    """The address ctypes passes for a pointer argument."""
+    if arg is None:
+        return 0
+    if isinstance(arg, int):
+        return arg
+    if isinstance(arg, bytes):
+        return ctypes.cast(ctypes.c_char_p(arg), ctypes.c_void_p).value or 0
+    if isinstance(arg, bytearray):
+        return ctypes.addressof(ctypes.c_char.from_buffer(arg)) if arg else 0
+    try:
+        return ctypes.cast(arg, ctypes.c_void_p).value or 0
+    except ctypes.ArgumentError:
+        return ctypes.addressof(arg)  # a record or scalar ctypes passes by reference
+
+
+def _caller_memory(values: dict) -> list[tuple[int, int]]:
+    """(address, size) of the memory the caller's values own."""
+    spans = []
+    for v in values.values():
+        if isinstance(v, (bytes, bytearray)) and v:
+            spans.append((_address(v), len(v)))
+        elif isinstance(v, _CDATA) and not isinstance(v, ctypes.c_void_p):
+            spans.append((ctypes.addressof(v), ctypes.sizeof(v)))
+    return spans
+
+
+def _within(address: int, spans: list[tuple[int, int]]) -> bool:
+    return any(start <= address < start + size for start, size in spans)
 
 
 def _compiled_raw_layer(raw, fast, spec: list[dict], unpack) -> dict:
