@@ -982,9 +982,9 @@ def test_one_integer_range_rule_for_both_c_sources(monkeypatch):
 
 def test_c_learns_no_destroyed_stream_class(fake):
     """A destroyed stream equal to the configured one (same kind and address) is
-    launched on without conversion, by both paths (the key compares equal); C must not
-    learn its class from that key, so another destroyed stream of the class is refused
-    as Python refuses it."""
+    converted again by both paths (the key holds the class its stream was converted
+    as), which refuses it; C must not learn its class from a key, so another destroyed
+    stream of the class is refused as Python refuses it."""
     from cudart._handles import mark_destroyed
 
     sizes = (4,)
