@@ -1060,3 +1060,44 @@ def test_the_stream_check_is_one_class_comparison(fake):
         fn.launch(1, 32, 7, stream=cudart.sys.cudaStream_t(0x8000))
     assert fake.calls == (before[0] + 10, before[1])
     assert fn._fast.fallbacks == fallbacks
+
+
+@pytest.mark.parametrize("through_c", [True, False], ids=["C", "Python"])
+def test_a_handle_destroyed_between_launches_is_refused_as_an_argument(fake, through_c):
+    """A texture object (an integer handle) or a pointer handle passed to a kernel, then
+    ended by a checked destroy, is refused at the next launch that repeats it (its class
+    changed: C leaves it to Python, whose Signature for the new class refuses it), and by
+    `pack`; a released HostMemory likewise (its own check, each launch)."""
+    from cudart._handles import integer_handle_class, mark_destroyed
+
+    sizes = (8, 8)
+    fake.setup(sizes)
+    fn = function(fake, through_c, sizes=sizes, signature="const float *p, unsigned long long t")
+    memory, texture = host_memory(), integer_handle_class("cudaTextureObject_t")(0x77)
+    event = cudart.sys.cudaEvent_t(0x99)
+    cases = [
+        (texture, (memory, texture), lambda: mark_destroyed(texture, "cudaDestroyTextureObject")),
+        (event, (event, 5), lambda: mark_destroyed(event, "cudaEventDestroy")),
+    ]
+    for handle, args, destroy in cases:
+        for _ in range(3):
+            fn.launch(1, 32, *args)
+        destroy()
+        calls = fake.calls
+        for attempt in (lambda: fn.launch(1, 32, *args), lambda: fn.pack(*args)):
+            with pytest.raises(cudart.errors.HandleDestroyedError) as caught:
+                attempt()
+            error = caught.value
+            assert (error.kind, error.address, error.parameter) == (
+                type(handle).__name__,
+                int(handle),
+                f"argument {args.index(handle)}",
+            )
+        assert fake.calls == calls  # nothing launched
+    for _ in range(3):
+        fn.launch(1, 32, memory, 5)
+    memory._release()
+    calls = fake.calls
+    with pytest.raises(ValueError, match="freed|released"):
+        fn.launch(1, 32, memory, 5)
+    assert fake.calls == calls
