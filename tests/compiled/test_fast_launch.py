@@ -12,6 +12,7 @@ slots and the configuration as they were.
 from __future__ import annotations
 
 import ctypes
+import functools
 import gc
 import inspect
 import random
@@ -1084,9 +1085,9 @@ def test_a_handle_destroyed_between_launches_is_refused_as_an_argument(fake, thr
             fn.launch(1, 32, *args)
         destroy()
         calls = fake.calls
-        for attempt in (lambda: fn.launch(1, 32, *args), lambda: fn.pack(*args)):
+        for attempt in (functools.partial(fn.launch, 1, 32), fn.pack):
             with pytest.raises(cudart.errors.HandleDestroyedError) as caught:
-                attempt()
+                attempt(*args)
             error = caught.value
             assert (error.kind, error.address, error.parameter) == (
                 type(handle).__name__,
