@@ -264,9 +264,9 @@ PyDoc_STRVAR(prime_doc,
              "prime(key, signature, argv, slots, stream_class=None)\n--\n\n"
              "Serve launches like the last one from C, on this thread: `key` is its (grid, "
              "block, shared_mem, stream, cooperative) objects, which the configuration "
-             "holds, and the class its stream was converted as, `signature` owns the slots, `argv` the address of their `void **`, "
-             "`slots` a tuple of (address, kind, size, low, high, type, route, converter) "
-             "(Signature.fast); `stream_class` a class of stream handles the Python path "
+             "holds, and the class its stream was converted as; `signature` owns the "
+             "slots, `argv` the address of their `void **`, `slots` a tuple of (address, "
+             "kind, size, low, high, type, route, converter) (Signature.fast); `stream_class` a class of stream handles the Python path "
              "accepts. prime(None) serves every launch from the Python path.");
 
 static PyObject *Launcher_prime(PyObject *op, PyObject *const *args, Py_ssize_t nargs)
@@ -666,7 +666,7 @@ static PyObject *Launcher_launch(PyObject *op, PyObject *const *args, Py_ssize_t
         if (given[i] != self->key[i])
             changed |= 1 << i;
     if (changed & (1 << KEY_STREAM_CLASS))
-        changed |= 1 << KEY_STREAM; /* the same object, destroyed since: convert it again */
+        changed |= 1 << KEY_STREAM; /* the same object destroyed since, say: convert it */
 
     /* Python code may run from here (a NumPy scalar's int, a property, a converter, a
      * stream's __cuda_stream__): it may prime this Launcher again, whose state this
