@@ -267,7 +267,8 @@ PyDoc_STRVAR(prime_doc,
              "holds, and the class its stream was converted as; `signature` owns the "
              "slots, `argv` the address of their `void **`, `slots` a tuple of (address, "
              "kind, size, low, high, type, route, converter) (Signature.fast); "
-             "`stream_class` a class of stream handles the Python path accepts. prime(None) serves every launch from the Python path.");
+             "`stream_class` a class of stream handles the Python path accepts. "
+             "prime(None) serves every launch from the Python path.");
 
 static PyObject *Launcher_prime(PyObject *op, PyObject *const *args, Py_ssize_t nargs)
 {
