@@ -446,6 +446,13 @@ def _accepted(kind: type, cls: type) -> bool:
     )
 
 
+def refuse_destroyed(value: Any, name: str) -> None:
+    """HandleDestroyedError where `value` is a handle object a checked destroy ended
+    (for a value passed on without a handle conversion: a kernel argument)."""
+    if type(value) in DESTROYED_CLASSES:
+        raise _destroyed(value, name)
+
+
 def _destroyed(value: Any, name: str) -> HandleDestroyedError:
     address = int(value) if isinstance(value, IntegerHandle) else value.value or 0
     return HandleDestroyedError(type(value).__name__, address, type(value)._destroyed_by_, name)

@@ -13,7 +13,8 @@
  *   __cuda_array_interface__, HostMemory, objects with _as_parameter_ such as
  *   KernelArguments, and through the slot's own Python converter anything else
  *   Python's device_address takes, a DLPack producer included), and with a geometry
- *   C reads: the last launch's objects (by identity), or grid and block ints or 1-3
+ *   C reads: the last launch's objects (by identity; the stream still of the class it
+ *   was converted as, which a checked destroy changes), or grid and block ints or 1-3
  *   tuples of ints, shared_mem an int, stream None, an int, a stream handle of a class
  *   the Python path accepted before, or an object with __cuda_stream__, cooperative
  *   True or False; every number within the range the Python checks take.
@@ -83,7 +84,11 @@ typedef struct {
     unsigned char *scratch;
 } State;
 
-enum { KEY_GRID, KEY_BLOCK, KEY_SHARED, KEY_STREAM, KEY_COOPERATIVE, KEY_LEN };
+/* KEY_STREAM_CLASS: the class the stream was of when converted. A checked destroy
+ * changes the class of the object it destroys (cudart._handles), so a launch that
+ * repeats a destroyed stream object converts it again (and goes to the Python path,
+ * which refuses it), for the price of one comparison. */
+enum { KEY_GRID, KEY_BLOCK, KEY_SHARED, KEY_STREAM, KEY_COOPERATIVE, KEY_STREAM_CLASS, KEY_LEN };
 
 /* Where cudaLaunchConfig_t keeps each field (from its ctypes class): ok 0 where it is
  * not the layout C writes, and every changed geometry then takes the Python path. */
@@ -259,10 +264,11 @@ PyDoc_STRVAR(prime_doc,
              "prime(key, signature, argv, slots, stream_class=None)\n--\n\n"
              "Serve launches like the last one from C, on this thread: `key` is its (grid, "
              "block, shared_mem, stream, cooperative) objects, which the configuration "
-             "holds, `signature` owns the slots, `argv` the address of their `void **`, "
-             "`slots` a tuple of (address, kind, size, low, high, type, route, converter) "
-             "(Signature.fast); `stream_class` a class of stream handles the Python path "
-             "accepts. prime(None) serves every launch from the Python path.");
+             "holds, and the class its stream was converted as; `signature` owns the "
+             "slots, `argv` the address of their `void **`, `slots` a tuple of (address, "
+             "kind, size, low, high, type, route, converter) (Signature.fast); "
+             "`stream_class` a class of stream handles the Python path accepts. "
+             "prime(None) serves every launch from the Python path.");
 
 static PyObject *Launcher_prime(PyObject *op, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -278,7 +284,7 @@ static PyObject *Launcher_prime(PyObject *op, PyObject *const *args, Py_ssize_t 
     }
     PyObject *key = args[0], *slots = args[3];
     if (!PyTuple_Check(key) || PyTuple_Size(key) != KEY_LEN || !PyTuple_Check(slots)) {
-        PyErr_SetString(PyExc_TypeError, "key: a 5-tuple; slots: a tuple");
+        PyErr_SetString(PyExc_TypeError, "key: a 6-tuple; slots: a tuple");
         return NULL;
     }
     void *argv = PyLong_AsVoidPtr(args[2]);
@@ -639,7 +645,7 @@ static PyObject *Launcher_launch(PyObject *op, PyObject *const *args, Py_ssize_t
     State *st = self->st;
     if (nargs != st->nslots + 2)
         goto slow;
-    PyObject *given[KEY_LEN] = {args[0], args[1], int_zero, Py_None, Py_False};
+    PyObject *given[KEY_LEN] = {args[0], args[1], int_zero, Py_None, Py_False, NULL};
     if (kwnames) {
         Py_ssize_t nkw = PyTuple_Size(kwnames);
         for (Py_ssize_t i = 0; i < nkw; i++) {
@@ -655,10 +661,13 @@ static PyObject *Launcher_launch(PyObject *op, PyObject *const *args, Py_ssize_t
                 goto slow;
         }
     }
+    given[KEY_STREAM_CLASS] = (PyObject *)Py_TYPE(given[KEY_STREAM]);
     int changed = 0;
     for (int i = 0; i < KEY_LEN; i++)
         if (given[i] != self->key[i])
             changed |= 1 << i;
+    if (changed & (1 << KEY_STREAM_CLASS))
+        changed |= 1 << KEY_STREAM; /* the same object destroyed since, say: convert it */
 
     /* Python code may run from here (a NumPy scalar's int, a property, a converter, a
      * stream's __cuda_stream__): it may prime this Launcher again, whose state this
@@ -871,7 +880,7 @@ static PyObject *Launcher_get_key(PyObject *op, void *closure)
     if (!self->primed)
         Py_RETURN_NONE;
     return PyTuple_Pack(KEY_LEN, self->key[0], self->key[1], self->key[2], self->key[3],
-                        self->key[4]);
+                        self->key[4], self->key[5]);
 }
 
 static PyObject *Launcher_get_launches(PyObject *op, void *closure)
@@ -889,7 +898,8 @@ static PyObject *Launcher_get_fallbacks(PyObject *op, void *closure)
 static PyGetSetDef Launcher_getset[] = {
     {"key", Launcher_get_key, NULL,
      "While primed, the (grid, block, shared_mem, stream, cooperative) objects the "
-     "configuration holds (C's launches change it); else None.",
+     "configuration holds and the class its stream was converted as (C's launches change "
+     "it); else None.",
      NULL},
     {"launches", Launcher_get_launches, NULL, "Launches C packed and configured itself.", NULL},
     {"fallbacks", Launcher_get_fallbacks, NULL, "Launches sent to the Python path (`slow`).",

@@ -79,8 +79,11 @@ class Function:
         self._cooperative.id = rt.cudaLaunchAttributeCooperative
         self._cooperative.val.cooperative = 1
         self._config.attrs = ctypes.pointer(self._cooperative)
-        # The last launch's (grid, block, shared_mem, stream, cooperative); none yet.
-        self._key: tuple[Any, ...] = (None, None, None, None, None)
+        # The last launch's (grid, block, shared_mem, stream, cooperative) and the class
+        # its stream was of when converted; none yet. A checked destroy changes a stream
+        # object's class (cudart._handles), so a key of that object or of an equal one
+        # no longer matches, and the launch converts it again, which refuses it.
+        self._key: tuple[Any, ...] = (None, None, None, None, None, None)
         self._sig = Unpacked
         self._signatures: dict[tuple, Signature] = {}
         self._params: Any = ...  # ... until asked: tuple of sizes, or None if unknowable
@@ -274,12 +277,14 @@ class Function:
             grid is not key[0]
             or block is not key[1]
             or stream is not key[3]
+            or stream.__class__ is not key[5]
             or shared_mem is not key[2]
             or cooperative is not key[4]
         ):
-            if (grid, block, shared_mem, stream, cooperative) != key:
+            given = (grid, block, shared_mem, stream, cooperative, stream.__class__)
+            if given != key:
                 configure(self._config, grid, block, shared_mem, stream, cooperative)
-            self._key = (grid, block, shared_mem, stream, cooperative)
+            self._key = given
         status = self._launch(self._config_ptr, self._func, sig.argv)
         if status:
             self._fail(status)

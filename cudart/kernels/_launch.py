@@ -27,7 +27,7 @@ from typing import Any
 
 from .._checked import call_error
 from .._contract import exported
-from .._convert import device_address, stream_handle
+from .._convert import device_address, refuse_destroyed, stream_handle
 from .._hostmem import HostMemory
 
 _INT_FORMATS = {1: "b", 2: "h", 4: "i", 8: "q"}
@@ -292,6 +292,11 @@ def _slot(index: int, arg, size: int | None, ptype: ParamType | None = None):
     """
     kind, text, signed = None, "", True
     where = f"argument {index}"
+    # A destroyed handle (a texture object, an event) is of a class of its own, so no
+    # Signature is ever made for it, and one made for its live class refuses it (C's
+    # launcher and Signature.pack take each argument's class exactly): checked here
+    # once per class, not per launch.
+    refuse_destroyed(arg, where)
     if ptype is not None:
         kind, text, signed = ptype.kind, ptype.text, ptype.signed
         where = f"argument {index} ({text})"

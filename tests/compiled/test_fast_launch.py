@@ -12,6 +12,7 @@ slots and the configuration as they were.
 from __future__ import annotations
 
 import ctypes
+import functools
 import gc
 import inspect
 import random
@@ -982,9 +983,9 @@ def test_one_integer_range_rule_for_both_c_sources(monkeypatch):
 
 def test_c_learns_no_destroyed_stream_class(fake):
     """A destroyed stream equal to the configured one (same kind and address) is
-    launched on without conversion, by both paths (the key compares equal); C must not
-    learn its class from that key, so another destroyed stream of the class is refused
-    as Python refuses it."""
+    converted again by both paths (the key holds the class its stream was converted
+    as), which refuses it; C must not learn its class from a key, so another destroyed
+    stream of the class is refused as Python refuses it."""
     from cudart._handles import mark_destroyed
 
     sizes = (4,)
@@ -999,3 +1000,105 @@ def test_c_learns_no_destroyed_stream_class(fake):
         got = outcome(fast, fake, sizes, 1, 32, (7,), {"stream": stream})
         assert got == outcome(slow, fake, sizes, 1, 32, (7,), {"stream": stream}), stream
     assert got[0] is cudart.errors.HandleDestroyedError
+
+
+def _refusal(call):
+    try:
+        call()
+    except Exception as exc:  # noqa: BLE001 - compared whole below
+        return type(exc), str(exc)
+    return "launched"
+
+
+@pytest.mark.parametrize("through_c", [True, False], ids=["C", "Python"])
+def test_a_stream_destroyed_after_launches_on_it_is_refused(fake, through_c):
+    """A checked destroy marks the stream object (cudart._handles), and the launch that
+    repeats its configuration with that object (C's and Python's unchanged key) or with
+    another object of its value (Python's equal key) must refuse it as the checked layer
+    does, launching nothing; again on every try, and a live stream launches after."""
+    from cudart._handles import mark_destroyed
+
+    sizes = (4,)
+    fake.setup(sizes)
+    fn = function(fake, through_c, sizes=sizes)
+    stream = cudart.sys.cudaStream_t(0x8000)
+    equal = cudart.sys.cudaStream_t(0x8000)
+    for _ in range(3):  # the first primes C, the others are C's
+        fn.launch(1, 32, 7, stream=stream)
+    mark_destroyed(stream, "cudaStreamDestroy")
+    want = _refusal(lambda: cudart.cudaStreamQuery(stream))
+    assert want[0] is cudart.errors.HandleDestroyedError
+    calls = fake.calls
+    for _ in range(3):
+        assert _refusal(lambda: fn.launch(1, 32, 7, stream=stream)) == want
+    # Another object of the value configured: equal to the key, refused all the same.
+    fn.launch(2, 32, 7, stream=equal)
+    calls = fake.calls
+    for _ in range(3):
+        assert _refusal(lambda: fn.launch(2, 32, 7, stream=stream)) == want
+    assert fake.calls == calls  # nothing launched
+    # A live object of that value is the caller's promise, as in the checked layer.
+    for _ in range(3):
+        fn.launch(2, 32, 7, stream=equal)
+    assert int(fake.seen(sizes)[0][3]) == 0x8000
+    assert fake.calls[0 if through_c else 1] > calls[0 if through_c else 1]
+    if through_c:
+        assert fake.calls[0] - calls[0] >= 2  # C serves the live stream again
+
+
+def test_the_stream_check_is_one_class_comparison(fake):
+    """The check a repeated configuration costs is the stream's class against the key's:
+    C's repeated launches stay C's, a new object of the value and class included."""
+    sizes = (4,)
+    fake.setup(sizes)
+    fn = function(fake, True, sizes=sizes)
+    stream = cudart.sys.cudaStream_t(0x8000)
+    fn.launch(1, 32, 7, stream=stream)
+    fn.launch(1, 32, 7, stream=stream)
+    before, fallbacks = fake.calls, fn._fast.fallbacks
+    for _ in range(5):
+        fn.launch(1, 32, 7, stream=stream)
+        fn.launch(1, 32, 7, stream=cudart.sys.cudaStream_t(0x8000))
+    assert fake.calls == (before[0] + 10, before[1])
+    assert fn._fast.fallbacks == fallbacks
+
+
+@pytest.mark.parametrize("through_c", [True, False], ids=["C", "Python"])
+def test_a_handle_destroyed_between_launches_is_refused_as_an_argument(fake, through_c):
+    """A texture object (an integer handle) or a pointer handle passed to a kernel, then
+    ended by a checked destroy, is refused at the next launch that repeats it (its class
+    changed: C leaves it to Python, whose Signature for the new class refuses it), and by
+    `pack`; a released HostMemory likewise (its own check, each launch)."""
+    from cudart._handles import integer_handle_class, mark_destroyed
+
+    sizes = (8, 8)
+    fake.setup(sizes)
+    fn = function(fake, through_c, sizes=sizes, signature="const float *p, unsigned long long t")
+    memory, texture = host_memory(), integer_handle_class("cudaTextureObject_t")(0x77)
+    event = cudart.sys.cudaEvent_t(0x99)
+    cases = [
+        (texture, (memory, texture), lambda: mark_destroyed(texture, "cudaDestroyTextureObject")),
+        (event, (event, 5), lambda: mark_destroyed(event, "cudaEventDestroy")),
+    ]
+    for handle, args, destroy in cases:
+        for _ in range(3):
+            fn.launch(1, 32, *args)
+        destroy()
+        calls = fake.calls
+        for attempt in (functools.partial(fn.launch, 1, 32), fn.pack):
+            with pytest.raises(cudart.errors.HandleDestroyedError) as caught:
+                attempt(*args)
+            error = caught.value
+            assert (error.kind, error.address, error.parameter) == (
+                type(handle).__name__,
+                int(handle),
+                f"argument {args.index(handle)}",
+            )
+        assert fake.calls == calls  # nothing launched
+    for _ in range(3):
+        fn.launch(1, 32, memory, 5)
+    memory._release()
+    calls = fake.calls
+    with pytest.raises(ValueError, match="freed|released"):
+        fn.launch(1, 32, memory, 5)
+    assert fake.calls == calls

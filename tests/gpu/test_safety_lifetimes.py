@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import gc
+import struct
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ import cudart
 from cudart import HandleDestroyedError
 from cudart._contract import declares
 from cudart._handles import destroyed_by
+from cudart.kernels import load_module
 
 KERNELS = Path(__file__).resolve().parent.parent / "kernels"
 
@@ -260,3 +262,40 @@ def test_graph_destroy_still_releases_host_node_callables():
     assert callbacks.held(graph) == frozenset()
     with pytest.raises(HandleDestroyedError):
         cudart.cudaGraphDestroy(graph)
+
+
+def test_a_launch_repeating_a_destroyed_stream_is_refused():
+    """Function.launch skips converting a configuration it repeats (C's launcher and the
+    Python path alike: $CUDART_BACKEND runs this test once each). A stream the checked
+    cudaStreamDestroy ended, given again as the same object or after an equal one, must
+    be refused as cudaStreamQuery refuses it, with nothing launched.
+
+    A new cudaStream_t(int(stream)) is another matter: an object of the value that no
+    destroy marked, which nothing can tell from a stream created since at that address
+    (test_a_create_at_a_destroyed_address_is_a_live_object). The checked layer takes it
+    on the caller's word, as C does; launching on it here would be C's undefined
+    behaviour, so this test only shows that the mark cannot be known from it."""
+    with load_module(KERNELS / "kernels.fatbin") as module:
+        counter = module.get_global("dev_counter")
+        counter.write(struct.pack("<i", 0))
+        add = module.get_function("add_counter")  # atomicAdd(&dev_counter, 1) per thread
+        same, after_equal = cudart.cudaStreamCreate(), cudart.cudaStreamCreate()
+        for _ in range(3):  # the first primes the C launcher, the others repeat
+            add.launch(1, 32, 1, stream=same)
+        cudart.cudaStreamSynchronize(same)
+        cudart.cudaStreamDestroy(same)
+        add.launch(1, 32, 1, stream=after_equal)
+        add.launch(1, 32, 1, stream=cudart.sys.cudaStream_t(int(after_equal)))
+        cudart.cudaStreamSynchronize(after_equal)
+        cudart.cudaStreamDestroy(after_equal)
+        for stream in (same, after_equal):
+            with pytest.raises(HandleDestroyedError) as query:
+                cudart.cudaStreamQuery(stream)
+            for _ in range(3):
+                with pytest.raises(HandleDestroyedError) as launch:
+                    add.launch(1, 32, 1, stream=stream)
+                assert str(launch.value) == str(query.value)
+        assert destroyed_by(cudart.sys.cudaStream_t(int(same))) is None
+        add.launch(1, 32, 1)  # the default stream: launches
+        cudart.cudaDeviceSynchronize()
+        assert struct.unpack("<i", counter.read())[0] == 32 * 6
