@@ -1156,6 +1156,26 @@ def test_cxx_twin_defaults_and_doc_positions():
     assert 'cxx_defaults(grid3, {"x": 1, "y": 1, "z": 7})' in text
 
 
+def test_a_renamed_declaration_is_read_from_its_own_tokens(tmp_path):
+    """libclang tokenizes a macro-renamed function's extent from the `#define` that
+    spells its name: in cuda.h thousands of tokens, read again for every renamed
+    function (the driver's parse took 10-25 s a version). Only the declaration's own are read."""
+    import clang.cindex as ci
+
+    from generator.parse import _declaration_groups, _tokens_from_name
+
+    fillers = "".join(f"int filler{i}(int a);\n" for i in range(200))
+    header = tmp_path / "renamed.h"
+    header.write_text(
+        "#define renamed renamed_v2\n" + fillers + "int renamed(int a, unsigned int b);\n"
+    )
+    tu = ci.Index.create().parse(str(header), args=["-xc"])
+    cursor = next(c for c in tu.cursor.get_children() if c.spelling == "renamed_v2")
+    tokens = [t.spelling for t in _tokens_from_name(cursor)]
+    assert tokens == ["int", "renamed", "(", "int", "a", ",", "unsigned", "int", "b", ")"]
+    assert _declaration_groups(cursor) == ("renamed", [["int", "a"], ["unsigned", "int", "b"]])
+
+
 # ---------------------------------------------------------------- anonymous_bytes.h
 
 
