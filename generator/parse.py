@@ -808,9 +808,7 @@ _CXX_TOKEN = re.compile(r"[A-Za-z_]\w*|\d[\w.]*|::|\S")
 def _declaration_groups(cursor: ci.Cursor) -> tuple[str, list[list[str]]] | None:
     """The name a declaration spells and its parameters' tokens, one list each."""
     # The name token is where the cursor points, even when a macro renames the
-    # function (`#define cudaStreamGetCaptureInfo ..._v2` spells the old name). Only
-    # the declaration's own tokens are read: libclang tokenizes a renamed function's
-    # extent from its `#define`, thousands of tokens earlier in cuda.h.
+    # function (`#define cudaStreamGetCaptureInfo ..._v2` spells the old name).
     raw_tokens = list(_tokens_from_name(cursor))
     where = cursor.location.offset
     starts = [i for i, t in enumerate(raw_tokens) if t.location.offset == where]
@@ -821,9 +819,10 @@ def _declaration_groups(cursor: ci.Cursor) -> tuple[str, list[list[str]]] | None
 
 
 def _tokens_from_name(cursor: ci.Cursor) -> Iterable[ci.Token]:
-    # The locations are made again from file, line and column: a renamed function's
-    # own locations are macro locations, and libclang would tokenize from where the
-    # macro spells the name.
+    # The declaration's own tokens, from locations made again from file, line and
+    # column: where a declaration opens with a macro (cuda.h's `__CUDA_DEPRECATED`),
+    # its extent starts at a macro location, and libclang would tokenize from where
+    # the macro is defined, thousands of tokens earlier.
     start, end = cursor.extent.start, cursor.extent.end
     if start.file is None or end.file is None or start.file.name != end.file.name:
         return cursor.get_tokens()
