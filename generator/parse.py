@@ -11,6 +11,7 @@ import ctypes
 import hashlib
 import re
 import subprocess
+from collections.abc import Iterable
 from ctypes import POINTER, Structure, c_char_p, c_int, c_longlong, c_uint, c_ulonglong, c_void_p
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -808,13 +809,29 @@ def _declaration_groups(cursor: ci.Cursor) -> tuple[str, list[list[str]]] | None
     """The name a declaration spells and its parameters' tokens, one list each."""
     # The name token is where the cursor points, even when a macro renames the
     # function (`#define cudaStreamGetCaptureInfo ..._v2` spells the old name).
-    raw_tokens = list(cursor.get_tokens())
+    raw_tokens = list(_tokens_from_name(cursor))
     where = cursor.location.offset
     starts = [i for i, t in enumerate(raw_tokens) if t.location.offset == where]
     if not starts:
         return None
     tokens = [t.spelling for t in raw_tokens]
     return tokens[starts[0]], _parameter_groups(tokens[starts[0] + 1 :])
+
+
+def _tokens_from_name(cursor: ci.Cursor) -> Iterable[ci.Token]:
+    # The declaration's own tokens, from locations made again from file, line and
+    # column: where a declaration opens with a macro (cuda.h's `__CUDA_DEPRECATED`),
+    # its extent starts at a macro location, and libclang would tokenize from where
+    # the macro is defined, thousands of tokens earlier.
+    start, end = cursor.extent.start, cursor.extent.end
+    if start.file is None or end.file is None or start.file.name != end.file.name:
+        return cursor.get_tokens()
+    tu, f = cursor.translation_unit, start.file
+    extent = ci.SourceRange.from_locations(
+        ci.SourceLocation.from_position(tu, f, start.line, start.column),
+        ci.SourceLocation.from_position(tu, f, end.line, end.column),
+    )
+    return tu.get_tokens(extent=extent)
 
 
 def _parameter_groups(tokens: list[str]) -> list[list[str]]:

@@ -1156,6 +1156,47 @@ def test_cxx_twin_defaults_and_doc_positions():
     assert 'cxx_defaults(grid3, {"x": 1, "y": 1, "z": 7})' in text
 
 
+def test_a_declaration_opening_with_a_macro_is_read_from_its_own_tokens(manifest):
+    """libclang tokenizes the extent of a declaration that opens with a macro
+    (cuda.h's `__CUDA_DEPRECATED`) from where that macro is defined: thousands of
+    tokens, for each of 49 functions (the driver's parse took 10-25 s a version). Only
+    the declaration's own are read."""
+    import clang.cindex as ci
+
+    from generator.fetch import fetch_version
+    from generator.parse import (
+        SHIMS,
+        ParseInput,
+        _declaration_groups,
+        _tokens_from_name,
+        clang_args,
+        system_include_dirs,
+    )
+
+    headers = fetch_version(manifest, "12.5", lambda _: None, "driver")
+    inp = ParseInput(
+        headers=headers.headers,
+        include_dirs=headers.include_dirs,
+        system_include_dirs=(SHIMS, *system_include_dirs()),
+        foreign_dirs=(SHIMS,),
+    )
+    name, text = inp.umbrella
+    options = ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD
+    tu = ci.Index.create().parse(
+        name, args=clang_args(inp), unsaved_files=[(name, text)], options=options
+    )
+    cursor = next(c for c in tu.cursor.get_children() if c.spelling == "cuDeviceGetProperties")
+    tokens = [t.spelling for t in _tokens_from_name(cursor)]
+    assert tokens == (
+        "__CUDA_DEPRECATED CUresult CUDAAPI cuDeviceGetProperties "
+        "( CUdevprop * prop , CUdevice dev )".split()
+    )
+    assert _declaration_groups(cursor) == (
+        "cuDeviceGetProperties",
+        [["CUdevprop", "*", "prop"], ["CUdevice", "dev"]],
+    )
+
+
 # ---------------------------------------------------------------- anonymous_bytes.h
 
 
