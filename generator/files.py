@@ -55,13 +55,19 @@ def process_alive(pid: int) -> bool:
     return True
 
 
-def write_atomically(path: Path, text: str, *, durable: bool = False) -> None:
-    """Replace `path` with `text` (UTF-8, newlines as given). `durable` also flushes the
-    data to disk before the rename, for files whose loss would cost more than time."""
+def write_atomically(path: Path, text: str | bytes, *, durable: bool = False) -> None:
+    """Replace `path` with `text` (UTF-8, newlines as given; bytes as they are). `durable`
+    also flushes the data to disk before the rename, for files whose loss would cost more
+    than time."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         os.fchmod(fd, file_mode())
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+        handle = (
+            os.fdopen(fd, "wb")
+            if isinstance(text, bytes)
+            else os.fdopen(fd, "w", encoding="utf-8", newline="")
+        )
+        with handle:
             handle.write(text)
             if durable:
                 handle.flush()

@@ -14,6 +14,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import model_cache
 from .attributes import undecided as undecided_attributes
 from .context import generation_context
 from .fetch import HeaderSet, Progress, fetch_version, print_to_stderr
@@ -54,6 +55,7 @@ def snapshot_name(key: str, surface: str = DEFAULT_SURFACE) -> str:
 
 
 def parse_version(headers: HeaderSet) -> ApiModel:
+    """The parse itself, uncached (generator/model_cache.py keeps its results)."""
     return parse(
         ParseInput(
             headers=headers.headers,
@@ -98,8 +100,7 @@ def _render_surface(
     family = manifest.families[pin.family]
     headers = fetch_version(manifest, key, progress, surface)
     tag = key if surface == DEFAULT_SURFACE else f"{key} {surface}"
-    progress(f"[{tag}] parsing {', '.join(h.name for h in headers.headers)}")
-    model = parse_version(headers)
+    model = _model(headers, tag, progress)
     if surface == DEFAULT_SURFACE:
         if model.cuda_version != pin.number:
             raise ValueError(
@@ -147,6 +148,20 @@ def _render_surface(
         # The compiled backend of the raw module (generator/render/fast.py).
         files[fast_module_name(pin.number, surface) + ".c"] = render_fast(generation)
     return files, "".join(describe(plan) + "\n" for plan in plans)
+
+
+def _model(headers: HeaderSet, tag: str, progress: Progress) -> ApiModel:
+    """The parse of `headers`, from the model cache where an earlier run (or the test
+    suite) made it (generator/model_cache.py says why that is the same)."""
+    names = ", ".join(h.name for h in headers.headers)
+    model = model_cache.cached_model(headers)
+    if model is not None:
+        progress(f"[{tag}] parsing {names}: the model cache has it")
+        return model
+    progress(f"[{tag}] parsing {names}")
+    model = parse_version(headers)
+    model_cache.keep(headers, model)
+    return model
 
 
 def _render_in_worker(manifest: Manifest, key: str) -> RenderedVersion:
