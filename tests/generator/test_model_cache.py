@@ -97,11 +97,12 @@ def test_a_torn_model_is_a_miss(tmp_path):
 def kept(models, header_sets, tmp_path, monkeypatch):
     """The generator's model cache in tmp_path, holding a doctored 12.5 runtime model
     (one function fewer), and a parse that fails the test when it is called."""
-    monkeypatch.setattr(model_cache, "cache_file", lambda headers: tmp_path / "m.pickle")
+    kept_at = tmp_path / "12.5-aaaa-1111.pickle"
+    monkeypatch.setattr(model_cache, "cache_file", lambda headers: kept_at)
     monkeypatch.delenv(model_cache.CACHE_ENV, raising=False)
     model = models["12.5"]
     doctored = dataclasses.replace(model, functions=model.functions[1:])
-    model_cache.store(tmp_path / "m.pickle", doctored)
+    model_cache.store(kept_at, doctored)
     parsed = []
 
     def parse(headers):
@@ -109,32 +110,37 @@ def kept(models, header_sets, tmp_path, monkeypatch):
         return model
 
     monkeypatch.setattr(generate, "parse_version", parse)
-    return {"headers": header_sets["12.5"], "doctored": doctored, "model": model, "parsed": parsed}
+    return {
+        "headers": header_sets["12.5"],
+        "doctored": doctored,
+        "model": model,
+        "parsed": parsed,
+        "path": kept_at,
+    }
 
 
 def test_the_generator_renders_from_the_kept_model(kept):
     said = []
     assert generate._model(kept["headers"], "12.5", said.append) == kept["doctored"]
     assert kept["parsed"] == []
-    assert said == ["[12.5] parsing cuda_runtime_api.h: the model cache has it"]
+    assert len(said) == 1 and said[0].startswith("[12.5] parsing cuda_runtime_api.h, ")
+    assert said[0].endswith(": the model cache has it")
 
 
-def test_a_miss_is_parsed_once_and_kept(kept, tmp_path):
-    (tmp_path / "m.pickle").unlink()
+def test_a_miss_is_parsed_once_and_kept(kept):
+    kept["path"].unlink()
     said = []
     assert generate._model(kept["headers"], "12.5", said.append) == kept["model"]
     assert generate._model(kept["headers"], "12.5", said.append) == kept["model"]
     assert kept["parsed"] == ["12.5"]
-    assert said == [
-        "[12.5] parsing cuda_runtime_api.h",
-        "[12.5] parsing cuda_runtime_api.h: the model cache has it",
-    ]
+    names = ", ".join(h.name for h in kept["headers"].headers)
+    assert said == [f"[12.5] parsing {names}", f"[12.5] parsing {names}: the model cache has it"]
 
 
-def test_with_the_cache_off_the_generator_parses(kept, tmp_path, monkeypatch):
+def test_with_the_cache_off_the_generator_parses(kept, monkeypatch):
     """What `--no-model-cache` sets: the kept model is neither read nor replaced."""
     monkeypatch.setenv(model_cache.CACHE_ENV, "0")
-    before = (tmp_path / "m.pickle").read_bytes()
+    before = kept["path"].read_bytes()
     assert generate._model(kept["headers"], "12.5", lambda _: None) == kept["model"]
     assert kept["parsed"] == ["12.5"]
-    assert (tmp_path / "m.pickle").read_bytes() == before
+    assert kept["path"].read_bytes() == before
