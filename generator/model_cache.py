@@ -8,8 +8,9 @@ tests/support/models.py) loads it.
 
 The key is everything the model is a function of:
 - the header set: its folders are named by the sha256 of the verified wheels they were
-  unpacked from (generator/fetch.py), so their paths name their bytes; and which headers
-  the parse starts from;
+  unpacked from, and fetch_version checks each tree against its wheel (and extracts an
+  edited one again) before any model is looked up (generator/fetch.py), so their paths
+  name their bytes; and which headers the parse starts from;
 - the parser: every file of the generator package (its code and its shims), whatever
   it is; a change to any of them is a miss;
 - the C compiler's standard headers: their folders, the compiler's version and the C
