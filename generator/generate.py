@@ -154,14 +154,11 @@ def _model(headers: HeaderSet, tag: str, progress: Progress) -> ApiModel:
     """The parse of `headers`, from the model cache where an earlier run (or the test
     suite) made it (generator/model_cache.py says why that is the same)."""
     names = ", ".join(h.name for h in headers.headers)
-    model = model_cache.cached_model(headers)
-    if model is not None:
-        progress(f"[{tag}] parsing {names}: the model cache has it")
-        return model
-    progress(f"[{tag}] parsing {names}")
-    model = parse_version(headers)
-    model_cache.keep(headers, model)
-    return model
+
+    def announce(cached: bool) -> None:
+        progress(f"[{tag}] parsing {names}" + (": the model cache has it" if cached else ""))
+
+    return model_cache.model_for(headers, parse_version, announce)
 
 
 def _render_in_worker(manifest: Manifest, key: str) -> RenderedVersion:

@@ -34,6 +34,8 @@ import pickle
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 
@@ -52,15 +54,51 @@ def enabled() -> bool:
     return os.environ.get(CACHE_ENV, "1") != "0"
 
 
-def cached_model(headers: HeaderSet) -> ApiModel | None:
-    """The kept model of `headers`; None on a miss or with the cache off."""
-    return load(cache_file(headers)) if enabled() else None
+def model_for(
+    headers: HeaderSet,
+    parse: Callable[[HeaderSet], ApiModel],
+    announce: Callable[[bool], None] = lambda _cached: None,
+) -> ApiModel:
+    """The kept model of `headers`, else parse(headers), kept. `announce(cached)` is
+    called once, before a parse starts or when the kept model is taken."""
+    if not enabled():
+        announce(False)
+        return parse(headers)
+    path = cache_file(headers)
+    model = load(path)
+    if model is None:
+        with parsing(path):
+            model = load(path)  # parsed by another process while this one waited
+            if model is None:
+                announce(False)
+                model = parse(headers)
+                store(path, model)
+                return model
+    announce(True)
+    return model
 
 
-def keep(headers: HeaderSet, model: ApiModel) -> None:
-    """Keep a model just parsed from `headers` (not with the cache off)."""
-    if enabled():
-        store(cache_file(headers), model)
+@contextmanager
+def parsing(path: Path) -> Iterator[None]:
+    """Held while the header set of the model file `path` is parsed: processes of one
+    run (the test suite's workers, `check`'s) that miss the same model wait for the
+    first one's parse instead of parsing it too. The lock is the header set's, whatever
+    the generator's state, so its files stay one per header set."""
+    try:
+        import fcntl
+    except ImportError:  # no flock (Windows): each process parses its misses
+        yield
+        return
+    key, which, _ = path.stem.split("-")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lock = open(path.parent / f"{key}-{which}.lock", "a+b")
+    except OSError:  # an unwritable cache only costs time
+        yield
+        return
+    with lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, or the process ends
+        yield
 
 
 def load(path: Path) -> ApiModel | None:

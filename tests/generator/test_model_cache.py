@@ -144,3 +144,35 @@ def test_with_the_cache_off_the_generator_parses(kept, monkeypatch):
     assert generate._model(kept["headers"], "12.5", lambda _: None) == kept["model"]
     assert kept["parsed"] == ["12.5"]
     assert kept["path"].read_bytes() == before
+
+
+def test_a_miss_waits_for_the_parse_another_process_is_making(kept):
+    """Two processes of one run missing the same model (the suite's workers, `check`'s)
+    parse it once: the second waits for the first's lock, then takes its model."""
+    import threading
+    import time
+
+    kept["path"].unlink()
+    holding, release = threading.Event(), threading.Event()
+
+    def other_parse():
+        with model_cache.parsing(kept["path"]):
+            holding.set()
+            release.wait(10)
+            model_cache.store(kept["path"], kept["doctored"])
+
+    other = threading.Thread(target=other_parse)
+    other.start()
+    assert holding.wait(10)
+    got = []
+    waiter = threading.Thread(
+        target=lambda: got.append(generate._model(kept["headers"], "12.5", lambda _: None))
+    )
+    waiter.start()
+    time.sleep(0.5)
+    assert got == []  # waiting for the lock, not parsing
+    release.set()
+    other.join(10)
+    waiter.join(10)
+    assert got == [kept["doctored"]]
+    assert kept["parsed"] == []

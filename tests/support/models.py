@@ -38,7 +38,10 @@ headers = HeaderSet(
     tuple(map(Path, job["headers"])),
     Path(job["library"]) if job["library"] is not None else None,
 )
-model_cache.store(Path(job["out"]), parse_version(headers))
+out = Path(job["out"])
+with model_cache.parsing(out):
+    if model_cache.load(out) is None:  # else another process parsed it while this one waited
+        model_cache.store(out, parse_version(headers))
 """
 
 
