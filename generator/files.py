@@ -62,13 +62,9 @@ def write_atomically(path: Path, text: str | bytes, *, durable: bool = False) ->
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         os.fchmod(fd, file_mode())
-        handle = (
-            os.fdopen(fd, "wb")
-            if isinstance(text, bytes)
-            else os.fdopen(fd, "w", encoding="utf-8", newline="")
-        )
-        with handle:
-            handle.write(text)
+        data = text if isinstance(text, bytes) else text.encode("utf-8")
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             if durable:
                 handle.flush()
                 os.fsync(handle.fileno())
