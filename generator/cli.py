@@ -8,10 +8,12 @@ files exits 1.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
 
+from . import model_cache
 from .ctypes_map import RenderError
 from .fetch import FetchError, new_minors, resolve_newest
 from .generate import (
@@ -217,13 +219,17 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("version", nargs="?", help="a CUDA version of the manifest, e.g. 12.5")
     gen.add_argument("--all", action="store_true", help="every version of the manifest")
     gen.set_defaults(func=cmd_generate)
-    gen.add_argument(
-        "--jobs", type=int, default=None, help="worker processes (default: one per CPU)"
-    )
     check = sub.add_parser("check", help="regenerate in memory and compare with generated/")
-    check.add_argument(
-        "--jobs", type=int, default=None, help="worker processes (default: one per CPU)"
-    )
+    for rendering in (gen, check):
+        rendering.add_argument(
+            "--jobs", type=int, default=None, help="worker processes (default: one per CPU)"
+        )
+        rendering.add_argument(
+            "--no-model-cache",
+            action="store_true",
+            help="parse every header set again rather than load its kept model "
+            f"(as ${model_cache.CACHE_ENV}=0)",
+        )
     check.set_defaults(func=cmd_check)
     outputs = sub.add_parser(
         "outputs", help="show each function's checked inputs and outputs (* = exceptions table)"
@@ -281,6 +287,9 @@ def main(argv: list[str] | None = None) -> int:
     if getattr(args, "all", False) and args.version:
         print("cudart-bindgen: error: give a version or --all, not both", file=sys.stderr)
         return 2
+    if getattr(args, "no_model_cache", False):
+        # In the environment: render_all's worker processes inherit it.
+        os.environ[model_cache.CACHE_ENV] = "0"
     try:
         _check_output(args.output)
         return args.func(args)

@@ -9,13 +9,12 @@ change are left alone, so Sphinx rebuilds only what changed.
 
 from __future__ import annotations
 
-import importlib
-import sys
 from pathlib import Path
 
+from . import model_cache
 from .fetch import Progress, fetch_version
 from .files import write_atomically
-from .generate import surface_context
+from .generate import parse_version, surface_context
 from .manifest import Manifest
 from .model import ApiModel
 from .render.docs import FOLDER, FamilyReference, family_reference, render_reference
@@ -26,17 +25,13 @@ DOCS = REPO / "docs"
 
 def family_models(manifest: Manifest, surface: str, keys: list[str]) -> dict[str, ApiModel]:
     """The parsed model of one header family for each version of `keys`: the one place
-    the reference gets models. Parsing every family of 15 versions takes minutes on two
-    cores (the driver's cuda.h most of it), so models come from the tests' on-disk cache
-    (tests/support/models.py: keyed by the headers, the generator's code and libclang;
-    misses parsed two at a time in fresh interpreters), which `make test` has filled."""
-    support = str(REPO / "tests" / "support")
-    if support not in sys.path:
-        sys.path.insert(0, support)
-    models_for = importlib.import_module("models").models_for
+    the reference gets models, from the model cache that `generate`, `check` and the
+    tests share (generator/model_cache.py), parsed where it has none."""
     quiet: Progress = lambda _message: None  # noqa: E731
-    header_sets = {key: fetch_version(manifest, key, quiet, surface) for key in keys}
-    return dict(models_for(header_sets))
+    return {
+        key: model_cache.model_for(fetch_version(manifest, key, quiet, surface), parse_version)
+        for key in keys
+    }
 
 
 def families(manifest: Manifest, progress: Progress) -> list[FamilyReference]:

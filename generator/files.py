@@ -55,14 +55,16 @@ def process_alive(pid: int) -> bool:
     return True
 
 
-def write_atomically(path: Path, text: str, *, durable: bool = False) -> None:
-    """Replace `path` with `text` (UTF-8, newlines as given). `durable` also flushes the
-    data to disk before the rename, for files whose loss would cost more than time."""
+def write_atomically(path: Path, text: str | bytes, *, durable: bool = False) -> None:
+    """Replace `path` with `text` (UTF-8, newlines as given; bytes as they are). `durable`
+    also flushes the data to disk before the rename, for files whose loss would cost more
+    than time."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         os.fchmod(fd, file_mode())
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
+        data = text if isinstance(text, bytes) else text.encode("utf-8")
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             if durable:
                 handle.flush()
                 os.fsync(handle.fileno())

@@ -14,6 +14,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import model_cache
 from .attributes import undecided as undecided_attributes
 from .context import GenerationContext, generation_context
 from .fetch import HeaderSet, Progress, fetch_version, print_to_stderr
@@ -54,6 +55,7 @@ def snapshot_name(key: str, surface: str = DEFAULT_SURFACE) -> str:
 
 
 def parse_version(headers: HeaderSet) -> ApiModel:
+    """The parse itself, uncached (generator/model_cache.py keeps its results)."""
     return parse(
         ParseInput(
             headers=headers.headers,
@@ -97,8 +99,7 @@ def _render_surface(
     pin = manifest.get(key)
     headers = fetch_version(manifest, key, progress, surface)
     tag = key if surface == DEFAULT_SURFACE else f"{key} {surface}"
-    progress(f"[{tag}] parsing {', '.join(h.name for h in headers.headers)}")
-    model = parse_version(headers)
+    model = _model(headers, tag, progress)
     progress(
         f"[{tag}] rendering: {len(model.functions)} functions, {len(model.enums)} enums, "
         f"{len(model.records)} records, {len(model.macros)} macros"
@@ -156,6 +157,17 @@ def surface_context(
         library=library.split(".so")[0],
     )
     return generation_context(model, context)
+
+
+def _model(headers: HeaderSet, tag: str, progress: Progress) -> ApiModel:
+    """The parse of `headers`, from the model cache where an earlier run (or the test
+    suite) made it (generator/model_cache.py says why that is the same)."""
+    names = ", ".join(h.name for h in headers.headers)
+
+    def announce(cached: bool) -> None:
+        progress(f"[{tag}] parsing {names}" + (": the model cache has it" if cached else ""))
+
+    return model_cache.model_for(headers, parse_version, announce)
 
 
 def _render_in_worker(manifest: Manifest, key: str) -> RenderedVersion:

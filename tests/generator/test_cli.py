@@ -22,11 +22,14 @@ def bindgen(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
     )
 
 
-@pytest.fixture(scope="module")
-def generated_copy(tmp_path_factory):
-    target = tmp_path_factory.mktemp("tree") / "generated"
-    shutil.copytree(GENERATED, target)
-    return target
+def _scratch_manifest(tmp_path, keys: tuple[str, ...]) -> list[str]:
+    """Options for the commands on a manifest of `keys` only, and an --output in tmp_path."""
+    from generator.manifest import Manifest
+
+    full = Manifest.load(REPO / "cuda_headers_manifest.toml")
+    manifest = tmp_path / "manifest.toml"
+    manifest.write_text(type(full)(full.families, {k: full.get(k) for k in keys}).dumps())
+    return ["--manifest", str(manifest), "--output", str(tmp_path / "generated")]
 
 
 def test_check_passes_on_the_committed_tree():
@@ -35,13 +38,17 @@ def test_check_passes_on_the_committed_tree():
     assert "matches the generator" in proc.stdout
 
 
-def test_check_names_the_stale_file(generated_copy):
-    victim = generated_copy / "sys_12040.py"
+def test_check_names_the_stale_file(tmp_path):
+    # A tree of two versions: the whole committed tree is the test above's, once a run.
+    options = _scratch_manifest(tmp_path, ("12.4", "12.5"))
+    assert bindgen(*options, "generate", "--all").returncode == 0
+    out = tmp_path / "generated"
+    victim = out / "sys_12040.py"
     victim.write_text(victim.read_text().replace("cudaSuccess = 0", "cudaSuccess = 1", 1))
-    (generated_copy / "sys_99990.py").write_text("# stray\n")
-    stub = generated_copy / "_latest.pyi"
+    (out / "sys_99990.py").write_text("# stray\n")
+    stub = out / "_latest.pyi"
     stub.write_text(stub.read_text().replace("import *", "import cudaMalloc", 1))
-    proc = bindgen("--output", str(generated_copy), "check")
+    proc = bindgen(*options, "check")
     assert proc.returncode == 1
     assert "_latest.pyi: stale" in proc.stdout
     assert "sys_12040.py: stale" in proc.stdout
@@ -53,13 +60,8 @@ def test_a_removed_versions_compiled_source_is_stale_and_goes(tmp_path):
     """Issue 19: generated/ holds the compiled backend's C too, so the C source of a
     version the manifest no longer has is reported by check and removed by
     generate --all, as its Python modules are (a scratch tree of one version)."""
-    from generator.manifest import Manifest
-
-    full = Manifest.load(REPO / "cuda_headers_manifest.toml")
-    manifest = tmp_path / "manifest.toml"
-    manifest.write_text(type(full)(full.families, {"12.5": full.get("12.5")}).dumps())
+    options = _scratch_manifest(tmp_path, ("12.5",))
     out = tmp_path / "generated"
-    options = ["--manifest", str(manifest), "--output", str(out)]
     assert bindgen(*options, "generate", "--all").returncode == 0
     stale = out / "_fast_12040.c"
     stale.write_text("/* a removed version's */\n")
@@ -73,8 +75,11 @@ def test_a_removed_versions_compiled_source_is_stale_and_goes(tmp_path):
 
 
 def test_generate_one_version_writes_the_same_bytes(tmp_path):
+    """From a parse made now (--no-model-cache): the other commands of this file render
+    from the model cache (generator/model_cache.py), and this one proves that a clean
+    parse makes the committed bytes too."""
     out = tmp_path / "generated"
-    proc = bindgen("--output", str(out), "generate", "12.2")
+    proc = bindgen("--output", str(out), "generate", "12.2", "--no-model-cache")
     assert proc.returncode == 0, proc.stderr
     # A version is the raw and checked module of each surface (the runtime's, NVRTC's,
     # nvJitLink's, the driver's) and the compiled backend of the runtime and the driver;
@@ -96,8 +101,9 @@ def test_generate_one_version_writes_the_same_bytes(tmp_path):
     assert sorted(p.name for p in out.iterdir()) == names
     for name in names:
         assert (out / name).read_bytes() == (GENERATED / name).read_bytes()
-    assert "parsing cuda_runtime_api.h" in proc.stderr  # progress is shown
+    assert "[12.2] parsing cuda_runtime_api.h" in proc.stderr  # progress is shown
     assert "[12.2 nvrtc] parsing nvrtc.h" in proc.stderr
+    assert "model cache" not in proc.stderr
 
 
 def test_unknown_version_is_one_line(tmp_path):
@@ -347,13 +353,8 @@ def test_check_covers_the_driver_modules(tmp_path):
     """The driver's modules (cuda.h) are generator output like the runtime's: a scratch
     tree of one version holds them, check names a changed or missing one, and generate
     puts them back."""
-    from generator.manifest import Manifest
-
-    full = Manifest.load(REPO / "cuda_headers_manifest.toml")
-    manifest = tmp_path / "manifest.toml"
-    manifest.write_text(type(full)(full.families, {"12.5": full.get("12.5")}).dumps())
+    options = _scratch_manifest(tmp_path, ("12.5",))
     out = tmp_path / "generated"
-    options = ["--manifest", str(manifest), "--output", str(out)]
     proc = bindgen(*options, "generate", "--all")
     assert proc.returncode == 0, proc.stderr
     assert "[12.5 driver] parsing cuda.h" in proc.stderr

@@ -59,7 +59,9 @@ def test_pieces_start_at_top_level_definitions():
 
 @pytest.fixture
 def empty_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("CUDART_BINDGEN_CACHE", str(tmp_path))
+    """A cold format cache, and only that: the headers (and their models) stay the run's,
+    not fetched and parsed again into a new $CUDART_BINDGEN_CACHE."""
+    monkeypatch.setattr(formatting, "cache_root", lambda: tmp_path)
     monkeypatch.delenv(formatting.CACHE_ENV, raising=False)
     return tmp_path
 
