@@ -56,7 +56,7 @@ def extensions() -> list[Extension]:
         _extension(
             source.stem,
             str(source.relative_to(HERE)),
-            depends=["cudart/_fastcall.h"],
+            depends=["cudart/_fastcall.h", "cudart/_fastchecked.h"],
             libraries=["dl"],
         )
         for source in generated

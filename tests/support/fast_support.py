@@ -112,7 +112,7 @@ def _test_build(source: Path) -> Path:
         str(REPO / "cudart"),
     ]
     digest = hashlib.sha256(" ".join(command).encode())
-    for part in (source, REPO / "cudart" / "_fastcall.h"):
+    for part in (source, REPO / "cudart" / "_fastcall.h", REPO / "cudart" / "_fastchecked.h"):
         digest.update(part.read_bytes())
     folder = Path(tempfile.gettempdir()) / f"cudart-test-hooks-{os.getuid()}"
     path = folder / f"{source.stem}.{digest.hexdigest()[:16]}.so"
