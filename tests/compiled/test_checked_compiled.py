@@ -319,10 +319,10 @@ print(json.dumps({{
 
 
 def _library_env(key: str) -> dict[str, str]:
+    from suite import quiet
+
     from generator.fetch import fetch_version
     from generator.manifest import Manifest
-
-    from suite import quiet
 
     headers = fetch_version(Manifest.load(), key, quiet)
     return {"CUDART_LIBRARY": str(headers.library)}
