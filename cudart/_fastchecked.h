@@ -131,7 +131,7 @@ static inline int cudart_c_handle(PyObject *o, PyTypeObject *cls, void **out)
 
 /* A new handle object of `cls` holding the slot's address: the class's own C
  * constructor (ctypes'), no Python code. */
-static PyObject *cudart_c_new_handle(PyTypeObject *cls, const void *slot)
+static inline PyObject *cudart_c_new_handle(PyTypeObject *cls, const void *slot)
 {
     PyObject *h = PyObject_CallNoArgs((PyObject *)cls);
     if (!h)
@@ -149,7 +149,7 @@ static PyObject *cudart_c_new_handle(PyTypeObject *cls, const void *slot)
 
 /* An enum output: the member of `cls`, or the int where the enum lacks the value
  * (cudart._checked.enum_value). */
-static PyObject *cudart_c_enum_value(PyTypeObject *cls, char code, const void *slot)
+static inline PyObject *cudart_c_enum_value(PyTypeObject *cls, char code, const void *slot)
 {
     PyObject *v = cudart_output_value(code, slot);
     if (!v)
@@ -170,7 +170,7 @@ static PyObject *cudart_c_enum_value(PyTypeObject *cls, char code, const void *s
 /* ---------------------------------------------------------------- the reference */
 
 /* The reference called with the arguments as given (positional and keywords). */
-static PyObject *cudart_c_fallback(PyObject *reference, PyObject *const *args, Py_ssize_t nargs,
+static inline PyObject *cudart_c_fallback(PyObject *reference, PyObject *const *args, Py_ssize_t nargs,
                                    PyObject *kwnames)
 {
     if (!reference) {
@@ -216,7 +216,7 @@ static PyObject *cudart_failures, *cudart_report_failures;
 static PyObject *cudart_error_classes[CUDART_ERROR_CACHE];
 static PyObject *cudart_error_args[CUDART_ERROR_CACHE];
 
-static void cudart_forget_errors(void)
+static inline void cudart_forget_errors(void)
 {
     for (int i = 0; i < CUDART_ERROR_CACHE; i++) {
         Py_CLEAR(cudart_error_classes[i]);
@@ -225,7 +225,7 @@ static void cudart_forget_errors(void)
 }
 
 /* Raise the reference's exception for a failed status; returns NULL. */
-static PyObject *cudart_c_raise(long long code)
+static inline PyObject *cudart_c_raise(long long code)
 {
     int cached = code >= 0 && code < CUDART_ERROR_CACHE;
     if (cached && cudart_error_classes[code]) {
@@ -262,7 +262,7 @@ static PyObject *cudart_c_raise(long long code)
 
 /* After a wait: a host callback's failure is raised as the reference's wrapper does
  * (cudart._checked._reporting_callback_failures). 0, or -1 with it raised. */
-static int cudart_c_report(const char *name, long long status, PyObject *first)
+static inline int cudart_c_report(const char *name, long long status, PyObject *first)
 {
     Py_ssize_t pending = PyObject_Size(cudart_failures);
     if (pending <= 0)
@@ -274,7 +274,7 @@ static int cudart_c_report(const char *name, long long status, PyObject *first)
 }
 
 /* A helper's call (claim, unclaim, destroyed) with a handle and two strings; 0 or -1. */
-static int cudart_c_helper(PyObject *helper, PyObject *value, const char *a, const char *b)
+static inline int cudart_c_helper(PyObject *helper, PyObject *value, const char *a, const char *b)
 {
     PyObject *r = b ? PyObject_CallFunction(helper, "Oss", value, a, b)
                     : PyObject_CallFunctionObjArgs(helper, value, NULL);
@@ -282,13 +282,13 @@ static int cudart_c_helper(PyObject *helper, PyObject *value, const char *a, con
     return r ? 0 : -1;
 }
 
-static PyObject *cudart_attribute(PyObject *o, const char *name)
+static inline PyObject *cudart_attribute(PyObject *o, const char *name)
 {
     return PyObject_GetAttrString(o, name);
 }
 
 /* Take `helpers` (cudart._checked) and the checked module's namespace; 0 or -1. */
-static int cudart_checked_helpers(PyObject *helpers, PyObject *namespace)
+static inline int cudart_checked_helpers(PyObject *helpers, PyObject *namespace)
 {
     PyObject *make_error = PyDict_GetItemString(namespace, "_error");
     PyObject *lib = PyDict_GetItemString(namespace, "_lib");
@@ -313,7 +313,7 @@ static int cudart_checked_helpers(PyObject *helpers, PyObject *namespace)
 }
 
 /* A class of the raw module (a handle or enum class), kept in *slot; 0 or -1. */
-static int cudart_checked_class(PyObject *raw, const char *name, PyTypeObject **slot)
+static inline int cudart_checked_class(PyObject *raw, const char *name, PyTypeObject **slot)
 {
     PyObject *cls = PyObject_GetAttrString(raw, name);
     if (cls && !PyType_Check(cls)) {
@@ -327,7 +327,7 @@ static int cudart_checked_class(PyObject *raw, const char *name, PyTypeObject **
 }
 
 /* A compiled function's docstring: its text signature, then the reference's own. */
-static const char *cudart_checked_doc(const char *signature, PyObject *reference)
+static inline const char *cudart_checked_doc(const char *signature, PyObject *reference)
 {
     PyObject *doc = PyObject_GetAttrString(reference, "__doc__");
     if (!doc)
