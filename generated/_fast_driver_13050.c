@@ -32658,6 +32658,22628 @@ done:
     return result;
 }
 
+/* ---------------------------------------------------------------- checked functions, compiled */
+
+/* 360 checked functions in C (generator/render/fast_checked.py), each
+ * standing for the Python checked function of its name (its reference), which serves
+ * whatever the C happy path does not take. 215 others stay Python only. */
+#include "_fastchecked.h"
+
+static PyTypeObject *cudart_handle_CUarray;
+static PyTypeObject *cudart_handle_CUasyncCallbackHandle;
+static PyTypeObject *cudart_handle_CUcheckpointOperationHandle;
+static PyTypeObject *cudart_handle_CUcontext;
+static PyTypeObject *cudart_handle_CUcoredumpCallbackHandle;
+static PyTypeObject *cudart_handle_CUdevResourceDesc;
+static PyTypeObject *cudart_handle_CUevent;
+static PyTypeObject *cudart_handle_CUexternalMemory;
+static PyTypeObject *cudart_handle_CUexternalSemaphore;
+static PyTypeObject *cudart_handle_CUfunction;
+static PyTypeObject *cudart_handle_CUgraph;
+static PyTypeObject *cudart_handle_CUgraphExec;
+static PyTypeObject *cudart_handle_CUgraphicsResource;
+static PyTypeObject *cudart_handle_CUgraphNode;
+static PyTypeObject *cudart_handle_CUgreenCtx;
+static PyTypeObject *cudart_handle_CUkernel;
+static PyTypeObject *cudart_handle_CUlibrary;
+static PyTypeObject *cudart_handle_CUlinkState;
+static PyTypeObject *cudart_handle_CUlogsCallbackHandle;
+static PyTypeObject *cudart_handle_CUmemoryPool;
+static PyTypeObject *cudart_handle_CUmipmappedArray;
+static PyTypeObject *cudart_handle_CUmodule;
+static PyTypeObject *cudart_handle_CUstream;
+static PyTypeObject *cudart_handle_CUuserObject;
+static PyTypeObject *cudart_enum_CUarray_format_enum;
+static PyTypeObject *cudart_enum_CUcoredumpSettings_enum;
+static PyTypeObject *cudart_enum_CUdevice_attribute_enum;
+static PyTypeObject *cudart_enum_CUdevice_P2PAttribute_enum;
+static PyTypeObject *cudart_enum_CUexecAffinityType_enum;
+static PyTypeObject *cudart_enum_CUflushGPUDirectRDMAWritesScope_enum;
+static PyTypeObject *cudart_enum_CUflushGPUDirectRDMAWritesTarget_enum;
+static PyTypeObject *cudart_enum_CUfunc_cache_enum;
+static PyTypeObject *cudart_enum_CUfunction_attribute_enum;
+static PyTypeObject *cudart_enum_CUfunctionLoadingState_enum;
+static PyTypeObject *cudart_enum_CUgraphNodeType_enum;
+static PyTypeObject *cudart_enum_CUlimit_enum;
+static PyTypeObject *cudart_enum_CUlogicalEndpointIpcHandleType_enum;
+static PyTypeObject *cudart_enum_CUmemAccess_flags_enum;
+static PyTypeObject *cudart_enum_CUmemAllocationGranularity_flags_enum;
+static PyTypeObject *cudart_enum_CUmemAllocationHandleType_enum;
+static PyTypeObject *cudart_enum_CUmemAllocationType_enum;
+static PyTypeObject *cudart_enum_CUmemRangeHandleType_enum;
+static PyTypeObject *cudart_enum_CUmoduleLoadingMode_enum;
+static PyTypeObject *cudart_enum_CUmulticastGranularity_flags_enum;
+static PyTypeObject *cudart_enum_CUprocessState_enum;
+static PyTypeObject *cudart_enum_CUstreamCaptureMode_enum;
+static PyTypeObject *cudart_enum_CUstreamCaptureStatus_enum;
+static PyTypeObject *cudart_enum_CUtensorMapAllocClass_enum;
+static int cudart_member_CUarray_format_enum(long long v)
+{
+    switch (v) {
+    case 1LL:
+    case 2LL:
+    case 3LL:
+    case 8LL:
+    case 9LL:
+    case 10LL:
+    case 16LL:
+    case 32LL:
+    case 80LL:
+    case 81LL:
+    case 82LL:
+    case 83LL:
+    case 84LL:
+    case 85LL:
+    case 86LL:
+    case 87LL:
+    case 88LL:
+    case 89LL:
+    case 90LL:
+    case 91LL:
+    case 92LL:
+    case 93LL:
+    case 94LL:
+    case 145LL:
+    case 146LL:
+    case 147LL:
+    case 148LL:
+    case 149LL:
+    case 150LL:
+    case 151LL:
+    case 152LL:
+    case 153LL:
+    case 154LL:
+    case 155LL:
+    case 156LL:
+    case 157LL:
+    case 158LL:
+    case 159LL:
+    case 161LL:
+    case 162LL:
+    case 163LL:
+    case 164LL:
+    case 165LL:
+    case 166LL:
+    case 167LL:
+    case 168LL:
+    case 169LL:
+    case 176LL:
+    case 177LL:
+    case 178LL:
+    case 179LL:
+    case 180LL:
+    case 181LL:
+    case 192LL:
+    case 193LL:
+    case 194LL:
+    case 195LL:
+    case 196LL:
+    case 197LL:
+    case 198LL:
+    case 199LL:
+    case 200LL:
+    case 201LL:
+    case 202LL:
+    case 203LL:
+    case 2147483647LL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+static int cudart_member_CUcoredumpSettings_enum(long long v)
+{
+    switch (v) {
+    case 1LL:
+    case 2LL:
+    case 3LL:
+    case 4LL:
+    case 5LL:
+    case 6LL:
+    case 7LL:
+    case 8LL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+static int cudart_member_CUdevice_attribute_enum(long long v)
+{
+    switch (v) {
+    case 1LL:
+    case 2LL:
+    case 3LL:
+    case 4LL:
+    case 5LL:
+    case 6LL:
+    case 7LL:
+    case 8LL:
+    case 9LL:
+    case 10LL:
+    case 11LL:
+    case 12LL:
+    case 13LL:
+    case 14LL:
+    case 15LL:
+    case 16LL:
+    case 17LL:
+    case 18LL:
+    case 19LL:
+    case 20LL:
+    case 21LL:
+    case 22LL:
+    case 23LL:
+    case 24LL:
+    case 25LL:
+    case 26LL:
+    case 27LL:
+    case 28LL:
+    case 29LL:
+    case 30LL:
+    case 31LL:
+    case 32LL:
+    case 33LL:
+    case 34LL:
+    case 35LL:
+    case 36LL:
+    case 37LL:
+    case 38LL:
+    case 39LL:
+    case 40LL:
+    case 41LL:
+    case 42LL:
+    case 43LL:
+    case 44LL:
+    case 45LL:
+    case 46LL:
+    case 47LL:
+    case 48LL:
+    case 49LL:
+    case 50LL:
+    case 51LL:
+    case 52LL:
+    case 53LL:
+    case 54LL:
+    case 55LL:
+    case 56LL:
+    case 57LL:
+    case 58LL:
+    case 59LL:
+    case 60LL:
+    case 61LL:
+    case 62LL:
+    case 63LL:
+    case 64LL:
+    case 65LL:
+    case 66LL:
+    case 67LL:
+    case 68LL:
+    case 69LL:
+    case 70LL:
+    case 71LL:
+    case 72LL:
+    case 73LL:
+    case 74LL:
+    case 75LL:
+    case 76LL:
+    case 77LL:
+    case 78LL:
+    case 79LL:
+    case 80LL:
+    case 81LL:
+    case 82LL:
+    case 83LL:
+    case 84LL:
+    case 85LL:
+    case 86LL:
+    case 87LL:
+    case 88LL:
+    case 89LL:
+    case 90LL:
+    case 91LL:
+    case 92LL:
+    case 93LL:
+    case 94LL:
+    case 95LL:
+    case 96LL:
+    case 97LL:
+    case 98LL:
+    case 99LL:
+    case 100LL:
+    case 101LL:
+    case 102LL:
+    case 103LL:
+    case 104LL:
+    case 105LL:
+    case 106LL:
+    case 107LL:
+    case 108LL:
+    case 109LL:
+    case 110LL:
+    case 111LL:
+    case 112LL:
+    case 113LL:
+    case 114LL:
+    case 115LL:
+    case 116LL:
+    case 117LL:
+    case 118LL:
+    case 119LL:
+    case 120LL:
+    case 121LL:
+    case 122LL:
+    case 123LL:
+    case 124LL:
+    case 125LL:
+    case 126LL:
+    case 127LL:
+    case 128LL:
+    case 129LL:
+    case 130LL:
+    case 131LL:
+    case 132LL:
+    case 133LL:
+    case 134LL:
+    case 135LL:
+    case 136LL:
+    case 137LL:
+    case 138LL:
+    case 139LL:
+    case 140LL:
+    case 141LL:
+    case 142LL:
+    case 143LL:
+    case 144LL:
+    case 145LL:
+    case 146LL:
+    case 147LL:
+    case 148LL:
+    case 149LL:
+    case 150LL:
+    case 151LL:
+    case 152LL:
+    case 153LL:
+    case 154LL:
+    case 155LL:
+    case 156LL:
+    case 157LL:
+    case 158LL:
+    case 159LL:
+    case 160LL:
+    case 161LL:
+    case 162LL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+static int cudart_member_CUdevice_P2PAttribute_enum(long long v)
+{
+    switch (v) {
+    case 1LL:
+    case 2LL:
+    case 3LL:
+    case 4LL:
+    case 5LL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+static int cudart_member_CUexecAffinityType_enum(long long v)
+{
+    switch (v) {
+    case 0LL:
+    case 1LL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+static int cudart_member_CUflushGPUDirectRDMAWritesScope_enum(long long v)
+{
+    switch (v) {
+    case 100LL:
+    case 200LL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+static int cudart_member_CUflushGPUDirectRDMAWritesTarget_enum(long long v)
+{
+    switch (v) {
+    case 0LL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+static int cudart_member_CUfunc_cache_enum(long long v)
+{
+    switch (v) {
+    case 0LL:
+    case 1LL:
+    case 2LL:
+    case 3LL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+static int cudart_member_CUfunction_attribute_enum(long long v)
+{
+    switch (v) {
+    case 0LL:
+    case 1LL:
+    case 2LL:
+    case 3LL:
+    case 4LL:
+    case 5LL:
+    case 6LL:
+    case 7LL:
+    case 8LL:
+    case 9LL:
+    case 10LL:
+    case 11LL:
+    case 12LL:
+    case 13LL:
+    case 14LL:
+    case 15LL:
+    case 16LL:
+    case 17LL:
+    case 18LL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+static int cudart_member_CUlimit_enum(long long v)
+{
+    switch (v) {
+    case 0LL:
+    case 1LL:
+    case 2LL:
+    case 3LL:
+    case 4LL:
+    case 5LL:
+    case 6LL:
+    case 7LL:
+    case 8LL:
+    case 9LL:
+    case 10LL:
+    case 11LL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+static int cudart_member_CUlogicalEndpointIpcHandleType_enum(long long v)
+{
+    switch (v) {
+    case 0LL:
+    case 1LL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+static int cudart_member_CUmemAllocationGranularity_flags_enum(long long v)
+{
+    switch (v) {
+    case 0LL:
+    case 1LL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+static int cudart_member_CUmemAllocationHandleType_enum(long long v)
+{
+    switch (v) {
+    case 0LL:
+    case 1LL:
+    case 2LL:
+    case 4LL:
+    case 8LL:
+    case 2147483647LL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+static int cudart_member_CUmemAllocationType_enum(long long v)
+{
+    switch (v) {
+    case 0LL:
+    case 1LL:
+    case 2LL:
+    case 2147483647LL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+static int cudart_member_CUmemRangeHandleType_enum(long long v)
+{
+    switch (v) {
+    case 1LL:
+    case 2147483647LL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+static int cudart_member_CUmulticastGranularity_flags_enum(long long v)
+{
+    switch (v) {
+    case 0LL:
+    case 1LL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+static int cudart_member_CUstreamCaptureMode_enum(long long v)
+{
+    switch (v) {
+    case 0LL:
+    case 1LL:
+    case 2LL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+static int cudart_member_CUtensorMapAllocClass_enum(long long v)
+{
+    switch (v) {
+    case 0LL:
+    case 1LL:
+    case 2LL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static PyObject *cudart_reference_cuArray3DCreate;
+
+static PyObject *cudart_checked_cuArray3DCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuArray3DCreate];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuArray3DCreate", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuArray3DCreate_v2, cudart_abi_cuArray3DCreate) fn = (CUDART_FN_T(cuArray3DCreate_v2, cudart_abi_cuArray3DCreate))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUarray, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuArray3DCreate, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuArray3DCreate_v2;
+
+static PyObject *cudart_checked_cuArray3DCreate_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuArray3DCreate_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuArray3DCreate_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuArray3DCreate_v2, cudart_abi_cuArray3DCreate_v2) fn = (CUDART_FN_T(cuArray3DCreate_v2, cudart_abi_cuArray3DCreate_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUarray, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuArray3DCreate_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuArrayCreate;
+
+static PyObject *cudart_checked_cuArrayCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuArrayCreate];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuArrayCreate", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuArrayCreate_v2, cudart_abi_cuArrayCreate) fn = (CUDART_FN_T(cuArrayCreate_v2, cudart_abi_cuArrayCreate))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUarray, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuArrayCreate, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuArrayCreate_v2;
+
+static PyObject *cudart_checked_cuArrayCreate_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuArrayCreate_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuArrayCreate_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuArrayCreate_v2, cudart_abi_cuArrayCreate_v2) fn = (CUDART_FN_T(cuArrayCreate_v2, cudart_abi_cuArrayCreate_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUarray, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuArrayCreate_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuArrayDestroy;
+
+static PyObject *cudart_checked_cuArrayDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUarray, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuArrayDestroy];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_CUarray;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hArray", "cuArrayDestroy") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuArrayDestroy", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuArrayDestroy, cudart_abi_cuArrayDestroy) fn = (CUDART_FN_T(cuArrayDestroy, cudart_abi_cuArrayDestroy))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuArrayDestroy, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuArrayGetPlane;
+
+static PyObject *cudart_checked_cuArrayGetPlane(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUarray, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuArrayGetPlane];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cuArrayGetPlane", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuArrayGetPlane, cudart_abi_cuArrayGetPlane) fn = (CUDART_FN_T(cuArrayGetPlane, cudart_abi_cuArrayGetPlane))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUarray, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuArrayGetPlane, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCheckpointOperationComplete;
+
+static PyObject *cudart_checked_cuCheckpointOperationComplete(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUcheckpointOperationHandle, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuCheckpointOperationComplete];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuCheckpointOperationComplete", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCheckpointOperationComplete, cudart_abi_cuCheckpointOperationComplete) fn = (CUDART_FN_T(cuCheckpointOperationComplete, cudart_abi_cuCheckpointOperationComplete))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCheckpointOperationComplete, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCheckpointProcessCheckpoint;
+
+static PyObject *cudart_checked_cuCheckpointProcessCheckpoint(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    long long i0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessCheckpoint];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(LK)", i0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuCheckpointProcessCheckpoint", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCheckpointProcessCheckpoint, cudart_abi_cuCheckpointProcessCheckpoint) fn = (CUDART_FN_T(cuCheckpointProcessCheckpoint, cudart_abi_cuCheckpointProcessCheckpoint))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((int)i0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCheckpointProcessCheckpoint, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCheckpointProcessGetRestoreThreadId;
+
+static PyObject *cudart_checked_cuCheckpointProcessGetRestoreThreadId(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    long long i0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessGetRestoreThreadId];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(LK)", i0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuCheckpointProcessGetRestoreThreadId", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCheckpointProcessGetRestoreThreadId, cudart_abi_cuCheckpointProcessGetRestoreThreadId) fn = (CUDART_FN_T(cuCheckpointProcessGetRestoreThreadId, cudart_abi_cuCheckpointProcessGetRestoreThreadId))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((int)i0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('i', &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCheckpointProcessGetRestoreThreadId, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCheckpointProcessGetState;
+
+static PyObject *cudart_checked_cuCheckpointProcessGetState(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    long long i0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessGetState];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(LK)", i0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuCheckpointProcessGetState", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCheckpointProcessGetState, cudart_abi_cuCheckpointProcessGetState) fn = (CUDART_FN_T(cuCheckpointProcessGetState, cudart_abi_cuCheckpointProcessGetState))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((int)i0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_enum_value(cudart_enum_CUprocessState_enum, 'I', &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCheckpointProcessGetState, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCheckpointProcessLock;
+
+static PyObject *cudart_checked_cuCheckpointProcessLock(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    long long i0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessLock];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(LK)", i0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuCheckpointProcessLock", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCheckpointProcessLock, cudart_abi_cuCheckpointProcessLock) fn = (CUDART_FN_T(cuCheckpointProcessLock, cudart_abi_cuCheckpointProcessLock))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((int)i0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCheckpointProcessLock, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCheckpointProcessRestore;
+
+static PyObject *cudart_checked_cuCheckpointProcessRestore(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    long long i0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessRestore];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(LK)", i0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuCheckpointProcessRestore", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCheckpointProcessRestore, cudart_abi_cuCheckpointProcessRestore) fn = (CUDART_FN_T(cuCheckpointProcessRestore, cudart_abi_cuCheckpointProcessRestore))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((int)i0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCheckpointProcessRestore, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCheckpointProcessUnlock;
+
+static PyObject *cudart_checked_cuCheckpointProcessUnlock(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    long long i0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuCheckpointProcessUnlock];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(LK)", i0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuCheckpointProcessUnlock", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCheckpointProcessUnlock, cudart_abi_cuCheckpointProcessUnlock) fn = (CUDART_FN_T(cuCheckpointProcessUnlock, cudart_abi_cuCheckpointProcessUnlock))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((int)i0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCheckpointProcessUnlock, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCoredumpDeregisterCompleteCallback;
+
+static PyObject *cudart_checked_cuCoredumpDeregisterCompleteCallback(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUcoredumpCallbackHandle, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuCoredumpDeregisterCompleteCallback];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuCoredumpDeregisterCompleteCallback", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCoredumpDeregisterCompleteCallback, cudart_abi_cuCoredumpDeregisterCompleteCallback) fn = (CUDART_FN_T(cuCoredumpDeregisterCompleteCallback, cudart_abi_cuCoredumpDeregisterCompleteCallback))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCoredumpDeregisterCompleteCallback, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCoredumpDeregisterStartCallback;
+
+static PyObject *cudart_checked_cuCoredumpDeregisterStartCallback(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUcoredumpCallbackHandle, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuCoredumpDeregisterStartCallback];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuCoredumpDeregisterStartCallback", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCoredumpDeregisterStartCallback, cudart_abi_cuCoredumpDeregisterStartCallback) fn = (CUDART_FN_T(cuCoredumpDeregisterStartCallback, cudart_abi_cuCoredumpDeregisterStartCallback))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCoredumpDeregisterStartCallback, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCoredumpGetAttribute;
+
+static PyObject *cudart_checked_cuCoredumpGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    void *a1;
+    void *a2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_enum(x, cudart_enum_CUcoredumpSettings_enum, cudart_member_CUcoredumpSettings_enum, &sn) && ((void)(u0 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 1, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuCoredumpGetAttribute];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", u0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuCoredumpGetAttribute", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCoredumpGetAttribute, cudart_abi_cuCoredumpGetAttribute) fn = (CUDART_FN_T(cuCoredumpGetAttribute, cudart_abi_cuCoredumpGetAttribute))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned int)u0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCoredumpGetAttribute, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCoredumpGetAttributeGlobal;
+
+static PyObject *cudart_checked_cuCoredumpGetAttributeGlobal(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    void *a1;
+    void *a2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_enum(x, cudart_enum_CUcoredumpSettings_enum, cudart_member_CUcoredumpSettings_enum, &sn) && ((void)(u0 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 1, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuCoredumpGetAttributeGlobal];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", u0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuCoredumpGetAttributeGlobal", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCoredumpGetAttributeGlobal, cudart_abi_cuCoredumpGetAttributeGlobal) fn = (CUDART_FN_T(cuCoredumpGetAttributeGlobal, cudart_abi_cuCoredumpGetAttributeGlobal))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned int)u0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCoredumpGetAttributeGlobal, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCoredumpSetAttribute;
+
+static PyObject *cudart_checked_cuCoredumpSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    void *a1;
+    void *a2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_enum(x, cudart_enum_CUcoredumpSettings_enum, cudart_member_CUcoredumpSettings_enum, &sn) && ((void)(u0 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 1, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuCoredumpSetAttribute];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", u0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuCoredumpSetAttribute", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCoredumpSetAttribute, cudart_abi_cuCoredumpSetAttribute) fn = (CUDART_FN_T(cuCoredumpSetAttribute, cudart_abi_cuCoredumpSetAttribute))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned int)u0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCoredumpSetAttribute, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCoredumpSetAttributeGlobal;
+
+static PyObject *cudart_checked_cuCoredumpSetAttributeGlobal(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    void *a1;
+    void *a2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_enum(x, cudart_enum_CUcoredumpSettings_enum, cudart_member_CUcoredumpSettings_enum, &sn) && ((void)(u0 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 1, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuCoredumpSetAttributeGlobal];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", u0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuCoredumpSetAttributeGlobal", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCoredumpSetAttributeGlobal, cudart_abi_cuCoredumpSetAttributeGlobal) fn = (CUDART_FN_T(cuCoredumpSetAttributeGlobal, cudart_abi_cuCoredumpSetAttributeGlobal))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned int)u0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCoredumpSetAttributeGlobal, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxCreate;
+
+static PyObject *cudart_checked_cuCtxCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    long long i3;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuCtxCreate];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKL)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, i3);
+        if (cudart_record_call("cuCtxCreate", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxCreate_v4, cudart_abi_cuCtxCreate) fn = (CUDART_FN_T(cuCtxCreate_v4, cudart_abi_cuCtxCreate))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2, (int)i3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUcontext, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxCreate, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxCreate_v4;
+
+static PyObject *cudart_checked_cuCtxCreate_v4(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    long long i3;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuCtxCreate_v4];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKL)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, i3);
+        if (cudart_record_call("cuCtxCreate_v4", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxCreate_v4, cudart_abi_cuCtxCreate_v4) fn = (CUDART_FN_T(cuCtxCreate_v4, cudart_abi_cuCtxCreate_v4))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2, (int)i3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUcontext, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxCreate_v4, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxDestroy;
+
+static PyObject *cudart_checked_cuCtxDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuCtxDestroy];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_CUcontext;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "ctx", "cuCtxDestroy") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuCtxDestroy", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxDestroy_v2, cudart_abi_cuCtxDestroy) fn = (CUDART_FN_T(cuCtxDestroy_v2, cudart_abi_cuCtxDestroy))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxDestroy, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxDestroy_v2;
+
+static PyObject *cudart_checked_cuCtxDestroy_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuCtxDestroy_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_CUcontext;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "ctx", "cuCtxDestroy_v2") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuCtxDestroy_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxDestroy_v2, cudart_abi_cuCtxDestroy_v2) fn = (CUDART_FN_T(cuCtxDestroy_v2, cudart_abi_cuCtxDestroy_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxDestroy_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxDisablePeerAccess;
+
+static PyObject *cudart_checked_cuCtxDisablePeerAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuCtxDisablePeerAccess];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuCtxDisablePeerAccess", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxDisablePeerAccess, cudart_abi_cuCtxDisablePeerAccess) fn = (CUDART_FN_T(cuCtxDisablePeerAccess, cudart_abi_cuCtxDisablePeerAccess))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxDisablePeerAccess, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxEnablePeerAccess;
+
+static PyObject *cudart_checked_cuCtxEnablePeerAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuCtxEnablePeerAccess];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cuCtxEnablePeerAccess", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxEnablePeerAccess, cudart_abi_cuCtxEnablePeerAccess) fn = (CUDART_FN_T(cuCtxEnablePeerAccess, cudart_abi_cuCtxEnablePeerAccess))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxEnablePeerAccess, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxFromGreenCtx;
+
+static PyObject *cudart_checked_cuCtxFromGreenCtx(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgreenCtx, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuCtxFromGreenCtx];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuCtxFromGreenCtx", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxFromGreenCtx, cudart_abi_cuCtxFromGreenCtx) fn = (CUDART_FN_T(cuCtxFromGreenCtx, cudart_abi_cuCtxFromGreenCtx))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUcontext, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxFromGreenCtx, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxGetApiVersion;
+
+static PyObject *cudart_checked_cuCtxGetApiVersion(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuCtxGetApiVersion];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuCtxGetApiVersion", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxGetApiVersion, cudart_abi_cuCtxGetApiVersion) fn = (CUDART_FN_T(cuCtxGetApiVersion, cudart_abi_cuCtxGetApiVersion))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('I', &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxGetApiVersion, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxGetCacheConfig;
+
+static PyObject *cudart_checked_cuCtxGetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 0 || nargs > 0)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    void *slot = cudart_slot_table[cudart_slot_cuCtxGetCacheConfig];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuCtxGetCacheConfig", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxGetCacheConfig, cudart_abi_cuCtxGetCacheConfig) fn = (CUDART_FN_T(cuCtxGetCacheConfig, cudart_abi_cuCtxGetCacheConfig))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_enum_value(cudart_enum_CUfunc_cache_enum, 'I', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxGetCacheConfig, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxGetCurrent;
+
+static PyObject *cudart_checked_cuCtxGetCurrent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 0 || nargs > 0)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    void *slot = cudart_slot_table[cudart_slot_cuCtxGetCurrent];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuCtxGetCurrent", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxGetCurrent, cudart_abi_cuCtxGetCurrent) fn = (CUDART_FN_T(cuCtxGetCurrent, cudart_abi_cuCtxGetCurrent))slot;
+        r = fn(a0);  /* with the GIL held: generator/gil.py */
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUcontext, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxGetCurrent, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxGetFlags;
+
+static PyObject *cudart_checked_cuCtxGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 0 || nargs > 0)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    void *slot = cudart_slot_table[cudart_slot_cuCtxGetFlags];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuCtxGetFlags", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxGetFlags, cudart_abi_cuCtxGetFlags) fn = (CUDART_FN_T(cuCtxGetFlags, cudart_abi_cuCtxGetFlags))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('I', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxGetFlags, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxGetId;
+
+static PyObject *cudart_checked_cuCtxGetId(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuCtxGetId];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuCtxGetId", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxGetId, cudart_abi_cuCtxGetId) fn = (CUDART_FN_T(cuCtxGetId, cudart_abi_cuCtxGetId))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('L', &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxGetId, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxGetLimit;
+
+static PyObject *cudart_checked_cuCtxGetLimit(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_enum(x, cudart_enum_CUlimit_enum, cudart_member_CUlimit_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuCtxGetLimit];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cuCtxGetLimit", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxGetLimit, cudart_abi_cuCtxGetLimit) fn = (CUDART_FN_T(cuCtxGetLimit, cudart_abi_cuCtxGetLimit))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('L', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxGetLimit, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxGetStreamPriorityRange;
+
+static PyObject *cudart_checked_cuCtxGetStreamPriorityRange(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 0 || nargs > 0)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    void *slot = cudart_slot_table[cudart_slot_cuCtxGetStreamPriorityRange];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuCtxGetStreamPriorityRange", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxGetStreamPriorityRange, cudart_abi_cuCtxGetStreamPriorityRange) fn = (CUDART_FN_T(cuCtxGetStreamPriorityRange, cudart_abi_cuCtxGetStreamPriorityRange))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    PyObject *v0 = cudart_output_value('i', &o0);
+    PyObject *v1 = cudart_output_value('i', &o1);
+    PyObject *result = (v0 && v1)
+        ? PyTuple_Pack(2, v0, v1) : NULL;
+    Py_XDECREF(v0);
+    Py_XDECREF(v1);
+    return result;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxGetStreamPriorityRange, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxPopCurrent;
+
+static PyObject *cudart_checked_cuCtxPopCurrent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 0 || nargs > 0)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    void *slot = cudart_slot_table[cudart_slot_cuCtxPopCurrent];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuCtxPopCurrent", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxPopCurrent_v2, cudart_abi_cuCtxPopCurrent) fn = (CUDART_FN_T(cuCtxPopCurrent_v2, cudart_abi_cuCtxPopCurrent))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUcontext, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxPopCurrent, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxPopCurrent_v2;
+
+static PyObject *cudart_checked_cuCtxPopCurrent_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 0 || nargs > 0)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    void *slot = cudart_slot_table[cudart_slot_cuCtxPopCurrent_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuCtxPopCurrent_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxPopCurrent_v2, cudart_abi_cuCtxPopCurrent_v2) fn = (CUDART_FN_T(cuCtxPopCurrent_v2, cudart_abi_cuCtxPopCurrent_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUcontext, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxPopCurrent_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxPushCurrent;
+
+static PyObject *cudart_checked_cuCtxPushCurrent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuCtxPushCurrent];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuCtxPushCurrent", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxPushCurrent_v2, cudart_abi_cuCtxPushCurrent) fn = (CUDART_FN_T(cuCtxPushCurrent_v2, cudart_abi_cuCtxPushCurrent))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxPushCurrent, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxPushCurrent_v2;
+
+static PyObject *cudart_checked_cuCtxPushCurrent_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuCtxPushCurrent_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuCtxPushCurrent_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxPushCurrent_v2, cudart_abi_cuCtxPushCurrent_v2) fn = (CUDART_FN_T(cuCtxPushCurrent_v2, cudart_abi_cuCtxPushCurrent_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxPushCurrent_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxRecordEvent;
+
+static PyObject *cudart_checked_cuCtxRecordEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUevent, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuCtxRecordEvent];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuCtxRecordEvent", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxRecordEvent, cudart_abi_cuCtxRecordEvent) fn = (CUDART_FN_T(cuCtxRecordEvent, cudart_abi_cuCtxRecordEvent))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxRecordEvent, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxResetPersistingL2Cache;
+
+static PyObject *cudart_checked_cuCtxResetPersistingL2Cache(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 0 || nargs > 0)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *slot = cudart_slot_table[cudart_slot_cuCtxResetPersistingL2Cache];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("()");
+        if (cudart_record_call("cuCtxResetPersistingL2Cache", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxResetPersistingL2Cache, cudart_abi_cuCtxResetPersistingL2Cache) fn = (CUDART_FN_T(cuCtxResetPersistingL2Cache, cudart_abi_cuCtxResetPersistingL2Cache))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn();
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxResetPersistingL2Cache, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxSetCacheConfig;
+
+static PyObject *cudart_checked_cuCtxSetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_enum(x, cudart_enum_CUfunc_cache_enum, cudart_member_CUfunc_cache_enum, &sn) && ((void)(u0 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuCtxSetCacheConfig];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", u0);
+        if (cudart_record_call("cuCtxSetCacheConfig", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxSetCacheConfig, cudart_abi_cuCtxSetCacheConfig) fn = (CUDART_FN_T(cuCtxSetCacheConfig, cudart_abi_cuCtxSetCacheConfig))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned int)u0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxSetCacheConfig, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxSetCurrent;
+
+static PyObject *cudart_checked_cuCtxSetCurrent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuCtxSetCurrent];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuCtxSetCurrent", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxSetCurrent, cudart_abi_cuCtxSetCurrent) fn = (CUDART_FN_T(cuCtxSetCurrent, cudart_abi_cuCtxSetCurrent))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxSetCurrent, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxSetFlags;
+
+static PyObject *cudart_checked_cuCtxSetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuCtxSetFlags];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", u0);
+        if (cudart_record_call("cuCtxSetFlags", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxSetFlags, cudart_abi_cuCtxSetFlags) fn = (CUDART_FN_T(cuCtxSetFlags, cudart_abi_cuCtxSetFlags))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned int)u0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxSetFlags, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxSetLimit;
+
+static PyObject *cudart_checked_cuCtxSetLimit(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_enum(x, cudart_enum_CUlimit_enum, cudart_member_CUlimit_enum, &sn) && ((void)(u0 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuCtxSetLimit];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", u0, u1);
+        if (cudart_record_call("cuCtxSetLimit", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxSetLimit, cudart_abi_cuCtxSetLimit) fn = (CUDART_FN_T(cuCtxSetLimit, cudart_abi_cuCtxSetLimit))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned int)u0, (unsigned long)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxSetLimit, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxSynchronize;
+
+static PyObject *cudart_checked_cuCtxSynchronize(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 0 || nargs > 0)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *slot = cudart_slot_table[cudart_slot_cuCtxSynchronize];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("()");
+        if (cudart_record_call("cuCtxSynchronize", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxSynchronize, cudart_abi_cuCtxSynchronize) fn = (CUDART_FN_T(cuCtxSynchronize, cudart_abi_cuCtxSynchronize))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn();
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxSynchronize, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxSynchronize_v2;
+
+static PyObject *cudart_checked_cuCtxSynchronize_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuCtxSynchronize_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuCtxSynchronize_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxSynchronize_v2, cudart_abi_cuCtxSynchronize_v2) fn = (CUDART_FN_T(cuCtxSynchronize_v2, cudart_abi_cuCtxSynchronize_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxSynchronize_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxWaitEvent;
+
+static PyObject *cudart_checked_cuCtxWaitEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUcontext, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUevent, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuCtxWaitEvent];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuCtxWaitEvent", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxWaitEvent, cudart_abi_cuCtxWaitEvent) fn = (CUDART_FN_T(cuCtxWaitEvent, cudart_abi_cuCtxWaitEvent))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxWaitEvent, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDestroyExternalMemory;
+
+static PyObject *cudart_checked_cuDestroyExternalMemory(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUexternalMemory, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuDestroyExternalMemory];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_CUexternalMemory;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "extMem", "cuDestroyExternalMemory") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuDestroyExternalMemory", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDestroyExternalMemory, cudart_abi_cuDestroyExternalMemory) fn = (CUDART_FN_T(cuDestroyExternalMemory, cudart_abi_cuDestroyExternalMemory))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDestroyExternalMemory, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDestroyExternalSemaphore;
+
+static PyObject *cudart_checked_cuDestroyExternalSemaphore(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUexternalSemaphore, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuDestroyExternalSemaphore];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_CUexternalSemaphore;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "extSem", "cuDestroyExternalSemaphore") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuDestroyExternalSemaphore", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDestroyExternalSemaphore, cudart_abi_cuDestroyExternalSemaphore) fn = (CUDART_FN_T(cuDestroyExternalSemaphore, cudart_abi_cuDestroyExternalSemaphore))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDestroyExternalSemaphore, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDevResourceGenerateDesc;
+
+static PyObject *cudart_checked_cuDevResourceGenerateDesc(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuDevResourceGenerateDesc];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cuDevResourceGenerateDesc", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDevResourceGenerateDesc, cudart_abi_cuDevResourceGenerateDesc) fn = (CUDART_FN_T(cuDevResourceGenerateDesc, cudart_abi_cuDevResourceGenerateDesc))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUdevResourceDesc, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDevResourceGenerateDesc, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDeviceCanAccessPeer;
+
+static PyObject *cudart_checked_cuDeviceCanAccessPeer(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    long long i1;
+    long long i2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuDeviceCanAccessPeer];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KLL)", (unsigned long long)(uintptr_t)a0, i1, i2);
+        if (cudart_record_call("cuDeviceCanAccessPeer", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDeviceCanAccessPeer, cudart_abi_cuDeviceCanAccessPeer) fn = (CUDART_FN_T(cuDeviceCanAccessPeer, cudart_abi_cuDeviceCanAccessPeer))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (int)i1, (int)i2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('i', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDeviceCanAccessPeer, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDeviceGetAttribute;
+
+static PyObject *cudart_checked_cuDeviceGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    long long i2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_enum(x, cudart_enum_CUdevice_attribute_enum, cudart_member_CUdevice_attribute_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetAttribute];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKL)", (unsigned long long)(uintptr_t)a0, u1, i2);
+        if (cudart_record_call("cuDeviceGetAttribute", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDeviceGetAttribute, cudart_abi_cuDeviceGetAttribute) fn = (CUDART_FN_T(cuDeviceGetAttribute, cudart_abi_cuDeviceGetAttribute))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1, (int)i2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('i', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDeviceGetAttribute, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDeviceGetCliqueCount;
+
+static PyObject *cudart_checked_cuDeviceGetCliqueCount(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    long long i1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetCliqueCount];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KL)", (unsigned long long)(uintptr_t)a0, i1);
+        if (cudart_record_call("cuDeviceGetCliqueCount", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDeviceGetCliqueCount, cudart_abi_cuDeviceGetCliqueCount) fn = (CUDART_FN_T(cuDeviceGetCliqueCount, cudart_abi_cuDeviceGetCliqueCount))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (int)i1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('L', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDeviceGetCliqueCount, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDeviceGetCount;
+
+static PyObject *cudart_checked_cuDeviceGetCount(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 0 || nargs > 0)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetCount];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuDeviceGetCount", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDeviceGetCount, cudart_abi_cuDeviceGetCount) fn = (CUDART_FN_T(cuDeviceGetCount, cudart_abi_cuDeviceGetCount))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('i', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDeviceGetCount, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDeviceGetDefaultMemPool;
+
+static PyObject *cudart_checked_cuDeviceGetDefaultMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    long long i1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetDefaultMemPool];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KL)", (unsigned long long)(uintptr_t)a0, i1);
+        if (cudart_record_call("cuDeviceGetDefaultMemPool", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDeviceGetDefaultMemPool, cudart_abi_cuDeviceGetDefaultMemPool) fn = (CUDART_FN_T(cuDeviceGetDefaultMemPool, cudart_abi_cuDeviceGetDefaultMemPool))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (int)i1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUmemoryPool, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDeviceGetDefaultMemPool, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDeviceGetExecAffinitySupport;
+
+static PyObject *cudart_checked_cuDeviceGetExecAffinitySupport(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    long long i2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_enum(x, cudart_enum_CUexecAffinityType_enum, cudart_member_CUexecAffinityType_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetExecAffinitySupport];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKL)", (unsigned long long)(uintptr_t)a0, u1, i2);
+        if (cudart_record_call("cuDeviceGetExecAffinitySupport", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDeviceGetExecAffinitySupport, cudart_abi_cuDeviceGetExecAffinitySupport) fn = (CUDART_FN_T(cuDeviceGetExecAffinitySupport, cudart_abi_cuDeviceGetExecAffinitySupport))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1, (int)i2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('i', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDeviceGetExecAffinitySupport, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDeviceGetMemPool;
+
+static PyObject *cudart_checked_cuDeviceGetMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    long long i1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetMemPool];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KL)", (unsigned long long)(uintptr_t)a0, i1);
+        if (cudart_record_call("cuDeviceGetMemPool", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDeviceGetMemPool, cudart_abi_cuDeviceGetMemPool) fn = (CUDART_FN_T(cuDeviceGetMemPool, cudart_abi_cuDeviceGetMemPool))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (int)i1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUmemoryPool, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDeviceGetMemPool, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDeviceGetNvSciSyncAttributes;
+
+static PyObject *cudart_checked_cuDeviceGetNvSciSyncAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    long long i1;
+    long long i2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetNvSciSyncAttributes];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KLL)", (unsigned long long)(uintptr_t)a0, i1, i2);
+        if (cudart_record_call("cuDeviceGetNvSciSyncAttributes", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDeviceGetNvSciSyncAttributes, cudart_abi_cuDeviceGetNvSciSyncAttributes) fn = (CUDART_FN_T(cuDeviceGetNvSciSyncAttributes, cudart_abi_cuDeviceGetNvSciSyncAttributes))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (int)i1, (int)i2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDeviceGetNvSciSyncAttributes, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDeviceGetP2PAttribute;
+
+static PyObject *cudart_checked_cuDeviceGetP2PAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    long long i2;
+    long long i3;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_enum(x, cudart_enum_CUdevice_P2PAttribute_enum, cudart_member_CUdevice_P2PAttribute_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetP2PAttribute];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKLL)", (unsigned long long)(uintptr_t)a0, u1, i2, i3);
+        if (cudart_record_call("cuDeviceGetP2PAttribute", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDeviceGetP2PAttribute, cudart_abi_cuDeviceGetP2PAttribute) fn = (CUDART_FN_T(cuDeviceGetP2PAttribute, cudart_abi_cuDeviceGetP2PAttribute))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('i', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDeviceGetP2PAttribute, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDeviceGetTexture1DLinearMaxWidth;
+
+static PyObject *cudart_checked_cuDeviceGetTexture1DLinearMaxWidth(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    long long i3;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_enum(x, cudart_enum_CUarray_format_enum, cudart_member_CUarray_format_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuDeviceGetTexture1DLinearMaxWidth];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKL)", (unsigned long long)(uintptr_t)a0, u1, u2, i3);
+        if (cudart_record_call("cuDeviceGetTexture1DLinearMaxWidth", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDeviceGetTexture1DLinearMaxWidth, cudart_abi_cuDeviceGetTexture1DLinearMaxWidth) fn = (CUDART_FN_T(cuDeviceGetTexture1DLinearMaxWidth, cudart_abi_cuDeviceGetTexture1DLinearMaxWidth))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1, (unsigned int)u2, (int)i3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('L', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDeviceGetTexture1DLinearMaxWidth, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDeviceGraphMemTrim;
+
+static PyObject *cudart_checked_cuDeviceGraphMemTrim(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    long long i0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuDeviceGraphMemTrim];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(L)", i0);
+        if (cudart_record_call("cuDeviceGraphMemTrim", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDeviceGraphMemTrim, cudart_abi_cuDeviceGraphMemTrim) fn = (CUDART_FN_T(cuDeviceGraphMemTrim, cudart_abi_cuDeviceGraphMemTrim))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((int)i0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDeviceGraphMemTrim, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDevicePrimaryCtxGetState;
+
+static PyObject *cudart_checked_cuDevicePrimaryCtxGetState(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    long long i0;
+    void *a1;
+    void *a2;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    unsigned long long o2 = 0;
+    a2 = &o2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxGetState];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(LKK)", i0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuDevicePrimaryCtxGetState", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDevicePrimaryCtxGetState, cudart_abi_cuDevicePrimaryCtxGetState) fn = (CUDART_FN_T(cuDevicePrimaryCtxGetState, cudart_abi_cuDevicePrimaryCtxGetState))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((int)i0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    PyObject *v0 = cudart_output_value('I', &o1);
+    PyObject *v1 = cudart_output_value('i', &o2);
+    PyObject *result = (v0 && v1)
+        ? PyTuple_Pack(2, v0, v1) : NULL;
+    Py_XDECREF(v0);
+    Py_XDECREF(v1);
+    return result;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDevicePrimaryCtxGetState, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDevicePrimaryCtxRelease;
+
+static PyObject *cudart_checked_cuDevicePrimaryCtxRelease(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    long long i0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRelease];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(L)", i0);
+        if (cudart_record_call("cuDevicePrimaryCtxRelease", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDevicePrimaryCtxRelease_v2, cudart_abi_cuDevicePrimaryCtxRelease) fn = (CUDART_FN_T(cuDevicePrimaryCtxRelease_v2, cudart_abi_cuDevicePrimaryCtxRelease))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((int)i0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDevicePrimaryCtxRelease, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDevicePrimaryCtxRelease_v2;
+
+static PyObject *cudart_checked_cuDevicePrimaryCtxRelease_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    long long i0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRelease_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(L)", i0);
+        if (cudart_record_call("cuDevicePrimaryCtxRelease_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDevicePrimaryCtxRelease_v2, cudart_abi_cuDevicePrimaryCtxRelease_v2) fn = (CUDART_FN_T(cuDevicePrimaryCtxRelease_v2, cudart_abi_cuDevicePrimaryCtxRelease_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((int)i0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDevicePrimaryCtxRelease_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDevicePrimaryCtxReset;
+
+static PyObject *cudart_checked_cuDevicePrimaryCtxReset(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    long long i0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxReset];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(L)", i0);
+        if (cudart_record_call("cuDevicePrimaryCtxReset", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDevicePrimaryCtxReset_v2, cudart_abi_cuDevicePrimaryCtxReset) fn = (CUDART_FN_T(cuDevicePrimaryCtxReset_v2, cudart_abi_cuDevicePrimaryCtxReset))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((int)i0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDevicePrimaryCtxReset, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDevicePrimaryCtxReset_v2;
+
+static PyObject *cudart_checked_cuDevicePrimaryCtxReset_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    long long i0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxReset_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(L)", i0);
+        if (cudart_record_call("cuDevicePrimaryCtxReset_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDevicePrimaryCtxReset_v2, cudart_abi_cuDevicePrimaryCtxReset_v2) fn = (CUDART_FN_T(cuDevicePrimaryCtxReset_v2, cudart_abi_cuDevicePrimaryCtxReset_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((int)i0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDevicePrimaryCtxReset_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDevicePrimaryCtxRetain;
+
+static PyObject *cudart_checked_cuDevicePrimaryCtxRetain(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    long long i1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxRetain];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KL)", (unsigned long long)(uintptr_t)a0, i1);
+        if (cudart_record_call("cuDevicePrimaryCtxRetain", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDevicePrimaryCtxRetain, cudart_abi_cuDevicePrimaryCtxRetain) fn = (CUDART_FN_T(cuDevicePrimaryCtxRetain, cudart_abi_cuDevicePrimaryCtxRetain))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (int)i1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUcontext, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDevicePrimaryCtxRetain, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDevicePrimaryCtxSetFlags;
+
+static PyObject *cudart_checked_cuDevicePrimaryCtxSetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    long long i0;
+    unsigned long long u1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxSetFlags];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(LK)", i0, u1);
+        if (cudart_record_call("cuDevicePrimaryCtxSetFlags", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDevicePrimaryCtxSetFlags_v2, cudart_abi_cuDevicePrimaryCtxSetFlags) fn = (CUDART_FN_T(cuDevicePrimaryCtxSetFlags_v2, cudart_abi_cuDevicePrimaryCtxSetFlags))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((int)i0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDevicePrimaryCtxSetFlags, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDevicePrimaryCtxSetFlags_v2;
+
+static PyObject *cudart_checked_cuDevicePrimaryCtxSetFlags_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    long long i0;
+    unsigned long long u1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuDevicePrimaryCtxSetFlags_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(LK)", i0, u1);
+        if (cudart_record_call("cuDevicePrimaryCtxSetFlags_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDevicePrimaryCtxSetFlags_v2, cudart_abi_cuDevicePrimaryCtxSetFlags_v2) fn = (CUDART_FN_T(cuDevicePrimaryCtxSetFlags_v2, cudart_abi_cuDevicePrimaryCtxSetFlags_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((int)i0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDevicePrimaryCtxSetFlags_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDeviceSetMemPool;
+
+static PyObject *cudart_checked_cuDeviceSetMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    long long i0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUmemoryPool, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuDeviceSetMemPool];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(LK)", i0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuDeviceSetMemPool", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDeviceSetMemPool, cudart_abi_cuDeviceSetMemPool) fn = (CUDART_FN_T(cuDeviceSetMemPool, cudart_abi_cuDeviceSetMemPool))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((int)i0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDeviceSetMemPool, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDeviceTotalMem;
+
+static PyObject *cudart_checked_cuDeviceTotalMem(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    long long i1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuDeviceTotalMem];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KL)", (unsigned long long)(uintptr_t)a0, i1);
+        if (cudart_record_call("cuDeviceTotalMem", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDeviceTotalMem_v2, cudart_abi_cuDeviceTotalMem) fn = (CUDART_FN_T(cuDeviceTotalMem_v2, cudart_abi_cuDeviceTotalMem))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (int)i1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('L', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDeviceTotalMem, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDeviceTotalMem_v2;
+
+static PyObject *cudart_checked_cuDeviceTotalMem_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    long long i1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuDeviceTotalMem_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KL)", (unsigned long long)(uintptr_t)a0, i1);
+        if (cudart_record_call("cuDeviceTotalMem_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDeviceTotalMem_v2, cudart_abi_cuDeviceTotalMem_v2) fn = (CUDART_FN_T(cuDeviceTotalMem_v2, cudart_abi_cuDeviceTotalMem_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (int)i1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('L', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDeviceTotalMem_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDeviceUnregisterAsyncNotification;
+
+static PyObject *cudart_checked_cuDeviceUnregisterAsyncNotification(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    long long i0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i0 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUasyncCallbackHandle, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuDeviceUnregisterAsyncNotification];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed1 = Py_TYPE(x1) == cudart_handle_CUasyncCallbackHandle;
+    if (claimed1 && cudart_c_helper(cudart_claim, x1, "callback", "cuDeviceUnregisterAsyncNotification") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(LK)", i0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuDeviceUnregisterAsyncNotification", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDeviceUnregisterAsyncNotification, cudart_abi_cuDeviceUnregisterAsyncNotification) fn = (CUDART_FN_T(cuDeviceUnregisterAsyncNotification, cudart_abi_cuDeviceUnregisterAsyncNotification))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((int)i0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        if (claimed1 && cudart_c_helper(cudart_unclaim, x1, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDeviceUnregisterAsyncNotification, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDriverGetVersion;
+
+static PyObject *cudart_checked_cuDriverGetVersion(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 0 || nargs > 0)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    void *slot = cudart_slot_table[cudart_slot_cuDriverGetVersion];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuDriverGetVersion", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDriverGetVersion, cudart_abi_cuDriverGetVersion) fn = (CUDART_FN_T(cuDriverGetVersion, cudart_abi_cuDriverGetVersion))slot;
+        r = fn(a0);  /* with the GIL held: generator/gil.py */
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('i', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDriverGetVersion, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuEventCreate;
+
+static PyObject *cudart_checked_cuEventCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuEventCreate];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cuEventCreate", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuEventCreate, cudart_abi_cuEventCreate) fn = (CUDART_FN_T(cuEventCreate, cudart_abi_cuEventCreate))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUevent, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuEventCreate, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuEventDestroy;
+
+static PyObject *cudart_checked_cuEventDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUevent, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuEventDestroy];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_CUevent;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hEvent", "cuEventDestroy") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuEventDestroy", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuEventDestroy_v2, cudart_abi_cuEventDestroy) fn = (CUDART_FN_T(cuEventDestroy_v2, cudart_abi_cuEventDestroy))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuEventDestroy, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuEventDestroy_v2;
+
+static PyObject *cudart_checked_cuEventDestroy_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUevent, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuEventDestroy_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_CUevent;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hEvent", "cuEventDestroy_v2") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuEventDestroy_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuEventDestroy_v2, cudart_abi_cuEventDestroy_v2) fn = (CUDART_FN_T(cuEventDestroy_v2, cudart_abi_cuEventDestroy_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuEventDestroy_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuEventElapsedTime;
+
+static PyObject *cudart_checked_cuEventElapsedTime(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUevent, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUevent, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuEventElapsedTime];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuEventElapsedTime", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuEventElapsedTime_v2, cudart_abi_cuEventElapsedTime) fn = (CUDART_FN_T(cuEventElapsedTime_v2, cudart_abi_cuEventElapsedTime))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('f', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuEventElapsedTime, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuEventElapsedTime_v2;
+
+static PyObject *cudart_checked_cuEventElapsedTime_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUevent, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUevent, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuEventElapsedTime_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuEventElapsedTime_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuEventElapsedTime_v2, cudart_abi_cuEventElapsedTime_v2) fn = (CUDART_FN_T(cuEventElapsedTime_v2, cudart_abi_cuEventElapsedTime_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('f', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuEventElapsedTime_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuEventQuery;
+
+static PyObject *cudart_checked_cuEventQuery(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUevent, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuEventQuery];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuEventQuery", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuEventQuery, cudart_abi_cuEventQuery) fn = (CUDART_FN_T(cuEventQuery, cudart_abi_cuEventQuery))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuEventQuery, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuEventRecord;
+
+static PyObject *cudart_checked_cuEventRecord(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUevent, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuEventRecord];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuEventRecord", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuEventRecord, cudart_abi_cuEventRecord) fn = (CUDART_FN_T(cuEventRecord, cudart_abi_cuEventRecord))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuEventRecord, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuEventRecordWithFlags;
+
+static PyObject *cudart_checked_cuEventRecordWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUevent, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuEventRecordWithFlags];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cuEventRecordWithFlags", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuEventRecordWithFlags, cudart_abi_cuEventRecordWithFlags) fn = (CUDART_FN_T(cuEventRecordWithFlags, cudart_abi_cuEventRecordWithFlags))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuEventRecordWithFlags, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuEventSynchronize;
+
+static PyObject *cudart_checked_cuEventSynchronize(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUevent, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuEventSynchronize];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuEventSynchronize", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuEventSynchronize, cudart_abi_cuEventSynchronize) fn = (CUDART_FN_T(cuEventSynchronize, cudart_abi_cuEventSynchronize))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuEventSynchronize, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuExternalMemoryGetMappedMipmappedArray;
+
+static PyObject *cudart_checked_cuExternalMemoryGetMappedMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUexternalMemory, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuExternalMemoryGetMappedMipmappedArray];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuExternalMemoryGetMappedMipmappedArray", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuExternalMemoryGetMappedMipmappedArray, cudart_abi_cuExternalMemoryGetMappedMipmappedArray) fn = (CUDART_FN_T(cuExternalMemoryGetMappedMipmappedArray, cudart_abi_cuExternalMemoryGetMappedMipmappedArray))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUmipmappedArray, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuExternalMemoryGetMappedMipmappedArray, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuFabricCpyBatchAsync;
+
+static PyObject *cudart_checked_cuFabricCpyBatchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    void *a1;
+    unsigned long long u2;
+    void *a3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuFabricCpyBatchAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", u0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3);
+        if (cudart_record_call("cuFabricCpyBatchAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuFabricCpyBatchAsync, cudart_abi_cuFabricCpyBatchAsync) fn = (CUDART_FN_T(cuFabricCpyBatchAsync, cudart_abi_cuFabricCpyBatchAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long)u0, a1, (unsigned long long)u2, a3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuFabricCpyBatchAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuFlushGPUDirectRDMAWrites;
+
+static PyObject *cudart_checked_cuFlushGPUDirectRDMAWrites(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_enum(x, cudart_enum_CUflushGPUDirectRDMAWritesTarget_enum, cudart_member_CUflushGPUDirectRDMAWritesTarget_enum, &sn) && ((void)(u0 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_enum(x, cudart_enum_CUflushGPUDirectRDMAWritesScope_enum, cudart_member_CUflushGPUDirectRDMAWritesScope_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuFlushGPUDirectRDMAWrites];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", u0, u1);
+        if (cudart_record_call("cuFlushGPUDirectRDMAWrites", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuFlushGPUDirectRDMAWrites, cudart_abi_cuFlushGPUDirectRDMAWrites) fn = (CUDART_FN_T(cuFlushGPUDirectRDMAWrites, cudart_abi_cuFlushGPUDirectRDMAWrites))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned int)u0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuFlushGPUDirectRDMAWrites, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuFuncGetAttribute;
+
+static PyObject *cudart_checked_cuFuncGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    void *a2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_enum(x, cudart_enum_CUfunction_attribute_enum, cudart_member_CUfunction_attribute_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUfunction, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuFuncGetAttribute];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuFuncGetAttribute", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuFuncGetAttribute, cudart_abi_cuFuncGetAttribute) fn = (CUDART_FN_T(cuFuncGetAttribute, cudart_abi_cuFuncGetAttribute))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('i', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuFuncGetAttribute, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuFuncGetModule;
+
+static PyObject *cudart_checked_cuFuncGetModule(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUfunction, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuFuncGetModule];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuFuncGetModule", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuFuncGetModule, cudart_abi_cuFuncGetModule) fn = (CUDART_FN_T(cuFuncGetModule, cudart_abi_cuFuncGetModule))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUmodule, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuFuncGetModule, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuFuncGetParamCount;
+
+static PyObject *cudart_checked_cuFuncGetParamCount(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUfunction, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuFuncGetParamCount];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuFuncGetParamCount", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuFuncGetParamCount, cudart_abi_cuFuncGetParamCount) fn = (CUDART_FN_T(cuFuncGetParamCount, cudart_abi_cuFuncGetParamCount))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('L', &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuFuncGetParamCount, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuFuncGetParamInfo;
+
+static PyObject *cudart_checked_cuFuncGetParamInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    void *a2;
+    void *a3;
+    unsigned long long o2 = 0;
+    a2 = &o2;
+    unsigned long long o3 = 0;
+    a3 = &o3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUfunction, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuFuncGetParamInfo];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
+        if (cudart_record_call("cuFuncGetParamInfo", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuFuncGetParamInfo, cudart_abi_cuFuncGetParamInfo) fn = (CUDART_FN_T(cuFuncGetParamInfo, cudart_abi_cuFuncGetParamInfo))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1, a2, a3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    PyObject *v0 = cudart_output_value('L', &o2);
+    PyObject *v1 = cudart_output_value('L', &o3);
+    PyObject *result = (v0 && v1)
+        ? PyTuple_Pack(2, v0, v1) : NULL;
+    Py_XDECREF(v0);
+    Py_XDECREF(v1);
+    return result;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuFuncGetParamInfo, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuFuncIsLoaded;
+
+static PyObject *cudart_checked_cuFuncIsLoaded(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUfunction, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuFuncIsLoaded];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuFuncIsLoaded", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuFuncIsLoaded, cudart_abi_cuFuncIsLoaded) fn = (CUDART_FN_T(cuFuncIsLoaded, cudart_abi_cuFuncIsLoaded))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_enum_value(cudart_enum_CUfunctionLoadingState_enum, 'I', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuFuncIsLoaded, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuFuncLoad;
+
+static PyObject *cudart_checked_cuFuncLoad(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUfunction, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuFuncLoad];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuFuncLoad", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuFuncLoad, cudart_abi_cuFuncLoad) fn = (CUDART_FN_T(cuFuncLoad, cudart_abi_cuFuncLoad))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuFuncLoad, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuFuncSetAttribute;
+
+static PyObject *cudart_checked_cuFuncSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    long long i2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUfunction, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_enum(x, cudart_enum_CUfunction_attribute_enum, cudart_member_CUfunction_attribute_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuFuncSetAttribute];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKL)", (unsigned long long)(uintptr_t)a0, u1, i2);
+        if (cudart_record_call("cuFuncSetAttribute", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuFuncSetAttribute, cudart_abi_cuFuncSetAttribute) fn = (CUDART_FN_T(cuFuncSetAttribute, cudart_abi_cuFuncSetAttribute))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1, (int)i2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuFuncSetAttribute, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuFuncSetCacheConfig;
+
+static PyObject *cudart_checked_cuFuncSetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUfunction, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_enum(x, cudart_enum_CUfunc_cache_enum, cudart_member_CUfunc_cache_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuFuncSetCacheConfig];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cuFuncSetCacheConfig", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuFuncSetCacheConfig, cudart_abi_cuFuncSetCacheConfig) fn = (CUDART_FN_T(cuFuncSetCacheConfig, cudart_abi_cuFuncSetCacheConfig))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuFuncSetCacheConfig, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGetExportTable;
+
+static PyObject *cudart_checked_cuGetExportTable(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGetExportTable];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGetExportTable", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGetExportTable, cudart_abi_cuGetExportTable) fn = (CUDART_FN_T(cuGetExportTable, cudart_abi_cuGetExportTable))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('P', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGetExportTable, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphAddBatchMemOpNode;
+
+static PyObject *cudart_checked_cuGraphAddBatchMemOpNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    void *a4;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_address(x, 0, 1, &a4))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphAddBatchMemOpNode];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
+        if (cudart_record_call("cuGraphAddBatchMemOpNode", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphAddBatchMemOpNode, cudart_abi_cuGraphAddBatchMemOpNode) fn = (CUDART_FN_T(cuGraphAddBatchMemOpNode, cudart_abi_cuGraphAddBatchMemOpNode))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3, a4);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUgraphNode, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphAddBatchMemOpNode, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphAddChildGraphNode;
+
+static PyObject *cudart_checked_cuGraphAddChildGraphNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    void *a4;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a4))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphAddChildGraphNode];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
+        if (cudart_record_call("cuGraphAddChildGraphNode", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphAddChildGraphNode, cudart_abi_cuGraphAddChildGraphNode) fn = (CUDART_FN_T(cuGraphAddChildGraphNode, cudart_abi_cuGraphAddChildGraphNode))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3, a4);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUgraphNode, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphAddChildGraphNode, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphAddDependencies;
+
+static PyObject *cudart_checked_cuGraphAddDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    void *a3;
+    unsigned long long u4;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_address(x, 0, 1, &a3))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphAddDependencies];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4);
+        if (cudart_record_call("cuGraphAddDependencies", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphAddDependencies_v2, cudart_abi_cuGraphAddDependencies) fn = (CUDART_FN_T(cuGraphAddDependencies_v2, cudart_abi_cuGraphAddDependencies))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, a3, (unsigned long)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphAddDependencies, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphAddDependencies_v2;
+
+static PyObject *cudart_checked_cuGraphAddDependencies_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    void *a3;
+    unsigned long long u4;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_address(x, 0, 1, &a3))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphAddDependencies_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4);
+        if (cudart_record_call("cuGraphAddDependencies_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphAddDependencies_v2, cudart_abi_cuGraphAddDependencies_v2) fn = (CUDART_FN_T(cuGraphAddDependencies_v2, cudart_abi_cuGraphAddDependencies_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, a3, (unsigned long)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphAddDependencies_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphAddEmptyNode;
+
+static PyObject *cudart_checked_cuGraphAddEmptyNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphAddEmptyNode];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3);
+        if (cudart_record_call("cuGraphAddEmptyNode", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphAddEmptyNode, cudart_abi_cuGraphAddEmptyNode) fn = (CUDART_FN_T(cuGraphAddEmptyNode, cudart_abi_cuGraphAddEmptyNode))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUgraphNode, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphAddEmptyNode, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphAddEventRecordNode;
+
+static PyObject *cudart_checked_cuGraphAddEventRecordNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    void *a4;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_handle(x, cudart_handle_CUevent, &a4))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphAddEventRecordNode];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
+        if (cudart_record_call("cuGraphAddEventRecordNode", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphAddEventRecordNode, cudart_abi_cuGraphAddEventRecordNode) fn = (CUDART_FN_T(cuGraphAddEventRecordNode, cudart_abi_cuGraphAddEventRecordNode))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3, a4);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUgraphNode, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphAddEventRecordNode, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphAddEventWaitNode;
+
+static PyObject *cudart_checked_cuGraphAddEventWaitNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    void *a4;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_handle(x, cudart_handle_CUevent, &a4))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphAddEventWaitNode];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
+        if (cudart_record_call("cuGraphAddEventWaitNode", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphAddEventWaitNode, cudart_abi_cuGraphAddEventWaitNode) fn = (CUDART_FN_T(cuGraphAddEventWaitNode, cudart_abi_cuGraphAddEventWaitNode))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3, a4);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUgraphNode, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphAddEventWaitNode, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphAddExternalSemaphoresSignalNode;
+
+static PyObject *cudart_checked_cuGraphAddExternalSemaphoresSignalNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    void *a4;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_address(x, 0, 1, &a4))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphAddExternalSemaphoresSignalNode];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
+        if (cudart_record_call("cuGraphAddExternalSemaphoresSignalNode", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphAddExternalSemaphoresSignalNode, cudart_abi_cuGraphAddExternalSemaphoresSignalNode) fn = (CUDART_FN_T(cuGraphAddExternalSemaphoresSignalNode, cudart_abi_cuGraphAddExternalSemaphoresSignalNode))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3, a4);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUgraphNode, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphAddExternalSemaphoresSignalNode, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphAddExternalSemaphoresWaitNode;
+
+static PyObject *cudart_checked_cuGraphAddExternalSemaphoresWaitNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    void *a4;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_address(x, 0, 1, &a4))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphAddExternalSemaphoresWaitNode];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
+        if (cudart_record_call("cuGraphAddExternalSemaphoresWaitNode", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphAddExternalSemaphoresWaitNode, cudart_abi_cuGraphAddExternalSemaphoresWaitNode) fn = (CUDART_FN_T(cuGraphAddExternalSemaphoresWaitNode, cudart_abi_cuGraphAddExternalSemaphoresWaitNode))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3, a4);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUgraphNode, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphAddExternalSemaphoresWaitNode, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphAddKernelNode;
+
+static PyObject *cudart_checked_cuGraphAddKernelNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    void *a4;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_address(x, 0, 1, &a4))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphAddKernelNode];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
+        if (cudart_record_call("cuGraphAddKernelNode", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphAddKernelNode_v2, cudart_abi_cuGraphAddKernelNode) fn = (CUDART_FN_T(cuGraphAddKernelNode_v2, cudart_abi_cuGraphAddKernelNode))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3, a4);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUgraphNode, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphAddKernelNode, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphAddKernelNode_v2;
+
+static PyObject *cudart_checked_cuGraphAddKernelNode_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    void *a4;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_address(x, 0, 1, &a4))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphAddKernelNode_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
+        if (cudart_record_call("cuGraphAddKernelNode_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphAddKernelNode_v2, cudart_abi_cuGraphAddKernelNode_v2) fn = (CUDART_FN_T(cuGraphAddKernelNode_v2, cudart_abi_cuGraphAddKernelNode_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3, a4);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUgraphNode, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphAddKernelNode_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphAddMemAllocNode;
+
+static PyObject *cudart_checked_cuGraphAddMemAllocNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    void *a4;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_address(x, 0, 1, &a4))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphAddMemAllocNode];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
+        if (cudart_record_call("cuGraphAddMemAllocNode", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphAddMemAllocNode, cudart_abi_cuGraphAddMemAllocNode) fn = (CUDART_FN_T(cuGraphAddMemAllocNode, cudart_abi_cuGraphAddMemAllocNode))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3, a4);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUgraphNode, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphAddMemAllocNode, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphAddMemFreeNode;
+
+static PyObject *cudart_checked_cuGraphAddMemFreeNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    unsigned long long u4;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphAddMemFreeNode];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, u4);
+        if (cudart_record_call("cuGraphAddMemFreeNode", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphAddMemFreeNode, cudart_abi_cuGraphAddMemFreeNode) fn = (CUDART_FN_T(cuGraphAddMemFreeNode, cudart_abi_cuGraphAddMemFreeNode))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long long)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUgraphNode, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphAddMemFreeNode, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphAddMemcpyNode;
+
+static PyObject *cudart_checked_cuGraphAddMemcpyNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    void *a4;
+    void *a5;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_address(x, 0, 1, &a4))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!cudart_c_handle(x, cudart_handle_CUcontext, &a5))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphAddMemcpyNode];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4, (unsigned long long)(uintptr_t)a5);
+        if (cudart_record_call("cuGraphAddMemcpyNode", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphAddMemcpyNode, cudart_abi_cuGraphAddMemcpyNode) fn = (CUDART_FN_T(cuGraphAddMemcpyNode, cudart_abi_cuGraphAddMemcpyNode))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3, a4, a5);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUgraphNode, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphAddMemcpyNode, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphAddMemsetNode;
+
+static PyObject *cudart_checked_cuGraphAddMemsetNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    void *a4;
+    void *a5;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_address(x, 0, 1, &a4))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!cudart_c_handle(x, cudart_handle_CUcontext, &a5))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphAddMemsetNode];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4, (unsigned long long)(uintptr_t)a5);
+        if (cudart_record_call("cuGraphAddMemsetNode", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphAddMemsetNode, cudart_abi_cuGraphAddMemsetNode) fn = (CUDART_FN_T(cuGraphAddMemsetNode, cudart_abi_cuGraphAddMemsetNode))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3, a4, a5);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUgraphNode, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphAddMemsetNode, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphAddNode;
+
+static PyObject *cudart_checked_cuGraphAddNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    void *a3;
+    unsigned long long u4;
+    void *a5;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 1, &a3))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!cudart_c_address(x, 0, 1, &a5))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphAddNode];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4, (unsigned long long)(uintptr_t)a5);
+        if (cudart_record_call("cuGraphAddNode", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphAddNode_v2, cudart_abi_cuGraphAddNode) fn = (CUDART_FN_T(cuGraphAddNode_v2, cudart_abi_cuGraphAddNode))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUgraphNode, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphAddNode, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphAddNode_v2;
+
+static PyObject *cudart_checked_cuGraphAddNode_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    void *a3;
+    unsigned long long u4;
+    void *a5;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 1, &a3))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!cudart_c_address(x, 0, 1, &a5))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphAddNode_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4, (unsigned long long)(uintptr_t)a5);
+        if (cudart_record_call("cuGraphAddNode_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphAddNode_v2, cudart_abi_cuGraphAddNode_v2) fn = (CUDART_FN_T(cuGraphAddNode_v2, cudart_abi_cuGraphAddNode_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUgraphNode, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphAddNode_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphAddNode_v3;
+
+static PyObject *cudart_checked_cuGraphAddNode_v3(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    void *a3;
+    unsigned long long u4;
+    void *a5;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 1, &a3))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!cudart_c_address(x, 0, 1, &a5))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphAddNode_v3];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4, (unsigned long long)(uintptr_t)a5);
+        if (cudart_record_call("cuGraphAddNode_v3", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphAddNode_v3, cudart_abi_cuGraphAddNode_v3) fn = (CUDART_FN_T(cuGraphAddNode_v3, cudart_abi_cuGraphAddNode_v3))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUgraphNode, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphAddNode_v3, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphBatchMemOpNodeSetParams;
+
+static PyObject *cudart_checked_cuGraphBatchMemOpNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphBatchMemOpNodeSetParams];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGraphBatchMemOpNodeSetParams", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphBatchMemOpNodeSetParams, cudart_abi_cuGraphBatchMemOpNodeSetParams) fn = (CUDART_FN_T(cuGraphBatchMemOpNodeSetParams, cudart_abi_cuGraphBatchMemOpNodeSetParams))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphBatchMemOpNodeSetParams, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphChildGraphNodeGetGraph;
+
+static PyObject *cudart_checked_cuGraphChildGraphNodeGetGraph(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphChildGraphNodeGetGraph];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGraphChildGraphNodeGetGraph", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphChildGraphNodeGetGraph, cudart_abi_cuGraphChildGraphNodeGetGraph) fn = (CUDART_FN_T(cuGraphChildGraphNodeGetGraph, cudart_abi_cuGraphChildGraphNodeGetGraph))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUgraph, &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphChildGraphNodeGetGraph, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphCreate;
+
+static PyObject *cudart_checked_cuGraphCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphCreate];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cuGraphCreate", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphCreate, cudart_abi_cuGraphCreate) fn = (CUDART_FN_T(cuGraphCreate, cudart_abi_cuGraphCreate))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUgraph, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphCreate, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphDestroy;
+
+static PyObject *cudart_checked_cuGraphDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphDestroy];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_CUgraph;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hGraph", "cuGraphDestroy") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuGraphDestroy", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphDestroy, cudart_abi_cuGraphDestroy) fn = (CUDART_FN_T(cuGraphDestroy, cudart_abi_cuGraphDestroy))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    if (cudart_c_helper(cudart_destroyed, x0, "CUgraph", "cuGraphDestroy") < 0)
+        return NULL;
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphDestroy, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphDestroyNode;
+
+static PyObject *cudart_checked_cuGraphDestroyNode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphDestroyNode];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_CUgraphNode;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hNode", "cuGraphDestroyNode") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuGraphDestroyNode", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphDestroyNode, cudart_abi_cuGraphDestroyNode) fn = (CUDART_FN_T(cuGraphDestroyNode, cudart_abi_cuGraphDestroyNode))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphDestroyNode, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphEventRecordNodeGetEvent;
+
+static PyObject *cudart_checked_cuGraphEventRecordNodeGetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphEventRecordNodeGetEvent];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGraphEventRecordNodeGetEvent", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphEventRecordNodeGetEvent, cudart_abi_cuGraphEventRecordNodeGetEvent) fn = (CUDART_FN_T(cuGraphEventRecordNodeGetEvent, cudart_abi_cuGraphEventRecordNodeGetEvent))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUevent, &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphEventRecordNodeGetEvent, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphEventRecordNodeSetEvent;
+
+static PyObject *cudart_checked_cuGraphEventRecordNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUevent, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphEventRecordNodeSetEvent];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGraphEventRecordNodeSetEvent", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphEventRecordNodeSetEvent, cudart_abi_cuGraphEventRecordNodeSetEvent) fn = (CUDART_FN_T(cuGraphEventRecordNodeSetEvent, cudart_abi_cuGraphEventRecordNodeSetEvent))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphEventRecordNodeSetEvent, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphEventWaitNodeGetEvent;
+
+static PyObject *cudart_checked_cuGraphEventWaitNodeGetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphEventWaitNodeGetEvent];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGraphEventWaitNodeGetEvent", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphEventWaitNodeGetEvent, cudart_abi_cuGraphEventWaitNodeGetEvent) fn = (CUDART_FN_T(cuGraphEventWaitNodeGetEvent, cudart_abi_cuGraphEventWaitNodeGetEvent))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUevent, &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphEventWaitNodeGetEvent, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphEventWaitNodeSetEvent;
+
+static PyObject *cudart_checked_cuGraphEventWaitNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUevent, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphEventWaitNodeSetEvent];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGraphEventWaitNodeSetEvent", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphEventWaitNodeSetEvent, cudart_abi_cuGraphEventWaitNodeSetEvent) fn = (CUDART_FN_T(cuGraphEventWaitNodeSetEvent, cudart_abi_cuGraphEventWaitNodeSetEvent))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphEventWaitNodeSetEvent, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphExecBatchMemOpNodeSetParams;
+
+static PyObject *cudart_checked_cuGraphExecBatchMemOpNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphExec, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphExecBatchMemOpNodeSetParams];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuGraphExecBatchMemOpNodeSetParams", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphExecBatchMemOpNodeSetParams, cudart_abi_cuGraphExecBatchMemOpNodeSetParams) fn = (CUDART_FN_T(cuGraphExecBatchMemOpNodeSetParams, cudart_abi_cuGraphExecBatchMemOpNodeSetParams))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphExecBatchMemOpNodeSetParams, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphExecChildGraphNodeSetParams;
+
+static PyObject *cudart_checked_cuGraphExecChildGraphNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphExec, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphExecChildGraphNodeSetParams];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuGraphExecChildGraphNodeSetParams", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphExecChildGraphNodeSetParams, cudart_abi_cuGraphExecChildGraphNodeSetParams) fn = (CUDART_FN_T(cuGraphExecChildGraphNodeSetParams, cudart_abi_cuGraphExecChildGraphNodeSetParams))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphExecChildGraphNodeSetParams, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphExecDestroy;
+
+static PyObject *cudart_checked_cuGraphExecDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphExec, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphExecDestroy];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_CUgraphExec;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hGraphExec", "cuGraphExecDestroy") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuGraphExecDestroy", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphExecDestroy, cudart_abi_cuGraphExecDestroy) fn = (CUDART_FN_T(cuGraphExecDestroy, cudart_abi_cuGraphExecDestroy))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    if (cudart_c_helper(cudart_destroyed, x0, "CUgraphExec", "cuGraphExecDestroy") < 0)
+        return NULL;
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphExecDestroy, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphExecEventRecordNodeSetEvent;
+
+static PyObject *cudart_checked_cuGraphExecEventRecordNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphExec, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_handle(x, cudart_handle_CUevent, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphExecEventRecordNodeSetEvent];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuGraphExecEventRecordNodeSetEvent", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphExecEventRecordNodeSetEvent, cudart_abi_cuGraphExecEventRecordNodeSetEvent) fn = (CUDART_FN_T(cuGraphExecEventRecordNodeSetEvent, cudart_abi_cuGraphExecEventRecordNodeSetEvent))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphExecEventRecordNodeSetEvent, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphExecEventWaitNodeSetEvent;
+
+static PyObject *cudart_checked_cuGraphExecEventWaitNodeSetEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphExec, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_handle(x, cudart_handle_CUevent, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphExecEventWaitNodeSetEvent];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuGraphExecEventWaitNodeSetEvent", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphExecEventWaitNodeSetEvent, cudart_abi_cuGraphExecEventWaitNodeSetEvent) fn = (CUDART_FN_T(cuGraphExecEventWaitNodeSetEvent, cudart_abi_cuGraphExecEventWaitNodeSetEvent))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphExecEventWaitNodeSetEvent, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphExecExternalSemaphoresSignalNodeSetParams;
+
+static PyObject *cudart_checked_cuGraphExecExternalSemaphoresSignalNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphExec, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphExecExternalSemaphoresSignalNodeSetParams];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuGraphExecExternalSemaphoresSignalNodeSetParams", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphExecExternalSemaphoresSignalNodeSetParams, cudart_abi_cuGraphExecExternalSemaphoresSignalNodeSetParams) fn = (CUDART_FN_T(cuGraphExecExternalSemaphoresSignalNodeSetParams, cudart_abi_cuGraphExecExternalSemaphoresSignalNodeSetParams))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphExecExternalSemaphoresSignalNodeSetParams, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphExecExternalSemaphoresWaitNodeSetParams;
+
+static PyObject *cudart_checked_cuGraphExecExternalSemaphoresWaitNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphExec, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphExecExternalSemaphoresWaitNodeSetParams];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuGraphExecExternalSemaphoresWaitNodeSetParams", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphExecExternalSemaphoresWaitNodeSetParams, cudart_abi_cuGraphExecExternalSemaphoresWaitNodeSetParams) fn = (CUDART_FN_T(cuGraphExecExternalSemaphoresWaitNodeSetParams, cudart_abi_cuGraphExecExternalSemaphoresWaitNodeSetParams))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphExecExternalSemaphoresWaitNodeSetParams, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphExecGetId;
+
+static PyObject *cudart_checked_cuGraphExecGetId(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphExec, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphExecGetId];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGraphExecGetId", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphExecGetId, cudart_abi_cuGraphExecGetId) fn = (CUDART_FN_T(cuGraphExecGetId, cudart_abi_cuGraphExecGetId))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('I', &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphExecGetId, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphExecKernelNodeSetParams;
+
+static PyObject *cudart_checked_cuGraphExecKernelNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphExec, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphExecKernelNodeSetParams];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuGraphExecKernelNodeSetParams", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphExecKernelNodeSetParams_v2, cudart_abi_cuGraphExecKernelNodeSetParams) fn = (CUDART_FN_T(cuGraphExecKernelNodeSetParams_v2, cudart_abi_cuGraphExecKernelNodeSetParams))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphExecKernelNodeSetParams, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphExecKernelNodeSetParams_v2;
+
+static PyObject *cudart_checked_cuGraphExecKernelNodeSetParams_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphExec, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphExecKernelNodeSetParams_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuGraphExecKernelNodeSetParams_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphExecKernelNodeSetParams_v2, cudart_abi_cuGraphExecKernelNodeSetParams_v2) fn = (CUDART_FN_T(cuGraphExecKernelNodeSetParams_v2, cudart_abi_cuGraphExecKernelNodeSetParams_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphExecKernelNodeSetParams_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphExecMemcpyNodeSetParams;
+
+static PyObject *cudart_checked_cuGraphExecMemcpyNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    void *a3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphExec, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_handle(x, cudart_handle_CUcontext, &a3))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphExecMemcpyNodeSetParams];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
+        if (cudart_record_call("cuGraphExecMemcpyNodeSetParams", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphExecMemcpyNodeSetParams, cudart_abi_cuGraphExecMemcpyNodeSetParams) fn = (CUDART_FN_T(cuGraphExecMemcpyNodeSetParams, cudart_abi_cuGraphExecMemcpyNodeSetParams))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, a3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphExecMemcpyNodeSetParams, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphExecMemsetNodeSetParams;
+
+static PyObject *cudart_checked_cuGraphExecMemsetNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    void *a3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphExec, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_handle(x, cudart_handle_CUcontext, &a3))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphExecMemsetNodeSetParams];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
+        if (cudart_record_call("cuGraphExecMemsetNodeSetParams", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphExecMemsetNodeSetParams, cudart_abi_cuGraphExecMemsetNodeSetParams) fn = (CUDART_FN_T(cuGraphExecMemsetNodeSetParams, cudart_abi_cuGraphExecMemsetNodeSetParams))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, a3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphExecMemsetNodeSetParams, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphExecNodeSetParams;
+
+static PyObject *cudart_checked_cuGraphExecNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphExec, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphExecNodeSetParams];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuGraphExecNodeSetParams", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphExecNodeSetParams, cudart_abi_cuGraphExecNodeSetParams) fn = (CUDART_FN_T(cuGraphExecNodeSetParams, cudart_abi_cuGraphExecNodeSetParams))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphExecNodeSetParams, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphExternalSemaphoresSignalNodeSetParams;
+
+static PyObject *cudart_checked_cuGraphExternalSemaphoresSignalNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresSignalNodeSetParams];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGraphExternalSemaphoresSignalNodeSetParams", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphExternalSemaphoresSignalNodeSetParams, cudart_abi_cuGraphExternalSemaphoresSignalNodeSetParams) fn = (CUDART_FN_T(cuGraphExternalSemaphoresSignalNodeSetParams, cudart_abi_cuGraphExternalSemaphoresSignalNodeSetParams))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphExternalSemaphoresSignalNodeSetParams, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphExternalSemaphoresWaitNodeSetParams;
+
+static PyObject *cudart_checked_cuGraphExternalSemaphoresWaitNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphExternalSemaphoresWaitNodeSetParams];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGraphExternalSemaphoresWaitNodeSetParams", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphExternalSemaphoresWaitNodeSetParams, cudart_abi_cuGraphExternalSemaphoresWaitNodeSetParams) fn = (CUDART_FN_T(cuGraphExternalSemaphoresWaitNodeSetParams, cudart_abi_cuGraphExternalSemaphoresWaitNodeSetParams))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphExternalSemaphoresWaitNodeSetParams, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphGetId;
+
+static PyObject *cudart_checked_cuGraphGetId(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphGetId];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGraphGetId", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphGetId, cudart_abi_cuGraphGetId) fn = (CUDART_FN_T(cuGraphGetId, cudart_abi_cuGraphGetId))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('I', &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphGetId, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphKernelNodeCopyAttributes;
+
+static PyObject *cudart_checked_cuGraphKernelNodeCopyAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphKernelNodeCopyAttributes];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGraphKernelNodeCopyAttributes", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphKernelNodeCopyAttributes, cudart_abi_cuGraphKernelNodeCopyAttributes) fn = (CUDART_FN_T(cuGraphKernelNodeCopyAttributes, cudart_abi_cuGraphKernelNodeCopyAttributes))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphKernelNodeCopyAttributes, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphKernelNodeSetParams;
+
+static PyObject *cudart_checked_cuGraphKernelNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphKernelNodeSetParams];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGraphKernelNodeSetParams", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphKernelNodeSetParams_v2, cudart_abi_cuGraphKernelNodeSetParams) fn = (CUDART_FN_T(cuGraphKernelNodeSetParams_v2, cudart_abi_cuGraphKernelNodeSetParams))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphKernelNodeSetParams, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphKernelNodeSetParams_v2;
+
+static PyObject *cudart_checked_cuGraphKernelNodeSetParams_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphKernelNodeSetParams_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGraphKernelNodeSetParams_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphKernelNodeSetParams_v2, cudart_abi_cuGraphKernelNodeSetParams_v2) fn = (CUDART_FN_T(cuGraphKernelNodeSetParams_v2, cudart_abi_cuGraphKernelNodeSetParams_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphKernelNodeSetParams_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphLaunch;
+
+static PyObject *cudart_checked_cuGraphLaunch(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphExec, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphLaunch];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGraphLaunch", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphLaunch, cudart_abi_cuGraphLaunch) fn = (CUDART_FN_T(cuGraphLaunch, cudart_abi_cuGraphLaunch))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphLaunch, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphMemcpyNodeSetParams;
+
+static PyObject *cudart_checked_cuGraphMemcpyNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphMemcpyNodeSetParams];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGraphMemcpyNodeSetParams", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphMemcpyNodeSetParams, cudart_abi_cuGraphMemcpyNodeSetParams) fn = (CUDART_FN_T(cuGraphMemcpyNodeSetParams, cudart_abi_cuGraphMemcpyNodeSetParams))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphMemcpyNodeSetParams, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphMemsetNodeSetParams;
+
+static PyObject *cudart_checked_cuGraphMemsetNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphMemsetNodeSetParams];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGraphMemsetNodeSetParams", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphMemsetNodeSetParams, cudart_abi_cuGraphMemsetNodeSetParams) fn = (CUDART_FN_T(cuGraphMemsetNodeSetParams, cudart_abi_cuGraphMemsetNodeSetParams))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphMemsetNodeSetParams, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphNodeFindInClone;
+
+static PyObject *cudart_checked_cuGraphNodeFindInClone(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeFindInClone];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuGraphNodeFindInClone", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphNodeFindInClone, cudart_abi_cuGraphNodeFindInClone) fn = (CUDART_FN_T(cuGraphNodeFindInClone, cudart_abi_cuGraphNodeFindInClone))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUgraphNode, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphNodeFindInClone, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphNodeGetContainingGraph;
+
+static PyObject *cudart_checked_cuGraphNodeGetContainingGraph(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetContainingGraph];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGraphNodeGetContainingGraph", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphNodeGetContainingGraph, cudart_abi_cuGraphNodeGetContainingGraph) fn = (CUDART_FN_T(cuGraphNodeGetContainingGraph, cudart_abi_cuGraphNodeGetContainingGraph))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUgraph, &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphNodeGetContainingGraph, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphNodeGetEnabled;
+
+static PyObject *cudart_checked_cuGraphNodeGetEnabled(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long o2 = 0;
+    a2 = &o2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphExec, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetEnabled];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuGraphNodeGetEnabled", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphNodeGetEnabled, cudart_abi_cuGraphNodeGetEnabled) fn = (CUDART_FN_T(cuGraphNodeGetEnabled, cudart_abi_cuGraphNodeGetEnabled))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('I', &o2);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphNodeGetEnabled, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphNodeGetLocalId;
+
+static PyObject *cudart_checked_cuGraphNodeGetLocalId(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetLocalId];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGraphNodeGetLocalId", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphNodeGetLocalId, cudart_abi_cuGraphNodeGetLocalId) fn = (CUDART_FN_T(cuGraphNodeGetLocalId, cudart_abi_cuGraphNodeGetLocalId))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('I', &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphNodeGetLocalId, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphNodeGetToolsId;
+
+static PyObject *cudart_checked_cuGraphNodeGetToolsId(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetToolsId];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGraphNodeGetToolsId", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphNodeGetToolsId, cudart_abi_cuGraphNodeGetToolsId) fn = (CUDART_FN_T(cuGraphNodeGetToolsId, cudart_abi_cuGraphNodeGetToolsId))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('L', &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphNodeGetToolsId, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphNodeGetType;
+
+static PyObject *cudart_checked_cuGraphNodeGetType(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeGetType];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGraphNodeGetType", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphNodeGetType, cudart_abi_cuGraphNodeGetType) fn = (CUDART_FN_T(cuGraphNodeGetType, cudart_abi_cuGraphNodeGetType))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_enum_value(cudart_enum_CUgraphNodeType_enum, 'I', &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphNodeGetType, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphNodeSetEnabled;
+
+static PyObject *cudart_checked_cuGraphNodeSetEnabled(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphExec, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeSetEnabled];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cuGraphNodeSetEnabled", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphNodeSetEnabled, cudart_abi_cuGraphNodeSetEnabled) fn = (CUDART_FN_T(cuGraphNodeSetEnabled, cudart_abi_cuGraphNodeSetEnabled))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphNodeSetEnabled, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphNodeSetParams;
+
+static PyObject *cudart_checked_cuGraphNodeSetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeSetParams];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGraphNodeSetParams", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphNodeSetParams, cudart_abi_cuGraphNodeSetParams) fn = (CUDART_FN_T(cuGraphNodeSetParams, cudart_abi_cuGraphNodeSetParams))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphNodeSetParams, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphNodeSetParams_v2;
+
+static PyObject *cudart_checked_cuGraphNodeSetParams_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphNodeSetParams_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGraphNodeSetParams_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphNodeSetParams_v2, cudart_abi_cuGraphNodeSetParams_v2) fn = (CUDART_FN_T(cuGraphNodeSetParams_v2, cudart_abi_cuGraphNodeSetParams_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphNodeSetParams_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphReleaseUserObject;
+
+static PyObject *cudart_checked_cuGraphReleaseUserObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUuserObject, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphReleaseUserObject];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cuGraphReleaseUserObject", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphReleaseUserObject, cudart_abi_cuGraphReleaseUserObject) fn = (CUDART_FN_T(cuGraphReleaseUserObject, cudart_abi_cuGraphReleaseUserObject))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphReleaseUserObject, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphRemoveDependencies;
+
+static PyObject *cudart_checked_cuGraphRemoveDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    void *a3;
+    unsigned long long u4;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_address(x, 0, 1, &a3))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphRemoveDependencies];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4);
+        if (cudart_record_call("cuGraphRemoveDependencies", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphRemoveDependencies_v2, cudart_abi_cuGraphRemoveDependencies) fn = (CUDART_FN_T(cuGraphRemoveDependencies_v2, cudart_abi_cuGraphRemoveDependencies))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, a3, (unsigned long)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphRemoveDependencies, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphRemoveDependencies_v2;
+
+static PyObject *cudart_checked_cuGraphRemoveDependencies_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    void *a3;
+    unsigned long long u4;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_address(x, 0, 1, &a3))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphRemoveDependencies_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4);
+        if (cudart_record_call("cuGraphRemoveDependencies_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphRemoveDependencies_v2, cudart_abi_cuGraphRemoveDependencies_v2) fn = (CUDART_FN_T(cuGraphRemoveDependencies_v2, cudart_abi_cuGraphRemoveDependencies_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, a3, (unsigned long)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphRemoveDependencies_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphRetainUserObject;
+
+static PyObject *cudart_checked_cuGraphRetainUserObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUuserObject, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphRetainUserObject];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
+        if (cudart_record_call("cuGraphRetainUserObject", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphRetainUserObject, cudart_abi_cuGraphRetainUserObject) fn = (CUDART_FN_T(cuGraphRetainUserObject, cudart_abi_cuGraphRetainUserObject))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphRetainUserObject, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphUpload;
+
+static PyObject *cudart_checked_cuGraphUpload(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphExec, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphUpload];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGraphUpload", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphUpload, cudart_abi_cuGraphUpload) fn = (CUDART_FN_T(cuGraphUpload, cudart_abi_cuGraphUpload))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphUpload, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphicsMapResources;
+
+static PyObject *cudart_checked_cuGraphicsMapResources(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    void *a1;
+    void *a2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphicsMapResources];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", u0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuGraphicsMapResources", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphicsMapResources, cudart_abi_cuGraphicsMapResources) fn = (CUDART_FN_T(cuGraphicsMapResources, cudart_abi_cuGraphicsMapResources))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned int)u0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphicsMapResources, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphicsResourceGetMappedMipmappedArray;
+
+static PyObject *cudart_checked_cuGraphicsResourceGetMappedMipmappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphicsResource, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedMipmappedArray];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGraphicsResourceGetMappedMipmappedArray", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphicsResourceGetMappedMipmappedArray, cudart_abi_cuGraphicsResourceGetMappedMipmappedArray) fn = (CUDART_FN_T(cuGraphicsResourceGetMappedMipmappedArray, cudart_abi_cuGraphicsResourceGetMappedMipmappedArray))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUmipmappedArray, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphicsResourceGetMappedMipmappedArray, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphicsResourceSetMapFlags;
+
+static PyObject *cudart_checked_cuGraphicsResourceSetMapFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphicsResource, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceSetMapFlags];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cuGraphicsResourceSetMapFlags", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphicsResourceSetMapFlags_v2, cudart_abi_cuGraphicsResourceSetMapFlags) fn = (CUDART_FN_T(cuGraphicsResourceSetMapFlags_v2, cudart_abi_cuGraphicsResourceSetMapFlags))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphicsResourceSetMapFlags, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphicsResourceSetMapFlags_v2;
+
+static PyObject *cudart_checked_cuGraphicsResourceSetMapFlags_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphicsResource, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceSetMapFlags_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cuGraphicsResourceSetMapFlags_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphicsResourceSetMapFlags_v2, cudart_abi_cuGraphicsResourceSetMapFlags_v2) fn = (CUDART_FN_T(cuGraphicsResourceSetMapFlags_v2, cudart_abi_cuGraphicsResourceSetMapFlags_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphicsResourceSetMapFlags_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphicsSubResourceGetMappedArray;
+
+static PyObject *cudart_checked_cuGraphicsSubResourceGetMappedArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long u3;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphicsResource, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphicsSubResourceGetMappedArray];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
+        if (cudart_record_call("cuGraphicsSubResourceGetMappedArray", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphicsSubResourceGetMappedArray, cudart_abi_cuGraphicsSubResourceGetMappedArray) fn = (CUDART_FN_T(cuGraphicsSubResourceGetMappedArray, cudart_abi_cuGraphicsSubResourceGetMappedArray))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUarray, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphicsSubResourceGetMappedArray, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphicsUnmapResources;
+
+static PyObject *cudart_checked_cuGraphicsUnmapResources(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    void *a1;
+    void *a2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphicsUnmapResources];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", u0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuGraphicsUnmapResources", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphicsUnmapResources, cudart_abi_cuGraphicsUnmapResources) fn = (CUDART_FN_T(cuGraphicsUnmapResources, cudart_abi_cuGraphicsUnmapResources))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned int)u0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphicsUnmapResources, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphicsUnregisterResource;
+
+static PyObject *cudart_checked_cuGraphicsUnregisterResource(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphicsResource, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphicsUnregisterResource];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_CUgraphicsResource;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "resource", "cuGraphicsUnregisterResource") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuGraphicsUnregisterResource", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphicsUnregisterResource, cudart_abi_cuGraphicsUnregisterResource) fn = (CUDART_FN_T(cuGraphicsUnregisterResource, cudart_abi_cuGraphicsUnregisterResource))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphicsUnregisterResource, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGreenCtxCreate;
+
+static PyObject *cudart_checked_cuGreenCtxCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    long long i2;
+    unsigned long long u3;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUdevResourceDesc, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxCreate];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKLK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, i2, u3);
+        if (cudart_record_call("cuGreenCtxCreate", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGreenCtxCreate, cudart_abi_cuGreenCtxCreate) fn = (CUDART_FN_T(cuGreenCtxCreate, cudart_abi_cuGreenCtxCreate))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (int)i2, (unsigned int)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUgreenCtx, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGreenCtxCreate, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGreenCtxDestroy;
+
+static PyObject *cudart_checked_cuGreenCtxDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgreenCtx, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxDestroy];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_CUgreenCtx;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hCtx", "cuGreenCtxDestroy") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuGreenCtxDestroy", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGreenCtxDestroy, cudart_abi_cuGreenCtxDestroy) fn = (CUDART_FN_T(cuGreenCtxDestroy, cudart_abi_cuGreenCtxDestroy))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGreenCtxDestroy, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGreenCtxGetId;
+
+static PyObject *cudart_checked_cuGreenCtxGetId(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgreenCtx, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxGetId];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGreenCtxGetId", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGreenCtxGetId, cudart_abi_cuGreenCtxGetId) fn = (CUDART_FN_T(cuGreenCtxGetId, cudart_abi_cuGreenCtxGetId))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('L', &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGreenCtxGetId, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGreenCtxRecordEvent;
+
+static PyObject *cudart_checked_cuGreenCtxRecordEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgreenCtx, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUevent, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxRecordEvent];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGreenCtxRecordEvent", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGreenCtxRecordEvent, cudart_abi_cuGreenCtxRecordEvent) fn = (CUDART_FN_T(cuGreenCtxRecordEvent, cudart_abi_cuGreenCtxRecordEvent))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGreenCtxRecordEvent, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGreenCtxStreamCreate;
+
+static PyObject *cudart_checked_cuGreenCtxStreamCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    long long i3;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgreenCtx, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxStreamCreate];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKL)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, i3);
+        if (cudart_record_call("cuGreenCtxStreamCreate", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGreenCtxStreamCreate, cudart_abi_cuGreenCtxStreamCreate) fn = (CUDART_FN_T(cuGreenCtxStreamCreate, cudart_abi_cuGreenCtxStreamCreate))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2, (int)i3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUstream, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGreenCtxStreamCreate, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGreenCtxWaitEvent;
+
+static PyObject *cudart_checked_cuGreenCtxWaitEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgreenCtx, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUevent, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGreenCtxWaitEvent];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGreenCtxWaitEvent", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGreenCtxWaitEvent, cudart_abi_cuGreenCtxWaitEvent) fn = (CUDART_FN_T(cuGreenCtxWaitEvent, cudart_abi_cuGreenCtxWaitEvent))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGreenCtxWaitEvent, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuImportExternalMemory;
+
+static PyObject *cudart_checked_cuImportExternalMemory(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuImportExternalMemory];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuImportExternalMemory", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuImportExternalMemory, cudart_abi_cuImportExternalMemory) fn = (CUDART_FN_T(cuImportExternalMemory, cudart_abi_cuImportExternalMemory))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUexternalMemory, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuImportExternalMemory, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuImportExternalSemaphore;
+
+static PyObject *cudart_checked_cuImportExternalSemaphore(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuImportExternalSemaphore];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuImportExternalSemaphore", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuImportExternalSemaphore, cudart_abi_cuImportExternalSemaphore) fn = (CUDART_FN_T(cuImportExternalSemaphore, cudart_abi_cuImportExternalSemaphore))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUexternalSemaphore, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuImportExternalSemaphore, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuInit;
+
+static PyObject *cudart_checked_cuInit(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuInit];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", u0);
+        if (cudart_record_call("cuInit", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuInit, cudart_abi_cuInit) fn = (CUDART_FN_T(cuInit, cudart_abi_cuInit))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned int)u0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuInit, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuIpcCloseMemHandle;
+
+static PyObject *cudart_checked_cuIpcCloseMemHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuIpcCloseMemHandle];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", u0);
+        if (cudart_record_call("cuIpcCloseMemHandle", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuIpcCloseMemHandle, cudart_abi_cuIpcCloseMemHandle) fn = (CUDART_FN_T(cuIpcCloseMemHandle, cudart_abi_cuIpcCloseMemHandle))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuIpcCloseMemHandle, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuKernelGetAttribute;
+
+static PyObject *cudart_checked_cuKernelGetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    void *a2;
+    long long i3;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_enum(x, cudart_enum_CUfunction_attribute_enum, cudart_member_CUfunction_attribute_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUkernel, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuKernelGetAttribute];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKL)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, i3);
+        if (cudart_record_call("cuKernelGetAttribute", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuKernelGetAttribute, cudart_abi_cuKernelGetAttribute) fn = (CUDART_FN_T(cuKernelGetAttribute, cudart_abi_cuKernelGetAttribute))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1, a2, (int)i3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('i', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuKernelGetAttribute, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuKernelGetFunction;
+
+static PyObject *cudart_checked_cuKernelGetFunction(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUkernel, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuKernelGetFunction];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuKernelGetFunction", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuKernelGetFunction, cudart_abi_cuKernelGetFunction) fn = (CUDART_FN_T(cuKernelGetFunction, cudart_abi_cuKernelGetFunction))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUfunction, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuKernelGetFunction, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuKernelGetLibrary;
+
+static PyObject *cudart_checked_cuKernelGetLibrary(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUkernel, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuKernelGetLibrary];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuKernelGetLibrary", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuKernelGetLibrary, cudart_abi_cuKernelGetLibrary) fn = (CUDART_FN_T(cuKernelGetLibrary, cudart_abi_cuKernelGetLibrary))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUlibrary, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuKernelGetLibrary, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuKernelGetParamCount;
+
+static PyObject *cudart_checked_cuKernelGetParamCount(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUkernel, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuKernelGetParamCount];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuKernelGetParamCount", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuKernelGetParamCount, cudart_abi_cuKernelGetParamCount) fn = (CUDART_FN_T(cuKernelGetParamCount, cudart_abi_cuKernelGetParamCount))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('L', &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuKernelGetParamCount, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuKernelGetParamInfo;
+
+static PyObject *cudart_checked_cuKernelGetParamInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    void *a2;
+    void *a3;
+    unsigned long long o2 = 0;
+    a2 = &o2;
+    unsigned long long o3 = 0;
+    a3 = &o3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUkernel, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuKernelGetParamInfo];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
+        if (cudart_record_call("cuKernelGetParamInfo", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuKernelGetParamInfo, cudart_abi_cuKernelGetParamInfo) fn = (CUDART_FN_T(cuKernelGetParamInfo, cudart_abi_cuKernelGetParamInfo))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1, a2, a3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    PyObject *v0 = cudart_output_value('L', &o2);
+    PyObject *v1 = cudart_output_value('L', &o3);
+    PyObject *result = (v0 && v1)
+        ? PyTuple_Pack(2, v0, v1) : NULL;
+    Py_XDECREF(v0);
+    Py_XDECREF(v1);
+    return result;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuKernelGetParamInfo, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuKernelSetAttribute;
+
+static PyObject *cudart_checked_cuKernelSetAttribute(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    long long i1;
+    void *a2;
+    long long i3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_enum(x, cudart_enum_CUfunction_attribute_enum, cudart_member_CUfunction_attribute_enum, &sn) && ((void)(u0 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_handle(x, cudart_handle_CUkernel, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuKernelSetAttribute];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KLKL)", u0, i1, (unsigned long long)(uintptr_t)a2, i3);
+        if (cudart_record_call("cuKernelSetAttribute", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuKernelSetAttribute, cudart_abi_cuKernelSetAttribute) fn = (CUDART_FN_T(cuKernelSetAttribute, cudart_abi_cuKernelSetAttribute))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned int)u0, (int)i1, a2, (int)i3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuKernelSetAttribute, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuKernelSetCacheConfig;
+
+static PyObject *cudart_checked_cuKernelSetCacheConfig(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    long long i2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUkernel, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_enum(x, cudart_enum_CUfunc_cache_enum, cudart_member_CUfunc_cache_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuKernelSetCacheConfig];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKL)", (unsigned long long)(uintptr_t)a0, u1, i2);
+        if (cudart_record_call("cuKernelSetCacheConfig", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuKernelSetCacheConfig, cudart_abi_cuKernelSetCacheConfig) fn = (CUDART_FN_T(cuKernelSetCacheConfig, cudart_abi_cuKernelSetCacheConfig))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1, (int)i2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuKernelSetCacheConfig, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuLibraryGetKernelCount;
+
+static PyObject *cudart_checked_cuLibraryGetKernelCount(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUlibrary, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuLibraryGetKernelCount];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuLibraryGetKernelCount", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuLibraryGetKernelCount, cudart_abi_cuLibraryGetKernelCount) fn = (CUDART_FN_T(cuLibraryGetKernelCount, cudart_abi_cuLibraryGetKernelCount))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('I', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuLibraryGetKernelCount, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuLibraryGetModule;
+
+static PyObject *cudart_checked_cuLibraryGetModule(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUlibrary, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuLibraryGetModule];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuLibraryGetModule", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuLibraryGetModule, cudart_abi_cuLibraryGetModule) fn = (CUDART_FN_T(cuLibraryGetModule, cudart_abi_cuLibraryGetModule))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUmodule, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuLibraryGetModule, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuLibraryUnload;
+
+static PyObject *cudart_checked_cuLibraryUnload(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUlibrary, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuLibraryUnload];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_CUlibrary;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "library", "cuLibraryUnload") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuLibraryUnload", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuLibraryUnload, cudart_abi_cuLibraryUnload) fn = (CUDART_FN_T(cuLibraryUnload, cudart_abi_cuLibraryUnload))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuLibraryUnload, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuLinkComplete;
+
+static PyObject *cudart_checked_cuLinkComplete(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    unsigned long long o2 = 0;
+    a2 = &o2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUlinkState, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuLinkComplete];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuLinkComplete", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuLinkComplete, cudart_abi_cuLinkComplete) fn = (CUDART_FN_T(cuLinkComplete, cudart_abi_cuLinkComplete))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    PyObject *v0 = cudart_output_value('P', &o1);
+    PyObject *v1 = cudart_output_value('L', &o2);
+    PyObject *result = (v0 && v1)
+        ? PyTuple_Pack(2, v0, v1) : NULL;
+    Py_XDECREF(v0);
+    Py_XDECREF(v1);
+    return result;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuLinkComplete, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuLinkCreate;
+
+static PyObject *cudart_checked_cuLinkCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    void *a1;
+    void *a2;
+    void *a3;
+    unsigned long long o3 = 0;
+    a3 = &o3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 1, 0, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuLinkCreate];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", u0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
+        if (cudart_record_call("cuLinkCreate", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuLinkCreate_v2, cudart_abi_cuLinkCreate) fn = (CUDART_FN_T(cuLinkCreate_v2, cudart_abi_cuLinkCreate))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned int)u0, a1, a2, a3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUlinkState, &o3);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuLinkCreate, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuLinkCreate_v2;
+
+static PyObject *cudart_checked_cuLinkCreate_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    void *a1;
+    void *a2;
+    void *a3;
+    unsigned long long o3 = 0;
+    a3 = &o3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 1, 0, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuLinkCreate_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", u0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
+        if (cudart_record_call("cuLinkCreate_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuLinkCreate_v2, cudart_abi_cuLinkCreate_v2) fn = (CUDART_FN_T(cuLinkCreate_v2, cudart_abi_cuLinkCreate_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned int)u0, a1, a2, a3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUlinkState, &o3);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuLinkCreate_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuLinkDestroy;
+
+static PyObject *cudart_checked_cuLinkDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUlinkState, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuLinkDestroy];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_CUlinkState;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "state", "cuLinkDestroy") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuLinkDestroy", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuLinkDestroy, cudart_abi_cuLinkDestroy) fn = (CUDART_FN_T(cuLinkDestroy, cudart_abi_cuLinkDestroy))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuLinkDestroy, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuLogicalEndpointAddDevice;
+
+static PyObject *cudart_checked_cuLogicalEndpointAddDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    long long i1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointAddDevice];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KL)", u0, i1);
+        if (cudart_record_call("cuLogicalEndpointAddDevice", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuLogicalEndpointAddDevice, cudart_abi_cuLogicalEndpointAddDevice) fn = (CUDART_FN_T(cuLogicalEndpointAddDevice, cudart_abi_cuLogicalEndpointAddDevice))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned int)u0, (int)i1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuLogicalEndpointAddDevice, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuLogicalEndpointBindAddr;
+
+static PyObject *cudart_checked_cuLogicalEndpointBindAddr(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 6 || nargs > 6)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    long long i1;
+    unsigned long long u2;
+    void *a3;
+    unsigned long long u4;
+    unsigned long long u5;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_address(x, 1, 0, &a3))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
+    {
+        PyObject *x = x5;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u5 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointBindAddr];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KLKKKK)", u0, i1, u2, (unsigned long long)(uintptr_t)a3, u4, u5);
+        if (cudart_record_call("cuLogicalEndpointBindAddr", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuLogicalEndpointBindAddr, cudart_abi_cuLogicalEndpointBindAddr) fn = (CUDART_FN_T(cuLogicalEndpointBindAddr, cudart_abi_cuLogicalEndpointBindAddr))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned int)u0, (int)i1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long long)u5);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuLogicalEndpointBindAddr, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuLogicalEndpointBindMem;
+
+static PyObject *cudart_checked_cuLogicalEndpointBindMem(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 7 || nargs > 7)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    long long i1;
+    unsigned long long u2;
+    unsigned long long u3;
+    unsigned long long u4;
+    unsigned long long u5;
+    unsigned long long u6;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
+    {
+        PyObject *x = x5;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u5 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x6 = 6 < nargs ? args[6] : Py_None;
+    {
+        PyObject *x = x6;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u6 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointBindMem];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KLKKKKK)", u0, i1, u2, u3, u4, u5, u6);
+        if (cudart_record_call("cuLogicalEndpointBindMem", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuLogicalEndpointBindMem, cudart_abi_cuLogicalEndpointBindMem) fn = (CUDART_FN_T(cuLogicalEndpointBindMem, cudart_abi_cuLogicalEndpointBindMem))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned int)u0, (int)i1, (unsigned long)u2, (unsigned long long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long long)u6);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuLogicalEndpointBindMem, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuLogicalEndpointCreate;
+
+static PyObject *cudart_checked_cuLogicalEndpointCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointCreate];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", u0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuLogicalEndpointCreate", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuLogicalEndpointCreate, cudart_abi_cuLogicalEndpointCreate) fn = (CUDART_FN_T(cuLogicalEndpointCreate, cudart_abi_cuLogicalEndpointCreate))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned int)u0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuLogicalEndpointCreate, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuLogicalEndpointDestroy;
+
+static PyObject *cudart_checked_cuLogicalEndpointDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointDestroy];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", u0);
+        if (cudart_record_call("cuLogicalEndpointDestroy", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuLogicalEndpointDestroy, cudart_abi_cuLogicalEndpointDestroy) fn = (CUDART_FN_T(cuLogicalEndpointDestroy, cudart_abi_cuLogicalEndpointDestroy))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned int)u0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuLogicalEndpointDestroy, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuLogicalEndpointExport;
+
+static PyObject *cudart_checked_cuLogicalEndpointExport(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_enum(x, cudart_enum_CUlogicalEndpointIpcHandleType_enum, cudart_member_CUlogicalEndpointIpcHandleType_enum, &sn) && ((void)(u2 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointExport];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, u2);
+        if (cudart_record_call("cuLogicalEndpointExport", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuLogicalEndpointExport, cudart_abi_cuLogicalEndpointExport) fn = (CUDART_FN_T(cuLogicalEndpointExport, cudart_abi_cuLogicalEndpointExport))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuLogicalEndpointExport, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuLogicalEndpointIdRelease;
+
+static PyObject *cudart_checked_cuLogicalEndpointIdRelease(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointIdRelease];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", u0, u1);
+        if (cudart_record_call("cuLogicalEndpointIdRelease", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuLogicalEndpointIdRelease, cudart_abi_cuLogicalEndpointIdRelease) fn = (CUDART_FN_T(cuLogicalEndpointIdRelease, cudart_abi_cuLogicalEndpointIdRelease))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned int)u0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuLogicalEndpointIdRelease, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuLogicalEndpointImport;
+
+static PyObject *cudart_checked_cuLogicalEndpointImport(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    void *a1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 1, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_enum(x, cudart_enum_CUlogicalEndpointIpcHandleType_enum, cudart_member_CUlogicalEndpointIpcHandleType_enum, &sn) && ((void)(u2 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointImport];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", u0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cuLogicalEndpointImport", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuLogicalEndpointImport, cudart_abi_cuLogicalEndpointImport) fn = (CUDART_FN_T(cuLogicalEndpointImport, cudart_abi_cuLogicalEndpointImport))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned int)u0, a1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuLogicalEndpointImport, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuLogicalEndpointQuery;
+
+static PyObject *cudart_checked_cuLogicalEndpointQuery(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    void *a2;
+    unsigned long long o2 = 0;
+    a2 = &o2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointQuery];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", u0, u1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuLogicalEndpointQuery", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuLogicalEndpointQuery, cudart_abi_cuLogicalEndpointQuery) fn = (CUDART_FN_T(cuLogicalEndpointQuery, cudart_abi_cuLogicalEndpointQuery))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned int)u0, (unsigned int)u1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('i', &o2);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuLogicalEndpointQuery, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuLogicalEndpointUnbind;
+
+static PyObject *cudart_checked_cuLogicalEndpointUnbind(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    long long i1;
+    unsigned long long u2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointUnbind];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KLKK)", u0, i1, u2, u3);
+        if (cudart_record_call("cuLogicalEndpointUnbind", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuLogicalEndpointUnbind, cudart_abi_cuLogicalEndpointUnbind) fn = (CUDART_FN_T(cuLogicalEndpointUnbind, cudart_abi_cuLogicalEndpointUnbind))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned int)u0, (int)i1, (unsigned long)u2, (unsigned long)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuLogicalEndpointUnbind, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuLogsUnregisterCallback;
+
+static PyObject *cudart_checked_cuLogsUnregisterCallback(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUlogsCallbackHandle, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuLogsUnregisterCallback];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_CUlogsCallbackHandle;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "callback", "cuLogsUnregisterCallback") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuLogsUnregisterCallback", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuLogsUnregisterCallback, cudart_abi_cuLogsUnregisterCallback) fn = (CUDART_FN_T(cuLogsUnregisterCallback, cudart_abi_cuLogsUnregisterCallback))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuLogsUnregisterCallback, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemAddressFree;
+
+static PyObject *cudart_checked_cuMemAddressFree(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemAddressFree];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", u0, u1);
+        if (cudart_record_call("cuMemAddressFree", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemAddressFree, cudart_abi_cuMemAddressFree) fn = (CUDART_FN_T(cuMemAddressFree, cudart_abi_cuMemAddressFree))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned long)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemAddressFree, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemBatchDecompressAsync;
+
+static PyObject *cudart_checked_cuMemBatchDecompressAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    void *a3;
+    void *a4;
+    unsigned long long o3 = 0;
+    a3 = &o3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a4))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemBatchDecompressAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, (unsigned long long)(uintptr_t)a3, (unsigned long long)(uintptr_t)a4);
+        if (cudart_record_call("cuMemBatchDecompressAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemBatchDecompressAsync, cudart_abi_cuMemBatchDecompressAsync) fn = (CUDART_FN_T(cuMemBatchDecompressAsync, cudart_abi_cuMemBatchDecompressAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3, a4);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('L', &o3);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemBatchDecompressAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemDiscardAndPrefetchBatchAsync;
+
+static PyObject *cudart_checked_cuMemDiscardAndPrefetchBatchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 8 || nargs > 8)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    void *a3;
+    void *a4;
+    unsigned long long u5;
+    unsigned long long u6;
+    void *a7;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_address(x, 0, 1, &a3))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!cudart_c_address(x, 0, 0, &a4))
+            goto reference;
+    }
+    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
+    {
+        PyObject *x = x5;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u5 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x6 = 6 < nargs ? args[6] : Py_None;
+    {
+        PyObject *x = x6;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u6 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x7 = 7 < nargs ? args[7] : Py_None;
+    {
+        PyObject *x = x7;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a7))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemDiscardAndPrefetchBatchAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3, (unsigned long long)(uintptr_t)a4, u5, u6, (unsigned long long)(uintptr_t)a7);
+        if (cudart_record_call("cuMemDiscardAndPrefetchBatchAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemDiscardAndPrefetchBatchAsync, cudart_abi_cuMemDiscardAndPrefetchBatchAsync) fn = (CUDART_FN_T(cuMemDiscardAndPrefetchBatchAsync, cudart_abi_cuMemDiscardAndPrefetchBatchAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemDiscardAndPrefetchBatchAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemDiscardBatchAsync;
+
+static PyObject *cudart_checked_cuMemDiscardBatchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long u3;
+    void *a4;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a4))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemDiscardBatchAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, (unsigned long long)(uintptr_t)a4);
+        if (cudart_record_call("cuMemDiscardBatchAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemDiscardBatchAsync, cudart_abi_cuMemDiscardBatchAsync) fn = (CUDART_FN_T(cuMemDiscardBatchAsync, cudart_abi_cuMemDiscardBatchAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned long)u2, (unsigned long long)u3, a4);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemDiscardBatchAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemExportToShareableHandle;
+
+static PyObject *cudart_checked_cuMemExportToShareableHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_enum(x, cudart_enum_CUmemAllocationHandleType_enum, cudart_member_CUmemAllocationHandleType_enum, &sn) && ((void)(u2 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemExportToShareableHandle];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, u3);
+        if (cudart_record_call("cuMemExportToShareableHandle", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemExportToShareableHandle, cudart_abi_cuMemExportToShareableHandle) fn = (CUDART_FN_T(cuMemExportToShareableHandle, cudart_abi_cuMemExportToShareableHandle))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned long long)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemExportToShareableHandle, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemFree;
+
+static PyObject *cudart_checked_cuMemFree(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemFree];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", u0);
+        if (cudart_record_call("cuMemFree", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemFree_v2, cudart_abi_cuMemFree) fn = (CUDART_FN_T(cuMemFree_v2, cudart_abi_cuMemFree))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemFree, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemFreeAsync;
+
+static PyObject *cudart_checked_cuMemFreeAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemFreeAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", u0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuMemFreeAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemFreeAsync, cudart_abi_cuMemFreeAsync) fn = (CUDART_FN_T(cuMemFreeAsync, cudart_abi_cuMemFreeAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemFreeAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemFreeHost;
+
+static PyObject *cudart_checked_cuMemFreeHost(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemFreeHost];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuMemFreeHost", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemFreeHost, cudart_abi_cuMemFreeHost) fn = (CUDART_FN_T(cuMemFreeHost, cudart_abi_cuMemFreeHost))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemFreeHost, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemFree_v2;
+
+static PyObject *cudart_checked_cuMemFree_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemFree_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", u0);
+        if (cudart_record_call("cuMemFree_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemFree_v2, cudart_abi_cuMemFree_v2) fn = (CUDART_FN_T(cuMemFree_v2, cudart_abi_cuMemFree_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemFree_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemGetAccess;
+
+static PyObject *cudart_checked_cuMemGetAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemGetAccess];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cuMemGetAccess", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemGetAccess, cudart_abi_cuMemGetAccess) fn = (CUDART_FN_T(cuMemGetAccess, cudart_abi_cuMemGetAccess))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned long long)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('L', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemGetAccess, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemGetAllocationGranularity;
+
+static PyObject *cudart_checked_cuMemGetAllocationGranularity(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_enum(x, cudart_enum_CUmemAllocationGranularity_flags_enum, cudart_member_CUmemAllocationGranularity_flags_enum, &sn) && ((void)(u2 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemGetAllocationGranularity];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cuMemGetAllocationGranularity", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemGetAllocationGranularity, cudart_abi_cuMemGetAllocationGranularity) fn = (CUDART_FN_T(cuMemGetAllocationGranularity, cudart_abi_cuMemGetAllocationGranularity))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('L', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemGetAllocationGranularity, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemGetDefaultMemPool;
+
+static PyObject *cudart_checked_cuMemGetDefaultMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_enum(x, cudart_enum_CUmemAllocationType_enum, cudart_member_CUmemAllocationType_enum, &sn) && ((void)(u2 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemGetDefaultMemPool];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cuMemGetDefaultMemPool", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemGetDefaultMemPool, cudart_abi_cuMemGetDefaultMemPool) fn = (CUDART_FN_T(cuMemGetDefaultMemPool, cudart_abi_cuMemGetDefaultMemPool))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUmemoryPool, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemGetDefaultMemPool, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemGetHandleForAddressRange;
+
+static PyObject *cudart_checked_cuMemGetHandleForAddressRange(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long u3;
+    unsigned long long u4;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_enum(x, cudart_enum_CUmemRangeHandleType_enum, cudart_member_CUmemRangeHandleType_enum, &sn) && ((void)(u3 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemGetHandleForAddressRange];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, u3, u4);
+        if (cudart_record_call("cuMemGetHandleForAddressRange", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemGetHandleForAddressRange, cudart_abi_cuMemGetHandleForAddressRange) fn = (CUDART_FN_T(cuMemGetHandleForAddressRange, cudart_abi_cuMemGetHandleForAddressRange))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3, (unsigned long long)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemGetHandleForAddressRange, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemGetInfo;
+
+static PyObject *cudart_checked_cuMemGetInfo(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 0 || nargs > 0)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    void *slot = cudart_slot_table[cudart_slot_cuMemGetInfo];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuMemGetInfo", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemGetInfo_v2, cudart_abi_cuMemGetInfo) fn = (CUDART_FN_T(cuMemGetInfo_v2, cudart_abi_cuMemGetInfo))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    PyObject *v0 = cudart_output_value('L', &o0);
+    PyObject *v1 = cudart_output_value('L', &o1);
+    PyObject *result = (v0 && v1)
+        ? PyTuple_Pack(2, v0, v1) : NULL;
+    Py_XDECREF(v0);
+    Py_XDECREF(v1);
+    return result;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemGetInfo, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemGetInfo_v2;
+
+static PyObject *cudart_checked_cuMemGetInfo_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 0 || nargs > 0)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    void *slot = cudart_slot_table[cudart_slot_cuMemGetInfo_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuMemGetInfo_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemGetInfo_v2, cudart_abi_cuMemGetInfo_v2) fn = (CUDART_FN_T(cuMemGetInfo_v2, cudart_abi_cuMemGetInfo_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    PyObject *v0 = cudart_output_value('L', &o0);
+    PyObject *v1 = cudart_output_value('L', &o1);
+    PyObject *result = (v0 && v1)
+        ? PyTuple_Pack(2, v0, v1) : NULL;
+    Py_XDECREF(v0);
+    Py_XDECREF(v1);
+    return result;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemGetInfo_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemGetMemPool;
+
+static PyObject *cudart_checked_cuMemGetMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_enum(x, cudart_enum_CUmemAllocationType_enum, cudart_member_CUmemAllocationType_enum, &sn) && ((void)(u2 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemGetMemPool];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cuMemGetMemPool", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemGetMemPool, cudart_abi_cuMemGetMemPool) fn = (CUDART_FN_T(cuMemGetMemPool, cudart_abi_cuMemGetMemPool))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUmemoryPool, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemGetMemPool, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemHostGetFlags;
+
+static PyObject *cudart_checked_cuMemHostGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemHostGetFlags];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuMemHostGetFlags", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemHostGetFlags, cudart_abi_cuMemHostGetFlags) fn = (CUDART_FN_T(cuMemHostGetFlags, cudart_abi_cuMemHostGetFlags))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('I', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemHostGetFlags, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemHostRegister;
+
+static PyObject *cudart_checked_cuMemHostRegister(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemHostRegister];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, u2);
+        if (cudart_record_call("cuMemHostRegister", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemHostRegister_v2, cudart_abi_cuMemHostRegister) fn = (CUDART_FN_T(cuMemHostRegister_v2, cudart_abi_cuMemHostRegister))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemHostRegister, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemHostRegister_v2;
+
+static PyObject *cudart_checked_cuMemHostRegister_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemHostRegister_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, u2);
+        if (cudart_record_call("cuMemHostRegister_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemHostRegister_v2, cudart_abi_cuMemHostRegister_v2) fn = (CUDART_FN_T(cuMemHostRegister_v2, cudart_abi_cuMemHostRegister_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemHostRegister_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemHostUnregister;
+
+static PyObject *cudart_checked_cuMemHostUnregister(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemHostUnregister];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuMemHostUnregister", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemHostUnregister, cudart_abi_cuMemHostUnregister) fn = (CUDART_FN_T(cuMemHostUnregister, cudart_abi_cuMemHostUnregister))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemHostUnregister, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemMap;
+
+static PyObject *cudart_checked_cuMemMap(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long u3;
+    unsigned long long u4;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemMap];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", u0, u1, u2, u3, u4);
+        if (cudart_record_call("cuMemMap", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemMap, cudart_abi_cuMemMap) fn = (CUDART_FN_T(cuMemMap, cudart_abi_cuMemMap))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned long)u2, (unsigned long long)u3, (unsigned long long)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemMap, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemMapArrayAsync;
+
+static PyObject *cudart_checked_cuMemMapArrayAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    void *a2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemMapArrayAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuMemMapArrayAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemMapArrayAsync, cudart_abi_cuMemMapArrayAsync) fn = (CUDART_FN_T(cuMemMapArrayAsync, cudart_abi_cuMemMapArrayAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemMapArrayAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemPoolCreate;
+
+static PyObject *cudart_checked_cuMemPoolCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemPoolCreate];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuMemPoolCreate", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemPoolCreate, cudart_abi_cuMemPoolCreate) fn = (CUDART_FN_T(cuMemPoolCreate, cudart_abi_cuMemPoolCreate))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUmemoryPool, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemPoolCreate, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemPoolDestroy;
+
+static PyObject *cudart_checked_cuMemPoolDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUmemoryPool, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemPoolDestroy];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_CUmemoryPool;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "pool", "cuMemPoolDestroy") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuMemPoolDestroy", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemPoolDestroy, cudart_abi_cuMemPoolDestroy) fn = (CUDART_FN_T(cuMemPoolDestroy, cudart_abi_cuMemPoolDestroy))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemPoolDestroy, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemPoolExportToShareableHandle;
+
+static PyObject *cudart_checked_cuMemPoolExportToShareableHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUmemoryPool, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_enum(x, cudart_enum_CUmemAllocationHandleType_enum, cudart_member_CUmemAllocationHandleType_enum, &sn) && ((void)(u2 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemPoolExportToShareableHandle];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
+        if (cudart_record_call("cuMemPoolExportToShareableHandle", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemPoolExportToShareableHandle, cudart_abi_cuMemPoolExportToShareableHandle) fn = (CUDART_FN_T(cuMemPoolExportToShareableHandle, cudart_abi_cuMemPoolExportToShareableHandle))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2, (unsigned long long)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemPoolExportToShareableHandle, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemPoolGetAccess;
+
+static PyObject *cudart_checked_cuMemPoolGetAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUmemoryPool, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemPoolGetAccess];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuMemPoolGetAccess", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemPoolGetAccess, cudart_abi_cuMemPoolGetAccess) fn = (CUDART_FN_T(cuMemPoolGetAccess, cudart_abi_cuMemPoolGetAccess))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_enum_value(cudart_enum_CUmemAccess_flags_enum, 'I', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemPoolGetAccess, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemPoolImportFromShareableHandle;
+
+static PyObject *cudart_checked_cuMemPoolImportFromShareableHandle(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long u3;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_enum(x, cudart_enum_CUmemAllocationHandleType_enum, cudart_member_CUmemAllocationHandleType_enum, &sn) && ((void)(u2 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemPoolImportFromShareableHandle];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
+        if (cudart_record_call("cuMemPoolImportFromShareableHandle", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemPoolImportFromShareableHandle, cudart_abi_cuMemPoolImportFromShareableHandle) fn = (CUDART_FN_T(cuMemPoolImportFromShareableHandle, cudart_abi_cuMemPoolImportFromShareableHandle))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2, (unsigned long long)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUmemoryPool, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemPoolImportFromShareableHandle, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemPoolSetAccess;
+
+static PyObject *cudart_checked_cuMemPoolSetAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUmemoryPool, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemPoolSetAccess];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cuMemPoolSetAccess", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemPoolSetAccess, cudart_abi_cuMemPoolSetAccess) fn = (CUDART_FN_T(cuMemPoolSetAccess, cudart_abi_cuMemPoolSetAccess))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned long)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemPoolSetAccess, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemPoolTrimTo;
+
+static PyObject *cudart_checked_cuMemPoolTrimTo(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUmemoryPool, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemPoolTrimTo];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cuMemPoolTrimTo", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemPoolTrimTo, cudart_abi_cuMemPoolTrimTo) fn = (CUDART_FN_T(cuMemPoolTrimTo, cudart_abi_cuMemPoolTrimTo))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemPoolTrimTo, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemPrefetchBatchAsync;
+
+static PyObject *cudart_checked_cuMemPrefetchBatchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 8 || nargs > 8)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    void *a3;
+    void *a4;
+    unsigned long long u5;
+    unsigned long long u6;
+    void *a7;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_address(x, 0, 1, &a3))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!cudart_c_address(x, 0, 0, &a4))
+            goto reference;
+    }
+    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
+    {
+        PyObject *x = x5;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u5 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x6 = 6 < nargs ? args[6] : Py_None;
+    {
+        PyObject *x = x6;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u6 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x7 = 7 < nargs ? args[7] : Py_None;
+    {
+        PyObject *x = x7;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a7))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemPrefetchBatchAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3, (unsigned long long)(uintptr_t)a4, u5, u6, (unsigned long long)(uintptr_t)a7);
+        if (cudart_record_call("cuMemPrefetchBatchAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemPrefetchBatchAsync, cudart_abi_cuMemPrefetchBatchAsync) fn = (CUDART_FN_T(cuMemPrefetchBatchAsync, cudart_abi_cuMemPrefetchBatchAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemPrefetchBatchAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemRelease;
+
+static PyObject *cudart_checked_cuMemRelease(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemRelease];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", u0);
+        if (cudart_record_call("cuMemRelease", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemRelease, cudart_abi_cuMemRelease) fn = (CUDART_FN_T(cuMemRelease, cudart_abi_cuMemRelease))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemRelease, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemSetAccess;
+
+static PyObject *cudart_checked_cuMemSetAccess(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    void *a2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemSetAccess];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", u0, u1, (unsigned long long)(uintptr_t)a2, u3);
+        if (cudart_record_call("cuMemSetAccess", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemSetAccess, cudart_abi_cuMemSetAccess) fn = (CUDART_FN_T(cuMemSetAccess, cudart_abi_cuMemSetAccess))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned long)u1, a2, (unsigned long)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemSetAccess, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemSetMemPool;
+
+static PyObject *cudart_checked_cuMemSetMemPool(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    void *a2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_enum(x, cudart_enum_CUmemAllocationType_enum, cudart_member_CUmemAllocationType_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_handle(x, cudart_handle_CUmemoryPool, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemSetMemPool];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuMemSetMemPool", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemSetMemPool, cudart_abi_cuMemSetMemPool) fn = (CUDART_FN_T(cuMemSetMemPool, cudart_abi_cuMemSetMemPool))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemSetMemPool, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemUnmap;
+
+static PyObject *cudart_checked_cuMemUnmap(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemUnmap];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", u0, u1);
+        if (cudart_record_call("cuMemUnmap", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemUnmap, cudart_abi_cuMemUnmap) fn = (CUDART_FN_T(cuMemUnmap, cudart_abi_cuMemUnmap))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned long)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemUnmap, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpy;
+
+static PyObject *cudart_checked_cuMemcpy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpy];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", u0, u1, u2);
+        if (cudart_record_call("cuMemcpy", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpy, cudart_abi_cuMemcpy) fn = (CUDART_FN_T(cuMemcpy, cudart_abi_cuMemcpy))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpy, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpy2D;
+
+static PyObject *cudart_checked_cuMemcpy2D(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2D];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuMemcpy2D", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpy2D_v2, cudart_abi_cuMemcpy2D) fn = (CUDART_FN_T(cuMemcpy2D_v2, cudart_abi_cuMemcpy2D))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpy2D, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpy2DAsync;
+
+static PyObject *cudart_checked_cuMemcpy2DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2DAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuMemcpy2DAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpy2DAsync_v2, cudart_abi_cuMemcpy2DAsync) fn = (CUDART_FN_T(cuMemcpy2DAsync_v2, cudart_abi_cuMemcpy2DAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpy2DAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpy2DAsync_v2;
+
+static PyObject *cudart_checked_cuMemcpy2DAsync_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2DAsync_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuMemcpy2DAsync_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpy2DAsync_v2, cudart_abi_cuMemcpy2DAsync_v2) fn = (CUDART_FN_T(cuMemcpy2DAsync_v2, cudart_abi_cuMemcpy2DAsync_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpy2DAsync_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpy2DUnaligned;
+
+static PyObject *cudart_checked_cuMemcpy2DUnaligned(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2DUnaligned];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuMemcpy2DUnaligned", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpy2DUnaligned_v2, cudart_abi_cuMemcpy2DUnaligned) fn = (CUDART_FN_T(cuMemcpy2DUnaligned_v2, cudart_abi_cuMemcpy2DUnaligned))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpy2DUnaligned, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpy2DUnaligned_v2;
+
+static PyObject *cudart_checked_cuMemcpy2DUnaligned_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2DUnaligned_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuMemcpy2DUnaligned_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpy2DUnaligned_v2, cudart_abi_cuMemcpy2DUnaligned_v2) fn = (CUDART_FN_T(cuMemcpy2DUnaligned_v2, cudart_abi_cuMemcpy2DUnaligned_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpy2DUnaligned_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpy2D_v2;
+
+static PyObject *cudart_checked_cuMemcpy2D_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpy2D_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuMemcpy2D_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpy2D_v2, cudart_abi_cuMemcpy2D_v2) fn = (CUDART_FN_T(cuMemcpy2D_v2, cudart_abi_cuMemcpy2D_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpy2D_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpy3D;
+
+static PyObject *cudart_checked_cuMemcpy3D(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3D];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuMemcpy3D", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpy3D_v2, cudart_abi_cuMemcpy3D) fn = (CUDART_FN_T(cuMemcpy3D_v2, cudart_abi_cuMemcpy3D))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpy3D, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpy3DAsync;
+
+static PyObject *cudart_checked_cuMemcpy3DAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuMemcpy3DAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpy3DAsync_v2, cudart_abi_cuMemcpy3DAsync) fn = (CUDART_FN_T(cuMemcpy3DAsync_v2, cudart_abi_cuMemcpy3DAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpy3DAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpy3DAsync_v2;
+
+static PyObject *cudart_checked_cuMemcpy3DAsync_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DAsync_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuMemcpy3DAsync_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpy3DAsync_v2, cudart_abi_cuMemcpy3DAsync_v2) fn = (CUDART_FN_T(cuMemcpy3DAsync_v2, cudart_abi_cuMemcpy3DAsync_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpy3DAsync_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpy3DBatchAsync;
+
+static PyObject *cudart_checked_cuMemcpy3DBatchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    void *a1;
+    unsigned long long u2;
+    void *a3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DBatchAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", u0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3);
+        if (cudart_record_call("cuMemcpy3DBatchAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpy3DBatchAsync_v2, cudart_abi_cuMemcpy3DBatchAsync) fn = (CUDART_FN_T(cuMemcpy3DBatchAsync_v2, cudart_abi_cuMemcpy3DBatchAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long)u0, a1, (unsigned long long)u2, a3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpy3DBatchAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpy3DBatchAsync_v2;
+
+static PyObject *cudart_checked_cuMemcpy3DBatchAsync_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    void *a1;
+    unsigned long long u2;
+    void *a3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DBatchAsync_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", u0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3);
+        if (cudart_record_call("cuMemcpy3DBatchAsync_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpy3DBatchAsync_v2, cudart_abi_cuMemcpy3DBatchAsync_v2) fn = (CUDART_FN_T(cuMemcpy3DBatchAsync_v2, cudart_abi_cuMemcpy3DBatchAsync_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long)u0, a1, (unsigned long long)u2, a3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpy3DBatchAsync_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpy3DPeer;
+
+static PyObject *cudart_checked_cuMemcpy3DPeer(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DPeer];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuMemcpy3DPeer", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpy3DPeer, cudart_abi_cuMemcpy3DPeer) fn = (CUDART_FN_T(cuMemcpy3DPeer, cudart_abi_cuMemcpy3DPeer))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpy3DPeer, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpy3DPeerAsync;
+
+static PyObject *cudart_checked_cuMemcpy3DPeerAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DPeerAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuMemcpy3DPeerAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpy3DPeerAsync, cudart_abi_cuMemcpy3DPeerAsync) fn = (CUDART_FN_T(cuMemcpy3DPeerAsync, cudart_abi_cuMemcpy3DPeerAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpy3DPeerAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpy3DWithAttributesAsync;
+
+static PyObject *cudart_checked_cuMemcpy3DWithAttributesAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    void *a2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3DWithAttributesAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuMemcpy3DWithAttributesAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpy3DWithAttributesAsync, cudart_abi_cuMemcpy3DWithAttributesAsync) fn = (CUDART_FN_T(cuMemcpy3DWithAttributesAsync, cudart_abi_cuMemcpy3DWithAttributesAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long long)u1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpy3DWithAttributesAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpy3D_v2;
+
+static PyObject *cudart_checked_cuMemcpy3D_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpy3D_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuMemcpy3D_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpy3D_v2, cudart_abi_cuMemcpy3D_v2) fn = (CUDART_FN_T(cuMemcpy3D_v2, cudart_abi_cuMemcpy3D_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpy3D_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyAsync;
+
+static PyObject *cudart_checked_cuMemcpyAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    void *a3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", u0, u1, u2, (unsigned long long)(uintptr_t)a3);
+        if (cudart_record_call("cuMemcpyAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyAsync, cudart_abi_cuMemcpyAsync) fn = (CUDART_FN_T(cuMemcpyAsync, cudart_abi_cuMemcpyAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyAtoA;
+
+static PyObject *cudart_checked_cuMemcpyAtoA(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    void *a2;
+    unsigned long long u3;
+    unsigned long long u4;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUarray, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_handle(x, cudart_handle_CUarray, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoA];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, u3, u4);
+        if (cudart_record_call("cuMemcpyAtoA", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyAtoA_v2, cudart_abi_cuMemcpyAtoA) fn = (CUDART_FN_T(cuMemcpyAtoA_v2, cudart_abi_cuMemcpyAtoA))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyAtoA, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyAtoA_v2;
+
+static PyObject *cudart_checked_cuMemcpyAtoA_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    void *a2;
+    unsigned long long u3;
+    unsigned long long u4;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUarray, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_handle(x, cudart_handle_CUarray, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoA_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, u3, u4);
+        if (cudart_record_call("cuMemcpyAtoA_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyAtoA_v2, cudart_abi_cuMemcpyAtoA_v2) fn = (CUDART_FN_T(cuMemcpyAtoA_v2, cudart_abi_cuMemcpyAtoA_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyAtoA_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyAtoD;
+
+static PyObject *cudart_checked_cuMemcpyAtoD(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUarray, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoD];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", u0, (unsigned long long)(uintptr_t)a1, u2, u3);
+        if (cudart_record_call("cuMemcpyAtoD", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyAtoD_v2, cudart_abi_cuMemcpyAtoD) fn = (CUDART_FN_T(cuMemcpyAtoD_v2, cudart_abi_cuMemcpyAtoD))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, a1, (unsigned long)u2, (unsigned long)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyAtoD, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyAtoD_v2;
+
+static PyObject *cudart_checked_cuMemcpyAtoD_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUarray, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoD_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", u0, (unsigned long long)(uintptr_t)a1, u2, u3);
+        if (cudart_record_call("cuMemcpyAtoD_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyAtoD_v2, cudart_abi_cuMemcpyAtoD_v2) fn = (CUDART_FN_T(cuMemcpyAtoD_v2, cudart_abi_cuMemcpyAtoD_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, a1, (unsigned long)u2, (unsigned long)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyAtoD_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyAtoH;
+
+static PyObject *cudart_checked_cuMemcpyAtoH(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUarray, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoH];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
+        if (cudart_record_call("cuMemcpyAtoH", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyAtoH_v2, cudart_abi_cuMemcpyAtoH) fn = (CUDART_FN_T(cuMemcpyAtoH_v2, cudart_abi_cuMemcpyAtoH))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyAtoH, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyAtoHAsync;
+
+static PyObject *cudart_checked_cuMemcpyAtoHAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long u3;
+    void *a4;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUarray, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a4))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoHAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, (unsigned long long)(uintptr_t)a4);
+        if (cudart_record_call("cuMemcpyAtoHAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyAtoHAsync_v2, cudart_abi_cuMemcpyAtoHAsync) fn = (CUDART_FN_T(cuMemcpyAtoHAsync_v2, cudart_abi_cuMemcpyAtoHAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, a4);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyAtoHAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyAtoHAsync_v2;
+
+static PyObject *cudart_checked_cuMemcpyAtoHAsync_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long u3;
+    void *a4;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUarray, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a4))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoHAsync_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, (unsigned long long)(uintptr_t)a4);
+        if (cudart_record_call("cuMemcpyAtoHAsync_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyAtoHAsync_v2, cudart_abi_cuMemcpyAtoHAsync_v2) fn = (CUDART_FN_T(cuMemcpyAtoHAsync_v2, cudart_abi_cuMemcpyAtoHAsync_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, a4);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyAtoHAsync_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyAtoH_v2;
+
+static PyObject *cudart_checked_cuMemcpyAtoH_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUarray, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyAtoH_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
+        if (cudart_record_call("cuMemcpyAtoH_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyAtoH_v2, cudart_abi_cuMemcpyAtoH_v2) fn = (CUDART_FN_T(cuMemcpyAtoH_v2, cudart_abi_cuMemcpyAtoH_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyAtoH_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyBatchAsync;
+
+static PyObject *cudart_checked_cuMemcpyBatchAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 8 || nargs > 8)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    void *a4;
+    void *a5;
+    unsigned long long u6;
+    void *a7;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!cudart_c_address(x, 0, 1, &a4))
+            goto reference;
+    }
+    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
+    {
+        PyObject *x = x5;
+        if (!cudart_c_address(x, 0, 0, &a5))
+            goto reference;
+    }
+    PyObject *x6 = 6 < nargs ? args[6] : Py_None;
+    {
+        PyObject *x = x6;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u6 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x7 = 7 < nargs ? args[7] : Py_None;
+    {
+        PyObject *x = x7;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a7))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyBatchAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4, (unsigned long long)(uintptr_t)a5, u6, (unsigned long long)(uintptr_t)a7);
+        if (cudart_record_call("cuMemcpyBatchAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyBatchAsync_v2, cudart_abi_cuMemcpyBatchAsync) fn = (CUDART_FN_T(cuMemcpyBatchAsync_v2, cudart_abi_cuMemcpyBatchAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, a7);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyBatchAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyBatchAsync_v2;
+
+static PyObject *cudart_checked_cuMemcpyBatchAsync_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 8 || nargs > 8)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    void *a4;
+    void *a5;
+    unsigned long long u6;
+    void *a7;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!cudart_c_address(x, 0, 1, &a4))
+            goto reference;
+    }
+    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
+    {
+        PyObject *x = x5;
+        if (!cudart_c_address(x, 0, 0, &a5))
+            goto reference;
+    }
+    PyObject *x6 = 6 < nargs ? args[6] : Py_None;
+    {
+        PyObject *x = x6;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u6 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x7 = 7 < nargs ? args[7] : Py_None;
+    {
+        PyObject *x = x7;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a7))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyBatchAsync_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4, (unsigned long long)(uintptr_t)a5, u6, (unsigned long long)(uintptr_t)a7);
+        if (cudart_record_call("cuMemcpyBatchAsync_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyBatchAsync_v2, cudart_abi_cuMemcpyBatchAsync_v2) fn = (CUDART_FN_T(cuMemcpyBatchAsync_v2, cudart_abi_cuMemcpyBatchAsync_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, a7);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyBatchAsync_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyDtoA;
+
+static PyObject *cudart_checked_cuMemcpyDtoA(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUarray, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoA];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, u3);
+        if (cudart_record_call("cuMemcpyDtoA", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyDtoA_v2, cudart_abi_cuMemcpyDtoA) fn = (CUDART_FN_T(cuMemcpyDtoA_v2, cudart_abi_cuMemcpyDtoA))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyDtoA, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyDtoA_v2;
+
+static PyObject *cudart_checked_cuMemcpyDtoA_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUarray, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoA_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, u3);
+        if (cudart_record_call("cuMemcpyDtoA_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyDtoA_v2, cudart_abi_cuMemcpyDtoA_v2) fn = (CUDART_FN_T(cuMemcpyDtoA_v2, cudart_abi_cuMemcpyDtoA_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyDtoA_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyDtoD;
+
+static PyObject *cudart_checked_cuMemcpyDtoD(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoD];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", u0, u1, u2);
+        if (cudart_record_call("cuMemcpyDtoD", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyDtoD_v2, cudart_abi_cuMemcpyDtoD) fn = (CUDART_FN_T(cuMemcpyDtoD_v2, cudart_abi_cuMemcpyDtoD))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyDtoD, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyDtoDAsync;
+
+static PyObject *cudart_checked_cuMemcpyDtoDAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    void *a3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoDAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", u0, u1, u2, (unsigned long long)(uintptr_t)a3);
+        if (cudart_record_call("cuMemcpyDtoDAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyDtoDAsync_v2, cudart_abi_cuMemcpyDtoDAsync) fn = (CUDART_FN_T(cuMemcpyDtoDAsync_v2, cudart_abi_cuMemcpyDtoDAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyDtoDAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyDtoDAsync_v2;
+
+static PyObject *cudart_checked_cuMemcpyDtoDAsync_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    void *a3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoDAsync_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", u0, u1, u2, (unsigned long long)(uintptr_t)a3);
+        if (cudart_record_call("cuMemcpyDtoDAsync_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyDtoDAsync_v2, cudart_abi_cuMemcpyDtoDAsync_v2) fn = (CUDART_FN_T(cuMemcpyDtoDAsync_v2, cudart_abi_cuMemcpyDtoDAsync_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyDtoDAsync_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyDtoD_v2;
+
+static PyObject *cudart_checked_cuMemcpyDtoD_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoD_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", u0, u1, u2);
+        if (cudart_record_call("cuMemcpyDtoD_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyDtoD_v2, cudart_abi_cuMemcpyDtoD_v2) fn = (CUDART_FN_T(cuMemcpyDtoD_v2, cudart_abi_cuMemcpyDtoD_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyDtoD_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyDtoH;
+
+static PyObject *cudart_checked_cuMemcpyDtoH(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoH];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, u2);
+        if (cudart_record_call("cuMemcpyDtoH", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyDtoH_v2, cudart_abi_cuMemcpyDtoH) fn = (CUDART_FN_T(cuMemcpyDtoH_v2, cudart_abi_cuMemcpyDtoH))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long long)u1, (unsigned long)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyDtoH, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyDtoHAsync;
+
+static PyObject *cudart_checked_cuMemcpyDtoHAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    void *a3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoHAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, (unsigned long long)(uintptr_t)a3);
+        if (cudart_record_call("cuMemcpyDtoHAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyDtoHAsync_v2, cudart_abi_cuMemcpyDtoHAsync) fn = (CUDART_FN_T(cuMemcpyDtoHAsync_v2, cudart_abi_cuMemcpyDtoHAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long long)u1, (unsigned long)u2, a3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyDtoHAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyDtoHAsync_v2;
+
+static PyObject *cudart_checked_cuMemcpyDtoHAsync_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    void *a3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoHAsync_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, (unsigned long long)(uintptr_t)a3);
+        if (cudart_record_call("cuMemcpyDtoHAsync_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyDtoHAsync_v2, cudart_abi_cuMemcpyDtoHAsync_v2) fn = (CUDART_FN_T(cuMemcpyDtoHAsync_v2, cudart_abi_cuMemcpyDtoHAsync_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long long)u1, (unsigned long)u2, a3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyDtoHAsync_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyDtoH_v2;
+
+static PyObject *cudart_checked_cuMemcpyDtoH_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyDtoH_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, u2);
+        if (cudart_record_call("cuMemcpyDtoH_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyDtoH_v2, cudart_abi_cuMemcpyDtoH_v2) fn = (CUDART_FN_T(cuMemcpyDtoH_v2, cudart_abi_cuMemcpyDtoH_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long long)u1, (unsigned long)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyDtoH_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyHtoA;
+
+static PyObject *cudart_checked_cuMemcpyHtoA(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    void *a2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUarray, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 1, 0, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoA];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, u3);
+        if (cudart_record_call("cuMemcpyHtoA", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyHtoA_v2, cudart_abi_cuMemcpyHtoA) fn = (CUDART_FN_T(cuMemcpyHtoA_v2, cudart_abi_cuMemcpyHtoA))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyHtoA, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyHtoAAsync;
+
+static PyObject *cudart_checked_cuMemcpyHtoAAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    void *a2;
+    unsigned long long u3;
+    void *a4;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUarray, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 1, 0, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a4))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoAAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
+        if (cudart_record_call("cuMemcpyHtoAAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyHtoAAsync_v2, cudart_abi_cuMemcpyHtoAAsync) fn = (CUDART_FN_T(cuMemcpyHtoAAsync_v2, cudart_abi_cuMemcpyHtoAAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, a4);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyHtoAAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyHtoAAsync_v2;
+
+static PyObject *cudart_checked_cuMemcpyHtoAAsync_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    void *a2;
+    unsigned long long u3;
+    void *a4;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUarray, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 1, 0, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a4))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoAAsync_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, u3, (unsigned long long)(uintptr_t)a4);
+        if (cudart_record_call("cuMemcpyHtoAAsync_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyHtoAAsync_v2, cudart_abi_cuMemcpyHtoAAsync_v2) fn = (CUDART_FN_T(cuMemcpyHtoAAsync_v2, cudart_abi_cuMemcpyHtoAAsync_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, a4);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyHtoAAsync_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyHtoA_v2;
+
+static PyObject *cudart_checked_cuMemcpyHtoA_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    void *a2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUarray, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 1, 0, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoA_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, u3);
+        if (cudart_record_call("cuMemcpyHtoA_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyHtoA_v2, cudart_abi_cuMemcpyHtoA_v2) fn = (CUDART_FN_T(cuMemcpyHtoA_v2, cudart_abi_cuMemcpyHtoA_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyHtoA_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyHtoD;
+
+static PyObject *cudart_checked_cuMemcpyHtoD(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    void *a1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 1, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoD];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", u0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cuMemcpyHtoD", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyHtoD_v2, cudart_abi_cuMemcpyHtoD) fn = (CUDART_FN_T(cuMemcpyHtoD_v2, cudart_abi_cuMemcpyHtoD))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, a1, (unsigned long)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyHtoD, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyHtoDAsync;
+
+static PyObject *cudart_checked_cuMemcpyHtoDAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    void *a1;
+    unsigned long long u2;
+    void *a3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 1, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoDAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", u0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3);
+        if (cudart_record_call("cuMemcpyHtoDAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyHtoDAsync_v2, cudart_abi_cuMemcpyHtoDAsync) fn = (CUDART_FN_T(cuMemcpyHtoDAsync_v2, cudart_abi_cuMemcpyHtoDAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, a1, (unsigned long)u2, a3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyHtoDAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyHtoDAsync_v2;
+
+static PyObject *cudart_checked_cuMemcpyHtoDAsync_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    void *a1;
+    unsigned long long u2;
+    void *a3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 1, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoDAsync_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", u0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3);
+        if (cudart_record_call("cuMemcpyHtoDAsync_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyHtoDAsync_v2, cudart_abi_cuMemcpyHtoDAsync_v2) fn = (CUDART_FN_T(cuMemcpyHtoDAsync_v2, cudart_abi_cuMemcpyHtoDAsync_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, a1, (unsigned long)u2, a3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyHtoDAsync_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyHtoD_v2;
+
+static PyObject *cudart_checked_cuMemcpyHtoD_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    void *a1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 1, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyHtoD_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", u0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cuMemcpyHtoD_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyHtoD_v2, cudart_abi_cuMemcpyHtoD_v2) fn = (CUDART_FN_T(cuMemcpyHtoD_v2, cudart_abi_cuMemcpyHtoD_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, a1, (unsigned long)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyHtoD_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyPeer;
+
+static PyObject *cudart_checked_cuMemcpyPeer(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    void *a1;
+    unsigned long long u2;
+    void *a3;
+    unsigned long long u4;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUcontext, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_handle(x, cudart_handle_CUcontext, &a3))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyPeer];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", u0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3, u4);
+        if (cudart_record_call("cuMemcpyPeer", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyPeer, cudart_abi_cuMemcpyPeer) fn = (CUDART_FN_T(cuMemcpyPeer, cudart_abi_cuMemcpyPeer))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, a1, (unsigned long long)u2, a3, (unsigned long)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyPeer, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyPeerAsync;
+
+static PyObject *cudart_checked_cuMemcpyPeerAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 6 || nargs > 6)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    void *a1;
+    unsigned long long u2;
+    void *a3;
+    unsigned long long u4;
+    void *a5;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUcontext, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_handle(x, cudart_handle_CUcontext, &a3))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
+    {
+        PyObject *x = x5;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a5))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyPeerAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKKK)", u0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3, u4, (unsigned long long)(uintptr_t)a5);
+        if (cudart_record_call("cuMemcpyPeerAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyPeerAsync, cudart_abi_cuMemcpyPeerAsync) fn = (CUDART_FN_T(cuMemcpyPeerAsync, cudart_abi_cuMemcpyPeerAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, a1, (unsigned long long)u2, a3, (unsigned long)u4, a5);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyPeerAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemcpyWithAttributesAsync;
+
+static PyObject *cudart_checked_cuMemcpyWithAttributesAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    void *a3;
+    void *a4;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_address(x, 0, 1, &a3))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a4))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemcpyWithAttributesAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", u0, u1, u2, (unsigned long long)(uintptr_t)a3, (unsigned long long)(uintptr_t)a4);
+        if (cudart_record_call("cuMemcpyWithAttributesAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemcpyWithAttributesAsync, cudart_abi_cuMemcpyWithAttributesAsync) fn = (CUDART_FN_T(cuMemcpyWithAttributesAsync, cudart_abi_cuMemcpyWithAttributesAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3, a4);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemcpyWithAttributesAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemsetD16;
+
+static PyObject *cudart_checked_cuMemsetD16(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 65535ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemsetD16];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", u0, u1, u2);
+        if (cudart_record_call("cuMemsetD16", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemsetD16_v2, cudart_abi_cuMemsetD16) fn = (CUDART_FN_T(cuMemsetD16_v2, cudart_abi_cuMemsetD16))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned short)u1, (unsigned long)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemsetD16, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemsetD16Async;
+
+static PyObject *cudart_checked_cuMemsetD16Async(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    void *a3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 65535ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemsetD16Async];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", u0, u1, u2, (unsigned long long)(uintptr_t)a3);
+        if (cudart_record_call("cuMemsetD16Async", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemsetD16Async, cudart_abi_cuMemsetD16Async) fn = (CUDART_FN_T(cuMemsetD16Async, cudart_abi_cuMemsetD16Async))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned short)u1, (unsigned long)u2, a3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemsetD16Async, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemsetD16_v2;
+
+static PyObject *cudart_checked_cuMemsetD16_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 65535ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemsetD16_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", u0, u1, u2);
+        if (cudart_record_call("cuMemsetD16_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemsetD16_v2, cudart_abi_cuMemsetD16_v2) fn = (CUDART_FN_T(cuMemsetD16_v2, cudart_abi_cuMemsetD16_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned short)u1, (unsigned long)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemsetD16_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemsetD2D16;
+
+static PyObject *cudart_checked_cuMemsetD2D16(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long u3;
+    unsigned long long u4;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 65535ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D16];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", u0, u1, u2, u3, u4);
+        if (cudart_record_call("cuMemsetD2D16", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemsetD2D16_v2, cudart_abi_cuMemsetD2D16) fn = (CUDART_FN_T(cuMemsetD2D16_v2, cudart_abi_cuMemsetD2D16))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned short)u2, (unsigned long)u3, (unsigned long)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemsetD2D16, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemsetD2D16Async;
+
+static PyObject *cudart_checked_cuMemsetD2D16Async(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 6 || nargs > 6)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long u3;
+    unsigned long long u4;
+    void *a5;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 65535ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
+    {
+        PyObject *x = x5;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a5))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D16Async];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKKK)", u0, u1, u2, u3, u4, (unsigned long long)(uintptr_t)a5);
+        if (cudart_record_call("cuMemsetD2D16Async", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemsetD2D16Async, cudart_abi_cuMemsetD2D16Async) fn = (CUDART_FN_T(cuMemsetD2D16Async, cudart_abi_cuMemsetD2D16Async))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned short)u2, (unsigned long)u3, (unsigned long)u4, a5);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemsetD2D16Async, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemsetD2D16_v2;
+
+static PyObject *cudart_checked_cuMemsetD2D16_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long u3;
+    unsigned long long u4;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 65535ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D16_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", u0, u1, u2, u3, u4);
+        if (cudart_record_call("cuMemsetD2D16_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemsetD2D16_v2, cudart_abi_cuMemsetD2D16_v2) fn = (CUDART_FN_T(cuMemsetD2D16_v2, cudart_abi_cuMemsetD2D16_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned short)u2, (unsigned long)u3, (unsigned long)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemsetD2D16_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemsetD2D32;
+
+static PyObject *cudart_checked_cuMemsetD2D32(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long u3;
+    unsigned long long u4;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D32];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", u0, u1, u2, u3, u4);
+        if (cudart_record_call("cuMemsetD2D32", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemsetD2D32_v2, cudart_abi_cuMemsetD2D32) fn = (CUDART_FN_T(cuMemsetD2D32_v2, cudart_abi_cuMemsetD2D32))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned int)u2, (unsigned long)u3, (unsigned long)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemsetD2D32, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemsetD2D32Async;
+
+static PyObject *cudart_checked_cuMemsetD2D32Async(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 6 || nargs > 6)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long u3;
+    unsigned long long u4;
+    void *a5;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
+    {
+        PyObject *x = x5;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a5))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D32Async];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKKK)", u0, u1, u2, u3, u4, (unsigned long long)(uintptr_t)a5);
+        if (cudart_record_call("cuMemsetD2D32Async", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemsetD2D32Async, cudart_abi_cuMemsetD2D32Async) fn = (CUDART_FN_T(cuMemsetD2D32Async, cudart_abi_cuMemsetD2D32Async))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned int)u2, (unsigned long)u3, (unsigned long)u4, a5);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemsetD2D32Async, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemsetD2D32_v2;
+
+static PyObject *cudart_checked_cuMemsetD2D32_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long u3;
+    unsigned long long u4;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D32_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", u0, u1, u2, u3, u4);
+        if (cudart_record_call("cuMemsetD2D32_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemsetD2D32_v2, cudart_abi_cuMemsetD2D32_v2) fn = (CUDART_FN_T(cuMemsetD2D32_v2, cudart_abi_cuMemsetD2D32_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned int)u2, (unsigned long)u3, (unsigned long)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemsetD2D32_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemsetD2D8;
+
+static PyObject *cudart_checked_cuMemsetD2D8(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long u3;
+    unsigned long long u4;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 255ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D8];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", u0, u1, u2, u3, u4);
+        if (cudart_record_call("cuMemsetD2D8", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemsetD2D8_v2, cudart_abi_cuMemsetD2D8) fn = (CUDART_FN_T(cuMemsetD2D8_v2, cudart_abi_cuMemsetD2D8))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned char)u2, (unsigned long)u3, (unsigned long)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemsetD2D8, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemsetD2D8Async;
+
+static PyObject *cudart_checked_cuMemsetD2D8Async(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 6 || nargs > 6)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long u3;
+    unsigned long long u4;
+    void *a5;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 255ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
+    {
+        PyObject *x = x5;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a5))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D8Async];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKKK)", u0, u1, u2, u3, u4, (unsigned long long)(uintptr_t)a5);
+        if (cudart_record_call("cuMemsetD2D8Async", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemsetD2D8Async, cudart_abi_cuMemsetD2D8Async) fn = (CUDART_FN_T(cuMemsetD2D8Async, cudart_abi_cuMemsetD2D8Async))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned char)u2, (unsigned long)u3, (unsigned long)u4, a5);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemsetD2D8Async, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemsetD2D8_v2;
+
+static PyObject *cudart_checked_cuMemsetD2D8_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long u3;
+    unsigned long long u4;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 255ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemsetD2D8_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", u0, u1, u2, u3, u4);
+        if (cudart_record_call("cuMemsetD2D8_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemsetD2D8_v2, cudart_abi_cuMemsetD2D8_v2) fn = (CUDART_FN_T(cuMemsetD2D8_v2, cudart_abi_cuMemsetD2D8_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned char)u2, (unsigned long)u3, (unsigned long)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemsetD2D8_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemsetD32;
+
+static PyObject *cudart_checked_cuMemsetD32(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemsetD32];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", u0, u1, u2);
+        if (cudart_record_call("cuMemsetD32", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemsetD32_v2, cudart_abi_cuMemsetD32) fn = (CUDART_FN_T(cuMemsetD32_v2, cudart_abi_cuMemsetD32))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned int)u1, (unsigned long)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemsetD32, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemsetD32Async;
+
+static PyObject *cudart_checked_cuMemsetD32Async(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    void *a3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemsetD32Async];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", u0, u1, u2, (unsigned long long)(uintptr_t)a3);
+        if (cudart_record_call("cuMemsetD32Async", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemsetD32Async, cudart_abi_cuMemsetD32Async) fn = (CUDART_FN_T(cuMemsetD32Async, cudart_abi_cuMemsetD32Async))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned int)u1, (unsigned long)u2, a3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemsetD32Async, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemsetD32_v2;
+
+static PyObject *cudart_checked_cuMemsetD32_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemsetD32_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", u0, u1, u2);
+        if (cudart_record_call("cuMemsetD32_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemsetD32_v2, cudart_abi_cuMemsetD32_v2) fn = (CUDART_FN_T(cuMemsetD32_v2, cudart_abi_cuMemsetD32_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned int)u1, (unsigned long)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemsetD32_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemsetD8;
+
+static PyObject *cudart_checked_cuMemsetD8(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 255ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemsetD8];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", u0, u1, u2);
+        if (cudart_record_call("cuMemsetD8", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemsetD8_v2, cudart_abi_cuMemsetD8) fn = (CUDART_FN_T(cuMemsetD8_v2, cudart_abi_cuMemsetD8))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned char)u1, (unsigned long)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemsetD8, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemsetD8Async;
+
+static PyObject *cudart_checked_cuMemsetD8Async(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    void *a3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 255ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemsetD8Async];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", u0, u1, u2, (unsigned long long)(uintptr_t)a3);
+        if (cudart_record_call("cuMemsetD8Async", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemsetD8Async, cudart_abi_cuMemsetD8Async) fn = (CUDART_FN_T(cuMemsetD8Async, cudart_abi_cuMemsetD8Async))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned char)u1, (unsigned long)u2, a3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemsetD8Async, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemsetD8_v2;
+
+static PyObject *cudart_checked_cuMemsetD8_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 255ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemsetD8_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", u0, u1, u2);
+        if (cudart_record_call("cuMemsetD8_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemsetD8_v2, cudart_abi_cuMemsetD8_v2) fn = (CUDART_FN_T(cuMemsetD8_v2, cudart_abi_cuMemsetD8_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned char)u1, (unsigned long)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemsetD8_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMipmappedArrayCreate;
+
+static PyObject *cudart_checked_cuMipmappedArrayCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMipmappedArrayCreate];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cuMipmappedArrayCreate", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMipmappedArrayCreate, cudart_abi_cuMipmappedArrayCreate) fn = (CUDART_FN_T(cuMipmappedArrayCreate, cudart_abi_cuMipmappedArrayCreate))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUmipmappedArray, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMipmappedArrayCreate, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMipmappedArrayDestroy;
+
+static PyObject *cudart_checked_cuMipmappedArrayDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUmipmappedArray, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMipmappedArrayDestroy];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_CUmipmappedArray;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hMipmappedArray", "cuMipmappedArrayDestroy") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuMipmappedArrayDestroy", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMipmappedArrayDestroy, cudart_abi_cuMipmappedArrayDestroy) fn = (CUDART_FN_T(cuMipmappedArrayDestroy, cudart_abi_cuMipmappedArrayDestroy))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMipmappedArrayDestroy, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMipmappedArrayGetLevel;
+
+static PyObject *cudart_checked_cuMipmappedArrayGetLevel(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUmipmappedArray, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMipmappedArrayGetLevel];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cuMipmappedArrayGetLevel", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMipmappedArrayGetLevel, cudart_abi_cuMipmappedArrayGetLevel) fn = (CUDART_FN_T(cuMipmappedArrayGetLevel, cudart_abi_cuMipmappedArrayGetLevel))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUarray, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMipmappedArrayGetLevel, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuModuleGetFunctionCount;
+
+static PyObject *cudart_checked_cuModuleGetFunctionCount(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUmodule, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuModuleGetFunctionCount];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuModuleGetFunctionCount", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuModuleGetFunctionCount, cudart_abi_cuModuleGetFunctionCount) fn = (CUDART_FN_T(cuModuleGetFunctionCount, cudart_abi_cuModuleGetFunctionCount))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('I', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuModuleGetFunctionCount, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuModuleGetLoadingMode;
+
+static PyObject *cudart_checked_cuModuleGetLoadingMode(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 0 || nargs > 0)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    void *slot = cudart_slot_table[cudart_slot_cuModuleGetLoadingMode];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuModuleGetLoadingMode", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuModuleGetLoadingMode, cudart_abi_cuModuleGetLoadingMode) fn = (CUDART_FN_T(cuModuleGetLoadingMode, cudart_abi_cuModuleGetLoadingMode))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_enum_value(cudart_enum_CUmoduleLoadingMode_enum, 'I', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuModuleGetLoadingMode, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuModuleUnload;
+
+static PyObject *cudart_checked_cuModuleUnload(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUmodule, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuModuleUnload];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_CUmodule;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hmod", "cuModuleUnload") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuModuleUnload", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuModuleUnload, cudart_abi_cuModuleUnload) fn = (CUDART_FN_T(cuModuleUnload, cudart_abi_cuModuleUnload))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuModuleUnload, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMulticastAddDevice;
+
+static PyObject *cudart_checked_cuMulticastAddDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    long long i1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMulticastAddDevice];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KL)", u0, i1);
+        if (cudart_record_call("cuMulticastAddDevice", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMulticastAddDevice, cudart_abi_cuMulticastAddDevice) fn = (CUDART_FN_T(cuMulticastAddDevice, cudart_abi_cuMulticastAddDevice))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (int)i1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMulticastAddDevice, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMulticastBindAddr;
+
+static PyObject *cudart_checked_cuMulticastBindAddr(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long u3;
+    unsigned long long u4;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMulticastBindAddr];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", u0, u1, u2, u3, u4);
+        if (cudart_record_call("cuMulticastBindAddr", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMulticastBindAddr, cudart_abi_cuMulticastBindAddr) fn = (CUDART_FN_T(cuMulticastBindAddr, cudart_abi_cuMulticastBindAddr))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3, (unsigned long long)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMulticastBindAddr, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMulticastBindAddr_v2;
+
+static PyObject *cudart_checked_cuMulticastBindAddr_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 6 || nargs > 6)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    long long i1;
+    unsigned long long u2;
+    unsigned long long u3;
+    unsigned long long u4;
+    unsigned long long u5;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
+    {
+        PyObject *x = x5;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u5 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMulticastBindAddr_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KLKKKK)", u0, i1, u2, u3, u4, u5);
+        if (cudart_record_call("cuMulticastBindAddr_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMulticastBindAddr_v2, cudart_abi_cuMulticastBindAddr_v2) fn = (CUDART_FN_T(cuMulticastBindAddr_v2, cudart_abi_cuMulticastBindAddr_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (int)i1, (unsigned long)u2, (unsigned long long)u3, (unsigned long)u4, (unsigned long long)u5);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMulticastBindAddr_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMulticastBindMem;
+
+static PyObject *cudart_checked_cuMulticastBindMem(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 6 || nargs > 6)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long u3;
+    unsigned long long u4;
+    unsigned long long u5;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
+    {
+        PyObject *x = x5;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u5 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMulticastBindMem];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKKK)", u0, u1, u2, u3, u4, u5);
+        if (cudart_record_call("cuMulticastBindMem", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMulticastBindMem, cudart_abi_cuMulticastBindMem) fn = (CUDART_FN_T(cuMulticastBindMem, cudart_abi_cuMulticastBindMem))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned long long)u5);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMulticastBindMem, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMulticastBindMem_v2;
+
+static PyObject *cudart_checked_cuMulticastBindMem_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 7 || nargs > 7)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    long long i1;
+    unsigned long long u2;
+    unsigned long long u3;
+    unsigned long long u4;
+    unsigned long long u5;
+    unsigned long long u6;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
+    {
+        PyObject *x = x5;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u5 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x6 = 6 < nargs ? args[6] : Py_None;
+    {
+        PyObject *x = x6;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u6 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMulticastBindMem_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KLKKKKK)", u0, i1, u2, u3, u4, u5, u6);
+        if (cudart_record_call("cuMulticastBindMem_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMulticastBindMem_v2, cudart_abi_cuMulticastBindMem_v2) fn = (CUDART_FN_T(cuMulticastBindMem_v2, cudart_abi_cuMulticastBindMem_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (int)i1, (unsigned long)u2, (unsigned long long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long long)u6);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMulticastBindMem_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMulticastGetGranularity;
+
+static PyObject *cudart_checked_cuMulticastGetGranularity(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_enum(x, cudart_enum_CUmulticastGranularity_flags_enum, cudart_member_CUmulticastGranularity_flags_enum, &sn) && ((void)(u2 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMulticastGetGranularity];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cuMulticastGetGranularity", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMulticastGetGranularity, cudart_abi_cuMulticastGetGranularity) fn = (CUDART_FN_T(cuMulticastGetGranularity, cudart_abi_cuMulticastGetGranularity))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('L', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMulticastGetGranularity, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMulticastUnbind;
+
+static PyObject *cudart_checked_cuMulticastUnbind(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    long long i1;
+    unsigned long long u2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMulticastUnbind];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KLKK)", u0, i1, u2, u3);
+        if (cudart_record_call("cuMulticastUnbind", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMulticastUnbind, cudart_abi_cuMulticastUnbind) fn = (CUDART_FN_T(cuMulticastUnbind, cudart_abi_cuMulticastUnbind))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0, (int)i1, (unsigned long)u2, (unsigned long)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMulticastUnbind, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuOccupancyAvailableDynamicSMemPerBlock;
+
+static PyObject *cudart_checked_cuOccupancyAvailableDynamicSMemPerBlock(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    long long i2;
+    long long i3;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUfunction, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i3 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuOccupancyAvailableDynamicSMemPerBlock];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKLL)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, i2, i3);
+        if (cudart_record_call("cuOccupancyAvailableDynamicSMemPerBlock", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuOccupancyAvailableDynamicSMemPerBlock, cudart_abi_cuOccupancyAvailableDynamicSMemPerBlock) fn = (CUDART_FN_T(cuOccupancyAvailableDynamicSMemPerBlock, cudart_abi_cuOccupancyAvailableDynamicSMemPerBlock))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (int)i2, (int)i3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('L', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuOccupancyAvailableDynamicSMemPerBlock, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuOccupancyMaxActiveBlocksPerMultiprocessor;
+
+static PyObject *cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessor(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    long long i2;
+    unsigned long long u3;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUfunction, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuOccupancyMaxActiveBlocksPerMultiprocessor];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKLK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, i2, u3);
+        if (cudart_record_call("cuOccupancyMaxActiveBlocksPerMultiprocessor", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuOccupancyMaxActiveBlocksPerMultiprocessor, cudart_abi_cuOccupancyMaxActiveBlocksPerMultiprocessor) fn = (CUDART_FN_T(cuOccupancyMaxActiveBlocksPerMultiprocessor, cudart_abi_cuOccupancyMaxActiveBlocksPerMultiprocessor))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (int)i2, (unsigned long)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('i', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuOccupancyMaxActiveBlocksPerMultiprocessor, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags;
+
+static PyObject *cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    long long i2;
+    unsigned long long u3;
+    unsigned long long u4;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUfunction, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKLKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, i2, u3, u4);
+        if (cudart_record_call("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, cudart_abi_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags) fn = (CUDART_FN_T(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, cudart_abi_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (int)i2, (unsigned long)u3, (unsigned int)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('i', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuOccupancyMaxActiveClusters;
+
+static PyObject *cudart_checked_cuOccupancyMaxActiveClusters(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUfunction, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuOccupancyMaxActiveClusters];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuOccupancyMaxActiveClusters", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuOccupancyMaxActiveClusters, cudart_abi_cuOccupancyMaxActiveClusters) fn = (CUDART_FN_T(cuOccupancyMaxActiveClusters, cudart_abi_cuOccupancyMaxActiveClusters))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('i', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuOccupancyMaxActiveClusters, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuOccupancyMaxPotentialClusterSize;
+
+static PyObject *cudart_checked_cuOccupancyMaxPotentialClusterSize(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUfunction, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuOccupancyMaxPotentialClusterSize];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuOccupancyMaxPotentialClusterSize", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuOccupancyMaxPotentialClusterSize, cudart_abi_cuOccupancyMaxPotentialClusterSize) fn = (CUDART_FN_T(cuOccupancyMaxPotentialClusterSize, cudart_abi_cuOccupancyMaxPotentialClusterSize))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('i', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuOccupancyMaxPotentialClusterSize, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuPointerGetAttributes;
+
+static PyObject *cudart_checked_cuPointerGetAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 1, 0, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuPointerGetAttributes];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", u0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3);
+        if (cudart_record_call("cuPointerGetAttributes", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuPointerGetAttributes, cudart_abi_cuPointerGetAttributes) fn = (CUDART_FN_T(cuPointerGetAttributes, cudart_abi_cuPointerGetAttributes))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned int)u0, a1, a2, (unsigned long long)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuPointerGetAttributes, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuSignalExternalSemaphoresAsync;
+
+static PyObject *cudart_checked_cuSignalExternalSemaphoresAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    void *a3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuSignalExternalSemaphoresAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3);
+        if (cudart_record_call("cuSignalExternalSemaphoresAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuSignalExternalSemaphoresAsync, cudart_abi_cuSignalExternalSemaphoresAsync) fn = (CUDART_FN_T(cuSignalExternalSemaphoresAsync, cudart_abi_cuSignalExternalSemaphoresAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2, a3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuSignalExternalSemaphoresAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamAttachMemAsync;
+
+static PyObject *cudart_checked_cuStreamAttachMemAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamAttachMemAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, u3);
+        if (cudart_record_call("cuStreamAttachMemAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamAttachMemAsync, cudart_abi_cuStreamAttachMemAsync) fn = (CUDART_FN_T(cuStreamAttachMemAsync, cudart_abi_cuStreamAttachMemAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamAttachMemAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamBatchMemOp;
+
+static PyObject *cudart_checked_cuStreamBatchMemOp(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    void *a2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamBatchMemOp];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, u3);
+        if (cudart_record_call("cuStreamBatchMemOp", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamBatchMemOp_v2, cudart_abi_cuStreamBatchMemOp) fn = (CUDART_FN_T(cuStreamBatchMemOp_v2, cudart_abi_cuStreamBatchMemOp))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1, a2, (unsigned int)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamBatchMemOp, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamBatchMemOp_v2;
+
+static PyObject *cudart_checked_cuStreamBatchMemOp_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    void *a2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamBatchMemOp_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, u3);
+        if (cudart_record_call("cuStreamBatchMemOp_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamBatchMemOp_v2, cudart_abi_cuStreamBatchMemOp_v2) fn = (CUDART_FN_T(cuStreamBatchMemOp_v2, cudart_abi_cuStreamBatchMemOp_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1, a2, (unsigned int)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamBatchMemOp_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamBeginCapture;
+
+static PyObject *cudart_checked_cuStreamBeginCapture(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_enum(x, cudart_enum_CUstreamCaptureMode_enum, cudart_member_CUstreamCaptureMode_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamBeginCapture];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cuStreamBeginCapture", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamBeginCapture_v2, cudart_abi_cuStreamBeginCapture) fn = (CUDART_FN_T(cuStreamBeginCapture_v2, cudart_abi_cuStreamBeginCapture))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamBeginCapture, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamBeginCaptureToCig;
+
+static PyObject *cudart_checked_cuStreamBeginCaptureToCig(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamBeginCaptureToCig];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuStreamBeginCaptureToCig", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamBeginCaptureToCig, cudart_abi_cuStreamBeginCaptureToCig) fn = (CUDART_FN_T(cuStreamBeginCaptureToCig, cudart_abi_cuStreamBeginCaptureToCig))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamBeginCaptureToCig, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamBeginCaptureToGraph;
+
+static PyObject *cudart_checked_cuStreamBeginCaptureToGraph(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 6 || nargs > 6)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    void *a3;
+    unsigned long long u4;
+    unsigned long long u5;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 0, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_address(x, 0, 1, &a3))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x5 = 5 < nargs ? args[5] : Py_None;
+    {
+        PyObject *x = x5;
+        if (!(cudart_c_enum(x, cudart_enum_CUstreamCaptureMode_enum, cudart_member_CUstreamCaptureMode_enum, &sn) && ((void)(u5 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamBeginCaptureToGraph];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3, u4, u5);
+        if (cudart_record_call("cuStreamBeginCaptureToGraph", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamBeginCaptureToGraph, cudart_abi_cuStreamBeginCaptureToGraph) fn = (CUDART_FN_T(cuStreamBeginCaptureToGraph, cudart_abi_cuStreamBeginCaptureToGraph))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamBeginCaptureToGraph, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamBeginCapture_v2;
+
+static PyObject *cudart_checked_cuStreamBeginCapture_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_enum(x, cudart_enum_CUstreamCaptureMode_enum, cudart_member_CUstreamCaptureMode_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamBeginCapture_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cuStreamBeginCapture_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamBeginCapture_v2, cudart_abi_cuStreamBeginCapture_v2) fn = (CUDART_FN_T(cuStreamBeginCapture_v2, cudart_abi_cuStreamBeginCapture_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamBeginCapture_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamCopyAttributes;
+
+static PyObject *cudart_checked_cuStreamCopyAttributes(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamCopyAttributes];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuStreamCopyAttributes", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamCopyAttributes, cudart_abi_cuStreamCopyAttributes) fn = (CUDART_FN_T(cuStreamCopyAttributes, cudart_abi_cuStreamCopyAttributes))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamCopyAttributes, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamCreate;
+
+static PyObject *cudart_checked_cuStreamCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamCreate];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cuStreamCreate", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamCreate, cudart_abi_cuStreamCreate) fn = (CUDART_FN_T(cuStreamCreate, cudart_abi_cuStreamCreate))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUstream, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamCreate, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamCreateWithPriority;
+
+static PyObject *cudart_checked_cuStreamCreateWithPriority(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    long long i2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i2 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamCreateWithPriority];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKL)", (unsigned long long)(uintptr_t)a0, u1, i2);
+        if (cudart_record_call("cuStreamCreateWithPriority", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamCreateWithPriority, cudart_abi_cuStreamCreateWithPriority) fn = (CUDART_FN_T(cuStreamCreateWithPriority, cudart_abi_cuStreamCreateWithPriority))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1, (int)i2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUstream, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamCreateWithPriority, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamDestroy;
+
+static PyObject *cudart_checked_cuStreamDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamDestroy];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_CUstream;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hStream", "cuStreamDestroy") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuStreamDestroy", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamDestroy_v2, cudart_abi_cuStreamDestroy) fn = (CUDART_FN_T(cuStreamDestroy_v2, cudart_abi_cuStreamDestroy))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamDestroy, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamDestroy_v2;
+
+static PyObject *cudart_checked_cuStreamDestroy_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamDestroy_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    /* Marked before C, as the reference does (cudart._checked.claim). */
+    int claimed0 = Py_TYPE(x0) == cudart_handle_CUstream;
+    if (claimed0 && cudart_c_helper(cudart_claim, x0, "hStream", "cuStreamDestroy_v2") < 0)
+        return NULL;
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuStreamDestroy_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamDestroy_v2, cudart_abi_cuStreamDestroy_v2) fn = (CUDART_FN_T(cuStreamDestroy_v2, cudart_abi_cuStreamDestroy_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
+            return NULL;
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamDestroy_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamEndCapture;
+
+static PyObject *cudart_checked_cuStreamEndCapture(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamEndCapture];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuStreamEndCapture", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamEndCapture, cudart_abi_cuStreamEndCapture) fn = (CUDART_FN_T(cuStreamEndCapture, cudart_abi_cuStreamEndCapture))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUgraph, &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamEndCapture, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamEndCaptureToCig;
+
+static PyObject *cudart_checked_cuStreamEndCaptureToCig(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamEndCaptureToCig];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuStreamEndCaptureToCig", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamEndCaptureToCig, cudart_abi_cuStreamEndCaptureToCig) fn = (CUDART_FN_T(cuStreamEndCaptureToCig, cudart_abi_cuStreamEndCaptureToCig))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamEndCaptureToCig, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamGetCtx;
+
+static PyObject *cudart_checked_cuStreamGetCtx(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamGetCtx];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuStreamGetCtx", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamGetCtx, cudart_abi_cuStreamGetCtx) fn = (CUDART_FN_T(cuStreamGetCtx, cudart_abi_cuStreamGetCtx))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUcontext, &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamGetCtx, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamGetCtx_v2;
+
+static PyObject *cudart_checked_cuStreamGetCtx_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    unsigned long long o2 = 0;
+    a2 = &o2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamGetCtx_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuStreamGetCtx_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamGetCtx_v2, cudart_abi_cuStreamGetCtx_v2) fn = (CUDART_FN_T(cuStreamGetCtx_v2, cudart_abi_cuStreamGetCtx_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    PyObject *v0 = cudart_c_new_handle(cudart_handle_CUcontext, &o1);
+    PyObject *v1 = cudart_c_new_handle(cudart_handle_CUgreenCtx, &o2);
+    PyObject *result = (v0 && v1)
+        ? PyTuple_Pack(2, v0, v1) : NULL;
+    Py_XDECREF(v0);
+    Py_XDECREF(v1);
+    return result;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamGetCtx_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamGetFlags;
+
+static PyObject *cudart_checked_cuStreamGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamGetFlags];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuStreamGetFlags", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamGetFlags, cudart_abi_cuStreamGetFlags) fn = (CUDART_FN_T(cuStreamGetFlags, cudart_abi_cuStreamGetFlags))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('I', &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamGetFlags, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamGetGreenCtx;
+
+static PyObject *cudart_checked_cuStreamGetGreenCtx(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamGetGreenCtx];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuStreamGetGreenCtx", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamGetGreenCtx, cudart_abi_cuStreamGetGreenCtx) fn = (CUDART_FN_T(cuStreamGetGreenCtx, cudart_abi_cuStreamGetGreenCtx))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_CUgreenCtx, &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamGetGreenCtx, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamGetId;
+
+static PyObject *cudart_checked_cuStreamGetId(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamGetId];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuStreamGetId", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamGetId, cudart_abi_cuStreamGetId) fn = (CUDART_FN_T(cuStreamGetId, cudart_abi_cuStreamGetId))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('L', &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamGetId, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamGetPriority;
+
+static PyObject *cudart_checked_cuStreamGetPriority(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamGetPriority];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuStreamGetPriority", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamGetPriority, cudart_abi_cuStreamGetPriority) fn = (CUDART_FN_T(cuStreamGetPriority, cudart_abi_cuStreamGetPriority))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('i', &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamGetPriority, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamIsCapturing;
+
+static PyObject *cudart_checked_cuStreamIsCapturing(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamIsCapturing];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuStreamIsCapturing", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamIsCapturing, cudart_abi_cuStreamIsCapturing) fn = (CUDART_FN_T(cuStreamIsCapturing, cudart_abi_cuStreamIsCapturing))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_enum_value(cudart_enum_CUstreamCaptureStatus_enum, 'I', &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamIsCapturing, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamQuery;
+
+static PyObject *cudart_checked_cuStreamQuery(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamQuery];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuStreamQuery", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamQuery, cudart_abi_cuStreamQuery) fn = (CUDART_FN_T(cuStreamQuery, cudart_abi_cuStreamQuery))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamQuery, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamSynchronize;
+
+static PyObject *cudart_checked_cuStreamSynchronize(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamSynchronize];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuStreamSynchronize", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamSynchronize, cudart_abi_cuStreamSynchronize) fn = (CUDART_FN_T(cuStreamSynchronize, cudart_abi_cuStreamSynchronize))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamSynchronize, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamUpdateCaptureDependencies;
+
+static PyObject *cudart_checked_cuStreamUpdateCaptureDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    unsigned long long u4;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamUpdateCaptureDependencies];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, u4);
+        if (cudart_record_call("cuStreamUpdateCaptureDependencies", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamUpdateCaptureDependencies_v2, cudart_abi_cuStreamUpdateCaptureDependencies) fn = (CUDART_FN_T(cuStreamUpdateCaptureDependencies_v2, cudart_abi_cuStreamUpdateCaptureDependencies))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamUpdateCaptureDependencies, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamUpdateCaptureDependencies_v2;
+
+static PyObject *cudart_checked_cuStreamUpdateCaptureDependencies_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 5 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    unsigned long long u4;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x4 = 4 < nargs ? args[4] : Py_None;
+    {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamUpdateCaptureDependencies_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, u4);
+        if (cudart_record_call("cuStreamUpdateCaptureDependencies_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamUpdateCaptureDependencies_v2, cudart_abi_cuStreamUpdateCaptureDependencies_v2) fn = (CUDART_FN_T(cuStreamUpdateCaptureDependencies_v2, cudart_abi_cuStreamUpdateCaptureDependencies_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamUpdateCaptureDependencies_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamWaitEvent;
+
+static PyObject *cudart_checked_cuStreamWaitEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUevent, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamWaitEvent];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cuStreamWaitEvent", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamWaitEvent, cudart_abi_cuStreamWaitEvent) fn = (CUDART_FN_T(cuStreamWaitEvent, cudart_abi_cuStreamWaitEvent))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamWaitEvent, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamWaitValue32;
+
+static PyObject *cudart_checked_cuStreamWaitValue32(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamWaitValue32];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, u3);
+        if (cudart_record_call("cuStreamWaitValue32", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamWaitValue32_v2, cudart_abi_cuStreamWaitValue32) fn = (CUDART_FN_T(cuStreamWaitValue32_v2, cudart_abi_cuStreamWaitValue32))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamWaitValue32, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamWaitValue32_v2;
+
+static PyObject *cudart_checked_cuStreamWaitValue32_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamWaitValue32_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, u3);
+        if (cudart_record_call("cuStreamWaitValue32_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamWaitValue32_v2, cudart_abi_cuStreamWaitValue32_v2) fn = (CUDART_FN_T(cuStreamWaitValue32_v2, cudart_abi_cuStreamWaitValue32_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamWaitValue32_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamWaitValue64;
+
+static PyObject *cudart_checked_cuStreamWaitValue64(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamWaitValue64];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, u3);
+        if (cudart_record_call("cuStreamWaitValue64", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamWaitValue64_v2, cudart_abi_cuStreamWaitValue64) fn = (CUDART_FN_T(cuStreamWaitValue64_v2, cudart_abi_cuStreamWaitValue64))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamWaitValue64, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamWaitValue64_v2;
+
+static PyObject *cudart_checked_cuStreamWaitValue64_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamWaitValue64_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, u3);
+        if (cudart_record_call("cuStreamWaitValue64_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamWaitValue64_v2, cudart_abi_cuStreamWaitValue64_v2) fn = (CUDART_FN_T(cuStreamWaitValue64_v2, cudart_abi_cuStreamWaitValue64_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamWaitValue64_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamWriteValue32;
+
+static PyObject *cudart_checked_cuStreamWriteValue32(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamWriteValue32];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, u3);
+        if (cudart_record_call("cuStreamWriteValue32", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamWriteValue32_v2, cudart_abi_cuStreamWriteValue32) fn = (CUDART_FN_T(cuStreamWriteValue32_v2, cudart_abi_cuStreamWriteValue32))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamWriteValue32, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamWriteValue32_v2;
+
+static PyObject *cudart_checked_cuStreamWriteValue32_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamWriteValue32_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, u3);
+        if (cudart_record_call("cuStreamWriteValue32_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamWriteValue32_v2, cudart_abi_cuStreamWriteValue32_v2) fn = (CUDART_FN_T(cuStreamWriteValue32_v2, cudart_abi_cuStreamWriteValue32_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamWriteValue32_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamWriteValue64;
+
+static PyObject *cudart_checked_cuStreamWriteValue64(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamWriteValue64];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, u3);
+        if (cudart_record_call("cuStreamWriteValue64", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamWriteValue64_v2, cudart_abi_cuStreamWriteValue64) fn = (CUDART_FN_T(cuStreamWriteValue64_v2, cudart_abi_cuStreamWriteValue64))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamWriteValue64, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamWriteValue64_v2;
+
+static PyObject *cudart_checked_cuStreamWriteValue64_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamWriteValue64_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, u3);
+        if (cudart_record_call("cuStreamWriteValue64_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamWriteValue64_v2, cudart_abi_cuStreamWriteValue64_v2) fn = (CUDART_FN_T(cuStreamWriteValue64_v2, cudart_abi_cuStreamWriteValue64_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamWriteValue64_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuSurfObjectDestroy;
+
+static PyObject *cudart_checked_cuSurfObjectDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuSurfObjectDestroy];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", u0);
+        if (cudart_record_call("cuSurfObjectDestroy", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuSurfObjectDestroy, cudart_abi_cuSurfObjectDestroy) fn = (CUDART_FN_T(cuSurfObjectDestroy, cudart_abi_cuSurfObjectDestroy))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuSurfObjectDestroy, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuTensorMapReplaceAddress;
+
+static PyObject *cudart_checked_cuTensorMapReplaceAddress(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 1, 0, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuTensorMapReplaceAddress];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuTensorMapReplaceAddress", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuTensorMapReplaceAddress, cudart_abi_cuTensorMapReplaceAddress) fn = (CUDART_FN_T(cuTensorMapReplaceAddress, cudart_abi_cuTensorMapReplaceAddress))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuTensorMapReplaceAddress, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuTensorMapSetAllocationClass;
+
+static PyObject *cudart_checked_cuTensorMapSetAllocationClass(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    void *a2;
+    unsigned long long o2 = 0;
+    a2 = &o2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_enum(x, cudart_enum_CUtensorMapAllocClass_enum, cudart_member_CUtensorMapAllocClass_enum, &sn) && ((void)(u1 = (unsigned long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuTensorMapSetAllocationClass];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuTensorMapSetAllocationClass", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuTensorMapSetAllocationClass, cudart_abi_cuTensorMapSetAllocationClass) fn = (CUDART_FN_T(cuTensorMapSetAllocationClass, cudart_abi_cuTensorMapSetAllocationClass))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_enum_value(cudart_enum_CUtensorMapAllocClass_enum, 'I', &o2);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuTensorMapSetAllocationClass, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuTexObjectDestroy;
+
+static PyObject *cudart_checked_cuTexObjectDestroy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    unsigned long long u0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u0 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuTexObjectDestroy];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", u0);
+        if (cudart_record_call("cuTexObjectDestroy", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuTexObjectDestroy, cudart_abi_cuTexObjectDestroy) fn = (CUDART_FN_T(cuTexObjectDestroy, cudart_abi_cuTexObjectDestroy))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn((unsigned long long)u0);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuTexObjectDestroy, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuUserObjectRelease;
+
+static PyObject *cudart_checked_cuUserObjectRelease(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUuserObject, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuUserObjectRelease];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cuUserObjectRelease", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuUserObjectRelease, cudart_abi_cuUserObjectRelease) fn = (CUDART_FN_T(cuUserObjectRelease, cudart_abi_cuUserObjectRelease))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuUserObjectRelease, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuUserObjectRetain;
+
+static PyObject *cudart_checked_cuUserObjectRetain(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUuserObject, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuUserObjectRetain];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cuUserObjectRetain", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuUserObjectRetain, cudart_abi_cuUserObjectRetain) fn = (CUDART_FN_T(cuUserObjectRetain, cudart_abi_cuUserObjectRetain))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuUserObjectRetain, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuWaitExternalSemaphoresAsync;
+
+static PyObject *cudart_checked_cuWaitExternalSemaphoresAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    void *a3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 0, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuWaitExternalSemaphoresAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, (unsigned long long)(uintptr_t)a3);
+        if (cudart_record_call("cuWaitExternalSemaphoresAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuWaitExternalSemaphoresAsync, cudart_abi_cuWaitExternalSemaphoresAsync) fn = (CUDART_FN_T(cuWaitExternalSemaphoresAsync, cudart_abi_cuWaitExternalSemaphoresAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2, a3);
+        Py_END_ALLOW_THREADS
+    }
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuWaitExternalSemaphoresAsync, args, nargs, kwnames);
+}
+
+static PyMethodDef cudart_checked_defs[] = {
+    {"cuArray3DCreate", (PyCFunction)(void (*)(void))cudart_checked_cuArray3DCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuArray3DCreate_v2", (PyCFunction)(void (*)(void))cudart_checked_cuArray3DCreate_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuArrayCreate", (PyCFunction)(void (*)(void))cudart_checked_cuArrayCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuArrayCreate_v2", (PyCFunction)(void (*)(void))cudart_checked_cuArrayCreate_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuArrayDestroy", (PyCFunction)(void (*)(void))cudart_checked_cuArrayDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuArrayGetPlane", (PyCFunction)(void (*)(void))cudart_checked_cuArrayGetPlane, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuCheckpointOperationComplete", (PyCFunction)(void (*)(void))cudart_checked_cuCheckpointOperationComplete, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuCheckpointProcessCheckpoint", (PyCFunction)(void (*)(void))cudart_checked_cuCheckpointProcessCheckpoint, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuCheckpointProcessGetRestoreThreadId", (PyCFunction)(void (*)(void))cudart_checked_cuCheckpointProcessGetRestoreThreadId, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuCheckpointProcessGetState", (PyCFunction)(void (*)(void))cudart_checked_cuCheckpointProcessGetState, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuCheckpointProcessLock", (PyCFunction)(void (*)(void))cudart_checked_cuCheckpointProcessLock, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuCheckpointProcessRestore", (PyCFunction)(void (*)(void))cudart_checked_cuCheckpointProcessRestore, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuCheckpointProcessUnlock", (PyCFunction)(void (*)(void))cudart_checked_cuCheckpointProcessUnlock, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuCoredumpDeregisterCompleteCallback", (PyCFunction)(void (*)(void))cudart_checked_cuCoredumpDeregisterCompleteCallback, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuCoredumpDeregisterStartCallback", (PyCFunction)(void (*)(void))cudart_checked_cuCoredumpDeregisterStartCallback, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuCoredumpGetAttribute", (PyCFunction)(void (*)(void))cudart_checked_cuCoredumpGetAttribute, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuCoredumpGetAttributeGlobal", (PyCFunction)(void (*)(void))cudart_checked_cuCoredumpGetAttributeGlobal, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuCoredumpSetAttribute", (PyCFunction)(void (*)(void))cudart_checked_cuCoredumpSetAttribute, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuCoredumpSetAttributeGlobal", (PyCFunction)(void (*)(void))cudart_checked_cuCoredumpSetAttributeGlobal, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuCtxCreate", (PyCFunction)(void (*)(void))cudart_checked_cuCtxCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuCtxCreate_v4", (PyCFunction)(void (*)(void))cudart_checked_cuCtxCreate_v4, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuCtxDestroy", (PyCFunction)(void (*)(void))cudart_checked_cuCtxDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuCtxDestroy_v2", (PyCFunction)(void (*)(void))cudart_checked_cuCtxDestroy_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuCtxDisablePeerAccess", (PyCFunction)(void (*)(void))cudart_checked_cuCtxDisablePeerAccess, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuCtxEnablePeerAccess", (PyCFunction)(void (*)(void))cudart_checked_cuCtxEnablePeerAccess, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuCtxFromGreenCtx", (PyCFunction)(void (*)(void))cudart_checked_cuCtxFromGreenCtx, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuCtxGetApiVersion", (PyCFunction)(void (*)(void))cudart_checked_cuCtxGetApiVersion, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuCtxGetCacheConfig", (PyCFunction)(void (*)(void))cudart_checked_cuCtxGetCacheConfig, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuCtxGetCurrent", (PyCFunction)(void (*)(void))cudart_checked_cuCtxGetCurrent, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuCtxGetFlags", (PyCFunction)(void (*)(void))cudart_checked_cuCtxGetFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuCtxGetId", (PyCFunction)(void (*)(void))cudart_checked_cuCtxGetId, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuCtxGetLimit", (PyCFunction)(void (*)(void))cudart_checked_cuCtxGetLimit, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuCtxGetStreamPriorityRange", (PyCFunction)(void (*)(void))cudart_checked_cuCtxGetStreamPriorityRange, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuCtxPopCurrent", (PyCFunction)(void (*)(void))cudart_checked_cuCtxPopCurrent, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuCtxPopCurrent_v2", (PyCFunction)(void (*)(void))cudart_checked_cuCtxPopCurrent_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuCtxPushCurrent", (PyCFunction)(void (*)(void))cudart_checked_cuCtxPushCurrent, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuCtxPushCurrent_v2", (PyCFunction)(void (*)(void))cudart_checked_cuCtxPushCurrent_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuCtxRecordEvent", (PyCFunction)(void (*)(void))cudart_checked_cuCtxRecordEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuCtxResetPersistingL2Cache", (PyCFunction)(void (*)(void))cudart_checked_cuCtxResetPersistingL2Cache, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuCtxSetCacheConfig", (PyCFunction)(void (*)(void))cudart_checked_cuCtxSetCacheConfig, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuCtxSetCurrent", (PyCFunction)(void (*)(void))cudart_checked_cuCtxSetCurrent, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuCtxSetFlags", (PyCFunction)(void (*)(void))cudart_checked_cuCtxSetFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuCtxSetLimit", (PyCFunction)(void (*)(void))cudart_checked_cuCtxSetLimit, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuCtxSynchronize", (PyCFunction)(void (*)(void))cudart_checked_cuCtxSynchronize, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuCtxSynchronize_v2", (PyCFunction)(void (*)(void))cudart_checked_cuCtxSynchronize_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuCtxWaitEvent", (PyCFunction)(void (*)(void))cudart_checked_cuCtxWaitEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuDestroyExternalMemory", (PyCFunction)(void (*)(void))cudart_checked_cuDestroyExternalMemory, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuDestroyExternalSemaphore", (PyCFunction)(void (*)(void))cudart_checked_cuDestroyExternalSemaphore, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuDevResourceGenerateDesc", (PyCFunction)(void (*)(void))cudart_checked_cuDevResourceGenerateDesc, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuDeviceCanAccessPeer", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceCanAccessPeer, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuDeviceGetAttribute", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceGetAttribute, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuDeviceGetCliqueCount", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceGetCliqueCount, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuDeviceGetCount", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceGetCount, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuDeviceGetDefaultMemPool", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceGetDefaultMemPool, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuDeviceGetExecAffinitySupport", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceGetExecAffinitySupport, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuDeviceGetMemPool", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceGetMemPool, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuDeviceGetNvSciSyncAttributes", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceGetNvSciSyncAttributes, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuDeviceGetP2PAttribute", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceGetP2PAttribute, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuDeviceGetTexture1DLinearMaxWidth", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceGetTexture1DLinearMaxWidth, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuDeviceGraphMemTrim", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceGraphMemTrim, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuDevicePrimaryCtxGetState", (PyCFunction)(void (*)(void))cudart_checked_cuDevicePrimaryCtxGetState, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuDevicePrimaryCtxRelease", (PyCFunction)(void (*)(void))cudart_checked_cuDevicePrimaryCtxRelease, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuDevicePrimaryCtxRelease_v2", (PyCFunction)(void (*)(void))cudart_checked_cuDevicePrimaryCtxRelease_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuDevicePrimaryCtxReset", (PyCFunction)(void (*)(void))cudart_checked_cuDevicePrimaryCtxReset, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuDevicePrimaryCtxReset_v2", (PyCFunction)(void (*)(void))cudart_checked_cuDevicePrimaryCtxReset_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuDevicePrimaryCtxRetain", (PyCFunction)(void (*)(void))cudart_checked_cuDevicePrimaryCtxRetain, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuDevicePrimaryCtxSetFlags", (PyCFunction)(void (*)(void))cudart_checked_cuDevicePrimaryCtxSetFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuDevicePrimaryCtxSetFlags_v2", (PyCFunction)(void (*)(void))cudart_checked_cuDevicePrimaryCtxSetFlags_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuDeviceSetMemPool", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceSetMemPool, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuDeviceTotalMem", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceTotalMem, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuDeviceTotalMem_v2", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceTotalMem_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuDeviceUnregisterAsyncNotification", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceUnregisterAsyncNotification, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuDriverGetVersion", (PyCFunction)(void (*)(void))cudart_checked_cuDriverGetVersion, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuEventCreate", (PyCFunction)(void (*)(void))cudart_checked_cuEventCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuEventDestroy", (PyCFunction)(void (*)(void))cudart_checked_cuEventDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuEventDestroy_v2", (PyCFunction)(void (*)(void))cudart_checked_cuEventDestroy_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuEventElapsedTime", (PyCFunction)(void (*)(void))cudart_checked_cuEventElapsedTime, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuEventElapsedTime_v2", (PyCFunction)(void (*)(void))cudart_checked_cuEventElapsedTime_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuEventQuery", (PyCFunction)(void (*)(void))cudart_checked_cuEventQuery, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuEventRecord", (PyCFunction)(void (*)(void))cudart_checked_cuEventRecord, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuEventRecordWithFlags", (PyCFunction)(void (*)(void))cudart_checked_cuEventRecordWithFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuEventSynchronize", (PyCFunction)(void (*)(void))cudart_checked_cuEventSynchronize, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuExternalMemoryGetMappedMipmappedArray", (PyCFunction)(void (*)(void))cudart_checked_cuExternalMemoryGetMappedMipmappedArray, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuFabricCpyBatchAsync", (PyCFunction)(void (*)(void))cudart_checked_cuFabricCpyBatchAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuFlushGPUDirectRDMAWrites", (PyCFunction)(void (*)(void))cudart_checked_cuFlushGPUDirectRDMAWrites, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuFuncGetAttribute", (PyCFunction)(void (*)(void))cudart_checked_cuFuncGetAttribute, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuFuncGetModule", (PyCFunction)(void (*)(void))cudart_checked_cuFuncGetModule, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuFuncGetParamCount", (PyCFunction)(void (*)(void))cudart_checked_cuFuncGetParamCount, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuFuncGetParamInfo", (PyCFunction)(void (*)(void))cudart_checked_cuFuncGetParamInfo, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuFuncIsLoaded", (PyCFunction)(void (*)(void))cudart_checked_cuFuncIsLoaded, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuFuncLoad", (PyCFunction)(void (*)(void))cudart_checked_cuFuncLoad, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuFuncSetAttribute", (PyCFunction)(void (*)(void))cudart_checked_cuFuncSetAttribute, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuFuncSetCacheConfig", (PyCFunction)(void (*)(void))cudart_checked_cuFuncSetCacheConfig, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGetExportTable", (PyCFunction)(void (*)(void))cudart_checked_cuGetExportTable, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphAddBatchMemOpNode", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddBatchMemOpNode, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphAddChildGraphNode", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddChildGraphNode, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphAddDependencies", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddDependencies, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphAddDependencies_v2", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddDependencies_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphAddEmptyNode", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddEmptyNode, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphAddEventRecordNode", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddEventRecordNode, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphAddEventWaitNode", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddEventWaitNode, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphAddExternalSemaphoresSignalNode", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddExternalSemaphoresSignalNode, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphAddExternalSemaphoresWaitNode", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddExternalSemaphoresWaitNode, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphAddKernelNode", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddKernelNode, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphAddKernelNode_v2", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddKernelNode_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphAddMemAllocNode", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddMemAllocNode, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphAddMemFreeNode", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddMemFreeNode, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphAddMemcpyNode", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddMemcpyNode, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphAddMemsetNode", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddMemsetNode, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphAddNode", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddNode, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphAddNode_v2", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddNode_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphAddNode_v3", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddNode_v3, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphBatchMemOpNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphBatchMemOpNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphChildGraphNodeGetGraph", (PyCFunction)(void (*)(void))cudart_checked_cuGraphChildGraphNodeGetGraph, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphCreate", (PyCFunction)(void (*)(void))cudart_checked_cuGraphCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphDestroy", (PyCFunction)(void (*)(void))cudart_checked_cuGraphDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphDestroyNode", (PyCFunction)(void (*)(void))cudart_checked_cuGraphDestroyNode, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphEventRecordNodeGetEvent", (PyCFunction)(void (*)(void))cudart_checked_cuGraphEventRecordNodeGetEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphEventRecordNodeSetEvent", (PyCFunction)(void (*)(void))cudart_checked_cuGraphEventRecordNodeSetEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphEventWaitNodeGetEvent", (PyCFunction)(void (*)(void))cudart_checked_cuGraphEventWaitNodeGetEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphEventWaitNodeSetEvent", (PyCFunction)(void (*)(void))cudart_checked_cuGraphEventWaitNodeSetEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphExecBatchMemOpNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecBatchMemOpNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphExecChildGraphNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecChildGraphNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphExecDestroy", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphExecEventRecordNodeSetEvent", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecEventRecordNodeSetEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphExecEventWaitNodeSetEvent", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecEventWaitNodeSetEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphExecExternalSemaphoresSignalNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecExternalSemaphoresSignalNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphExecExternalSemaphoresWaitNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecExternalSemaphoresWaitNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphExecGetId", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecGetId, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphExecKernelNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecKernelNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphExecKernelNodeSetParams_v2", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecKernelNodeSetParams_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphExecMemcpyNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecMemcpyNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphExecMemsetNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecMemsetNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphExecNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphExternalSemaphoresSignalNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExternalSemaphoresSignalNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphExternalSemaphoresWaitNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExternalSemaphoresWaitNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphGetId", (PyCFunction)(void (*)(void))cudart_checked_cuGraphGetId, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphKernelNodeCopyAttributes", (PyCFunction)(void (*)(void))cudart_checked_cuGraphKernelNodeCopyAttributes, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphKernelNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphKernelNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphKernelNodeSetParams_v2", (PyCFunction)(void (*)(void))cudart_checked_cuGraphKernelNodeSetParams_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphLaunch", (PyCFunction)(void (*)(void))cudart_checked_cuGraphLaunch, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphMemcpyNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphMemcpyNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphMemsetNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphMemsetNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphNodeFindInClone", (PyCFunction)(void (*)(void))cudart_checked_cuGraphNodeFindInClone, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphNodeGetContainingGraph", (PyCFunction)(void (*)(void))cudart_checked_cuGraphNodeGetContainingGraph, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphNodeGetEnabled", (PyCFunction)(void (*)(void))cudart_checked_cuGraphNodeGetEnabled, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphNodeGetLocalId", (PyCFunction)(void (*)(void))cudart_checked_cuGraphNodeGetLocalId, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphNodeGetToolsId", (PyCFunction)(void (*)(void))cudart_checked_cuGraphNodeGetToolsId, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphNodeGetType", (PyCFunction)(void (*)(void))cudart_checked_cuGraphNodeGetType, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphNodeSetEnabled", (PyCFunction)(void (*)(void))cudart_checked_cuGraphNodeSetEnabled, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphNodeSetParams_v2", (PyCFunction)(void (*)(void))cudart_checked_cuGraphNodeSetParams_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphReleaseUserObject", (PyCFunction)(void (*)(void))cudart_checked_cuGraphReleaseUserObject, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphRemoveDependencies", (PyCFunction)(void (*)(void))cudart_checked_cuGraphRemoveDependencies, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphRemoveDependencies_v2", (PyCFunction)(void (*)(void))cudart_checked_cuGraphRemoveDependencies_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphRetainUserObject", (PyCFunction)(void (*)(void))cudart_checked_cuGraphRetainUserObject, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphUpload", (PyCFunction)(void (*)(void))cudart_checked_cuGraphUpload, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphicsMapResources", (PyCFunction)(void (*)(void))cudart_checked_cuGraphicsMapResources, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphicsResourceGetMappedMipmappedArray", (PyCFunction)(void (*)(void))cudart_checked_cuGraphicsResourceGetMappedMipmappedArray, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphicsResourceSetMapFlags", (PyCFunction)(void (*)(void))cudart_checked_cuGraphicsResourceSetMapFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphicsResourceSetMapFlags_v2", (PyCFunction)(void (*)(void))cudart_checked_cuGraphicsResourceSetMapFlags_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphicsSubResourceGetMappedArray", (PyCFunction)(void (*)(void))cudart_checked_cuGraphicsSubResourceGetMappedArray, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphicsUnmapResources", (PyCFunction)(void (*)(void))cudart_checked_cuGraphicsUnmapResources, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphicsUnregisterResource", (PyCFunction)(void (*)(void))cudart_checked_cuGraphicsUnregisterResource, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGreenCtxCreate", (PyCFunction)(void (*)(void))cudart_checked_cuGreenCtxCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGreenCtxDestroy", (PyCFunction)(void (*)(void))cudart_checked_cuGreenCtxDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGreenCtxGetId", (PyCFunction)(void (*)(void))cudart_checked_cuGreenCtxGetId, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGreenCtxRecordEvent", (PyCFunction)(void (*)(void))cudart_checked_cuGreenCtxRecordEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGreenCtxStreamCreate", (PyCFunction)(void (*)(void))cudart_checked_cuGreenCtxStreamCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGreenCtxWaitEvent", (PyCFunction)(void (*)(void))cudart_checked_cuGreenCtxWaitEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuImportExternalMemory", (PyCFunction)(void (*)(void))cudart_checked_cuImportExternalMemory, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuImportExternalSemaphore", (PyCFunction)(void (*)(void))cudart_checked_cuImportExternalSemaphore, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuInit", (PyCFunction)(void (*)(void))cudart_checked_cuInit, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuIpcCloseMemHandle", (PyCFunction)(void (*)(void))cudart_checked_cuIpcCloseMemHandle, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuKernelGetAttribute", (PyCFunction)(void (*)(void))cudart_checked_cuKernelGetAttribute, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuKernelGetFunction", (PyCFunction)(void (*)(void))cudart_checked_cuKernelGetFunction, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuKernelGetLibrary", (PyCFunction)(void (*)(void))cudart_checked_cuKernelGetLibrary, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuKernelGetParamCount", (PyCFunction)(void (*)(void))cudart_checked_cuKernelGetParamCount, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuKernelGetParamInfo", (PyCFunction)(void (*)(void))cudart_checked_cuKernelGetParamInfo, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuKernelSetAttribute", (PyCFunction)(void (*)(void))cudart_checked_cuKernelSetAttribute, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuKernelSetCacheConfig", (PyCFunction)(void (*)(void))cudart_checked_cuKernelSetCacheConfig, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuLibraryGetKernelCount", (PyCFunction)(void (*)(void))cudart_checked_cuLibraryGetKernelCount, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuLibraryGetModule", (PyCFunction)(void (*)(void))cudart_checked_cuLibraryGetModule, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuLibraryUnload", (PyCFunction)(void (*)(void))cudart_checked_cuLibraryUnload, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuLinkComplete", (PyCFunction)(void (*)(void))cudart_checked_cuLinkComplete, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuLinkCreate", (PyCFunction)(void (*)(void))cudart_checked_cuLinkCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuLinkCreate_v2", (PyCFunction)(void (*)(void))cudart_checked_cuLinkCreate_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuLinkDestroy", (PyCFunction)(void (*)(void))cudart_checked_cuLinkDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuLogicalEndpointAddDevice", (PyCFunction)(void (*)(void))cudart_checked_cuLogicalEndpointAddDevice, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuLogicalEndpointBindAddr", (PyCFunction)(void (*)(void))cudart_checked_cuLogicalEndpointBindAddr, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuLogicalEndpointBindMem", (PyCFunction)(void (*)(void))cudart_checked_cuLogicalEndpointBindMem, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuLogicalEndpointCreate", (PyCFunction)(void (*)(void))cudart_checked_cuLogicalEndpointCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuLogicalEndpointDestroy", (PyCFunction)(void (*)(void))cudart_checked_cuLogicalEndpointDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuLogicalEndpointExport", (PyCFunction)(void (*)(void))cudart_checked_cuLogicalEndpointExport, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuLogicalEndpointIdRelease", (PyCFunction)(void (*)(void))cudart_checked_cuLogicalEndpointIdRelease, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuLogicalEndpointImport", (PyCFunction)(void (*)(void))cudart_checked_cuLogicalEndpointImport, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuLogicalEndpointQuery", (PyCFunction)(void (*)(void))cudart_checked_cuLogicalEndpointQuery, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuLogicalEndpointUnbind", (PyCFunction)(void (*)(void))cudart_checked_cuLogicalEndpointUnbind, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuLogsUnregisterCallback", (PyCFunction)(void (*)(void))cudart_checked_cuLogsUnregisterCallback, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemAddressFree", (PyCFunction)(void (*)(void))cudart_checked_cuMemAddressFree, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemBatchDecompressAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemBatchDecompressAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemDiscardAndPrefetchBatchAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemDiscardAndPrefetchBatchAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemDiscardBatchAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemDiscardBatchAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemExportToShareableHandle", (PyCFunction)(void (*)(void))cudart_checked_cuMemExportToShareableHandle, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemFree", (PyCFunction)(void (*)(void))cudart_checked_cuMemFree, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemFreeAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemFreeAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemFreeHost", (PyCFunction)(void (*)(void))cudart_checked_cuMemFreeHost, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemFree_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemFree_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemGetAccess", (PyCFunction)(void (*)(void))cudart_checked_cuMemGetAccess, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemGetAllocationGranularity", (PyCFunction)(void (*)(void))cudart_checked_cuMemGetAllocationGranularity, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemGetDefaultMemPool", (PyCFunction)(void (*)(void))cudart_checked_cuMemGetDefaultMemPool, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemGetHandleForAddressRange", (PyCFunction)(void (*)(void))cudart_checked_cuMemGetHandleForAddressRange, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemGetInfo", (PyCFunction)(void (*)(void))cudart_checked_cuMemGetInfo, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemGetInfo_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemGetInfo_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemGetMemPool", (PyCFunction)(void (*)(void))cudart_checked_cuMemGetMemPool, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemHostGetFlags", (PyCFunction)(void (*)(void))cudart_checked_cuMemHostGetFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemHostRegister", (PyCFunction)(void (*)(void))cudart_checked_cuMemHostRegister, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemHostRegister_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemHostRegister_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemHostUnregister", (PyCFunction)(void (*)(void))cudart_checked_cuMemHostUnregister, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemMap", (PyCFunction)(void (*)(void))cudart_checked_cuMemMap, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemMapArrayAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemMapArrayAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemPoolCreate", (PyCFunction)(void (*)(void))cudart_checked_cuMemPoolCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemPoolDestroy", (PyCFunction)(void (*)(void))cudart_checked_cuMemPoolDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemPoolExportToShareableHandle", (PyCFunction)(void (*)(void))cudart_checked_cuMemPoolExportToShareableHandle, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemPoolGetAccess", (PyCFunction)(void (*)(void))cudart_checked_cuMemPoolGetAccess, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemPoolImportFromShareableHandle", (PyCFunction)(void (*)(void))cudart_checked_cuMemPoolImportFromShareableHandle, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemPoolSetAccess", (PyCFunction)(void (*)(void))cudart_checked_cuMemPoolSetAccess, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemPoolTrimTo", (PyCFunction)(void (*)(void))cudart_checked_cuMemPoolTrimTo, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemPrefetchBatchAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemPrefetchBatchAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemRelease", (PyCFunction)(void (*)(void))cudart_checked_cuMemRelease, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemSetAccess", (PyCFunction)(void (*)(void))cudart_checked_cuMemSetAccess, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemSetMemPool", (PyCFunction)(void (*)(void))cudart_checked_cuMemSetMemPool, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemUnmap", (PyCFunction)(void (*)(void))cudart_checked_cuMemUnmap, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemcpy", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpy, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemcpy2D", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpy2D, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemcpy2DAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpy2DAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemcpy2DAsync_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpy2DAsync_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemcpy2DUnaligned", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpy2DUnaligned, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemcpy2DUnaligned_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpy2DUnaligned_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemcpy2D_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpy2D_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemcpy3D", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpy3D, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemcpy3DAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpy3DAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemcpy3DAsync_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpy3DAsync_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemcpy3DBatchAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpy3DBatchAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemcpy3DBatchAsync_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpy3DBatchAsync_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemcpy3DPeer", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpy3DPeer, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemcpy3DPeerAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpy3DPeerAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemcpy3DWithAttributesAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpy3DWithAttributesAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemcpy3D_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpy3D_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemcpyAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemcpyAtoA", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyAtoA, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemcpyAtoA_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyAtoA_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemcpyAtoD", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyAtoD, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemcpyAtoD_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyAtoD_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemcpyAtoH", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyAtoH, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemcpyAtoHAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyAtoHAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemcpyAtoHAsync_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyAtoHAsync_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemcpyAtoH_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyAtoH_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemcpyBatchAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyBatchAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemcpyBatchAsync_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyBatchAsync_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemcpyDtoA", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyDtoA, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemcpyDtoA_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyDtoA_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemcpyDtoD", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyDtoD, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemcpyDtoDAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyDtoDAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemcpyDtoDAsync_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyDtoDAsync_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemcpyDtoD_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyDtoD_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemcpyDtoH", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyDtoH, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemcpyDtoHAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyDtoHAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemcpyDtoHAsync_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyDtoHAsync_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemcpyDtoH_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyDtoH_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemcpyHtoA", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyHtoA, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemcpyHtoAAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyHtoAAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemcpyHtoAAsync_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyHtoAAsync_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemcpyHtoA_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyHtoA_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemcpyHtoD", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyHtoD, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemcpyHtoDAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyHtoDAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemcpyHtoDAsync_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyHtoDAsync_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemcpyHtoD_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyHtoD_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemcpyPeer", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyPeer, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemcpyPeerAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyPeerAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemcpyWithAttributesAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemcpyWithAttributesAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemsetD16", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD16, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemsetD16Async", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD16Async, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemsetD16_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD16_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemsetD2D16", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD2D16, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemsetD2D16Async", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD2D16Async, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemsetD2D16_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD2D16_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemsetD2D32", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD2D32, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemsetD2D32Async", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD2D32Async, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemsetD2D32_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD2D32_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemsetD2D8", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD2D8, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemsetD2D8Async", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD2D8Async, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemsetD2D8_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD2D8_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemsetD32", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD32, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemsetD32Async", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD32Async, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemsetD32_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD32_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemsetD8", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD8, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemsetD8Async", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD8Async, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemsetD8_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemsetD8_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMipmappedArrayCreate", (PyCFunction)(void (*)(void))cudart_checked_cuMipmappedArrayCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMipmappedArrayDestroy", (PyCFunction)(void (*)(void))cudart_checked_cuMipmappedArrayDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMipmappedArrayGetLevel", (PyCFunction)(void (*)(void))cudart_checked_cuMipmappedArrayGetLevel, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuModuleGetFunctionCount", (PyCFunction)(void (*)(void))cudart_checked_cuModuleGetFunctionCount, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuModuleGetLoadingMode", (PyCFunction)(void (*)(void))cudart_checked_cuModuleGetLoadingMode, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuModuleUnload", (PyCFunction)(void (*)(void))cudart_checked_cuModuleUnload, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMulticastAddDevice", (PyCFunction)(void (*)(void))cudart_checked_cuMulticastAddDevice, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMulticastBindAddr", (PyCFunction)(void (*)(void))cudart_checked_cuMulticastBindAddr, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMulticastBindAddr_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMulticastBindAddr_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMulticastBindMem", (PyCFunction)(void (*)(void))cudart_checked_cuMulticastBindMem, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMulticastBindMem_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMulticastBindMem_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMulticastGetGranularity", (PyCFunction)(void (*)(void))cudart_checked_cuMulticastGetGranularity, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMulticastUnbind", (PyCFunction)(void (*)(void))cudart_checked_cuMulticastUnbind, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuOccupancyAvailableDynamicSMemPerBlock", (PyCFunction)(void (*)(void))cudart_checked_cuOccupancyAvailableDynamicSMemPerBlock, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuOccupancyMaxActiveBlocksPerMultiprocessor", (PyCFunction)(void (*)(void))cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessor, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", (PyCFunction)(void (*)(void))cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuOccupancyMaxActiveClusters", (PyCFunction)(void (*)(void))cudart_checked_cuOccupancyMaxActiveClusters, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuOccupancyMaxPotentialClusterSize", (PyCFunction)(void (*)(void))cudart_checked_cuOccupancyMaxPotentialClusterSize, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuPointerGetAttributes", (PyCFunction)(void (*)(void))cudart_checked_cuPointerGetAttributes, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuSignalExternalSemaphoresAsync", (PyCFunction)(void (*)(void))cudart_checked_cuSignalExternalSemaphoresAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuStreamAttachMemAsync", (PyCFunction)(void (*)(void))cudart_checked_cuStreamAttachMemAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuStreamBatchMemOp", (PyCFunction)(void (*)(void))cudart_checked_cuStreamBatchMemOp, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuStreamBatchMemOp_v2", (PyCFunction)(void (*)(void))cudart_checked_cuStreamBatchMemOp_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuStreamBeginCapture", (PyCFunction)(void (*)(void))cudart_checked_cuStreamBeginCapture, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuStreamBeginCaptureToCig", (PyCFunction)(void (*)(void))cudart_checked_cuStreamBeginCaptureToCig, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuStreamBeginCaptureToGraph", (PyCFunction)(void (*)(void))cudart_checked_cuStreamBeginCaptureToGraph, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuStreamBeginCapture_v2", (PyCFunction)(void (*)(void))cudart_checked_cuStreamBeginCapture_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuStreamCopyAttributes", (PyCFunction)(void (*)(void))cudart_checked_cuStreamCopyAttributes, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuStreamCreate", (PyCFunction)(void (*)(void))cudart_checked_cuStreamCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuStreamCreateWithPriority", (PyCFunction)(void (*)(void))cudart_checked_cuStreamCreateWithPriority, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuStreamDestroy", (PyCFunction)(void (*)(void))cudart_checked_cuStreamDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuStreamDestroy_v2", (PyCFunction)(void (*)(void))cudart_checked_cuStreamDestroy_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuStreamEndCapture", (PyCFunction)(void (*)(void))cudart_checked_cuStreamEndCapture, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuStreamEndCaptureToCig", (PyCFunction)(void (*)(void))cudart_checked_cuStreamEndCaptureToCig, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuStreamGetCtx", (PyCFunction)(void (*)(void))cudart_checked_cuStreamGetCtx, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuStreamGetCtx_v2", (PyCFunction)(void (*)(void))cudart_checked_cuStreamGetCtx_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuStreamGetFlags", (PyCFunction)(void (*)(void))cudart_checked_cuStreamGetFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuStreamGetGreenCtx", (PyCFunction)(void (*)(void))cudart_checked_cuStreamGetGreenCtx, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuStreamGetId", (PyCFunction)(void (*)(void))cudart_checked_cuStreamGetId, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuStreamGetPriority", (PyCFunction)(void (*)(void))cudart_checked_cuStreamGetPriority, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuStreamIsCapturing", (PyCFunction)(void (*)(void))cudart_checked_cuStreamIsCapturing, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuStreamQuery", (PyCFunction)(void (*)(void))cudart_checked_cuStreamQuery, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuStreamSynchronize", (PyCFunction)(void (*)(void))cudart_checked_cuStreamSynchronize, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuStreamUpdateCaptureDependencies", (PyCFunction)(void (*)(void))cudart_checked_cuStreamUpdateCaptureDependencies, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuStreamUpdateCaptureDependencies_v2", (PyCFunction)(void (*)(void))cudart_checked_cuStreamUpdateCaptureDependencies_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuStreamWaitEvent", (PyCFunction)(void (*)(void))cudart_checked_cuStreamWaitEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuStreamWaitValue32", (PyCFunction)(void (*)(void))cudart_checked_cuStreamWaitValue32, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuStreamWaitValue32_v2", (PyCFunction)(void (*)(void))cudart_checked_cuStreamWaitValue32_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuStreamWaitValue64", (PyCFunction)(void (*)(void))cudart_checked_cuStreamWaitValue64, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuStreamWaitValue64_v2", (PyCFunction)(void (*)(void))cudart_checked_cuStreamWaitValue64_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuStreamWriteValue32", (PyCFunction)(void (*)(void))cudart_checked_cuStreamWriteValue32, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuStreamWriteValue32_v2", (PyCFunction)(void (*)(void))cudart_checked_cuStreamWriteValue32_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuStreamWriteValue64", (PyCFunction)(void (*)(void))cudart_checked_cuStreamWriteValue64, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuStreamWriteValue64_v2", (PyCFunction)(void (*)(void))cudart_checked_cuStreamWriteValue64_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuSurfObjectDestroy", (PyCFunction)(void (*)(void))cudart_checked_cuSurfObjectDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuTensorMapReplaceAddress", (PyCFunction)(void (*)(void))cudart_checked_cuTensorMapReplaceAddress, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuTensorMapSetAllocationClass", (PyCFunction)(void (*)(void))cudart_checked_cuTensorMapSetAllocationClass, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuTexObjectDestroy", (PyCFunction)(void (*)(void))cudart_checked_cuTexObjectDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuUserObjectRelease", (PyCFunction)(void (*)(void))cudart_checked_cuUserObjectRelease, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuUserObjectRetain", (PyCFunction)(void (*)(void))cudart_checked_cuUserObjectRetain, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuWaitExternalSemaphoresAsync", (PyCFunction)(void (*)(void))cudart_checked_cuWaitExternalSemaphoresAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static const char *const cudart_checked_signatures[] = {
+    "cuArray3DCreate($module, pAllocateArray)",
+    "cuArray3DCreate_v2($module, pAllocateArray)",
+    "cuArrayCreate($module, pAllocateArray)",
+    "cuArrayCreate_v2($module, pAllocateArray)",
+    "cuArrayDestroy($module, hArray)",
+    "cuArrayGetPlane($module, hArray, planeIdx)",
+    "cuCheckpointOperationComplete($module, handle)",
+    "cuCheckpointProcessCheckpoint($module, pid, args)",
+    "cuCheckpointProcessGetRestoreThreadId($module, pid)",
+    "cuCheckpointProcessGetState($module, pid)",
+    "cuCheckpointProcessLock($module, pid, args)",
+    "cuCheckpointProcessRestore($module, pid, args)",
+    "cuCheckpointProcessUnlock($module, pid, args)",
+    "cuCoredumpDeregisterCompleteCallback($module, callback)",
+    "cuCoredumpDeregisterStartCallback($module, callback)",
+    "cuCoredumpGetAttribute($module, attrib, value, size)",
+    "cuCoredumpGetAttributeGlobal($module, attrib, value, size)",
+    "cuCoredumpSetAttribute($module, attrib, value, size)",
+    "cuCoredumpSetAttributeGlobal($module, attrib, value, size)",
+    "cuCtxCreate($module, ctxCreateParams, flags, dev)",
+    "cuCtxCreate_v4($module, ctxCreateParams, flags, dev)",
+    "cuCtxDestroy($module, ctx)",
+    "cuCtxDestroy_v2($module, ctx)",
+    "cuCtxDisablePeerAccess($module, peerContext)",
+    "cuCtxEnablePeerAccess($module, peerContext, Flags)",
+    "cuCtxFromGreenCtx($module, hCtx)",
+    "cuCtxGetApiVersion($module, ctx)",
+    "cuCtxGetCacheConfig($module)",
+    "cuCtxGetCurrent($module)",
+    "cuCtxGetFlags($module)",
+    "cuCtxGetId($module, ctx)",
+    "cuCtxGetLimit($module, limit)",
+    "cuCtxGetStreamPriorityRange($module)",
+    "cuCtxPopCurrent($module)",
+    "cuCtxPopCurrent_v2($module)",
+    "cuCtxPushCurrent($module, ctx)",
+    "cuCtxPushCurrent_v2($module, ctx)",
+    "cuCtxRecordEvent($module, hCtx, hEvent)",
+    "cuCtxResetPersistingL2Cache($module)",
+    "cuCtxSetCacheConfig($module, config)",
+    "cuCtxSetCurrent($module, ctx)",
+    "cuCtxSetFlags($module, flags)",
+    "cuCtxSetLimit($module, limit, value)",
+    "cuCtxSynchronize($module)",
+    "cuCtxSynchronize_v2($module, ctx)",
+    "cuCtxWaitEvent($module, hCtx, hEvent)",
+    "cuDestroyExternalMemory($module, extMem)",
+    "cuDestroyExternalSemaphore($module, extSem)",
+    "cuDevResourceGenerateDesc($module, resources, nbResources)",
+    "cuDeviceCanAccessPeer($module, dev, peerDev)",
+    "cuDeviceGetAttribute($module, attrib, dev)",
+    "cuDeviceGetCliqueCount($module, dev)",
+    "cuDeviceGetCount($module)",
+    "cuDeviceGetDefaultMemPool($module, dev)",
+    "cuDeviceGetExecAffinitySupport($module, type, dev)",
+    "cuDeviceGetMemPool($module, dev)",
+    "cuDeviceGetNvSciSyncAttributes($module, nvSciSyncAttrList, dev, flags)",
+    "cuDeviceGetP2PAttribute($module, attrib, srcDevice, dstDevice)",
+    "cuDeviceGetTexture1DLinearMaxWidth($module, format, numChannels, dev)",
+    "cuDeviceGraphMemTrim($module, device)",
+    "cuDevicePrimaryCtxGetState($module, dev)",
+    "cuDevicePrimaryCtxRelease($module, dev)",
+    "cuDevicePrimaryCtxRelease_v2($module, dev)",
+    "cuDevicePrimaryCtxReset($module, dev)",
+    "cuDevicePrimaryCtxReset_v2($module, dev)",
+    "cuDevicePrimaryCtxRetain($module, dev)",
+    "cuDevicePrimaryCtxSetFlags($module, dev, flags)",
+    "cuDevicePrimaryCtxSetFlags_v2($module, dev, flags)",
+    "cuDeviceSetMemPool($module, dev, pool)",
+    "cuDeviceTotalMem($module, dev)",
+    "cuDeviceTotalMem_v2($module, dev)",
+    "cuDeviceUnregisterAsyncNotification($module, device, callback)",
+    "cuDriverGetVersion($module)",
+    "cuEventCreate($module, Flags)",
+    "cuEventDestroy($module, hEvent)",
+    "cuEventDestroy_v2($module, hEvent)",
+    "cuEventElapsedTime($module, hStart, hEnd)",
+    "cuEventElapsedTime_v2($module, hStart, hEnd)",
+    "cuEventQuery($module, hEvent)",
+    "cuEventRecord($module, hEvent, hStream)",
+    "cuEventRecordWithFlags($module, hEvent, hStream, flags)",
+    "cuEventSynchronize($module, hEvent)",
+    "cuExternalMemoryGetMappedMipmappedArray($module, extMem, mipmapDesc)",
+    "cuFabricCpyBatchAsync($module, numOps, opList, flags, hStream)",
+    "cuFlushGPUDirectRDMAWrites($module, target, scope)",
+    "cuFuncGetAttribute($module, attrib, hfunc)",
+    "cuFuncGetModule($module, hfunc)",
+    "cuFuncGetParamCount($module, func)",
+    "cuFuncGetParamInfo($module, func, paramIndex)",
+    "cuFuncIsLoaded($module, function)",
+    "cuFuncLoad($module, function)",
+    "cuFuncSetAttribute($module, hfunc, attrib, value)",
+    "cuFuncSetCacheConfig($module, hfunc, config)",
+    "cuGetExportTable($module, pExportTableId)",
+    "cuGraphAddBatchMemOpNode($module, hGraph, dependencies, numDependencies, nodeParams)",
+    "cuGraphAddChildGraphNode($module, hGraph, dependencies, numDependencies, childGraph)",
+    "cuGraphAddDependencies($module, hGraph, from_, to, edgeData, numDependencies)",
+    "cuGraphAddDependencies_v2($module, hGraph, from_, to, edgeData, numDependencies)",
+    "cuGraphAddEmptyNode($module, hGraph, dependencies, numDependencies)",
+    "cuGraphAddEventRecordNode($module, hGraph, dependencies, numDependencies, event)",
+    "cuGraphAddEventWaitNode($module, hGraph, dependencies, numDependencies, event)",
+    "cuGraphAddExternalSemaphoresSignalNode($module, hGraph, dependencies, numDependencies, nodeParams)",
+    "cuGraphAddExternalSemaphoresWaitNode($module, hGraph, dependencies, numDependencies, nodeParams)",
+    "cuGraphAddKernelNode($module, hGraph, dependencies, numDependencies, nodeParams)",
+    "cuGraphAddKernelNode_v2($module, hGraph, dependencies, numDependencies, nodeParams)",
+    "cuGraphAddMemAllocNode($module, hGraph, dependencies, numDependencies, nodeParams)",
+    "cuGraphAddMemFreeNode($module, hGraph, dependencies, numDependencies, dptr)",
+    "cuGraphAddMemcpyNode($module, hGraph, dependencies, numDependencies, copyParams, ctx)",
+    "cuGraphAddMemsetNode($module, hGraph, dependencies, numDependencies, memsetParams, ctx)",
+    "cuGraphAddNode($module, hGraph, dependencies, dependencyData, numDependencies, nodeParams)",
+    "cuGraphAddNode_v2($module, hGraph, dependencies, dependencyData, numDependencies, nodeParams)",
+    "cuGraphAddNode_v3($module, hGraph, dependencies, dependencyData, numDependencies, nodeParams)",
+    "cuGraphBatchMemOpNodeSetParams($module, hNode, nodeParams)",
+    "cuGraphChildGraphNodeGetGraph($module, hNode)",
+    "cuGraphCreate($module, flags)",
+    "cuGraphDestroy($module, hGraph)",
+    "cuGraphDestroyNode($module, hNode)",
+    "cuGraphEventRecordNodeGetEvent($module, hNode)",
+    "cuGraphEventRecordNodeSetEvent($module, hNode, event)",
+    "cuGraphEventWaitNodeGetEvent($module, hNode)",
+    "cuGraphEventWaitNodeSetEvent($module, hNode, event)",
+    "cuGraphExecBatchMemOpNodeSetParams($module, hGraphExec, hNode, nodeParams)",
+    "cuGraphExecChildGraphNodeSetParams($module, hGraphExec, hNode, childGraph)",
+    "cuGraphExecDestroy($module, hGraphExec)",
+    "cuGraphExecEventRecordNodeSetEvent($module, hGraphExec, hNode, event)",
+    "cuGraphExecEventWaitNodeSetEvent($module, hGraphExec, hNode, event)",
+    "cuGraphExecExternalSemaphoresSignalNodeSetParams($module, hGraphExec, hNode, nodeParams)",
+    "cuGraphExecExternalSemaphoresWaitNodeSetParams($module, hGraphExec, hNode, nodeParams)",
+    "cuGraphExecGetId($module, hGraphExec)",
+    "cuGraphExecKernelNodeSetParams($module, hGraphExec, hNode, nodeParams)",
+    "cuGraphExecKernelNodeSetParams_v2($module, hGraphExec, hNode, nodeParams)",
+    "cuGraphExecMemcpyNodeSetParams($module, hGraphExec, hNode, copyParams, ctx)",
+    "cuGraphExecMemsetNodeSetParams($module, hGraphExec, hNode, memsetParams, ctx)",
+    "cuGraphExecNodeSetParams($module, hGraphExec, hNode, nodeParams)",
+    "cuGraphExternalSemaphoresSignalNodeSetParams($module, hNode, nodeParams)",
+    "cuGraphExternalSemaphoresWaitNodeSetParams($module, hNode, nodeParams)",
+    "cuGraphGetId($module, hGraph)",
+    "cuGraphKernelNodeCopyAttributes($module, dst, src)",
+    "cuGraphKernelNodeSetParams($module, hNode, nodeParams)",
+    "cuGraphKernelNodeSetParams_v2($module, hNode, nodeParams)",
+    "cuGraphLaunch($module, hGraphExec, hStream)",
+    "cuGraphMemcpyNodeSetParams($module, hNode, nodeParams)",
+    "cuGraphMemsetNodeSetParams($module, hNode, nodeParams)",
+    "cuGraphNodeFindInClone($module, hOriginalNode, hClonedGraph)",
+    "cuGraphNodeGetContainingGraph($module, hNode)",
+    "cuGraphNodeGetEnabled($module, hGraphExec, hNode)",
+    "cuGraphNodeGetLocalId($module, hNode)",
+    "cuGraphNodeGetToolsId($module, hNode)",
+    "cuGraphNodeGetType($module, hNode)",
+    "cuGraphNodeSetEnabled($module, hGraphExec, hNode, isEnabled)",
+    "cuGraphNodeSetParams($module, hNode, nodeParams)",
+    "cuGraphNodeSetParams_v2($module, hNode, nodeParams)",
+    "cuGraphReleaseUserObject($module, graph, object, count)",
+    "cuGraphRemoveDependencies($module, hGraph, from_, to, edgeData, numDependencies)",
+    "cuGraphRemoveDependencies_v2($module, hGraph, from_, to, edgeData, numDependencies)",
+    "cuGraphRetainUserObject($module, graph, object, count, flags)",
+    "cuGraphUpload($module, hGraphExec, hStream)",
+    "cuGraphicsMapResources($module, count, resources, hStream)",
+    "cuGraphicsResourceGetMappedMipmappedArray($module, resource)",
+    "cuGraphicsResourceSetMapFlags($module, resource, flags)",
+    "cuGraphicsResourceSetMapFlags_v2($module, resource, flags)",
+    "cuGraphicsSubResourceGetMappedArray($module, resource, arrayIndex, mipLevel)",
+    "cuGraphicsUnmapResources($module, count, resources, hStream)",
+    "cuGraphicsUnregisterResource($module, resource)",
+    "cuGreenCtxCreate($module, desc, dev, flags)",
+    "cuGreenCtxDestroy($module, hCtx)",
+    "cuGreenCtxGetId($module, greenCtx)",
+    "cuGreenCtxRecordEvent($module, hCtx, hEvent)",
+    "cuGreenCtxStreamCreate($module, greenCtx, flags, priority)",
+    "cuGreenCtxWaitEvent($module, hCtx, hEvent)",
+    "cuImportExternalMemory($module, memHandleDesc)",
+    "cuImportExternalSemaphore($module, semHandleDesc)",
+    "cuInit($module, Flags)",
+    "cuIpcCloseMemHandle($module, dptr)",
+    "cuKernelGetAttribute($module, attrib, kernel, dev)",
+    "cuKernelGetFunction($module, kernel)",
+    "cuKernelGetLibrary($module, kernel)",
+    "cuKernelGetParamCount($module, kernel)",
+    "cuKernelGetParamInfo($module, kernel, paramIndex)",
+    "cuKernelSetAttribute($module, attrib, val, kernel, dev)",
+    "cuKernelSetCacheConfig($module, kernel, config, dev)",
+    "cuLibraryGetKernelCount($module, lib)",
+    "cuLibraryGetModule($module, library)",
+    "cuLibraryUnload($module, library)",
+    "cuLinkComplete($module, state)",
+    "cuLinkCreate($module, numOptions, options, optionValues)",
+    "cuLinkCreate_v2($module, numOptions, options, optionValues)",
+    "cuLinkDestroy($module, state)",
+    "cuLogicalEndpointAddDevice($module, leId, dev)",
+    "cuLogicalEndpointBindAddr($module, leId, dev, offset, ptr, size, flags)",
+    "cuLogicalEndpointBindMem($module, leId, dev, offset, memHandle, memOffset, size, flags)",
+    "cuLogicalEndpointCreate($module, leId, prop)",
+    "cuLogicalEndpointDestroy($module, leId)",
+    "cuLogicalEndpointExport($module, handle, leId, handleType)",
+    "cuLogicalEndpointIdRelease($module, baseLeId, count)",
+    "cuLogicalEndpointImport($module, leId, handle, handleType)",
+    "cuLogicalEndpointQuery($module, leId, count)",
+    "cuLogicalEndpointUnbind($module, leId, dev, offset, size)",
+    "cuLogsUnregisterCallback($module, callback)",
+    "cuMemAddressFree($module, ptr, size)",
+    "cuMemBatchDecompressAsync($module, paramsArray, count, flags, stream)",
+    "cuMemDiscardAndPrefetchBatchAsync($module, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream)",
+    "cuMemDiscardBatchAsync($module, dptrs, sizes, count, flags, hStream)",
+    "cuMemExportToShareableHandle($module, shareableHandle, handle, handleType, flags)",
+    "cuMemFree($module, dptr)",
+    "cuMemFreeAsync($module, dptr, hStream)",
+    "cuMemFreeHost($module, p)",
+    "cuMemFree_v2($module, dptr)",
+    "cuMemGetAccess($module, location, ptr)",
+    "cuMemGetAllocationGranularity($module, prop, option)",
+    "cuMemGetDefaultMemPool($module, location, type)",
+    "cuMemGetHandleForAddressRange($module, handle, dptr, size, handleType, flags)",
+    "cuMemGetInfo($module)",
+    "cuMemGetInfo_v2($module)",
+    "cuMemGetMemPool($module, location, type)",
+    "cuMemHostGetFlags($module, p)",
+    "cuMemHostRegister($module, p, bytesize, Flags)",
+    "cuMemHostRegister_v2($module, p, bytesize, Flags)",
+    "cuMemHostUnregister($module, p)",
+    "cuMemMap($module, ptr, size, offset, handle, flags)",
+    "cuMemMapArrayAsync($module, mapInfoList, count, hStream)",
+    "cuMemPoolCreate($module, poolProps)",
+    "cuMemPoolDestroy($module, pool)",
+    "cuMemPoolExportToShareableHandle($module, handle_out, pool, handleType, flags)",
+    "cuMemPoolGetAccess($module, memPool, location)",
+    "cuMemPoolImportFromShareableHandle($module, handle, handleType, flags)",
+    "cuMemPoolSetAccess($module, pool, map, count)",
+    "cuMemPoolTrimTo($module, pool, minBytesToKeep)",
+    "cuMemPrefetchBatchAsync($module, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream)",
+    "cuMemRelease($module, handle)",
+    "cuMemSetAccess($module, ptr, size, desc, count)",
+    "cuMemSetMemPool($module, location, type, pool)",
+    "cuMemUnmap($module, ptr, size)",
+    "cuMemcpy($module, dst, src, ByteCount)",
+    "cuMemcpy2D($module, pCopy)",
+    "cuMemcpy2DAsync($module, pCopy, hStream)",
+    "cuMemcpy2DAsync_v2($module, pCopy, hStream)",
+    "cuMemcpy2DUnaligned($module, pCopy)",
+    "cuMemcpy2DUnaligned_v2($module, pCopy)",
+    "cuMemcpy2D_v2($module, pCopy)",
+    "cuMemcpy3D($module, pCopy)",
+    "cuMemcpy3DAsync($module, pCopy, hStream)",
+    "cuMemcpy3DAsync_v2($module, pCopy, hStream)",
+    "cuMemcpy3DBatchAsync($module, numOps, opList, flags, hStream)",
+    "cuMemcpy3DBatchAsync_v2($module, numOps, opList, flags, hStream)",
+    "cuMemcpy3DPeer($module, pCopy)",
+    "cuMemcpy3DPeerAsync($module, pCopy, hStream)",
+    "cuMemcpy3DWithAttributesAsync($module, op, flags, hStream)",
+    "cuMemcpy3D_v2($module, pCopy)",
+    "cuMemcpyAsync($module, dst, src, ByteCount, hStream)",
+    "cuMemcpyAtoA($module, dstArray, dstOffset, srcArray, srcOffset, ByteCount)",
+    "cuMemcpyAtoA_v2($module, dstArray, dstOffset, srcArray, srcOffset, ByteCount)",
+    "cuMemcpyAtoD($module, dstDevice, srcArray, srcOffset, ByteCount)",
+    "cuMemcpyAtoD_v2($module, dstDevice, srcArray, srcOffset, ByteCount)",
+    "cuMemcpyAtoH($module, dstHost, srcArray, srcOffset, ByteCount)",
+    "cuMemcpyAtoHAsync($module, dstHost, srcArray, srcOffset, ByteCount, hStream)",
+    "cuMemcpyAtoHAsync_v2($module, dstHost, srcArray, srcOffset, ByteCount, hStream)",
+    "cuMemcpyAtoH_v2($module, dstHost, srcArray, srcOffset, ByteCount)",
+    "cuMemcpyBatchAsync($module, dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream)",
+    "cuMemcpyBatchAsync_v2($module, dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream)",
+    "cuMemcpyDtoA($module, dstArray, dstOffset, srcDevice, ByteCount)",
+    "cuMemcpyDtoA_v2($module, dstArray, dstOffset, srcDevice, ByteCount)",
+    "cuMemcpyDtoD($module, dstDevice, srcDevice, ByteCount)",
+    "cuMemcpyDtoDAsync($module, dstDevice, srcDevice, ByteCount, hStream)",
+    "cuMemcpyDtoDAsync_v2($module, dstDevice, srcDevice, ByteCount, hStream)",
+    "cuMemcpyDtoD_v2($module, dstDevice, srcDevice, ByteCount)",
+    "cuMemcpyDtoH($module, dstHost, srcDevice, ByteCount)",
+    "cuMemcpyDtoHAsync($module, dstHost, srcDevice, ByteCount, hStream)",
+    "cuMemcpyDtoHAsync_v2($module, dstHost, srcDevice, ByteCount, hStream)",
+    "cuMemcpyDtoH_v2($module, dstHost, srcDevice, ByteCount)",
+    "cuMemcpyHtoA($module, dstArray, dstOffset, srcHost, ByteCount)",
+    "cuMemcpyHtoAAsync($module, dstArray, dstOffset, srcHost, ByteCount, hStream)",
+    "cuMemcpyHtoAAsync_v2($module, dstArray, dstOffset, srcHost, ByteCount, hStream)",
+    "cuMemcpyHtoA_v2($module, dstArray, dstOffset, srcHost, ByteCount)",
+    "cuMemcpyHtoD($module, dstDevice, srcHost, ByteCount)",
+    "cuMemcpyHtoDAsync($module, dstDevice, srcHost, ByteCount, hStream)",
+    "cuMemcpyHtoDAsync_v2($module, dstDevice, srcHost, ByteCount, hStream)",
+    "cuMemcpyHtoD_v2($module, dstDevice, srcHost, ByteCount)",
+    "cuMemcpyPeer($module, dstDevice, dstContext, srcDevice, srcContext, ByteCount)",
+    "cuMemcpyPeerAsync($module, dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream)",
+    "cuMemcpyWithAttributesAsync($module, dst, src, size, attr, hStream)",
+    "cuMemsetD16($module, dstDevice, us, N)",
+    "cuMemsetD16Async($module, dstDevice, us, N, hStream)",
+    "cuMemsetD16_v2($module, dstDevice, us, N)",
+    "cuMemsetD2D16($module, dstDevice, dstPitch, us, Width, Height)",
+    "cuMemsetD2D16Async($module, dstDevice, dstPitch, us, Width, Height, hStream)",
+    "cuMemsetD2D16_v2($module, dstDevice, dstPitch, us, Width, Height)",
+    "cuMemsetD2D32($module, dstDevice, dstPitch, ui, Width, Height)",
+    "cuMemsetD2D32Async($module, dstDevice, dstPitch, ui, Width, Height, hStream)",
+    "cuMemsetD2D32_v2($module, dstDevice, dstPitch, ui, Width, Height)",
+    "cuMemsetD2D8($module, dstDevice, dstPitch, uc, Width, Height)",
+    "cuMemsetD2D8Async($module, dstDevice, dstPitch, uc, Width, Height, hStream)",
+    "cuMemsetD2D8_v2($module, dstDevice, dstPitch, uc, Width, Height)",
+    "cuMemsetD32($module, dstDevice, ui, N)",
+    "cuMemsetD32Async($module, dstDevice, ui, N, hStream)",
+    "cuMemsetD32_v2($module, dstDevice, ui, N)",
+    "cuMemsetD8($module, dstDevice, uc, N)",
+    "cuMemsetD8Async($module, dstDevice, uc, N, hStream)",
+    "cuMemsetD8_v2($module, dstDevice, uc, N)",
+    "cuMipmappedArrayCreate($module, pMipmappedArrayDesc, numMipmapLevels)",
+    "cuMipmappedArrayDestroy($module, hMipmappedArray)",
+    "cuMipmappedArrayGetLevel($module, hMipmappedArray, level)",
+    "cuModuleGetFunctionCount($module, mod)",
+    "cuModuleGetLoadingMode($module)",
+    "cuModuleUnload($module, hmod)",
+    "cuMulticastAddDevice($module, mcHandle, dev)",
+    "cuMulticastBindAddr($module, mcHandle, mcOffset, memptr, size, flags)",
+    "cuMulticastBindAddr_v2($module, mcHandle, dev, mcOffset, memptr, size, flags)",
+    "cuMulticastBindMem($module, mcHandle, mcOffset, memHandle, memOffset, size, flags)",
+    "cuMulticastBindMem_v2($module, mcHandle, dev, mcOffset, memHandle, memOffset, size, flags)",
+    "cuMulticastGetGranularity($module, prop, option)",
+    "cuMulticastUnbind($module, mcHandle, dev, mcOffset, size)",
+    "cuOccupancyAvailableDynamicSMemPerBlock($module, func, numBlocks, blockSize)",
+    "cuOccupancyMaxActiveBlocksPerMultiprocessor($module, func, blockSize, dynamicSMemSize)",
+    "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags($module, func, blockSize, dynamicSMemSize, flags)",
+    "cuOccupancyMaxActiveClusters($module, func, config)",
+    "cuOccupancyMaxPotentialClusterSize($module, func, config)",
+    "cuPointerGetAttributes($module, numAttributes, attributes, data, ptr)",
+    "cuSignalExternalSemaphoresAsync($module, extSemArray, paramsArray, numExtSems, stream)",
+    "cuStreamAttachMemAsync($module, hStream, dptr, length, flags)",
+    "cuStreamBatchMemOp($module, stream, count, paramArray, flags)",
+    "cuStreamBatchMemOp_v2($module, stream, count, paramArray, flags)",
+    "cuStreamBeginCapture($module, hStream, mode)",
+    "cuStreamBeginCaptureToCig($module, hStream, streamCigCaptureParams)",
+    "cuStreamBeginCaptureToGraph($module, hStream, hGraph, dependencies, dependencyData, numDependencies, mode)",
+    "cuStreamBeginCapture_v2($module, hStream, mode)",
+    "cuStreamCopyAttributes($module, dst, src)",
+    "cuStreamCreate($module, Flags)",
+    "cuStreamCreateWithPriority($module, flags, priority)",
+    "cuStreamDestroy($module, hStream)",
+    "cuStreamDestroy_v2($module, hStream)",
+    "cuStreamEndCapture($module, hStream)",
+    "cuStreamEndCaptureToCig($module, hStream)",
+    "cuStreamGetCtx($module, hStream)",
+    "cuStreamGetCtx_v2($module, hStream)",
+    "cuStreamGetFlags($module, hStream)",
+    "cuStreamGetGreenCtx($module, hStream)",
+    "cuStreamGetId($module, hStream)",
+    "cuStreamGetPriority($module, hStream)",
+    "cuStreamIsCapturing($module, hStream)",
+    "cuStreamQuery($module, hStream)",
+    "cuStreamSynchronize($module, hStream)",
+    "cuStreamUpdateCaptureDependencies($module, hStream, dependencies, dependencyData, numDependencies, flags)",
+    "cuStreamUpdateCaptureDependencies_v2($module, hStream, dependencies, dependencyData, numDependencies, flags)",
+    "cuStreamWaitEvent($module, hStream, hEvent, Flags)",
+    "cuStreamWaitValue32($module, stream, addr, value, flags)",
+    "cuStreamWaitValue32_v2($module, stream, addr, value, flags)",
+    "cuStreamWaitValue64($module, stream, addr, value, flags)",
+    "cuStreamWaitValue64_v2($module, stream, addr, value, flags)",
+    "cuStreamWriteValue32($module, stream, addr, value, flags)",
+    "cuStreamWriteValue32_v2($module, stream, addr, value, flags)",
+    "cuStreamWriteValue64($module, stream, addr, value, flags)",
+    "cuStreamWriteValue64_v2($module, stream, addr, value, flags)",
+    "cuSurfObjectDestroy($module, surfObject)",
+    "cuTensorMapReplaceAddress($module, tensorMap, globalAddress)",
+    "cuTensorMapSetAllocationClass($module, tensorMap, allocClass)",
+    "cuTexObjectDestroy($module, texObject)",
+    "cuUserObjectRelease($module, object, count)",
+    "cuUserObjectRetain($module, object, count)",
+    "cuWaitExternalSemaphoresAsync($module, extSemArray, paramsArray, numExtSems, stream)",
+    NULL,
+};
+
+static PyObject **const cudart_checked_references[] = {
+    &cudart_reference_cuArray3DCreate,
+    &cudart_reference_cuArray3DCreate_v2,
+    &cudart_reference_cuArrayCreate,
+    &cudart_reference_cuArrayCreate_v2,
+    &cudart_reference_cuArrayDestroy,
+    &cudart_reference_cuArrayGetPlane,
+    &cudart_reference_cuCheckpointOperationComplete,
+    &cudart_reference_cuCheckpointProcessCheckpoint,
+    &cudart_reference_cuCheckpointProcessGetRestoreThreadId,
+    &cudart_reference_cuCheckpointProcessGetState,
+    &cudart_reference_cuCheckpointProcessLock,
+    &cudart_reference_cuCheckpointProcessRestore,
+    &cudart_reference_cuCheckpointProcessUnlock,
+    &cudart_reference_cuCoredumpDeregisterCompleteCallback,
+    &cudart_reference_cuCoredumpDeregisterStartCallback,
+    &cudart_reference_cuCoredumpGetAttribute,
+    &cudart_reference_cuCoredumpGetAttributeGlobal,
+    &cudart_reference_cuCoredumpSetAttribute,
+    &cudart_reference_cuCoredumpSetAttributeGlobal,
+    &cudart_reference_cuCtxCreate,
+    &cudart_reference_cuCtxCreate_v4,
+    &cudart_reference_cuCtxDestroy,
+    &cudart_reference_cuCtxDestroy_v2,
+    &cudart_reference_cuCtxDisablePeerAccess,
+    &cudart_reference_cuCtxEnablePeerAccess,
+    &cudart_reference_cuCtxFromGreenCtx,
+    &cudart_reference_cuCtxGetApiVersion,
+    &cudart_reference_cuCtxGetCacheConfig,
+    &cudart_reference_cuCtxGetCurrent,
+    &cudart_reference_cuCtxGetFlags,
+    &cudart_reference_cuCtxGetId,
+    &cudart_reference_cuCtxGetLimit,
+    &cudart_reference_cuCtxGetStreamPriorityRange,
+    &cudart_reference_cuCtxPopCurrent,
+    &cudart_reference_cuCtxPopCurrent_v2,
+    &cudart_reference_cuCtxPushCurrent,
+    &cudart_reference_cuCtxPushCurrent_v2,
+    &cudart_reference_cuCtxRecordEvent,
+    &cudart_reference_cuCtxResetPersistingL2Cache,
+    &cudart_reference_cuCtxSetCacheConfig,
+    &cudart_reference_cuCtxSetCurrent,
+    &cudart_reference_cuCtxSetFlags,
+    &cudart_reference_cuCtxSetLimit,
+    &cudart_reference_cuCtxSynchronize,
+    &cudart_reference_cuCtxSynchronize_v2,
+    &cudart_reference_cuCtxWaitEvent,
+    &cudart_reference_cuDestroyExternalMemory,
+    &cudart_reference_cuDestroyExternalSemaphore,
+    &cudart_reference_cuDevResourceGenerateDesc,
+    &cudart_reference_cuDeviceCanAccessPeer,
+    &cudart_reference_cuDeviceGetAttribute,
+    &cudart_reference_cuDeviceGetCliqueCount,
+    &cudart_reference_cuDeviceGetCount,
+    &cudart_reference_cuDeviceGetDefaultMemPool,
+    &cudart_reference_cuDeviceGetExecAffinitySupport,
+    &cudart_reference_cuDeviceGetMemPool,
+    &cudart_reference_cuDeviceGetNvSciSyncAttributes,
+    &cudart_reference_cuDeviceGetP2PAttribute,
+    &cudart_reference_cuDeviceGetTexture1DLinearMaxWidth,
+    &cudart_reference_cuDeviceGraphMemTrim,
+    &cudart_reference_cuDevicePrimaryCtxGetState,
+    &cudart_reference_cuDevicePrimaryCtxRelease,
+    &cudart_reference_cuDevicePrimaryCtxRelease_v2,
+    &cudart_reference_cuDevicePrimaryCtxReset,
+    &cudart_reference_cuDevicePrimaryCtxReset_v2,
+    &cudart_reference_cuDevicePrimaryCtxRetain,
+    &cudart_reference_cuDevicePrimaryCtxSetFlags,
+    &cudart_reference_cuDevicePrimaryCtxSetFlags_v2,
+    &cudart_reference_cuDeviceSetMemPool,
+    &cudart_reference_cuDeviceTotalMem,
+    &cudart_reference_cuDeviceTotalMem_v2,
+    &cudart_reference_cuDeviceUnregisterAsyncNotification,
+    &cudart_reference_cuDriverGetVersion,
+    &cudart_reference_cuEventCreate,
+    &cudart_reference_cuEventDestroy,
+    &cudart_reference_cuEventDestroy_v2,
+    &cudart_reference_cuEventElapsedTime,
+    &cudart_reference_cuEventElapsedTime_v2,
+    &cudart_reference_cuEventQuery,
+    &cudart_reference_cuEventRecord,
+    &cudart_reference_cuEventRecordWithFlags,
+    &cudart_reference_cuEventSynchronize,
+    &cudart_reference_cuExternalMemoryGetMappedMipmappedArray,
+    &cudart_reference_cuFabricCpyBatchAsync,
+    &cudart_reference_cuFlushGPUDirectRDMAWrites,
+    &cudart_reference_cuFuncGetAttribute,
+    &cudart_reference_cuFuncGetModule,
+    &cudart_reference_cuFuncGetParamCount,
+    &cudart_reference_cuFuncGetParamInfo,
+    &cudart_reference_cuFuncIsLoaded,
+    &cudart_reference_cuFuncLoad,
+    &cudart_reference_cuFuncSetAttribute,
+    &cudart_reference_cuFuncSetCacheConfig,
+    &cudart_reference_cuGetExportTable,
+    &cudart_reference_cuGraphAddBatchMemOpNode,
+    &cudart_reference_cuGraphAddChildGraphNode,
+    &cudart_reference_cuGraphAddDependencies,
+    &cudart_reference_cuGraphAddDependencies_v2,
+    &cudart_reference_cuGraphAddEmptyNode,
+    &cudart_reference_cuGraphAddEventRecordNode,
+    &cudart_reference_cuGraphAddEventWaitNode,
+    &cudart_reference_cuGraphAddExternalSemaphoresSignalNode,
+    &cudart_reference_cuGraphAddExternalSemaphoresWaitNode,
+    &cudart_reference_cuGraphAddKernelNode,
+    &cudart_reference_cuGraphAddKernelNode_v2,
+    &cudart_reference_cuGraphAddMemAllocNode,
+    &cudart_reference_cuGraphAddMemFreeNode,
+    &cudart_reference_cuGraphAddMemcpyNode,
+    &cudart_reference_cuGraphAddMemsetNode,
+    &cudart_reference_cuGraphAddNode,
+    &cudart_reference_cuGraphAddNode_v2,
+    &cudart_reference_cuGraphAddNode_v3,
+    &cudart_reference_cuGraphBatchMemOpNodeSetParams,
+    &cudart_reference_cuGraphChildGraphNodeGetGraph,
+    &cudart_reference_cuGraphCreate,
+    &cudart_reference_cuGraphDestroy,
+    &cudart_reference_cuGraphDestroyNode,
+    &cudart_reference_cuGraphEventRecordNodeGetEvent,
+    &cudart_reference_cuGraphEventRecordNodeSetEvent,
+    &cudart_reference_cuGraphEventWaitNodeGetEvent,
+    &cudart_reference_cuGraphEventWaitNodeSetEvent,
+    &cudart_reference_cuGraphExecBatchMemOpNodeSetParams,
+    &cudart_reference_cuGraphExecChildGraphNodeSetParams,
+    &cudart_reference_cuGraphExecDestroy,
+    &cudart_reference_cuGraphExecEventRecordNodeSetEvent,
+    &cudart_reference_cuGraphExecEventWaitNodeSetEvent,
+    &cudart_reference_cuGraphExecExternalSemaphoresSignalNodeSetParams,
+    &cudart_reference_cuGraphExecExternalSemaphoresWaitNodeSetParams,
+    &cudart_reference_cuGraphExecGetId,
+    &cudart_reference_cuGraphExecKernelNodeSetParams,
+    &cudart_reference_cuGraphExecKernelNodeSetParams_v2,
+    &cudart_reference_cuGraphExecMemcpyNodeSetParams,
+    &cudart_reference_cuGraphExecMemsetNodeSetParams,
+    &cudart_reference_cuGraphExecNodeSetParams,
+    &cudart_reference_cuGraphExternalSemaphoresSignalNodeSetParams,
+    &cudart_reference_cuGraphExternalSemaphoresWaitNodeSetParams,
+    &cudart_reference_cuGraphGetId,
+    &cudart_reference_cuGraphKernelNodeCopyAttributes,
+    &cudart_reference_cuGraphKernelNodeSetParams,
+    &cudart_reference_cuGraphKernelNodeSetParams_v2,
+    &cudart_reference_cuGraphLaunch,
+    &cudart_reference_cuGraphMemcpyNodeSetParams,
+    &cudart_reference_cuGraphMemsetNodeSetParams,
+    &cudart_reference_cuGraphNodeFindInClone,
+    &cudart_reference_cuGraphNodeGetContainingGraph,
+    &cudart_reference_cuGraphNodeGetEnabled,
+    &cudart_reference_cuGraphNodeGetLocalId,
+    &cudart_reference_cuGraphNodeGetToolsId,
+    &cudart_reference_cuGraphNodeGetType,
+    &cudart_reference_cuGraphNodeSetEnabled,
+    &cudart_reference_cuGraphNodeSetParams,
+    &cudart_reference_cuGraphNodeSetParams_v2,
+    &cudart_reference_cuGraphReleaseUserObject,
+    &cudart_reference_cuGraphRemoveDependencies,
+    &cudart_reference_cuGraphRemoveDependencies_v2,
+    &cudart_reference_cuGraphRetainUserObject,
+    &cudart_reference_cuGraphUpload,
+    &cudart_reference_cuGraphicsMapResources,
+    &cudart_reference_cuGraphicsResourceGetMappedMipmappedArray,
+    &cudart_reference_cuGraphicsResourceSetMapFlags,
+    &cudart_reference_cuGraphicsResourceSetMapFlags_v2,
+    &cudart_reference_cuGraphicsSubResourceGetMappedArray,
+    &cudart_reference_cuGraphicsUnmapResources,
+    &cudart_reference_cuGraphicsUnregisterResource,
+    &cudart_reference_cuGreenCtxCreate,
+    &cudart_reference_cuGreenCtxDestroy,
+    &cudart_reference_cuGreenCtxGetId,
+    &cudart_reference_cuGreenCtxRecordEvent,
+    &cudart_reference_cuGreenCtxStreamCreate,
+    &cudart_reference_cuGreenCtxWaitEvent,
+    &cudart_reference_cuImportExternalMemory,
+    &cudart_reference_cuImportExternalSemaphore,
+    &cudart_reference_cuInit,
+    &cudart_reference_cuIpcCloseMemHandle,
+    &cudart_reference_cuKernelGetAttribute,
+    &cudart_reference_cuKernelGetFunction,
+    &cudart_reference_cuKernelGetLibrary,
+    &cudart_reference_cuKernelGetParamCount,
+    &cudart_reference_cuKernelGetParamInfo,
+    &cudart_reference_cuKernelSetAttribute,
+    &cudart_reference_cuKernelSetCacheConfig,
+    &cudart_reference_cuLibraryGetKernelCount,
+    &cudart_reference_cuLibraryGetModule,
+    &cudart_reference_cuLibraryUnload,
+    &cudart_reference_cuLinkComplete,
+    &cudart_reference_cuLinkCreate,
+    &cudart_reference_cuLinkCreate_v2,
+    &cudart_reference_cuLinkDestroy,
+    &cudart_reference_cuLogicalEndpointAddDevice,
+    &cudart_reference_cuLogicalEndpointBindAddr,
+    &cudart_reference_cuLogicalEndpointBindMem,
+    &cudart_reference_cuLogicalEndpointCreate,
+    &cudart_reference_cuLogicalEndpointDestroy,
+    &cudart_reference_cuLogicalEndpointExport,
+    &cudart_reference_cuLogicalEndpointIdRelease,
+    &cudart_reference_cuLogicalEndpointImport,
+    &cudart_reference_cuLogicalEndpointQuery,
+    &cudart_reference_cuLogicalEndpointUnbind,
+    &cudart_reference_cuLogsUnregisterCallback,
+    &cudart_reference_cuMemAddressFree,
+    &cudart_reference_cuMemBatchDecompressAsync,
+    &cudart_reference_cuMemDiscardAndPrefetchBatchAsync,
+    &cudart_reference_cuMemDiscardBatchAsync,
+    &cudart_reference_cuMemExportToShareableHandle,
+    &cudart_reference_cuMemFree,
+    &cudart_reference_cuMemFreeAsync,
+    &cudart_reference_cuMemFreeHost,
+    &cudart_reference_cuMemFree_v2,
+    &cudart_reference_cuMemGetAccess,
+    &cudart_reference_cuMemGetAllocationGranularity,
+    &cudart_reference_cuMemGetDefaultMemPool,
+    &cudart_reference_cuMemGetHandleForAddressRange,
+    &cudart_reference_cuMemGetInfo,
+    &cudart_reference_cuMemGetInfo_v2,
+    &cudart_reference_cuMemGetMemPool,
+    &cudart_reference_cuMemHostGetFlags,
+    &cudart_reference_cuMemHostRegister,
+    &cudart_reference_cuMemHostRegister_v2,
+    &cudart_reference_cuMemHostUnregister,
+    &cudart_reference_cuMemMap,
+    &cudart_reference_cuMemMapArrayAsync,
+    &cudart_reference_cuMemPoolCreate,
+    &cudart_reference_cuMemPoolDestroy,
+    &cudart_reference_cuMemPoolExportToShareableHandle,
+    &cudart_reference_cuMemPoolGetAccess,
+    &cudart_reference_cuMemPoolImportFromShareableHandle,
+    &cudart_reference_cuMemPoolSetAccess,
+    &cudart_reference_cuMemPoolTrimTo,
+    &cudart_reference_cuMemPrefetchBatchAsync,
+    &cudart_reference_cuMemRelease,
+    &cudart_reference_cuMemSetAccess,
+    &cudart_reference_cuMemSetMemPool,
+    &cudart_reference_cuMemUnmap,
+    &cudart_reference_cuMemcpy,
+    &cudart_reference_cuMemcpy2D,
+    &cudart_reference_cuMemcpy2DAsync,
+    &cudart_reference_cuMemcpy2DAsync_v2,
+    &cudart_reference_cuMemcpy2DUnaligned,
+    &cudart_reference_cuMemcpy2DUnaligned_v2,
+    &cudart_reference_cuMemcpy2D_v2,
+    &cudart_reference_cuMemcpy3D,
+    &cudart_reference_cuMemcpy3DAsync,
+    &cudart_reference_cuMemcpy3DAsync_v2,
+    &cudart_reference_cuMemcpy3DBatchAsync,
+    &cudart_reference_cuMemcpy3DBatchAsync_v2,
+    &cudart_reference_cuMemcpy3DPeer,
+    &cudart_reference_cuMemcpy3DPeerAsync,
+    &cudart_reference_cuMemcpy3DWithAttributesAsync,
+    &cudart_reference_cuMemcpy3D_v2,
+    &cudart_reference_cuMemcpyAsync,
+    &cudart_reference_cuMemcpyAtoA,
+    &cudart_reference_cuMemcpyAtoA_v2,
+    &cudart_reference_cuMemcpyAtoD,
+    &cudart_reference_cuMemcpyAtoD_v2,
+    &cudart_reference_cuMemcpyAtoH,
+    &cudart_reference_cuMemcpyAtoHAsync,
+    &cudart_reference_cuMemcpyAtoHAsync_v2,
+    &cudart_reference_cuMemcpyAtoH_v2,
+    &cudart_reference_cuMemcpyBatchAsync,
+    &cudart_reference_cuMemcpyBatchAsync_v2,
+    &cudart_reference_cuMemcpyDtoA,
+    &cudart_reference_cuMemcpyDtoA_v2,
+    &cudart_reference_cuMemcpyDtoD,
+    &cudart_reference_cuMemcpyDtoDAsync,
+    &cudart_reference_cuMemcpyDtoDAsync_v2,
+    &cudart_reference_cuMemcpyDtoD_v2,
+    &cudart_reference_cuMemcpyDtoH,
+    &cudart_reference_cuMemcpyDtoHAsync,
+    &cudart_reference_cuMemcpyDtoHAsync_v2,
+    &cudart_reference_cuMemcpyDtoH_v2,
+    &cudart_reference_cuMemcpyHtoA,
+    &cudart_reference_cuMemcpyHtoAAsync,
+    &cudart_reference_cuMemcpyHtoAAsync_v2,
+    &cudart_reference_cuMemcpyHtoA_v2,
+    &cudart_reference_cuMemcpyHtoD,
+    &cudart_reference_cuMemcpyHtoDAsync,
+    &cudart_reference_cuMemcpyHtoDAsync_v2,
+    &cudart_reference_cuMemcpyHtoD_v2,
+    &cudart_reference_cuMemcpyPeer,
+    &cudart_reference_cuMemcpyPeerAsync,
+    &cudart_reference_cuMemcpyWithAttributesAsync,
+    &cudart_reference_cuMemsetD16,
+    &cudart_reference_cuMemsetD16Async,
+    &cudart_reference_cuMemsetD16_v2,
+    &cudart_reference_cuMemsetD2D16,
+    &cudart_reference_cuMemsetD2D16Async,
+    &cudart_reference_cuMemsetD2D16_v2,
+    &cudart_reference_cuMemsetD2D32,
+    &cudart_reference_cuMemsetD2D32Async,
+    &cudart_reference_cuMemsetD2D32_v2,
+    &cudart_reference_cuMemsetD2D8,
+    &cudart_reference_cuMemsetD2D8Async,
+    &cudart_reference_cuMemsetD2D8_v2,
+    &cudart_reference_cuMemsetD32,
+    &cudart_reference_cuMemsetD32Async,
+    &cudart_reference_cuMemsetD32_v2,
+    &cudart_reference_cuMemsetD8,
+    &cudart_reference_cuMemsetD8Async,
+    &cudart_reference_cuMemsetD8_v2,
+    &cudart_reference_cuMipmappedArrayCreate,
+    &cudart_reference_cuMipmappedArrayDestroy,
+    &cudart_reference_cuMipmappedArrayGetLevel,
+    &cudart_reference_cuModuleGetFunctionCount,
+    &cudart_reference_cuModuleGetLoadingMode,
+    &cudart_reference_cuModuleUnload,
+    &cudart_reference_cuMulticastAddDevice,
+    &cudart_reference_cuMulticastBindAddr,
+    &cudart_reference_cuMulticastBindAddr_v2,
+    &cudart_reference_cuMulticastBindMem,
+    &cudart_reference_cuMulticastBindMem_v2,
+    &cudart_reference_cuMulticastGetGranularity,
+    &cudart_reference_cuMulticastUnbind,
+    &cudart_reference_cuOccupancyAvailableDynamicSMemPerBlock,
+    &cudart_reference_cuOccupancyMaxActiveBlocksPerMultiprocessor,
+    &cudart_reference_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags,
+    &cudart_reference_cuOccupancyMaxActiveClusters,
+    &cudart_reference_cuOccupancyMaxPotentialClusterSize,
+    &cudart_reference_cuPointerGetAttributes,
+    &cudart_reference_cuSignalExternalSemaphoresAsync,
+    &cudart_reference_cuStreamAttachMemAsync,
+    &cudart_reference_cuStreamBatchMemOp,
+    &cudart_reference_cuStreamBatchMemOp_v2,
+    &cudart_reference_cuStreamBeginCapture,
+    &cudart_reference_cuStreamBeginCaptureToCig,
+    &cudart_reference_cuStreamBeginCaptureToGraph,
+    &cudart_reference_cuStreamBeginCapture_v2,
+    &cudart_reference_cuStreamCopyAttributes,
+    &cudart_reference_cuStreamCreate,
+    &cudart_reference_cuStreamCreateWithPriority,
+    &cudart_reference_cuStreamDestroy,
+    &cudart_reference_cuStreamDestroy_v2,
+    &cudart_reference_cuStreamEndCapture,
+    &cudart_reference_cuStreamEndCaptureToCig,
+    &cudart_reference_cuStreamGetCtx,
+    &cudart_reference_cuStreamGetCtx_v2,
+    &cudart_reference_cuStreamGetFlags,
+    &cudart_reference_cuStreamGetGreenCtx,
+    &cudart_reference_cuStreamGetId,
+    &cudart_reference_cuStreamGetPriority,
+    &cudart_reference_cuStreamIsCapturing,
+    &cudart_reference_cuStreamQuery,
+    &cudart_reference_cuStreamSynchronize,
+    &cudart_reference_cuStreamUpdateCaptureDependencies,
+    &cudart_reference_cuStreamUpdateCaptureDependencies_v2,
+    &cudart_reference_cuStreamWaitEvent,
+    &cudart_reference_cuStreamWaitValue32,
+    &cudart_reference_cuStreamWaitValue32_v2,
+    &cudart_reference_cuStreamWaitValue64,
+    &cudart_reference_cuStreamWaitValue64_v2,
+    &cudart_reference_cuStreamWriteValue32,
+    &cudart_reference_cuStreamWriteValue32_v2,
+    &cudart_reference_cuStreamWriteValue64,
+    &cudart_reference_cuStreamWriteValue64_v2,
+    &cudart_reference_cuSurfObjectDestroy,
+    &cudart_reference_cuTensorMapReplaceAddress,
+    &cudart_reference_cuTensorMapSetAllocationClass,
+    &cudart_reference_cuTexObjectDestroy,
+    &cudart_reference_cuUserObjectRelease,
+    &cudart_reference_cuUserObjectRetain,
+    &cudart_reference_cuWaitExternalSemaphoresAsync,
+    NULL,
+};
+
+/* checked(reference, helpers, namespace) -> {name: function}: the compiled checked
+ * functions standing for those of `reference` (name -> the Python checked function),
+ * with `helpers` (cudart._checked) and the checked module's namespace (its _error, _lib
+ * and __name__). */
+static PyObject *cudart_checked_install(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (cudart_arity("checked", nargs, 3) < 0)
+        return NULL;
+    PyObject *reference = args[0], *namespace = args[2];
+    if (!PyDict_Check(reference) || !PyDict_Check(namespace)) {
+        PyErr_SetString(PyExc_TypeError, "checked(reference, helpers, namespace): two dicts");
+        return NULL;
+    }
+    if (cudart_checked_helpers(args[1], namespace) < 0)
+        return NULL;
+    PyObject *raw = PyDict_GetItemString(namespace, "_lib");
+    PyObject *module_name = PyDict_GetItemString(namespace, "__name__");
+    if (!module_name
+        || cudart_checked_class(raw, "CUarray", &cudart_handle_CUarray) < 0
+        || cudart_checked_class(raw, "CUasyncCallbackHandle", &cudart_handle_CUasyncCallbackHandle) < 0
+        || cudart_checked_class(raw, "CUcheckpointOperationHandle", &cudart_handle_CUcheckpointOperationHandle) < 0
+        || cudart_checked_class(raw, "CUcontext", &cudart_handle_CUcontext) < 0
+        || cudart_checked_class(raw, "CUcoredumpCallbackHandle", &cudart_handle_CUcoredumpCallbackHandle) < 0
+        || cudart_checked_class(raw, "CUdevResourceDesc", &cudart_handle_CUdevResourceDesc) < 0
+        || cudart_checked_class(raw, "CUevent", &cudart_handle_CUevent) < 0
+        || cudart_checked_class(raw, "CUexternalMemory", &cudart_handle_CUexternalMemory) < 0
+        || cudart_checked_class(raw, "CUexternalSemaphore", &cudart_handle_CUexternalSemaphore) < 0
+        || cudart_checked_class(raw, "CUfunction", &cudart_handle_CUfunction) < 0
+        || cudart_checked_class(raw, "CUgraph", &cudart_handle_CUgraph) < 0
+        || cudart_checked_class(raw, "CUgraphExec", &cudart_handle_CUgraphExec) < 0
+        || cudart_checked_class(raw, "CUgraphicsResource", &cudart_handle_CUgraphicsResource) < 0
+        || cudart_checked_class(raw, "CUgraphNode", &cudart_handle_CUgraphNode) < 0
+        || cudart_checked_class(raw, "CUgreenCtx", &cudart_handle_CUgreenCtx) < 0
+        || cudart_checked_class(raw, "CUkernel", &cudart_handle_CUkernel) < 0
+        || cudart_checked_class(raw, "CUlibrary", &cudart_handle_CUlibrary) < 0
+        || cudart_checked_class(raw, "CUlinkState", &cudart_handle_CUlinkState) < 0
+        || cudart_checked_class(raw, "CUlogsCallbackHandle", &cudart_handle_CUlogsCallbackHandle) < 0
+        || cudart_checked_class(raw, "CUmemoryPool", &cudart_handle_CUmemoryPool) < 0
+        || cudart_checked_class(raw, "CUmipmappedArray", &cudart_handle_CUmipmappedArray) < 0
+        || cudart_checked_class(raw, "CUmodule", &cudart_handle_CUmodule) < 0
+        || cudart_checked_class(raw, "CUstream", &cudart_handle_CUstream) < 0
+        || cudart_checked_class(raw, "CUuserObject", &cudart_handle_CUuserObject) < 0
+        || cudart_checked_class(raw, "CUarray_format_enum", &cudart_enum_CUarray_format_enum) < 0
+        || cudart_checked_class(raw, "CUcoredumpSettings_enum", &cudart_enum_CUcoredumpSettings_enum) < 0
+        || cudart_checked_class(raw, "CUdevice_attribute_enum", &cudart_enum_CUdevice_attribute_enum) < 0
+        || cudart_checked_class(raw, "CUdevice_P2PAttribute_enum", &cudart_enum_CUdevice_P2PAttribute_enum) < 0
+        || cudart_checked_class(raw, "CUexecAffinityType_enum", &cudart_enum_CUexecAffinityType_enum) < 0
+        || cudart_checked_class(raw, "CUflushGPUDirectRDMAWritesScope_enum", &cudart_enum_CUflushGPUDirectRDMAWritesScope_enum) < 0
+        || cudart_checked_class(raw, "CUflushGPUDirectRDMAWritesTarget_enum", &cudart_enum_CUflushGPUDirectRDMAWritesTarget_enum) < 0
+        || cudart_checked_class(raw, "CUfunc_cache_enum", &cudart_enum_CUfunc_cache_enum) < 0
+        || cudart_checked_class(raw, "CUfunction_attribute_enum", &cudart_enum_CUfunction_attribute_enum) < 0
+        || cudart_checked_class(raw, "CUfunctionLoadingState_enum", &cudart_enum_CUfunctionLoadingState_enum) < 0
+        || cudart_checked_class(raw, "CUgraphNodeType_enum", &cudart_enum_CUgraphNodeType_enum) < 0
+        || cudart_checked_class(raw, "CUlimit_enum", &cudart_enum_CUlimit_enum) < 0
+        || cudart_checked_class(raw, "CUlogicalEndpointIpcHandleType_enum", &cudart_enum_CUlogicalEndpointIpcHandleType_enum) < 0
+        || cudart_checked_class(raw, "CUmemAccess_flags_enum", &cudart_enum_CUmemAccess_flags_enum) < 0
+        || cudart_checked_class(raw, "CUmemAllocationGranularity_flags_enum", &cudart_enum_CUmemAllocationGranularity_flags_enum) < 0
+        || cudart_checked_class(raw, "CUmemAllocationHandleType_enum", &cudart_enum_CUmemAllocationHandleType_enum) < 0
+        || cudart_checked_class(raw, "CUmemAllocationType_enum", &cudart_enum_CUmemAllocationType_enum) < 0
+        || cudart_checked_class(raw, "CUmemRangeHandleType_enum", &cudart_enum_CUmemRangeHandleType_enum) < 0
+        || cudart_checked_class(raw, "CUmoduleLoadingMode_enum", &cudart_enum_CUmoduleLoadingMode_enum) < 0
+        || cudart_checked_class(raw, "CUmulticastGranularity_flags_enum", &cudart_enum_CUmulticastGranularity_flags_enum) < 0
+        || cudart_checked_class(raw, "CUprocessState_enum", &cudart_enum_CUprocessState_enum) < 0
+        || cudart_checked_class(raw, "CUstreamCaptureMode_enum", &cudart_enum_CUstreamCaptureMode_enum) < 0
+        || cudart_checked_class(raw, "CUstreamCaptureStatus_enum", &cudart_enum_CUstreamCaptureStatus_enum) < 0
+        || cudart_checked_class(raw, "CUtensorMapAllocClass_enum", &cudart_enum_CUtensorMapAllocClass_enum) < 0
+    ) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_LookupError, "the checked module has no __name__");
+        return NULL;
+    }
+    PyObject *out = PyDict_New();
+    for (Py_ssize_t i = 0; out && cudart_checked_defs[i].ml_name; i++) {
+        PyMethodDef *def = &cudart_checked_defs[i];
+        PyObject *ref = PyDict_GetItemString(reference, def->ml_name);
+        if (!ref)
+            continue;
+        const char *doc = cudart_checked_doc(cudart_checked_signatures[i], ref);
+        if (!doc) {
+            Py_CLEAR(out);
+            break;
+        }
+        def->ml_doc = doc;
+        Py_INCREF(ref);
+        CUDART_SETREF(*cudart_checked_references[i], ref);
+        PyObject *fn = PyCFunction_NewEx(def, self, module_name);
+        if (!fn || PyDict_SetItemString(out, def->ml_name, fn) < 0)
+            Py_CLEAR(out);
+        Py_XDECREF(fn);
+    }
+    return out;
+}
+
 /* ---------------------------------------------------------------- module */
 
 static PyMethodDef cudart_methods[] = {
@@ -33241,6 +55863,8 @@ static PyMethodDef cudart_methods[] = {
 
 static PyMethodDef cudart_support_methods[] = {
     CUDART_SUPPORT_METHODS
+    {"checked", (PyCFunction)(void (*)(void))cudart_checked_install, METH_FASTCALL,
+     "checked(reference, helpers, namespace) -> the compiled checked functions"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -19,9 +19,11 @@ import pytest
 from fast_support import compiler, recording_module
 from fuzz_ranges import _bad_values, _fillers, specs
 from models import models_for
-from suite import REPO, run_python, version_keys
+from suite import REPO, quiet, run_python, version_keys
 
 from cudart import _checked
+from generator.fetch import fetch_version
+from generator.manifest import Manifest
 
 
 def _number(key: str) -> int:
@@ -29,33 +31,40 @@ def _number(key: str) -> int:
     return int(major) * 1000 + int(minor) * 10
 
 
-def _compiled_versions() -> list[str]:
-    """The versions whose generated C has the checked functions (all, once generated)."""
-    return [
-        key
-        for key in version_keys()
-        if "cudart_checked_install" in (REPO / "generated" / f"_fast_{_number(key)}.c").read_text()
-    ]
+# The surfaces the compiled backend serves: (checked module, raw module, extension)
+# prefixes.
+SURFACES = {
+    "runtime": ("checked_", "sys_", "_fast_"),
+    "driver": ("driver_checked_", "driver_", "_fast_driver_"),
+}
 
 
-VERSIONS = _compiled_versions()
+def _has_checked_c(key: str, surface: str) -> bool:
+    source = REPO / "generated" / f"{SURFACES[surface][2]}{_number(key)}.c"
+    return source.is_file() and "cudart_checked_install" in source.read_text()
+
+
+# The versions whose generated C has the checked functions (all, once generated).
+VERSIONS = [key for key in version_keys() if _has_checked_c(key, "runtime")]
+CASES = [(key, s) for key in version_keys() for s in SURFACES if _has_checked_c(key, s)]
 
 
 class _Version:
     """One version's checked module, its recording build's C checked functions (bound
     to the module's reference functions) and the fuzz grid's specs of its functions."""
 
-    def __init__(self, key: str, model) -> None:
+    def __init__(self, key: str, surface: str, model) -> None:
         number = _number(key)
-        self.checked = importlib.import_module(f"cudart.checked_{number}")
-        self.raw = importlib.import_module(f"cudart.sys_{number}")
+        checked, raw, _ = SURFACES[surface]
+        self.checked = importlib.import_module(f"cudart.{checked}{number}")
+        self.raw = importlib.import_module(f"cudart.{raw}{number}")
         self.namespace = vars(self.checked)
         self.reference = self.namespace.get("_reference") or {
             name: value
             for name, value in self.namespace.items()
             if inspect.isfunction(value) and value.__module__ == self.checked.__name__
         }
-        self.fast = recording_module(number)
+        self.fast = recording_module(number, surface)
         self.compiled = self.fast.checked(self.reference, _checked, self.namespace)
         self.specs = {f["name"]: f for f in specs(model)["functions"]}
         self.unbound: dict[str, object] = {}  # `_<name>` as the module binds it
@@ -86,10 +95,24 @@ class _Version:
 
 @pytest.fixture(scope="module")
 def versions(header_sets):
+    """(key, surface) -> its _Version."""
     if compiler() is None:
         pytest.skip("no C compiler")
-    models = models_for({key: header_sets[key] for key in VERSIONS})
-    return {key: _Version(key, models[key]) for key in VERSIONS}
+    manifest = Manifest.load()
+    found = {}
+    for surface in SURFACES:
+        keys = [key for key, s in CASES if s == surface]
+        headers = {
+            key: (
+                header_sets[key]
+                if surface == "runtime"
+                else fetch_version(manifest, key, quiet, surface)
+            )
+            for key in keys
+        }
+        models = models_for(headers)
+        found.update({(key, surface): _Version(key, surface, models[key]) for key in keys})
+    return found
 
 
 def _outcome(fn, args: list) -> tuple:
@@ -214,9 +237,9 @@ def _run(version: _Version, fn, make, f: dict) -> tuple:
     return outcome, _recorded(version, _outputs(f) | _memory(f, args))
 
 
-@pytest.mark.parametrize("key", VERSIONS)
-def test_compiled_and_python_checked_functions_agree_on_the_grid(versions, key):
-    version = versions[key]
+@pytest.mark.parametrize("key, surface", CASES)
+def test_compiled_and_python_checked_functions_agree_on_the_grid(versions, key, surface):
+    version = versions[key, surface]
     differences, cases = [], 0
     version.fast.record(True)
     try:
@@ -250,11 +273,11 @@ def _python_path_refuses(namespace: dict, name: str) -> dict:
     return saved
 
 
-@pytest.mark.parametrize("key", VERSIONS)
-def test_the_happy_path_stays_in_c(versions, key):
+@pytest.mark.parametrize("key, surface", CASES)
+def test_the_happy_path_stays_in_c(versions, key, surface):
     # The legal call of each compiled function reaches the recorder with the reference's
     # own calls into C made to fail: C took it, not the Python fallback.
-    version = versions[key]
+    version = versions[key, surface]
     version.fast.record(True)
     taken = []
     try:
@@ -279,9 +302,9 @@ def test_the_happy_path_stays_in_c(versions, key):
     assert taken and all(taken)
 
 
-@pytest.mark.parametrize("key", VERSIONS)
-def test_compiled_functions_keep_the_reference_signature_and_doc(versions, key):
-    version = versions[key]
+@pytest.mark.parametrize("key, surface", CASES)
+def test_compiled_functions_keep_the_reference_signature_and_doc(versions, key, surface):
+    version = versions[key, surface]
     for name, compiled in version.compiled.items():
         ref = version.reference[name]
         assert compiled.__doc__ == ref.__doc__, name
@@ -319,11 +342,6 @@ print(json.dumps({{
 
 
 def _library_env(key: str) -> dict[str, str]:
-    from suite import quiet
-
-    from generator.fetch import fetch_version
-    from generator.manifest import Manifest
-
     headers = fetch_version(Manifest.load(), key, quiet)
     return {"CUDART_LIBRARY": str(headers.library)}
 
@@ -374,9 +392,9 @@ def test_the_real_library_answers_both_alike(key):
 def test_the_compiled_count_per_version(versions, capsys):
     # For the record: how many checked functions each version has in C.
     rows = []
-    for key, version in versions.items():
+    for (key, surface), version in versions.items():
         total = sum(1 for f in version.specs)
-        rows.append(f"{key}: {len(version.compiled)} of {total} checked functions in C")
+        rows.append(f"{key} {surface}: {len(version.compiled)} of {total} checked functions in C")
         assert 0 < len(version.compiled) < total
     with capsys.disabled():
         print("\n" + "\n".join(rows))

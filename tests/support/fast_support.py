@@ -67,16 +67,18 @@ def skip_or_fail_missing() -> None:
 TEST_HOOKS = "CUDART_FAST_TEST_HOOKS"
 
 
-def recording_module(cuda_version: int):
-    """cudart._fast_<ver> built for tests (TEST_HOOKS, every warning an error) from the
-    generated source, loaded beside the users' build (not in sys.modules: its slots are
-    its own, unbound until bound). Built once per source, header and flags."""
+def recording_module(cuda_version: int, surface: str = "runtime"):
+    """cudart._fast_<ver> (another surface's: _fast_driver_<ver>) built for tests
+    (TEST_HOOKS, every warning an error) from the generated source, loaded beside the
+    users' build (not in sys.modules: its slots are its own, unbound until bound). Built
+    once per source, header and flags."""
     if compiler() is None:
         pytest.skip("no C compiler")
-    if cuda_version in _recording:
-        return _recording[cuda_version]
-    name = f"cudart._fast_{cuda_version}"
-    path = _test_build(REPO / "generated" / f"_fast_{cuda_version}.c")
+    stem = f"_fast_{cuda_version}" if surface == "runtime" else f"_fast_{surface}_{cuda_version}"
+    if stem in _recording:
+        return _recording[stem]
+    name = f"cudart.{stem}"
+    path = _test_build(REPO / "generated" / f"{stem}.c")
     loader = importlib.machinery.ExtensionFileLoader(name, str(path))
     spec = importlib.util.spec_from_file_location(name, path, loader=loader)
     assert spec is not None
@@ -90,11 +92,11 @@ def recording_module(cuda_version: int):
         sys.modules.pop(name, None)
         if before is not None:
             sys.modules[name] = before
-    _recording[cuda_version] = module
+    _recording[stem] = module
     return module
 
 
-_recording: dict[int, object] = {}
+_recording: dict[str, object] = {}
 
 
 def _test_build(source: Path) -> Path:
