@@ -19452,6 +19452,10 @@ static int cudart_member_cudaStreamCaptureMode(long long v)
     }
 }
 
+/* Whether a compiled checked function reports host callbacks' failures after its call
+ * (cudart._checked's _REPORTS_CALLBACK_FAILURES, read by checked()). */
+static char cudart_checked_reports[189];
+
 static PyObject *cudart_reference_cudaArrayGetPlane;
 
 static PyObject *cudart_checked_cudaArrayGetPlane(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
@@ -19499,6 +19503,9 @@ static PyObject *cudart_checked_cudaArrayGetPlane(PyObject *self, PyObject *cons
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[0] &&
+        cudart_c_report("cudaArrayGetPlane", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -19548,6 +19555,9 @@ static PyObject *cudart_checked_cudaChooseDevice(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[1] &&
+        cudart_c_report("cudaChooseDevice", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -19587,6 +19597,9 @@ static PyObject *cudart_checked_cudaCtxResetPersistingL2Cache(PyObject *self, Py
         r = fn();
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[2] &&
+        cudart_c_report("cudaCtxResetPersistingL2Cache", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -19637,6 +19650,9 @@ static PyObject *cudart_checked_cudaDestroyExternalMemory(PyObject *self, PyObje
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[3] &&
+        cudart_c_report("cudaDestroyExternalMemory", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -19689,6 +19705,9 @@ static PyObject *cudart_checked_cudaDestroyExternalSemaphore(PyObject *self, PyO
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[4] &&
+        cudart_c_report("cudaDestroyExternalSemaphore", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -19737,6 +19756,9 @@ static PyObject *cudart_checked_cudaDestroySurfaceObject(PyObject *self, PyObjec
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[5] &&
+        cudart_c_report("cudaDestroySurfaceObject", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -19783,6 +19805,9 @@ static PyObject *cudart_checked_cudaDestroyTextureObject(PyObject *self, PyObjec
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[6] &&
+        cudart_c_report("cudaDestroyTextureObject", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -19839,6 +19864,9 @@ static PyObject *cudart_checked_cudaDeviceCanAccessPeer(PyObject *self, PyObject
         r = fn(a0, (int)i1, (int)i2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[7] &&
+        cudart_c_report("cudaDeviceCanAccessPeer", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -19885,6 +19913,9 @@ static PyObject *cudart_checked_cudaDeviceDisablePeerAccess(PyObject *self, PyOb
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[8] &&
+        cudart_c_report("cudaDeviceDisablePeerAccess", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -19938,6 +19969,9 @@ static PyObject *cudart_checked_cudaDeviceEnablePeerAccess(PyObject *self, PyObj
         r = fn((int)i0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[9] &&
+        cudart_c_report("cudaDeviceEnablePeerAccess", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -19991,6 +20025,9 @@ static PyObject *cudart_checked_cudaDeviceFlushGPUDirectRDMAWrites(PyObject *sel
         r = fn((unsigned int)u0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[10] &&
+        cudart_c_report("cudaDeviceFlushGPUDirectRDMAWrites", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -20047,6 +20084,9 @@ static PyObject *cudart_checked_cudaDeviceGetAttribute(PyObject *self, PyObject 
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[11] &&
+        cudart_c_report("cudaDeviceGetAttribute", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -20089,6 +20129,9 @@ static PyObject *cudart_checked_cudaDeviceGetCacheConfig(PyObject *self, PyObjec
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[12] &&
+        cudart_c_report("cudaDeviceGetCacheConfig", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -20138,6 +20181,9 @@ static PyObject *cudart_checked_cudaDeviceGetDefaultMemPool(PyObject *self, PyOb
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[13] &&
+        cudart_c_report("cudaDeviceGetDefaultMemPool", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -20187,6 +20233,9 @@ static PyObject *cudart_checked_cudaDeviceGetLimit(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[14] &&
+        cudart_c_report("cudaDeviceGetLimit", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -20236,6 +20285,9 @@ static PyObject *cudart_checked_cudaDeviceGetMemPool(PyObject *self, PyObject *c
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[15] &&
+        cudart_c_report("cudaDeviceGetMemPool", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -20296,6 +20348,9 @@ static PyObject *cudart_checked_cudaDeviceGetNvSciSyncAttributes(PyObject *self,
         r = fn(a0, (int)i1, (int)i2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[16] &&
+        cudart_c_report("cudaDeviceGetNvSciSyncAttributes", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -20359,6 +20414,9 @@ static PyObject *cudart_checked_cudaDeviceGetP2PAttribute(PyObject *self, PyObje
         r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[17] &&
+        cudart_c_report("cudaDeviceGetP2PAttribute", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -20404,6 +20462,9 @@ static PyObject *cudart_checked_cudaDeviceGetStreamPriorityRange(PyObject *self,
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[18] &&
+        cudart_c_report("cudaDeviceGetStreamPriorityRange", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -20466,6 +20527,9 @@ static PyObject *cudart_checked_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *s
         r = fn(a0, a1, (int)i2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[19] &&
+        cudart_c_report("cudaDeviceGetTexture1DLinearMaxWidth", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -20512,6 +20576,9 @@ static PyObject *cudart_checked_cudaDeviceGraphMemTrim(PyObject *self, PyObject 
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[20] &&
+        cudart_c_report("cudaDeviceGraphMemTrim", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -20551,6 +20618,9 @@ static PyObject *cudart_checked_cudaDeviceReset(PyObject *self, PyObject *const 
         r = fn();
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[21] &&
+        cudart_c_report("cudaDeviceReset", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -20597,6 +20667,9 @@ static PyObject *cudart_checked_cudaDeviceSetCacheConfig(PyObject *self, PyObjec
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[22] &&
+        cudart_c_report("cudaDeviceSetCacheConfig", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -20650,6 +20723,9 @@ static PyObject *cudart_checked_cudaDeviceSetLimit(PyObject *self, PyObject *con
         r = fn((unsigned int)u0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[23] &&
+        cudart_c_report("cudaDeviceSetLimit", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -20703,6 +20779,9 @@ static PyObject *cudart_checked_cudaDeviceSetMemPool(PyObject *self, PyObject *c
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[24] &&
+        cudart_c_report("cudaDeviceSetMemPool", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -20742,7 +20821,8 @@ static PyObject *cudart_checked_cudaDeviceSynchronize(PyObject *self, PyObject *
         r = fn();
         Py_END_ALLOW_THREADS
     }
-    if (cudart_c_report("cudaDeviceSynchronize", (long long)r, NULL) < 0)
+    if (cudart_checked_reports[25] &&
+        cudart_c_report("cudaDeviceSynchronize", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
@@ -20801,6 +20881,9 @@ static PyObject *cudart_checked_cudaDeviceUnregisterAsyncNotification(PyObject *
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[26] &&
+        cudart_c_report("cudaDeviceUnregisterAsyncNotification", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed1 && cudart_c_helper(cudart_unclaim, x1, NULL, NULL) < 0)
             return NULL;
@@ -20845,6 +20928,9 @@ static PyObject *cudart_checked_cudaDriverGetVersion(PyObject *self, PyObject *c
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[27] &&
+        cudart_c_report("cudaDriverGetVersion", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -20894,6 +20980,9 @@ static PyObject *cudart_checked_cudaEGLStreamConsumerConnect(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[28] &&
+        cudart_c_report("cudaEGLStreamConsumerConnect", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -20950,6 +21039,9 @@ static PyObject *cudart_checked_cudaEGLStreamConsumerConnectWithFlags(PyObject *
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[29] &&
+        cudart_c_report("cudaEGLStreamConsumerConnectWithFlags", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -21013,6 +21105,9 @@ static PyObject *cudart_checked_cudaEGLStreamProducerConnect(PyObject *self, PyO
         r = fn(a0, a1, (int)i2, (int)i3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[30] &&
+        cudart_c_report("cudaEGLStreamProducerConnect", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -21055,6 +21150,9 @@ static PyObject *cudart_checked_cudaEventCreate(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[31] &&
+        cudart_c_report("cudaEventCreate", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -21111,6 +21209,9 @@ static PyObject *cudart_checked_cudaEventCreateFromEGLSync(PyObject *self, PyObj
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[32] &&
+        cudart_c_report("cudaEventCreateFromEGLSync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -21160,6 +21261,9 @@ static PyObject *cudart_checked_cudaEventCreateWithFlags(PyObject *self, PyObjec
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[33] &&
+        cudart_c_report("cudaEventCreateWithFlags", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -21210,6 +21314,9 @@ static PyObject *cudart_checked_cudaEventDestroy(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[34] &&
+        cudart_c_report("cudaEventDestroy", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -21268,6 +21375,9 @@ static PyObject *cudart_checked_cudaEventElapsedTime(PyObject *self, PyObject *c
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[35] &&
+        cudart_c_report("cudaEventElapsedTime", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -21314,7 +21424,8 @@ static PyObject *cudart_checked_cudaEventQuery(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_c_report("cudaEventQuery", (long long)r, x0) < 0)
+    if (cudart_checked_reports[36] &&
+        cudart_c_report("cudaEventQuery", (long long)r, x0) < 0)
         return NULL;
     if (r) {
         if (r == 600)
@@ -21371,6 +21482,9 @@ static PyObject *cudart_checked_cudaEventRecord(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[37] &&
+        cudart_c_report("cudaEventRecord", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -21417,7 +21531,8 @@ static PyObject *cudart_checked_cudaEventSynchronize(PyObject *self, PyObject *c
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_c_report("cudaEventSynchronize", (long long)r, x0) < 0)
+    if (cudart_checked_reports[38] &&
+        cudart_c_report("cudaEventSynchronize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
@@ -21475,6 +21590,9 @@ static PyObject *cudart_checked_cudaExternalMemoryGetMappedBuffer(PyObject *self
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[39] &&
+        cudart_c_report("cudaExternalMemoryGetMappedBuffer", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -21531,6 +21649,9 @@ static PyObject *cudart_checked_cudaExternalMemoryGetMappedMipmappedArray(PyObje
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[40] &&
+        cudart_c_report("cudaExternalMemoryGetMappedMipmappedArray", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -21577,6 +21698,9 @@ static PyObject *cudart_checked_cudaFree(PyObject *self, PyObject *const *args, 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[41] &&
+        cudart_c_report("cudaFree", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -21627,6 +21751,9 @@ static PyObject *cudart_checked_cudaFreeArray(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[42] &&
+        cudart_c_report("cudaFreeArray", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -21682,6 +21809,9 @@ static PyObject *cudart_checked_cudaFreeAsync(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[43] &&
+        cudart_c_report("cudaFreeAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -21728,6 +21858,9 @@ static PyObject *cudart_checked_cudaFreeHost(PyObject *self, PyObject *const *ar
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[44] &&
+        cudart_c_report("cudaFreeHost", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -21778,6 +21911,9 @@ static PyObject *cudart_checked_cudaFreeMipmappedArray(PyObject *self, PyObject 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[45] &&
+        cudart_c_report("cudaFreeMipmappedArray", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -21820,6 +21956,9 @@ static PyObject *cudart_checked_cudaGetDevice(PyObject *self, PyObject *const *a
         CUDART_FN_T(cudaGetDevice, cudart_abi_cudaGetDevice) fn = (CUDART_FN_T(cudaGetDevice, cudart_abi_cudaGetDevice))slot;
         r = fn(a0);  /* with the GIL held: generator/gil.py */
     }
+    if (cudart_checked_reports[46] &&
+        cudart_c_report("cudaGetDevice", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -21862,6 +22001,9 @@ static PyObject *cudart_checked_cudaGetDeviceCount(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[47] &&
+        cudart_c_report("cudaGetDeviceCount", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -21904,6 +22046,9 @@ static PyObject *cudart_checked_cudaGetDeviceFlags(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[48] &&
+        cudart_c_report("cudaGetDeviceFlags", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -21953,6 +22098,9 @@ static PyObject *cudart_checked_cudaGetExportTable(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[49] &&
+        cudart_c_report("cudaGetExportTable", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -21990,6 +22138,9 @@ static PyObject *cudart_checked_cudaGetLastError(PyObject *self, PyObject *const
         CUDART_FN_T(cudaGetLastError, cudart_abi_cudaGetLastError) fn = (CUDART_FN_T(cudaGetLastError, cudart_abi_cudaGetLastError))slot;
         r = fn();  /* with the GIL held: generator/gil.py */
     }
+    if (cudart_checked_reports[50] &&
+        cudart_c_report("cudaGetLastError", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -22046,6 +22197,9 @@ static PyObject *cudart_checked_cudaGetMipmappedArrayLevel(PyObject *self, PyObj
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[51] &&
+        cudart_c_report("cudaGetMipmappedArrayLevel", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -22095,6 +22249,9 @@ static PyObject *cudart_checked_cudaGetSymbolAddress(PyObject *self, PyObject *c
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[52] &&
+        cudart_c_report("cudaGetSymbolAddress", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -22144,6 +22301,9 @@ static PyObject *cudart_checked_cudaGetSymbolSize(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[53] &&
+        cudart_c_report("cudaGetSymbolSize", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -22211,6 +22371,9 @@ static PyObject *cudart_checked_cudaGraphAddDependencies(PyObject *self, PyObjec
         r = fn(a0, a1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[54] &&
+        cudart_c_report("cudaGraphAddDependencies", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -22285,6 +22448,9 @@ static PyObject *cudart_checked_cudaGraphAddDependencies_v2(PyObject *self, PyOb
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[55] &&
+        cudart_c_report("cudaGraphAddDependencies_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -22348,6 +22514,9 @@ static PyObject *cudart_checked_cudaGraphAddEmptyNode(PyObject *self, PyObject *
         r = fn(a0, a1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[56] &&
+        cudart_c_report("cudaGraphAddEmptyNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -22418,6 +22587,9 @@ static PyObject *cudart_checked_cudaGraphAddEventRecordNode(PyObject *self, PyOb
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[57] &&
+        cudart_c_report("cudaGraphAddEventRecordNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -22488,6 +22660,9 @@ static PyObject *cudart_checked_cudaGraphAddEventWaitNode(PyObject *self, PyObje
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[58] &&
+        cudart_c_report("cudaGraphAddEventWaitNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -22558,6 +22733,9 @@ static PyObject *cudart_checked_cudaGraphAddExternalSemaphoresSignalNode(PyObjec
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[59] &&
+        cudart_c_report("cudaGraphAddExternalSemaphoresSignalNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -22628,6 +22806,9 @@ static PyObject *cudart_checked_cudaGraphAddExternalSemaphoresWaitNode(PyObject 
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[60] &&
+        cudart_c_report("cudaGraphAddExternalSemaphoresWaitNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -22698,6 +22879,9 @@ static PyObject *cudart_checked_cudaGraphAddKernelNode(PyObject *self, PyObject 
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[61] &&
+        cudart_c_report("cudaGraphAddKernelNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -22768,6 +22952,9 @@ static PyObject *cudart_checked_cudaGraphAddMemAllocNode(PyObject *self, PyObjec
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[62] &&
+        cudart_c_report("cudaGraphAddMemAllocNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -22838,6 +23025,9 @@ static PyObject *cudart_checked_cudaGraphAddMemFreeNode(PyObject *self, PyObject
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[63] &&
+        cudart_c_report("cudaGraphAddMemFreeNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -22908,6 +23098,9 @@ static PyObject *cudart_checked_cudaGraphAddMemcpyNode(PyObject *self, PyObject 
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[64] &&
+        cudart_c_report("cudaGraphAddMemcpyNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -22999,6 +23192,9 @@ static PyObject *cudart_checked_cudaGraphAddMemcpyNode1D(PyObject *self, PyObjec
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned int)u7);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[65] &&
+        cudart_c_report("cudaGraphAddMemcpyNode1D", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -23097,6 +23293,9 @@ static PyObject *cudart_checked_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self,
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[66] &&
+        cudart_c_report("cudaGraphAddMemcpyNodeFromSymbol", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -23195,6 +23394,9 @@ static PyObject *cudart_checked_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, P
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[67] &&
+        cudart_c_report("cudaGraphAddMemcpyNodeToSymbol", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -23265,6 +23467,9 @@ static PyObject *cudart_checked_cudaGraphAddMemsetNode(PyObject *self, PyObject 
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[68] &&
+        cudart_c_report("cudaGraphAddMemsetNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -23335,6 +23540,9 @@ static PyObject *cudart_checked_cudaGraphAddNode(PyObject *self, PyObject *const
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[69] &&
+        cudart_c_report("cudaGraphAddNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -23412,6 +23620,9 @@ static PyObject *cudart_checked_cudaGraphAddNode_v2(PyObject *self, PyObject *co
         r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[70] &&
+        cudart_c_report("cudaGraphAddNode_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -23461,6 +23672,9 @@ static PyObject *cudart_checked_cudaGraphChildGraphNodeGetGraph(PyObject *self, 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[71] &&
+        cudart_c_report("cudaGraphChildGraphNodeGetGraph", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -23510,6 +23724,9 @@ static PyObject *cudart_checked_cudaGraphCreate(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[72] &&
+        cudart_c_report("cudaGraphCreate", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -23560,6 +23777,9 @@ static PyObject *cudart_checked_cudaGraphDestroy(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[73] &&
+        cudart_c_report("cudaGraphDestroy", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -23614,6 +23834,9 @@ static PyObject *cudart_checked_cudaGraphDestroyNode(PyObject *self, PyObject *c
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[74] &&
+        cudart_c_report("cudaGraphDestroyNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -23665,6 +23888,9 @@ static PyObject *cudart_checked_cudaGraphEventRecordNodeGetEvent(PyObject *self,
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[75] &&
+        cudart_c_report("cudaGraphEventRecordNodeGetEvent", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -23718,6 +23944,9 @@ static PyObject *cudart_checked_cudaGraphEventRecordNodeSetEvent(PyObject *self,
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[76] &&
+        cudart_c_report("cudaGraphEventRecordNodeSetEvent", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -23767,6 +23996,9 @@ static PyObject *cudart_checked_cudaGraphEventWaitNodeGetEvent(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[77] &&
+        cudart_c_report("cudaGraphEventWaitNodeGetEvent", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -23820,6 +24052,9 @@ static PyObject *cudart_checked_cudaGraphEventWaitNodeSetEvent(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[78] &&
+        cudart_c_report("cudaGraphEventWaitNodeSetEvent", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -23870,6 +24105,9 @@ static PyObject *cudart_checked_cudaGraphExecDestroy(PyObject *self, PyObject *c
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[79] &&
+        cudart_c_report("cudaGraphExecDestroy", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -23934,6 +24172,9 @@ static PyObject *cudart_checked_cudaGraphExecEventRecordNodeSetEvent(PyObject *s
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[80] &&
+        cudart_c_report("cudaGraphExecEventRecordNodeSetEvent", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -23994,6 +24235,9 @@ static PyObject *cudart_checked_cudaGraphExecEventWaitNodeSetEvent(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[81] &&
+        cudart_c_report("cudaGraphExecEventWaitNodeSetEvent", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -24054,6 +24298,9 @@ static PyObject *cudart_checked_cudaGraphExecExternalSemaphoresSignalNodeSetPara
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[82] &&
+        cudart_c_report("cudaGraphExecExternalSemaphoresSignalNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -24114,6 +24361,9 @@ static PyObject *cudart_checked_cudaGraphExecExternalSemaphoresWaitNodeSetParams
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[83] &&
+        cudart_c_report("cudaGraphExecExternalSemaphoresWaitNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -24163,6 +24413,9 @@ static PyObject *cudart_checked_cudaGraphExecGetFlags(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[84] &&
+        cudart_c_report("cudaGraphExecGetFlags", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -24223,6 +24476,9 @@ static PyObject *cudart_checked_cudaGraphExecKernelNodeSetParams(PyObject *self,
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[85] &&
+        cudart_c_report("cudaGraphExecKernelNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -24283,6 +24539,9 @@ static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParams(PyObject *self,
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[86] &&
+        cudart_c_report("cudaGraphExecMemcpyNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -24364,6 +24623,9 @@ static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParams1D(PyObject *sel
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[87] &&
+        cudart_c_report("cudaGraphExecMemcpyNodeSetParams1D", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -24452,6 +24714,9 @@ static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObj
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[88] &&
+        cudart_c_report("cudaGraphExecMemcpyNodeSetParamsFromSymbol", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -24540,6 +24805,9 @@ static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObjec
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[89] &&
+        cudart_c_report("cudaGraphExecMemcpyNodeSetParamsToSymbol", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -24600,6 +24868,9 @@ static PyObject *cudart_checked_cudaGraphExecMemsetNodeSetParams(PyObject *self,
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[90] &&
+        cudart_c_report("cudaGraphExecMemsetNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -24660,6 +24931,9 @@ static PyObject *cudart_checked_cudaGraphExecNodeSetParams(PyObject *self, PyObj
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[91] &&
+        cudart_c_report("cudaGraphExecNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -24713,6 +24987,9 @@ static PyObject *cudart_checked_cudaGraphExternalSemaphoresSignalNodeSetParams(P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[92] &&
+        cudart_c_report("cudaGraphExternalSemaphoresSignalNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -24766,6 +25043,9 @@ static PyObject *cudart_checked_cudaGraphExternalSemaphoresWaitNodeSetParams(PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[93] &&
+        cudart_c_report("cudaGraphExternalSemaphoresWaitNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -24819,6 +25099,9 @@ static PyObject *cudart_checked_cudaGraphKernelNodeCopyAttributes(PyObject *self
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[94] &&
+        cudart_c_report("cudaGraphKernelNodeCopyAttributes", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -24872,6 +25155,9 @@ static PyObject *cudart_checked_cudaGraphKernelNodeSetParams(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[95] &&
+        cudart_c_report("cudaGraphKernelNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -24925,6 +25211,9 @@ static PyObject *cudart_checked_cudaGraphLaunch(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[96] &&
+        cudart_c_report("cudaGraphLaunch", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -24974,6 +25263,9 @@ static PyObject *cudart_checked_cudaGraphMemFreeNodeGetParams(PyObject *self, Py
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[97] &&
+        cudart_c_report("cudaGraphMemFreeNodeGetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -25027,6 +25319,9 @@ static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParams(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[98] &&
+        cudart_c_report("cudaGraphMemcpyNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -25101,6 +25396,9 @@ static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParams1D(PyObject *self, P
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[99] &&
+        cudart_c_report("cudaGraphMemcpyNodeSetParams1D", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -25182,6 +25480,9 @@ static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject 
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[100] &&
+        cudart_c_report("cudaGraphMemcpyNodeSetParamsFromSymbol", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -25263,6 +25564,9 @@ static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *s
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[101] &&
+        cudart_c_report("cudaGraphMemcpyNodeSetParamsToSymbol", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -25316,6 +25620,9 @@ static PyObject *cudart_checked_cudaGraphMemsetNodeSetParams(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[102] &&
+        cudart_c_report("cudaGraphMemsetNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -25372,6 +25679,9 @@ static PyObject *cudart_checked_cudaGraphNodeFindInClone(PyObject *self, PyObjec
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[103] &&
+        cudart_c_report("cudaGraphNodeFindInClone", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -25428,6 +25738,9 @@ static PyObject *cudart_checked_cudaGraphNodeGetEnabled(PyObject *self, PyObject
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[104] &&
+        cudart_c_report("cudaGraphNodeGetEnabled", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -25477,6 +25790,9 @@ static PyObject *cudart_checked_cudaGraphNodeGetType(PyObject *self, PyObject *c
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[105] &&
+        cudart_c_report("cudaGraphNodeGetType", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -25537,6 +25853,9 @@ static PyObject *cudart_checked_cudaGraphNodeSetEnabled(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[106] &&
+        cudart_c_report("cudaGraphNodeSetEnabled", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -25590,6 +25909,9 @@ static PyObject *cudart_checked_cudaGraphNodeSetParams(PyObject *self, PyObject 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[107] &&
+        cudart_c_report("cudaGraphNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -25657,6 +25979,9 @@ static PyObject *cudart_checked_cudaGraphRemoveDependencies(PyObject *self, PyOb
         r = fn(a0, a1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[108] &&
+        cudart_c_report("cudaGraphRemoveDependencies", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -25731,6 +26056,9 @@ static PyObject *cudart_checked_cudaGraphRemoveDependencies_v2(PyObject *self, P
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[109] &&
+        cudart_c_report("cudaGraphRemoveDependencies_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -25784,6 +26112,9 @@ static PyObject *cudart_checked_cudaGraphUpload(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[110] &&
+        cudart_c_report("cudaGraphUpload", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -25840,6 +26171,9 @@ static PyObject *cudart_checked_cudaGraphicsEGLRegisterImage(PyObject *self, PyO
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[111] &&
+        cudart_c_report("cudaGraphicsEGLRegisterImage", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -25896,6 +26230,9 @@ static PyObject *cudart_checked_cudaGraphicsGLRegisterBuffer(PyObject *self, PyO
         r = fn(a0, (unsigned int)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[112] &&
+        cudart_c_report("cudaGraphicsGLRegisterBuffer", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -25959,6 +26296,9 @@ static PyObject *cudart_checked_cudaGraphicsGLRegisterImage(PyObject *self, PyOb
         r = fn(a0, (unsigned int)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[113] &&
+        cudart_c_report("cudaGraphicsGLRegisterImage", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -26019,6 +26359,9 @@ static PyObject *cudart_checked_cudaGraphicsMapResources(PyObject *self, PyObjec
         r = fn((int)i0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[114] &&
+        cudart_c_report("cudaGraphicsMapResources", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -26068,6 +26411,9 @@ static PyObject *cudart_checked_cudaGraphicsResourceGetMappedMipmappedArray(PyOb
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[115] &&
+        cudart_c_report("cudaGraphicsResourceGetMappedMipmappedArray", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -26120,6 +26466,9 @@ static PyObject *cudart_checked_cudaGraphicsResourceGetMappedPointer(PyObject *s
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[116] &&
+        cudart_c_report("cudaGraphicsResourceGetMappedPointer", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -26179,6 +26528,9 @@ static PyObject *cudart_checked_cudaGraphicsResourceSetMapFlags(PyObject *self, 
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[117] &&
+        cudart_c_report("cudaGraphicsResourceSetMapFlags", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -26242,6 +26594,9 @@ static PyObject *cudart_checked_cudaGraphicsSubResourceGetMappedArray(PyObject *
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[118] &&
+        cudart_c_report("cudaGraphicsSubResourceGetMappedArray", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -26302,6 +26657,9 @@ static PyObject *cudart_checked_cudaGraphicsUnmapResources(PyObject *self, PyObj
         r = fn((int)i0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[119] &&
+        cudart_c_report("cudaGraphicsUnmapResources", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -26352,6 +26710,9 @@ static PyObject *cudart_checked_cudaGraphicsUnregisterResource(PyObject *self, P
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[120] &&
+        cudart_c_report("cudaGraphicsUnregisterResource", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -26410,6 +26771,9 @@ static PyObject *cudart_checked_cudaGraphicsVDPAURegisterOutputSurface(PyObject 
         r = fn(a0, (unsigned int)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[121] &&
+        cudart_c_report("cudaGraphicsVDPAURegisterOutputSurface", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -26466,6 +26830,9 @@ static PyObject *cudart_checked_cudaGraphicsVDPAURegisterVideoSurface(PyObject *
         r = fn(a0, (unsigned int)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[122] &&
+        cudart_c_report("cudaGraphicsVDPAURegisterVideoSurface", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -26515,6 +26882,9 @@ static PyObject *cudart_checked_cudaHostGetFlags(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[123] &&
+        cudart_c_report("cudaHostGetFlags", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -26575,6 +26945,9 @@ static PyObject *cudart_checked_cudaHostRegister(PyObject *self, PyObject *const
         r = fn(a0, (unsigned long)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[124] &&
+        cudart_c_report("cudaHostRegister", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -26621,6 +26994,9 @@ static PyObject *cudart_checked_cudaHostUnregister(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[125] &&
+        cudart_c_report("cudaHostUnregister", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -26670,6 +27046,9 @@ static PyObject *cudart_checked_cudaImportExternalMemory(PyObject *self, PyObjec
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[126] &&
+        cudart_c_report("cudaImportExternalMemory", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -26719,6 +27098,9 @@ static PyObject *cudart_checked_cudaImportExternalSemaphore(PyObject *self, PyOb
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[127] &&
+        cudart_c_report("cudaImportExternalSemaphore", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -26779,6 +27161,9 @@ static PyObject *cudart_checked_cudaInitDevice(PyObject *self, PyObject *const *
         r = fn((int)i0, (unsigned int)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[128] &&
+        cudart_c_report("cudaInitDevice", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -26825,6 +27210,9 @@ static PyObject *cudart_checked_cudaIpcCloseMemHandle(PyObject *self, PyObject *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[129] &&
+        cudart_c_report("cudaIpcCloseMemHandle", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -26874,6 +27262,9 @@ static PyObject *cudart_checked_cudaMalloc(PyObject *self, PyObject *const *args
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[130] &&
+        cudart_c_report("cudaMalloc", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -26930,6 +27321,9 @@ static PyObject *cudart_checked_cudaMallocAsync(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[131] &&
+        cudart_c_report("cudaMallocAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -26993,6 +27387,9 @@ static PyObject *cudart_checked_cudaMallocFromPoolAsync(PyObject *self, PyObject
         r = fn(a0, (unsigned long)u1, a2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[132] &&
+        cudart_c_report("cudaMallocFromPoolAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -27052,6 +27449,9 @@ static PyObject *cudart_checked_cudaMallocPitch(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[133] &&
+        cudart_c_report("cudaMallocPitch", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -27125,6 +27525,9 @@ static PyObject *cudart_checked_cudaMemAdvise(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned long)u1, (unsigned int)u2, (int)i3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[134] &&
+        cudart_c_report("cudaMemAdvise", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -27170,6 +27573,9 @@ static PyObject *cudart_checked_cudaMemGetInfo(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[135] &&
+        cudart_c_report("cudaMemGetInfo", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -27225,6 +27631,9 @@ static PyObject *cudart_checked_cudaMemPoolCreate(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[136] &&
+        cudart_c_report("cudaMemPoolCreate", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -27275,6 +27684,9 @@ static PyObject *cudart_checked_cudaMemPoolDestroy(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[137] &&
+        cudart_c_report("cudaMemPoolDestroy", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -27333,6 +27745,9 @@ static PyObject *cudart_checked_cudaMemPoolGetAccess(PyObject *self, PyObject *c
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[138] &&
+        cudart_c_report("cudaMemPoolGetAccess", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -27396,6 +27811,9 @@ static PyObject *cudart_checked_cudaMemPoolImportFromShareableHandle(PyObject *s
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[139] &&
+        cudart_c_report("cudaMemPoolImportFromShareableHandle", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -27452,6 +27870,9 @@ static PyObject *cudart_checked_cudaMemPoolImportPointer(PyObject *self, PyObjec
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[140] &&
+        cudart_c_report("cudaMemPoolImportPointer", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -27512,6 +27933,9 @@ static PyObject *cudart_checked_cudaMemPoolSetAccess(PyObject *self, PyObject *c
         r = fn(a0, a1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[141] &&
+        cudart_c_report("cudaMemPoolSetAccess", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -27565,6 +27989,9 @@ static PyObject *cudart_checked_cudaMemPoolTrimTo(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[142] &&
+        cudart_c_report("cudaMemPoolTrimTo", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -27632,6 +28059,9 @@ static PyObject *cudart_checked_cudaMemPrefetchAsync(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long)u1, (int)i2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[143] &&
+        cudart_c_report("cudaMemPrefetchAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -27699,6 +28129,9 @@ static PyObject *cudart_checked_cudaMemcpy(PyObject *self, PyObject *const *args
         r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[144] &&
+        cudart_c_report("cudaMemcpy", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -27787,6 +28220,9 @@ static PyObject *cudart_checked_cudaMemcpy2D(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[145] &&
+        cudart_c_report("cudaMemcpy2D", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -27882,6 +28318,9 @@ static PyObject *cudart_checked_cudaMemcpy2DAsync(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6, a7);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[146] &&
+        cudart_c_report("cudaMemcpy2DAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -27977,6 +28416,9 @@ static PyObject *cudart_checked_cudaMemcpy2DFromArray(PyObject *self, PyObject *
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[147] &&
+        cudart_c_report("cudaMemcpy2DFromArray", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -28079,6 +28521,9 @@ static PyObject *cudart_checked_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObj
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[148] &&
+        cudart_c_report("cudaMemcpy2DFromArrayAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -28174,6 +28619,9 @@ static PyObject *cudart_checked_cudaMemcpy2DToArray(PyObject *self, PyObject *co
         r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[149] &&
+        cudart_c_report("cudaMemcpy2DToArray", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -28276,6 +28724,9 @@ static PyObject *cudart_checked_cudaMemcpy2DToArrayAsync(PyObject *self, PyObjec
         r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[150] &&
+        cudart_c_report("cudaMemcpy2DToArrayAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -28322,6 +28773,9 @@ static PyObject *cudart_checked_cudaMemcpy3D(PyObject *self, PyObject *const *ar
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[151] &&
+        cudart_c_report("cudaMemcpy3D", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -28375,6 +28829,9 @@ static PyObject *cudart_checked_cudaMemcpy3DAsync(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[152] &&
+        cudart_c_report("cudaMemcpy3DAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -28421,6 +28878,9 @@ static PyObject *cudart_checked_cudaMemcpy3DPeer(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[153] &&
+        cudart_c_report("cudaMemcpy3DPeer", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -28474,6 +28934,9 @@ static PyObject *cudart_checked_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[154] &&
+        cudart_c_report("cudaMemcpy3DPeerAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -28548,6 +29011,9 @@ static PyObject *cudart_checked_cudaMemcpyAsync(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[155] &&
+        cudart_c_report("cudaMemcpyAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -28629,6 +29095,9 @@ static PyObject *cudart_checked_cudaMemcpyFromSymbolAsync(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[156] &&
+        cudart_c_report("cudaMemcpyFromSymbolAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -28703,6 +29172,9 @@ static PyObject *cudart_checked_cudaMemcpyPeer(PyObject *self, PyObject *const *
         r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[157] &&
+        cudart_c_report("cudaMemcpyPeer", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -28784,6 +29256,9 @@ static PyObject *cudart_checked_cudaMemcpyPeerAsync(PyObject *self, PyObject *co
         r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[158] &&
+        cudart_c_report("cudaMemcpyPeerAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -28865,6 +29340,9 @@ static PyObject *cudart_checked_cudaMemcpyToSymbolAsync(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[159] &&
+        cudart_c_report("cudaMemcpyToSymbolAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -28925,6 +29403,9 @@ static PyObject *cudart_checked_cudaMemset(PyObject *self, PyObject *const *args
         r = fn(a0, (int)i1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[160] &&
+        cudart_c_report("cudaMemset", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -28999,6 +29480,9 @@ static PyObject *cudart_checked_cudaMemset2D(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[161] &&
+        cudart_c_report("cudaMemset2D", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -29080,6 +29564,9 @@ static PyObject *cudart_checked_cudaMemset2DAsync(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[162] &&
+        cudart_c_report("cudaMemset2DAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -29147,6 +29634,9 @@ static PyObject *cudart_checked_cudaMemsetAsync(PyObject *self, PyObject *const 
         r = fn(a0, (int)i1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[163] &&
+        cudart_c_report("cudaMemsetAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -29184,6 +29674,9 @@ static PyObject *cudart_checked_cudaPeekAtLastError(PyObject *self, PyObject *co
         CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError) fn = (CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError))slot;
         r = fn();  /* with the GIL held: generator/gil.py */
     }
+    if (cudart_checked_reports[164] &&
+        cudart_c_report("cudaPeekAtLastError", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -29223,6 +29716,9 @@ static PyObject *cudart_checked_cudaProfilerStart(PyObject *self, PyObject *cons
         r = fn();
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[165] &&
+        cudart_c_report("cudaProfilerStart", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -29262,6 +29758,9 @@ static PyObject *cudart_checked_cudaProfilerStop(PyObject *self, PyObject *const
         r = fn();
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[166] &&
+        cudart_c_report("cudaProfilerStop", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -29302,6 +29801,9 @@ static PyObject *cudart_checked_cudaRuntimeGetVersion(PyObject *self, PyObject *
         CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion) fn = (CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion))slot;
         r = fn(a0);  /* with the GIL held: generator/gil.py */
     }
+    if (cudart_checked_reports[167] &&
+        cudart_c_report("cudaRuntimeGetVersion", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -29348,6 +29850,9 @@ static PyObject *cudart_checked_cudaSetDevice(PyObject *self, PyObject *const *a
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[168] &&
+        cudart_c_report("cudaSetDevice", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -29394,6 +29899,9 @@ static PyObject *cudart_checked_cudaSetDeviceFlags(PyObject *self, PyObject *con
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[169] &&
+        cudart_c_report("cudaSetDeviceFlags", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -29447,6 +29955,9 @@ static PyObject *cudart_checked_cudaSetValidDevices(PyObject *self, PyObject *co
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[170] &&
+        cudart_c_report("cudaSetValidDevices", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -29514,6 +30025,9 @@ static PyObject *cudart_checked_cudaSignalExternalSemaphoresAsync(PyObject *self
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[171] &&
+        cudart_c_report("cudaSignalExternalSemaphoresAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -29581,6 +30095,9 @@ static PyObject *cudart_checked_cudaSignalExternalSemaphoresAsync_v2(PyObject *s
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[172] &&
+        cudart_c_report("cudaSignalExternalSemaphoresAsync_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -29634,6 +30151,9 @@ static PyObject *cudart_checked_cudaStreamBeginCapture(PyObject *self, PyObject 
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[173] &&
+        cudart_c_report("cudaStreamBeginCapture", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -29715,6 +30235,9 @@ static PyObject *cudart_checked_cudaStreamBeginCaptureToGraph(PyObject *self, Py
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[174] &&
+        cudart_c_report("cudaStreamBeginCaptureToGraph", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -29768,6 +30291,9 @@ static PyObject *cudart_checked_cudaStreamCopyAttributes(PyObject *self, PyObjec
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[175] &&
+        cudart_c_report("cudaStreamCopyAttributes", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -29810,6 +30336,9 @@ static PyObject *cudart_checked_cudaStreamCreate(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[176] &&
+        cudart_c_report("cudaStreamCreate", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -29859,6 +30388,9 @@ static PyObject *cudart_checked_cudaStreamCreateWithFlags(PyObject *self, PyObje
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[177] &&
+        cudart_c_report("cudaStreamCreateWithFlags", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -29915,6 +30447,9 @@ static PyObject *cudart_checked_cudaStreamCreateWithPriority(PyObject *self, PyO
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[178] &&
+        cudart_c_report("cudaStreamCreateWithPriority", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -29965,6 +30500,9 @@ static PyObject *cudart_checked_cudaStreamDestroy(PyObject *self, PyObject *cons
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[179] &&
+        cudart_c_report("cudaStreamDestroy", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -30016,6 +30554,9 @@ static PyObject *cudart_checked_cudaStreamEndCapture(PyObject *self, PyObject *c
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[180] &&
+        cudart_c_report("cudaStreamEndCapture", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -30065,6 +30606,9 @@ static PyObject *cudart_checked_cudaStreamGetFlags(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[181] &&
+        cudart_c_report("cudaStreamGetFlags", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -30114,6 +30658,9 @@ static PyObject *cudart_checked_cudaStreamGetId(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[182] &&
+        cudart_c_report("cudaStreamGetId", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -30163,6 +30710,9 @@ static PyObject *cudart_checked_cudaStreamGetPriority(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[183] &&
+        cudart_c_report("cudaStreamGetPriority", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -30212,6 +30762,9 @@ static PyObject *cudart_checked_cudaStreamIsCapturing(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[184] &&
+        cudart_c_report("cudaStreamIsCapturing", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -30258,7 +30811,8 @@ static PyObject *cudart_checked_cudaStreamQuery(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_c_report("cudaStreamQuery", (long long)r, x0) < 0)
+    if (cudart_checked_reports[185] &&
+        cudart_c_report("cudaStreamQuery", (long long)r, x0) < 0)
         return NULL;
     if (r) {
         if (r == 600)
@@ -30308,7 +30862,8 @@ static PyObject *cudart_checked_cudaStreamSynchronize(PyObject *self, PyObject *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_c_report("cudaStreamSynchronize", (long long)r, x0) < 0)
+    if (cudart_checked_reports[186] &&
+        cudart_c_report("cudaStreamSynchronize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
@@ -30377,6 +30932,9 @@ static PyObject *cudart_checked_cudaWaitExternalSemaphoresAsync(PyObject *self, 
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[187] &&
+        cudart_c_report("cudaWaitExternalSemaphoresAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -30444,6 +31002,9 @@ static PyObject *cudart_checked_cudaWaitExternalSemaphoresAsync_v2(PyObject *sel
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[188] &&
+        cudart_c_report("cudaWaitExternalSemaphoresAsync_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -31086,7 +31647,13 @@ static PyObject *cudart_checked_install(PyObject *self, PyObject *const *args, P
             PyErr_SetString(PyExc_LookupError, "the checked module has no __name__");
         return NULL;
     }
-    PyObject *out = PyDict_New();
+    /* The calls after which a host callback's failure is reported: name -> per stream. */
+    PyObject *reporting = PyObject_GetAttrString(args[1], "_REPORTS_CALLBACK_FAILURES");
+    if (reporting && !PyDict_Check(reporting)) {
+        PyErr_SetString(PyExc_TypeError, "_REPORTS_CALLBACK_FAILURES is not a dict");
+        Py_CLEAR(reporting);
+    }
+    PyObject *out = reporting ? PyDict_New() : NULL;
     for (Py_ssize_t i = 0; out && cudart_checked_defs[i].ml_name; i++) {
         PyMethodDef *def = &cudart_checked_defs[i];
         PyObject *ref = PyDict_GetItemString(reference, def->ml_name);
@@ -31098,6 +31665,7 @@ static PyObject *cudart_checked_install(PyObject *self, PyObject *const *args, P
             break;
         }
         def->ml_doc = doc;
+        cudart_checked_reports[i] = PyDict_GetItemString(reporting, def->ml_name) != NULL;
         Py_INCREF(ref);
         CUDART_SETREF(*cudart_checked_references[i], ref);
         PyObject *fn = PyCFunction_NewEx(def, self, module_name);
@@ -31105,6 +31673,7 @@ static PyObject *cudart_checked_install(PyObject *self, PyObject *const *args, P
             Py_CLEAR(out);
         Py_XDECREF(fn);
     }
+    Py_XDECREF(reporting);
     return out;
 }
 

@@ -21453,6 +21453,10 @@ static int cudart_member_cudaStreamCaptureMode(long long v)
     }
 }
 
+/* Whether a compiled checked function reports host callbacks' failures after its call
+ * (cudart._checked's _REPORTS_CALLBACK_FAILURES, read by checked()). */
+static char cudart_checked_reports[211];
+
 static PyObject *cudart_reference_cudaArrayGetPlane;
 
 static PyObject *cudart_checked_cudaArrayGetPlane(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
@@ -21500,6 +21504,9 @@ static PyObject *cudart_checked_cudaArrayGetPlane(PyObject *self, PyObject *cons
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[0] &&
+        cudart_c_report("cudaArrayGetPlane", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -21549,6 +21556,9 @@ static PyObject *cudart_checked_cudaChooseDevice(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[1] &&
+        cudart_c_report("cudaChooseDevice", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -21588,6 +21598,9 @@ static PyObject *cudart_checked_cudaCtxResetPersistingL2Cache(PyObject *self, Py
         r = fn();
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[2] &&
+        cudart_c_report("cudaCtxResetPersistingL2Cache", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -21638,6 +21651,9 @@ static PyObject *cudart_checked_cudaDestroyExternalMemory(PyObject *self, PyObje
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[3] &&
+        cudart_c_report("cudaDestroyExternalMemory", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -21690,6 +21706,9 @@ static PyObject *cudart_checked_cudaDestroyExternalSemaphore(PyObject *self, PyO
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[4] &&
+        cudart_c_report("cudaDestroyExternalSemaphore", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -21738,6 +21757,9 @@ static PyObject *cudart_checked_cudaDestroySurfaceObject(PyObject *self, PyObjec
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[5] &&
+        cudart_c_report("cudaDestroySurfaceObject", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -21784,6 +21806,9 @@ static PyObject *cudart_checked_cudaDestroyTextureObject(PyObject *self, PyObjec
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[6] &&
+        cudart_c_report("cudaDestroyTextureObject", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -21840,6 +21865,9 @@ static PyObject *cudart_checked_cudaDevResourceGenerateDesc(PyObject *self, PyOb
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[7] &&
+        cudart_c_report("cudaDevResourceGenerateDesc", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -21896,6 +21924,9 @@ static PyObject *cudart_checked_cudaDeviceCanAccessPeer(PyObject *self, PyObject
         r = fn(a0, (int)i1, (int)i2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[8] &&
+        cudart_c_report("cudaDeviceCanAccessPeer", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -21942,6 +21973,9 @@ static PyObject *cudart_checked_cudaDeviceDisablePeerAccess(PyObject *self, PyOb
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[9] &&
+        cudart_c_report("cudaDeviceDisablePeerAccess", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -21995,6 +22029,9 @@ static PyObject *cudart_checked_cudaDeviceEnablePeerAccess(PyObject *self, PyObj
         r = fn((int)i0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[10] &&
+        cudart_c_report("cudaDeviceEnablePeerAccess", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -22048,6 +22085,9 @@ static PyObject *cudart_checked_cudaDeviceFlushGPUDirectRDMAWrites(PyObject *sel
         r = fn((unsigned int)u0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[11] &&
+        cudart_c_report("cudaDeviceFlushGPUDirectRDMAWrites", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -22104,6 +22144,9 @@ static PyObject *cudart_checked_cudaDeviceGetAttribute(PyObject *self, PyObject 
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[12] &&
+        cudart_c_report("cudaDeviceGetAttribute", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -22146,6 +22189,9 @@ static PyObject *cudart_checked_cudaDeviceGetCacheConfig(PyObject *self, PyObjec
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[13] &&
+        cudart_c_report("cudaDeviceGetCacheConfig", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -22195,6 +22241,9 @@ static PyObject *cudart_checked_cudaDeviceGetDefaultMemPool(PyObject *self, PyOb
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[14] &&
+        cudart_c_report("cudaDeviceGetDefaultMemPool", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -22244,6 +22293,9 @@ static PyObject *cudart_checked_cudaDeviceGetExecutionCtx(PyObject *self, PyObje
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[15] &&
+        cudart_c_report("cudaDeviceGetExecutionCtx", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -22293,6 +22345,9 @@ static PyObject *cudart_checked_cudaDeviceGetLimit(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[16] &&
+        cudart_c_report("cudaDeviceGetLimit", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -22342,6 +22397,9 @@ static PyObject *cudart_checked_cudaDeviceGetMemPool(PyObject *self, PyObject *c
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[17] &&
+        cudart_c_report("cudaDeviceGetMemPool", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -22402,6 +22460,9 @@ static PyObject *cudart_checked_cudaDeviceGetNvSciSyncAttributes(PyObject *self,
         r = fn(a0, (int)i1, (int)i2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[18] &&
+        cudart_c_report("cudaDeviceGetNvSciSyncAttributes", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -22465,6 +22526,9 @@ static PyObject *cudart_checked_cudaDeviceGetP2PAttribute(PyObject *self, PyObje
         r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[19] &&
+        cudart_c_report("cudaDeviceGetP2PAttribute", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -22510,6 +22574,9 @@ static PyObject *cudart_checked_cudaDeviceGetStreamPriorityRange(PyObject *self,
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[20] &&
+        cudart_c_report("cudaDeviceGetStreamPriorityRange", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -22572,6 +22639,9 @@ static PyObject *cudart_checked_cudaDeviceGetTexture1DLinearMaxWidth(PyObject *s
         r = fn(a0, a1, (int)i2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[21] &&
+        cudart_c_report("cudaDeviceGetTexture1DLinearMaxWidth", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -22618,6 +22688,9 @@ static PyObject *cudart_checked_cudaDeviceGraphMemTrim(PyObject *self, PyObject 
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[22] &&
+        cudart_c_report("cudaDeviceGraphMemTrim", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -22657,6 +22730,9 @@ static PyObject *cudart_checked_cudaDeviceReset(PyObject *self, PyObject *const 
         r = fn();
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[23] &&
+        cudart_c_report("cudaDeviceReset", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -22703,6 +22779,9 @@ static PyObject *cudart_checked_cudaDeviceSetCacheConfig(PyObject *self, PyObjec
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[24] &&
+        cudart_c_report("cudaDeviceSetCacheConfig", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -22756,6 +22835,9 @@ static PyObject *cudart_checked_cudaDeviceSetLimit(PyObject *self, PyObject *con
         r = fn((unsigned int)u0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[25] &&
+        cudart_c_report("cudaDeviceSetLimit", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -22809,6 +22891,9 @@ static PyObject *cudart_checked_cudaDeviceSetMemPool(PyObject *self, PyObject *c
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[26] &&
+        cudart_c_report("cudaDeviceSetMemPool", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -22848,7 +22933,8 @@ static PyObject *cudart_checked_cudaDeviceSynchronize(PyObject *self, PyObject *
         r = fn();
         Py_END_ALLOW_THREADS
     }
-    if (cudart_c_report("cudaDeviceSynchronize", (long long)r, NULL) < 0)
+    if (cudart_checked_reports[27] &&
+        cudart_c_report("cudaDeviceSynchronize", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
@@ -22907,6 +22993,9 @@ static PyObject *cudart_checked_cudaDeviceUnregisterAsyncNotification(PyObject *
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[28] &&
+        cudart_c_report("cudaDeviceUnregisterAsyncNotification", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed1 && cudart_c_helper(cudart_unclaim, x1, NULL, NULL) < 0)
             return NULL;
@@ -22951,6 +23040,9 @@ static PyObject *cudart_checked_cudaDriverGetVersion(PyObject *self, PyObject *c
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[29] &&
+        cudart_c_report("cudaDriverGetVersion", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -23000,6 +23092,9 @@ static PyObject *cudart_checked_cudaEGLStreamConsumerConnect(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[30] &&
+        cudart_c_report("cudaEGLStreamConsumerConnect", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -23056,6 +23151,9 @@ static PyObject *cudart_checked_cudaEGLStreamConsumerConnectWithFlags(PyObject *
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[31] &&
+        cudart_c_report("cudaEGLStreamConsumerConnectWithFlags", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -23119,6 +23217,9 @@ static PyObject *cudart_checked_cudaEGLStreamProducerConnect(PyObject *self, PyO
         r = fn(a0, a1, (int)i2, (int)i3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[32] &&
+        cudart_c_report("cudaEGLStreamProducerConnect", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -23161,6 +23262,9 @@ static PyObject *cudart_checked_cudaEventCreate(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[33] &&
+        cudart_c_report("cudaEventCreate", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -23217,6 +23321,9 @@ static PyObject *cudart_checked_cudaEventCreateFromEGLSync(PyObject *self, PyObj
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[34] &&
+        cudart_c_report("cudaEventCreateFromEGLSync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -23266,6 +23373,9 @@ static PyObject *cudart_checked_cudaEventCreateWithFlags(PyObject *self, PyObjec
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[35] &&
+        cudart_c_report("cudaEventCreateWithFlags", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -23316,6 +23426,9 @@ static PyObject *cudart_checked_cudaEventDestroy(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[36] &&
+        cudart_c_report("cudaEventDestroy", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -23374,6 +23487,9 @@ static PyObject *cudart_checked_cudaEventElapsedTime(PyObject *self, PyObject *c
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[37] &&
+        cudart_c_report("cudaEventElapsedTime", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -23420,7 +23536,8 @@ static PyObject *cudart_checked_cudaEventQuery(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_c_report("cudaEventQuery", (long long)r, x0) < 0)
+    if (cudart_checked_reports[38] &&
+        cudart_c_report("cudaEventQuery", (long long)r, x0) < 0)
         return NULL;
     if (r) {
         if (r == 600)
@@ -23477,6 +23594,9 @@ static PyObject *cudart_checked_cudaEventRecord(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[39] &&
+        cudart_c_report("cudaEventRecord", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -23523,7 +23643,8 @@ static PyObject *cudart_checked_cudaEventSynchronize(PyObject *self, PyObject *c
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_c_report("cudaEventSynchronize", (long long)r, x0) < 0)
+    if (cudart_checked_reports[40] &&
+        cudart_c_report("cudaEventSynchronize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
@@ -23575,6 +23696,9 @@ static PyObject *cudart_checked_cudaExecutionCtxDestroy(PyObject *self, PyObject
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[41] &&
+        cudart_c_report("cudaExecutionCtxDestroy", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -23626,6 +23750,9 @@ static PyObject *cudart_checked_cudaExecutionCtxGetDevice(PyObject *self, PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[42] &&
+        cudart_c_report("cudaExecutionCtxGetDevice", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -23675,6 +23802,9 @@ static PyObject *cudart_checked_cudaExecutionCtxGetId(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[43] &&
+        cudart_c_report("cudaExecutionCtxGetId", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -23728,6 +23858,9 @@ static PyObject *cudart_checked_cudaExecutionCtxRecordEvent(PyObject *self, PyOb
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[44] &&
+        cudart_c_report("cudaExecutionCtxRecordEvent", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -23791,6 +23924,9 @@ static PyObject *cudart_checked_cudaExecutionCtxStreamCreate(PyObject *self, PyO
         r = fn(a0, a1, (unsigned int)u2, (int)i3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[45] &&
+        cudart_c_report("cudaExecutionCtxStreamCreate", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -23837,6 +23973,9 @@ static PyObject *cudart_checked_cudaExecutionCtxSynchronize(PyObject *self, PyOb
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[46] &&
+        cudart_c_report("cudaExecutionCtxSynchronize", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -23890,6 +24029,9 @@ static PyObject *cudart_checked_cudaExecutionCtxWaitEvent(PyObject *self, PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[47] &&
+        cudart_c_report("cudaExecutionCtxWaitEvent", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -23946,6 +24088,9 @@ static PyObject *cudart_checked_cudaExternalMemoryGetMappedBuffer(PyObject *self
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[48] &&
+        cudart_c_report("cudaExternalMemoryGetMappedBuffer", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -24002,6 +24147,9 @@ static PyObject *cudart_checked_cudaExternalMemoryGetMappedMipmappedArray(PyObje
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[49] &&
+        cudart_c_report("cudaExternalMemoryGetMappedMipmappedArray", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -24048,6 +24196,9 @@ static PyObject *cudart_checked_cudaFree(PyObject *self, PyObject *const *args, 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[50] &&
+        cudart_c_report("cudaFree", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -24098,6 +24249,9 @@ static PyObject *cudart_checked_cudaFreeArray(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[51] &&
+        cudart_c_report("cudaFreeArray", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -24153,6 +24307,9 @@ static PyObject *cudart_checked_cudaFreeAsync(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[52] &&
+        cudart_c_report("cudaFreeAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -24199,6 +24356,9 @@ static PyObject *cudart_checked_cudaFreeHost(PyObject *self, PyObject *const *ar
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[53] &&
+        cudart_c_report("cudaFreeHost", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -24249,6 +24409,9 @@ static PyObject *cudart_checked_cudaFreeMipmappedArray(PyObject *self, PyObject 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[54] &&
+        cudart_c_report("cudaFreeMipmappedArray", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -24291,6 +24454,9 @@ static PyObject *cudart_checked_cudaGetDevice(PyObject *self, PyObject *const *a
         CUDART_FN_T(cudaGetDevice, cudart_abi_cudaGetDevice) fn = (CUDART_FN_T(cudaGetDevice, cudart_abi_cudaGetDevice))slot;
         r = fn(a0);  /* with the GIL held: generator/gil.py */
     }
+    if (cudart_checked_reports[55] &&
+        cudart_c_report("cudaGetDevice", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -24333,6 +24499,9 @@ static PyObject *cudart_checked_cudaGetDeviceCount(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[56] &&
+        cudart_c_report("cudaGetDeviceCount", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -24375,6 +24544,9 @@ static PyObject *cudart_checked_cudaGetDeviceFlags(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[57] &&
+        cudart_c_report("cudaGetDeviceFlags", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -24424,6 +24596,9 @@ static PyObject *cudart_checked_cudaGetExportTable(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[58] &&
+        cudart_c_report("cudaGetExportTable", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -24461,6 +24636,9 @@ static PyObject *cudart_checked_cudaGetLastError(PyObject *self, PyObject *const
         CUDART_FN_T(cudaGetLastError, cudart_abi_cudaGetLastError) fn = (CUDART_FN_T(cudaGetLastError, cudart_abi_cudaGetLastError))slot;
         r = fn();  /* with the GIL held: generator/gil.py */
     }
+    if (cudart_checked_reports[59] &&
+        cudart_c_report("cudaGetLastError", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -24517,6 +24695,9 @@ static PyObject *cudart_checked_cudaGetMipmappedArrayLevel(PyObject *self, PyObj
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[60] &&
+        cudart_c_report("cudaGetMipmappedArrayLevel", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -24566,6 +24747,9 @@ static PyObject *cudart_checked_cudaGetSymbolAddress(PyObject *self, PyObject *c
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[61] &&
+        cudart_c_report("cudaGetSymbolAddress", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -24615,6 +24799,9 @@ static PyObject *cudart_checked_cudaGetSymbolSize(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[62] &&
+        cudart_c_report("cudaGetSymbolSize", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -24689,6 +24876,9 @@ static PyObject *cudart_checked_cudaGraphAddDependencies(PyObject *self, PyObjec
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[63] &&
+        cudart_c_report("cudaGraphAddDependencies", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -24752,6 +24942,9 @@ static PyObject *cudart_checked_cudaGraphAddEmptyNode(PyObject *self, PyObject *
         r = fn(a0, a1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[64] &&
+        cudart_c_report("cudaGraphAddEmptyNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -24822,6 +25015,9 @@ static PyObject *cudart_checked_cudaGraphAddEventRecordNode(PyObject *self, PyOb
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[65] &&
+        cudart_c_report("cudaGraphAddEventRecordNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -24892,6 +25088,9 @@ static PyObject *cudart_checked_cudaGraphAddEventWaitNode(PyObject *self, PyObje
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[66] &&
+        cudart_c_report("cudaGraphAddEventWaitNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -24962,6 +25161,9 @@ static PyObject *cudart_checked_cudaGraphAddExternalSemaphoresSignalNode(PyObjec
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[67] &&
+        cudart_c_report("cudaGraphAddExternalSemaphoresSignalNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -25032,6 +25234,9 @@ static PyObject *cudart_checked_cudaGraphAddExternalSemaphoresWaitNode(PyObject 
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[68] &&
+        cudart_c_report("cudaGraphAddExternalSemaphoresWaitNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -25102,6 +25307,9 @@ static PyObject *cudart_checked_cudaGraphAddKernelNode(PyObject *self, PyObject 
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[69] &&
+        cudart_c_report("cudaGraphAddKernelNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -25172,6 +25380,9 @@ static PyObject *cudart_checked_cudaGraphAddMemAllocNode(PyObject *self, PyObjec
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[70] &&
+        cudart_c_report("cudaGraphAddMemAllocNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -25242,6 +25453,9 @@ static PyObject *cudart_checked_cudaGraphAddMemFreeNode(PyObject *self, PyObject
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[71] &&
+        cudart_c_report("cudaGraphAddMemFreeNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -25312,6 +25526,9 @@ static PyObject *cudart_checked_cudaGraphAddMemcpyNode(PyObject *self, PyObject 
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[72] &&
+        cudart_c_report("cudaGraphAddMemcpyNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -25403,6 +25620,9 @@ static PyObject *cudart_checked_cudaGraphAddMemcpyNode1D(PyObject *self, PyObjec
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned int)u7);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[73] &&
+        cudart_c_report("cudaGraphAddMemcpyNode1D", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -25501,6 +25721,9 @@ static PyObject *cudart_checked_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self,
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[74] &&
+        cudart_c_report("cudaGraphAddMemcpyNodeFromSymbol", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -25599,6 +25822,9 @@ static PyObject *cudart_checked_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, P
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[75] &&
+        cudart_c_report("cudaGraphAddMemcpyNodeToSymbol", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -25669,6 +25895,9 @@ static PyObject *cudart_checked_cudaGraphAddMemsetNode(PyObject *self, PyObject 
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[76] &&
+        cudart_c_report("cudaGraphAddMemsetNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -25746,6 +25975,9 @@ static PyObject *cudart_checked_cudaGraphAddNode(PyObject *self, PyObject *const
         r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[77] &&
+        cudart_c_report("cudaGraphAddNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -25795,6 +26027,9 @@ static PyObject *cudart_checked_cudaGraphChildGraphNodeGetGraph(PyObject *self, 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[78] &&
+        cudart_c_report("cudaGraphChildGraphNodeGetGraph", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -25845,6 +26080,9 @@ static PyObject *cudart_checked_cudaGraphDestroy(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[79] &&
+        cudart_c_report("cudaGraphDestroy", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -25899,6 +26137,9 @@ static PyObject *cudart_checked_cudaGraphDestroyNode(PyObject *self, PyObject *c
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[80] &&
+        cudart_c_report("cudaGraphDestroyNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -25950,6 +26191,9 @@ static PyObject *cudart_checked_cudaGraphEventRecordNodeGetEvent(PyObject *self,
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[81] &&
+        cudart_c_report("cudaGraphEventRecordNodeGetEvent", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -26003,6 +26247,9 @@ static PyObject *cudart_checked_cudaGraphEventRecordNodeSetEvent(PyObject *self,
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[82] &&
+        cudart_c_report("cudaGraphEventRecordNodeSetEvent", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -26052,6 +26299,9 @@ static PyObject *cudart_checked_cudaGraphEventWaitNodeGetEvent(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[83] &&
+        cudart_c_report("cudaGraphEventWaitNodeGetEvent", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -26105,6 +26355,9 @@ static PyObject *cudart_checked_cudaGraphEventWaitNodeSetEvent(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[84] &&
+        cudart_c_report("cudaGraphEventWaitNodeSetEvent", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -26155,6 +26408,9 @@ static PyObject *cudart_checked_cudaGraphExecDestroy(PyObject *self, PyObject *c
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[85] &&
+        cudart_c_report("cudaGraphExecDestroy", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -26219,6 +26475,9 @@ static PyObject *cudart_checked_cudaGraphExecEventRecordNodeSetEvent(PyObject *s
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[86] &&
+        cudart_c_report("cudaGraphExecEventRecordNodeSetEvent", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -26279,6 +26538,9 @@ static PyObject *cudart_checked_cudaGraphExecEventWaitNodeSetEvent(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[87] &&
+        cudart_c_report("cudaGraphExecEventWaitNodeSetEvent", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -26339,6 +26601,9 @@ static PyObject *cudart_checked_cudaGraphExecExternalSemaphoresSignalNodeSetPara
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[88] &&
+        cudart_c_report("cudaGraphExecExternalSemaphoresSignalNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -26399,6 +26664,9 @@ static PyObject *cudart_checked_cudaGraphExecExternalSemaphoresWaitNodeSetParams
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[89] &&
+        cudart_c_report("cudaGraphExecExternalSemaphoresWaitNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -26448,6 +26716,9 @@ static PyObject *cudart_checked_cudaGraphExecGetFlags(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[90] &&
+        cudart_c_report("cudaGraphExecGetFlags", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -26497,6 +26768,9 @@ static PyObject *cudart_checked_cudaGraphExecGetId(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[91] &&
+        cudart_c_report("cudaGraphExecGetId", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -26557,6 +26831,9 @@ static PyObject *cudart_checked_cudaGraphExecKernelNodeSetParams(PyObject *self,
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[92] &&
+        cudart_c_report("cudaGraphExecKernelNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -26617,6 +26894,9 @@ static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParams(PyObject *self,
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[93] &&
+        cudart_c_report("cudaGraphExecMemcpyNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -26698,6 +26978,9 @@ static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParams1D(PyObject *sel
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[94] &&
+        cudart_c_report("cudaGraphExecMemcpyNodeSetParams1D", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -26786,6 +27069,9 @@ static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObj
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[95] &&
+        cudart_c_report("cudaGraphExecMemcpyNodeSetParamsFromSymbol", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -26874,6 +27160,9 @@ static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObjec
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[96] &&
+        cudart_c_report("cudaGraphExecMemcpyNodeSetParamsToSymbol", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -26934,6 +27223,9 @@ static PyObject *cudart_checked_cudaGraphExecMemsetNodeSetParams(PyObject *self,
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[97] &&
+        cudart_c_report("cudaGraphExecMemsetNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -26994,6 +27286,9 @@ static PyObject *cudart_checked_cudaGraphExecNodeSetParams(PyObject *self, PyObj
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[98] &&
+        cudart_c_report("cudaGraphExecNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -27047,6 +27342,9 @@ static PyObject *cudart_checked_cudaGraphExternalSemaphoresSignalNodeSetParams(P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[99] &&
+        cudart_c_report("cudaGraphExternalSemaphoresSignalNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -27100,6 +27398,9 @@ static PyObject *cudart_checked_cudaGraphExternalSemaphoresWaitNodeSetParams(PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[100] &&
+        cudart_c_report("cudaGraphExternalSemaphoresWaitNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -27149,6 +27450,9 @@ static PyObject *cudart_checked_cudaGraphGetId(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[101] &&
+        cudart_c_report("cudaGraphGetId", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -27202,6 +27506,9 @@ static PyObject *cudart_checked_cudaGraphKernelNodeCopyAttributes(PyObject *self
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[102] &&
+        cudart_c_report("cudaGraphKernelNodeCopyAttributes", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -27255,6 +27562,9 @@ static PyObject *cudart_checked_cudaGraphKernelNodeSetParams(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[103] &&
+        cudart_c_report("cudaGraphKernelNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -27308,6 +27618,9 @@ static PyObject *cudart_checked_cudaGraphLaunch(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[104] &&
+        cudart_c_report("cudaGraphLaunch", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -27357,6 +27670,9 @@ static PyObject *cudart_checked_cudaGraphMemFreeNodeGetParams(PyObject *self, Py
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[105] &&
+        cudart_c_report("cudaGraphMemFreeNodeGetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -27410,6 +27726,9 @@ static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParams(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[106] &&
+        cudart_c_report("cudaGraphMemcpyNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -27484,6 +27803,9 @@ static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParams1D(PyObject *self, P
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[107] &&
+        cudart_c_report("cudaGraphMemcpyNodeSetParams1D", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -27565,6 +27887,9 @@ static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject 
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[108] &&
+        cudart_c_report("cudaGraphMemcpyNodeSetParamsFromSymbol", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -27646,6 +27971,9 @@ static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *s
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[109] &&
+        cudart_c_report("cudaGraphMemcpyNodeSetParamsToSymbol", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -27699,6 +28027,9 @@ static PyObject *cudart_checked_cudaGraphMemsetNodeSetParams(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[110] &&
+        cudart_c_report("cudaGraphMemsetNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -27755,6 +28086,9 @@ static PyObject *cudart_checked_cudaGraphNodeFindInClone(PyObject *self, PyObjec
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[111] &&
+        cudart_c_report("cudaGraphNodeFindInClone", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -27804,6 +28138,9 @@ static PyObject *cudart_checked_cudaGraphNodeGetContainingGraph(PyObject *self, 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[112] &&
+        cudart_c_report("cudaGraphNodeGetContainingGraph", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -27860,6 +28197,9 @@ static PyObject *cudart_checked_cudaGraphNodeGetEnabled(PyObject *self, PyObject
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[113] &&
+        cudart_c_report("cudaGraphNodeGetEnabled", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -27909,6 +28249,9 @@ static PyObject *cudart_checked_cudaGraphNodeGetLocalId(PyObject *self, PyObject
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[114] &&
+        cudart_c_report("cudaGraphNodeGetLocalId", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -27958,6 +28301,9 @@ static PyObject *cudart_checked_cudaGraphNodeGetToolsId(PyObject *self, PyObject
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[115] &&
+        cudart_c_report("cudaGraphNodeGetToolsId", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -28007,6 +28353,9 @@ static PyObject *cudart_checked_cudaGraphNodeGetType(PyObject *self, PyObject *c
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[116] &&
+        cudart_c_report("cudaGraphNodeGetType", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -28067,6 +28416,9 @@ static PyObject *cudart_checked_cudaGraphNodeSetEnabled(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[117] &&
+        cudart_c_report("cudaGraphNodeSetEnabled", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -28120,6 +28472,9 @@ static PyObject *cudart_checked_cudaGraphNodeSetParams(PyObject *self, PyObject 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[118] &&
+        cudart_c_report("cudaGraphNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -28194,6 +28549,9 @@ static PyObject *cudart_checked_cudaGraphRemoveDependencies(PyObject *self, PyOb
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[119] &&
+        cudart_c_report("cudaGraphRemoveDependencies", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -28247,6 +28605,9 @@ static PyObject *cudart_checked_cudaGraphUpload(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[120] &&
+        cudart_c_report("cudaGraphUpload", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -28303,6 +28664,9 @@ static PyObject *cudart_checked_cudaGraphicsEGLRegisterImage(PyObject *self, PyO
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[121] &&
+        cudart_c_report("cudaGraphicsEGLRegisterImage", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -28359,6 +28723,9 @@ static PyObject *cudart_checked_cudaGraphicsGLRegisterBuffer(PyObject *self, PyO
         r = fn(a0, (unsigned int)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[122] &&
+        cudart_c_report("cudaGraphicsGLRegisterBuffer", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -28422,6 +28789,9 @@ static PyObject *cudart_checked_cudaGraphicsGLRegisterImage(PyObject *self, PyOb
         r = fn(a0, (unsigned int)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[123] &&
+        cudart_c_report("cudaGraphicsGLRegisterImage", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -28482,6 +28852,9 @@ static PyObject *cudart_checked_cudaGraphicsMapResources(PyObject *self, PyObjec
         r = fn((int)i0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[124] &&
+        cudart_c_report("cudaGraphicsMapResources", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -28531,6 +28904,9 @@ static PyObject *cudart_checked_cudaGraphicsResourceGetMappedMipmappedArray(PyOb
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[125] &&
+        cudart_c_report("cudaGraphicsResourceGetMappedMipmappedArray", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -28583,6 +28959,9 @@ static PyObject *cudart_checked_cudaGraphicsResourceGetMappedPointer(PyObject *s
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[126] &&
+        cudart_c_report("cudaGraphicsResourceGetMappedPointer", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -28642,6 +29021,9 @@ static PyObject *cudart_checked_cudaGraphicsResourceSetMapFlags(PyObject *self, 
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[127] &&
+        cudart_c_report("cudaGraphicsResourceSetMapFlags", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -28705,6 +29087,9 @@ static PyObject *cudart_checked_cudaGraphicsSubResourceGetMappedArray(PyObject *
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[128] &&
+        cudart_c_report("cudaGraphicsSubResourceGetMappedArray", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -28765,6 +29150,9 @@ static PyObject *cudart_checked_cudaGraphicsUnmapResources(PyObject *self, PyObj
         r = fn((int)i0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[129] &&
+        cudart_c_report("cudaGraphicsUnmapResources", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -28815,6 +29203,9 @@ static PyObject *cudart_checked_cudaGraphicsUnregisterResource(PyObject *self, P
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[130] &&
+        cudart_c_report("cudaGraphicsUnregisterResource", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -28873,6 +29264,9 @@ static PyObject *cudart_checked_cudaGraphicsVDPAURegisterOutputSurface(PyObject 
         r = fn(a0, (unsigned int)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[131] &&
+        cudart_c_report("cudaGraphicsVDPAURegisterOutputSurface", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -28929,6 +29323,9 @@ static PyObject *cudart_checked_cudaGraphicsVDPAURegisterVideoSurface(PyObject *
         r = fn(a0, (unsigned int)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[132] &&
+        cudart_c_report("cudaGraphicsVDPAURegisterVideoSurface", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -28992,6 +29389,9 @@ static PyObject *cudart_checked_cudaGreenCtxCreate(PyObject *self, PyObject *con
         r = fn(a0, a1, (int)i2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[133] &&
+        cudart_c_report("cudaGreenCtxCreate", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -29041,6 +29441,9 @@ static PyObject *cudart_checked_cudaHostGetFlags(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[134] &&
+        cudart_c_report("cudaHostGetFlags", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -29101,6 +29504,9 @@ static PyObject *cudart_checked_cudaHostRegister(PyObject *self, PyObject *const
         r = fn(a0, (unsigned long)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[135] &&
+        cudart_c_report("cudaHostRegister", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -29147,6 +29553,9 @@ static PyObject *cudart_checked_cudaHostUnregister(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[136] &&
+        cudart_c_report("cudaHostUnregister", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -29196,6 +29605,9 @@ static PyObject *cudart_checked_cudaImportExternalMemory(PyObject *self, PyObjec
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[137] &&
+        cudart_c_report("cudaImportExternalMemory", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -29245,6 +29657,9 @@ static PyObject *cudart_checked_cudaImportExternalSemaphore(PyObject *self, PyOb
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[138] &&
+        cudart_c_report("cudaImportExternalSemaphore", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -29305,6 +29720,9 @@ static PyObject *cudart_checked_cudaInitDevice(PyObject *self, PyObject *const *
         r = fn((int)i0, (unsigned int)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[139] &&
+        cudart_c_report("cudaInitDevice", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -29351,6 +29769,9 @@ static PyObject *cudart_checked_cudaIpcCloseMemHandle(PyObject *self, PyObject *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[140] &&
+        cudart_c_report("cudaIpcCloseMemHandle", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -29418,6 +29839,9 @@ static PyObject *cudart_checked_cudaKernelSetAttributeForDevice(PyObject *self, 
         r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[141] &&
+        cudart_c_report("cudaKernelSetAttributeForDevice", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -29467,6 +29891,9 @@ static PyObject *cudart_checked_cudaLibraryGetKernelCount(PyObject *self, PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[142] &&
+        cudart_c_report("cudaLibraryGetKernelCount", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -29517,6 +29944,9 @@ static PyObject *cudart_checked_cudaLibraryUnload(PyObject *self, PyObject *cons
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[143] &&
+        cudart_c_report("cudaLibraryUnload", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -29569,6 +29999,9 @@ static PyObject *cudart_checked_cudaLogsUnregisterCallback(PyObject *self, PyObj
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[144] &&
+        cudart_c_report("cudaLogsUnregisterCallback", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -29620,6 +30053,9 @@ static PyObject *cudart_checked_cudaMalloc(PyObject *self, PyObject *const *args
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[145] &&
+        cudart_c_report("cudaMalloc", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -29676,6 +30112,9 @@ static PyObject *cudart_checked_cudaMallocAsync(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[146] &&
+        cudart_c_report("cudaMallocAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -29739,6 +30178,9 @@ static PyObject *cudart_checked_cudaMallocFromPoolAsync(PyObject *self, PyObject
         r = fn(a0, (unsigned long)u1, a2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[147] &&
+        cudart_c_report("cudaMallocFromPoolAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -29798,6 +30240,9 @@ static PyObject *cudart_checked_cudaMallocPitch(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[148] &&
+        cudart_c_report("cudaMallocPitch", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -29899,6 +30344,9 @@ static PyObject *cudart_checked_cudaMemDiscardAndPrefetchBatchAsync(PyObject *se
         r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[149] &&
+        cudart_c_report("cudaMemDiscardAndPrefetchBatchAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -29973,6 +30421,9 @@ static PyObject *cudart_checked_cudaMemDiscardBatchAsync(PyObject *self, PyObjec
         r = fn(a0, a1, (unsigned long)u2, (unsigned long long)u3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[150] &&
+        cudart_c_report("cudaMemDiscardBatchAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -30029,6 +30480,9 @@ static PyObject *cudart_checked_cudaMemGetDefaultMemPool(PyObject *self, PyObjec
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[151] &&
+        cudart_c_report("cudaMemGetDefaultMemPool", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -30074,6 +30528,9 @@ static PyObject *cudart_checked_cudaMemGetInfo(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[152] &&
+        cudart_c_report("cudaMemGetInfo", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -30136,6 +30593,9 @@ static PyObject *cudart_checked_cudaMemGetMemPool(PyObject *self, PyObject *cons
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[153] &&
+        cudart_c_report("cudaMemGetMemPool", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -30185,6 +30645,9 @@ static PyObject *cudart_checked_cudaMemPoolCreate(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[154] &&
+        cudart_c_report("cudaMemPoolCreate", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -30235,6 +30698,9 @@ static PyObject *cudart_checked_cudaMemPoolDestroy(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[155] &&
+        cudart_c_report("cudaMemPoolDestroy", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -30293,6 +30759,9 @@ static PyObject *cudart_checked_cudaMemPoolGetAccess(PyObject *self, PyObject *c
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[156] &&
+        cudart_c_report("cudaMemPoolGetAccess", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -30356,6 +30825,9 @@ static PyObject *cudart_checked_cudaMemPoolImportFromShareableHandle(PyObject *s
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[157] &&
+        cudart_c_report("cudaMemPoolImportFromShareableHandle", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -30412,6 +30884,9 @@ static PyObject *cudart_checked_cudaMemPoolImportPointer(PyObject *self, PyObjec
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[158] &&
+        cudart_c_report("cudaMemPoolImportPointer", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -30472,6 +30947,9 @@ static PyObject *cudart_checked_cudaMemPoolSetAccess(PyObject *self, PyObject *c
         r = fn(a0, a1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[159] &&
+        cudart_c_report("cudaMemPoolSetAccess", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -30525,6 +31003,9 @@ static PyObject *cudart_checked_cudaMemPoolTrimTo(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[160] &&
+        cudart_c_report("cudaMemPoolTrimTo", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -30620,6 +31101,9 @@ static PyObject *cudart_checked_cudaMemPrefetchBatchAsync(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[161] &&
+        cudart_c_report("cudaMemPrefetchBatchAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -30680,6 +31164,9 @@ static PyObject *cudart_checked_cudaMemSetMemPool(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[162] &&
+        cudart_c_report("cudaMemSetMemPool", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -30747,6 +31234,9 @@ static PyObject *cudart_checked_cudaMemcpy(PyObject *self, PyObject *const *args
         r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[163] &&
+        cudart_c_report("cudaMemcpy", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -30835,6 +31325,9 @@ static PyObject *cudart_checked_cudaMemcpy2D(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[164] &&
+        cudart_c_report("cudaMemcpy2D", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -30930,6 +31423,9 @@ static PyObject *cudart_checked_cudaMemcpy2DAsync(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6, a7);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[165] &&
+        cudart_c_report("cudaMemcpy2DAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -31025,6 +31521,9 @@ static PyObject *cudart_checked_cudaMemcpy2DFromArray(PyObject *self, PyObject *
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[166] &&
+        cudart_c_report("cudaMemcpy2DFromArray", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -31127,6 +31626,9 @@ static PyObject *cudart_checked_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObj
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[167] &&
+        cudart_c_report("cudaMemcpy2DFromArrayAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -31222,6 +31724,9 @@ static PyObject *cudart_checked_cudaMemcpy2DToArray(PyObject *self, PyObject *co
         r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[168] &&
+        cudart_c_report("cudaMemcpy2DToArray", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -31324,6 +31829,9 @@ static PyObject *cudart_checked_cudaMemcpy2DToArrayAsync(PyObject *self, PyObjec
         r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[169] &&
+        cudart_c_report("cudaMemcpy2DToArrayAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -31370,6 +31878,9 @@ static PyObject *cudart_checked_cudaMemcpy3D(PyObject *self, PyObject *const *ar
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[170] &&
+        cudart_c_report("cudaMemcpy3D", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -31423,6 +31934,9 @@ static PyObject *cudart_checked_cudaMemcpy3DAsync(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[171] &&
+        cudart_c_report("cudaMemcpy3DAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -31490,6 +32004,9 @@ static PyObject *cudart_checked_cudaMemcpy3DBatchAsync(PyObject *self, PyObject 
         r = fn((unsigned long)u0, a1, (unsigned long long)u2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[172] &&
+        cudart_c_report("cudaMemcpy3DBatchAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -31536,6 +32053,9 @@ static PyObject *cudart_checked_cudaMemcpy3DPeer(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[173] &&
+        cudart_c_report("cudaMemcpy3DPeer", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -31589,6 +32109,9 @@ static PyObject *cudart_checked_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[174] &&
+        cudart_c_report("cudaMemcpy3DPeerAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -31649,6 +32172,9 @@ static PyObject *cudart_checked_cudaMemcpy3DWithAttributesAsync(PyObject *self, 
         r = fn(a0, (unsigned long long)u1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[175] &&
+        cudart_c_report("cudaMemcpy3DWithAttributesAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -31723,6 +32249,9 @@ static PyObject *cudart_checked_cudaMemcpyAsync(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[176] &&
+        cudart_c_report("cudaMemcpyAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -31818,6 +32347,9 @@ static PyObject *cudart_checked_cudaMemcpyBatchAsync(PyObject *self, PyObject *c
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, a7);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[177] &&
+        cudart_c_report("cudaMemcpyBatchAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -31899,6 +32431,9 @@ static PyObject *cudart_checked_cudaMemcpyFromSymbolAsync(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[178] &&
+        cudart_c_report("cudaMemcpyFromSymbolAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -31973,6 +32508,9 @@ static PyObject *cudart_checked_cudaMemcpyPeer(PyObject *self, PyObject *const *
         r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[179] &&
+        cudart_c_report("cudaMemcpyPeer", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -32054,6 +32592,9 @@ static PyObject *cudart_checked_cudaMemcpyPeerAsync(PyObject *self, PyObject *co
         r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[180] &&
+        cudart_c_report("cudaMemcpyPeerAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -32135,6 +32676,9 @@ static PyObject *cudart_checked_cudaMemcpyToSymbolAsync(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[181] &&
+        cudart_c_report("cudaMemcpyToSymbolAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -32209,6 +32753,9 @@ static PyObject *cudart_checked_cudaMemcpyWithAttributesAsync(PyObject *self, Py
         r = fn(a0, a1, (unsigned long)u2, a3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[182] &&
+        cudart_c_report("cudaMemcpyWithAttributesAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -32269,6 +32816,9 @@ static PyObject *cudart_checked_cudaMemset(PyObject *self, PyObject *const *args
         r = fn(a0, (int)i1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[183] &&
+        cudart_c_report("cudaMemset", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -32343,6 +32893,9 @@ static PyObject *cudart_checked_cudaMemset2D(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[184] &&
+        cudart_c_report("cudaMemset2D", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -32424,6 +32977,9 @@ static PyObject *cudart_checked_cudaMemset2DAsync(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[185] &&
+        cudart_c_report("cudaMemset2DAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -32491,6 +33047,9 @@ static PyObject *cudart_checked_cudaMemsetAsync(PyObject *self, PyObject *const 
         r = fn(a0, (int)i1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[186] &&
+        cudart_c_report("cudaMemsetAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -32528,6 +33087,9 @@ static PyObject *cudart_checked_cudaPeekAtLastError(PyObject *self, PyObject *co
         CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError) fn = (CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError))slot;
         r = fn();  /* with the GIL held: generator/gil.py */
     }
+    if (cudart_checked_reports[187] &&
+        cudart_c_report("cudaPeekAtLastError", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -32567,6 +33129,9 @@ static PyObject *cudart_checked_cudaProfilerStart(PyObject *self, PyObject *cons
         r = fn();
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[188] &&
+        cudart_c_report("cudaProfilerStart", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -32606,6 +33171,9 @@ static PyObject *cudart_checked_cudaProfilerStop(PyObject *self, PyObject *const
         r = fn();
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[189] &&
+        cudart_c_report("cudaProfilerStop", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -32646,6 +33214,9 @@ static PyObject *cudart_checked_cudaRuntimeGetVersion(PyObject *self, PyObject *
         CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion) fn = (CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion))slot;
         r = fn(a0);  /* with the GIL held: generator/gil.py */
     }
+    if (cudart_checked_reports[190] &&
+        cudart_c_report("cudaRuntimeGetVersion", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -32692,6 +33263,9 @@ static PyObject *cudart_checked_cudaSetDevice(PyObject *self, PyObject *const *a
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[191] &&
+        cudart_c_report("cudaSetDevice", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -32738,6 +33312,9 @@ static PyObject *cudart_checked_cudaSetDeviceFlags(PyObject *self, PyObject *con
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[192] &&
+        cudart_c_report("cudaSetDeviceFlags", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -32791,6 +33368,9 @@ static PyObject *cudart_checked_cudaSetValidDevices(PyObject *self, PyObject *co
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[193] &&
+        cudart_c_report("cudaSetValidDevices", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -32858,6 +33438,9 @@ static PyObject *cudart_checked_cudaSignalExternalSemaphoresAsync(PyObject *self
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[194] &&
+        cudart_c_report("cudaSignalExternalSemaphoresAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -32911,6 +33494,9 @@ static PyObject *cudart_checked_cudaStreamBeginCapture(PyObject *self, PyObject 
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[195] &&
+        cudart_c_report("cudaStreamBeginCapture", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -32992,6 +33578,9 @@ static PyObject *cudart_checked_cudaStreamBeginCaptureToGraph(PyObject *self, Py
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[196] &&
+        cudart_c_report("cudaStreamBeginCaptureToGraph", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -33045,6 +33634,9 @@ static PyObject *cudart_checked_cudaStreamCopyAttributes(PyObject *self, PyObjec
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[197] &&
+        cudart_c_report("cudaStreamCopyAttributes", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -33087,6 +33679,9 @@ static PyObject *cudart_checked_cudaStreamCreate(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[198] &&
+        cudart_c_report("cudaStreamCreate", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -33136,6 +33731,9 @@ static PyObject *cudart_checked_cudaStreamCreateWithFlags(PyObject *self, PyObje
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[199] &&
+        cudart_c_report("cudaStreamCreateWithFlags", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -33192,6 +33790,9 @@ static PyObject *cudart_checked_cudaStreamCreateWithPriority(PyObject *self, PyO
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[200] &&
+        cudart_c_report("cudaStreamCreateWithPriority", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -33242,6 +33843,9 @@ static PyObject *cudart_checked_cudaStreamDestroy(PyObject *self, PyObject *cons
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[201] &&
+        cudart_c_report("cudaStreamDestroy", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -33293,6 +33897,9 @@ static PyObject *cudart_checked_cudaStreamEndCapture(PyObject *self, PyObject *c
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[202] &&
+        cudart_c_report("cudaStreamEndCapture", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -33342,6 +33949,9 @@ static PyObject *cudart_checked_cudaStreamGetDevice(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[203] &&
+        cudart_c_report("cudaStreamGetDevice", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -33391,6 +34001,9 @@ static PyObject *cudart_checked_cudaStreamGetFlags(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[204] &&
+        cudart_c_report("cudaStreamGetFlags", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -33440,6 +34053,9 @@ static PyObject *cudart_checked_cudaStreamGetId(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[205] &&
+        cudart_c_report("cudaStreamGetId", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -33489,6 +34105,9 @@ static PyObject *cudart_checked_cudaStreamGetPriority(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[206] &&
+        cudart_c_report("cudaStreamGetPriority", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -33538,6 +34157,9 @@ static PyObject *cudart_checked_cudaStreamIsCapturing(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[207] &&
+        cudart_c_report("cudaStreamIsCapturing", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -33584,7 +34206,8 @@ static PyObject *cudart_checked_cudaStreamQuery(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_c_report("cudaStreamQuery", (long long)r, x0) < 0)
+    if (cudart_checked_reports[208] &&
+        cudart_c_report("cudaStreamQuery", (long long)r, x0) < 0)
         return NULL;
     if (r) {
         if (r == 600)
@@ -33634,7 +34257,8 @@ static PyObject *cudart_checked_cudaStreamSynchronize(PyObject *self, PyObject *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_c_report("cudaStreamSynchronize", (long long)r, x0) < 0)
+    if (cudart_checked_reports[209] &&
+        cudart_c_report("cudaStreamSynchronize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
@@ -33703,6 +34327,9 @@ static PyObject *cudart_checked_cudaWaitExternalSemaphoresAsync(PyObject *self, 
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[210] &&
+        cudart_c_report("cudaWaitExternalSemaphoresAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -34417,7 +35044,13 @@ static PyObject *cudart_checked_install(PyObject *self, PyObject *const *args, P
             PyErr_SetString(PyExc_LookupError, "the checked module has no __name__");
         return NULL;
     }
-    PyObject *out = PyDict_New();
+    /* The calls after which a host callback's failure is reported: name -> per stream. */
+    PyObject *reporting = PyObject_GetAttrString(args[1], "_REPORTS_CALLBACK_FAILURES");
+    if (reporting && !PyDict_Check(reporting)) {
+        PyErr_SetString(PyExc_TypeError, "_REPORTS_CALLBACK_FAILURES is not a dict");
+        Py_CLEAR(reporting);
+    }
+    PyObject *out = reporting ? PyDict_New() : NULL;
     for (Py_ssize_t i = 0; out && cudart_checked_defs[i].ml_name; i++) {
         PyMethodDef *def = &cudart_checked_defs[i];
         PyObject *ref = PyDict_GetItemString(reference, def->ml_name);
@@ -34429,6 +35062,7 @@ static PyObject *cudart_checked_install(PyObject *self, PyObject *const *args, P
             break;
         }
         def->ml_doc = doc;
+        cudart_checked_reports[i] = PyDict_GetItemString(reporting, def->ml_name) != NULL;
         Py_INCREF(ref);
         CUDART_SETREF(*cudart_checked_references[i], ref);
         PyObject *fn = PyCFunction_NewEx(def, self, module_name);
@@ -34436,6 +35070,7 @@ static PyObject *cudart_checked_install(PyObject *self, PyObject *const *args, P
             Py_CLEAR(out);
         Py_XDECREF(fn);
     }
+    Py_XDECREF(reporting);
     return out;
 }
 

@@ -28983,6 +28983,10 @@ static int cudart_member_CUstreamCaptureMode_enum(long long v)
     }
 }
 
+/* Whether a compiled checked function reports host callbacks' failures after its call
+ * (cudart._checked's _REPORTS_CALLBACK_FAILURES, read by checked()). */
+static char cudart_checked_reports[312];
+
 static PyObject *cudart_reference_cuArray3DCreate;
 
 static PyObject *cudart_checked_cuArray3DCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
@@ -29023,6 +29027,9 @@ static PyObject *cudart_checked_cuArray3DCreate(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[0] &&
+        cudart_c_report("cuArray3DCreate", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -29072,6 +29079,9 @@ static PyObject *cudart_checked_cuArray3DCreate_v2(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[1] &&
+        cudart_c_report("cuArray3DCreate_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -29121,6 +29131,9 @@ static PyObject *cudart_checked_cuArrayCreate(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[2] &&
+        cudart_c_report("cuArrayCreate", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -29170,6 +29183,9 @@ static PyObject *cudart_checked_cuArrayCreate_v2(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[3] &&
+        cudart_c_report("cuArrayCreate_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -29220,6 +29236,9 @@ static PyObject *cudart_checked_cuArrayDestroy(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[4] &&
+        cudart_c_report("cuArrayDestroy", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -29278,6 +29297,9 @@ static PyObject *cudart_checked_cuArrayGetPlane(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[5] &&
+        cudart_c_report("cuArrayGetPlane", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -29338,6 +29360,9 @@ static PyObject *cudart_checked_cuCoredumpGetAttribute(PyObject *self, PyObject 
         r = fn((unsigned int)u0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[6] &&
+        cudart_c_report("cuCoredumpGetAttribute", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -29398,6 +29423,9 @@ static PyObject *cudart_checked_cuCoredumpGetAttributeGlobal(PyObject *self, PyO
         r = fn((unsigned int)u0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[7] &&
+        cudart_c_report("cuCoredumpGetAttributeGlobal", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -29458,6 +29486,9 @@ static PyObject *cudart_checked_cuCoredumpSetAttribute(PyObject *self, PyObject 
         r = fn((unsigned int)u0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[8] &&
+        cudart_c_report("cuCoredumpSetAttribute", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -29518,6 +29549,9 @@ static PyObject *cudart_checked_cuCoredumpSetAttributeGlobal(PyObject *self, PyO
         r = fn((unsigned int)u0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[9] &&
+        cudart_c_report("cuCoredumpSetAttributeGlobal", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -29574,6 +29608,9 @@ static PyObject *cudart_checked_cuCtxCreate(PyObject *self, PyObject *const *arg
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[10] &&
+        cudart_c_report("cuCtxCreate", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -29630,6 +29667,9 @@ static PyObject *cudart_checked_cuCtxCreate_v2(PyObject *self, PyObject *const *
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[11] &&
+        cudart_c_report("cuCtxCreate_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -29700,6 +29740,9 @@ static PyObject *cudart_checked_cuCtxCreate_v3(PyObject *self, PyObject *const *
         r = fn(a0, a1, (int)i2, (unsigned int)u3, (int)i4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[12] &&
+        cudart_c_report("cuCtxCreate_v3", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -29763,6 +29806,9 @@ static PyObject *cudart_checked_cuCtxCreate_v4(PyObject *self, PyObject *const *
         r = fn(a0, a1, (unsigned int)u2, (int)i3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[13] &&
+        cudart_c_report("cuCtxCreate_v4", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -29813,6 +29859,9 @@ static PyObject *cudart_checked_cuCtxDestroy(PyObject *self, PyObject *const *ar
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[14] &&
+        cudart_c_report("cuCtxDestroy", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -29865,6 +29914,9 @@ static PyObject *cudart_checked_cuCtxDestroy_v2(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[15] &&
+        cudart_c_report("cuCtxDestroy_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -29913,6 +29965,9 @@ static PyObject *cudart_checked_cuCtxDisablePeerAccess(PyObject *self, PyObject 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[16] &&
+        cudart_c_report("cuCtxDisablePeerAccess", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -29966,6 +30021,9 @@ static PyObject *cudart_checked_cuCtxEnablePeerAccess(PyObject *self, PyObject *
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[17] &&
+        cudart_c_report("cuCtxEnablePeerAccess", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -30015,6 +30073,9 @@ static PyObject *cudart_checked_cuCtxFromGreenCtx(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[18] &&
+        cudart_c_report("cuCtxFromGreenCtx", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -30064,6 +30125,9 @@ static PyObject *cudart_checked_cuCtxGetApiVersion(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[19] &&
+        cudart_c_report("cuCtxGetApiVersion", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -30106,6 +30170,9 @@ static PyObject *cudart_checked_cuCtxGetCacheConfig(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[20] &&
+        cudart_c_report("cuCtxGetCacheConfig", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -30146,6 +30213,9 @@ static PyObject *cudart_checked_cuCtxGetCurrent(PyObject *self, PyObject *const 
         CUDART_FN_T(cuCtxGetCurrent, cudart_abi_cuCtxGetCurrent) fn = (CUDART_FN_T(cuCtxGetCurrent, cudart_abi_cuCtxGetCurrent))slot;
         r = fn(a0);  /* with the GIL held: generator/gil.py */
     }
+    if (cudart_checked_reports[21] &&
+        cudart_c_report("cuCtxGetCurrent", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -30188,6 +30258,9 @@ static PyObject *cudart_checked_cuCtxGetFlags(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[22] &&
+        cudart_c_report("cuCtxGetFlags", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -30237,6 +30310,9 @@ static PyObject *cudart_checked_cuCtxGetId(PyObject *self, PyObject *const *args
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[23] &&
+        cudart_c_report("cuCtxGetId", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -30286,6 +30362,9 @@ static PyObject *cudart_checked_cuCtxGetLimit(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[24] &&
+        cudart_c_report("cuCtxGetLimit", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -30331,6 +30410,9 @@ static PyObject *cudart_checked_cuCtxGetStreamPriorityRange(PyObject *self, PyOb
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[25] &&
+        cudart_c_report("cuCtxGetStreamPriorityRange", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -30379,6 +30461,9 @@ static PyObject *cudart_checked_cuCtxPopCurrent(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[26] &&
+        cudart_c_report("cuCtxPopCurrent", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -30421,6 +30506,9 @@ static PyObject *cudart_checked_cuCtxPopCurrent_v2(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[27] &&
+        cudart_c_report("cuCtxPopCurrent_v2", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -30467,6 +30555,9 @@ static PyObject *cudart_checked_cuCtxPushCurrent(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[28] &&
+        cudart_c_report("cuCtxPushCurrent", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -30513,6 +30604,9 @@ static PyObject *cudart_checked_cuCtxPushCurrent_v2(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[29] &&
+        cudart_c_report("cuCtxPushCurrent_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -30566,6 +30660,9 @@ static PyObject *cudart_checked_cuCtxRecordEvent(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[30] &&
+        cudart_c_report("cuCtxRecordEvent", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -30605,6 +30702,9 @@ static PyObject *cudart_checked_cuCtxResetPersistingL2Cache(PyObject *self, PyOb
         r = fn();
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[31] &&
+        cudart_c_report("cuCtxResetPersistingL2Cache", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -30651,6 +30751,9 @@ static PyObject *cudart_checked_cuCtxSetCacheConfig(PyObject *self, PyObject *co
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[32] &&
+        cudart_c_report("cuCtxSetCacheConfig", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -30697,6 +30800,9 @@ static PyObject *cudart_checked_cuCtxSetCurrent(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[33] &&
+        cudart_c_report("cuCtxSetCurrent", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -30743,6 +30849,9 @@ static PyObject *cudart_checked_cuCtxSetFlags(PyObject *self, PyObject *const *a
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[34] &&
+        cudart_c_report("cuCtxSetFlags", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -30796,6 +30905,9 @@ static PyObject *cudart_checked_cuCtxSetLimit(PyObject *self, PyObject *const *a
         r = fn((unsigned int)u0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[35] &&
+        cudart_c_report("cuCtxSetLimit", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -30835,6 +30947,9 @@ static PyObject *cudart_checked_cuCtxSynchronize(PyObject *self, PyObject *const
         r = fn();
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[36] &&
+        cudart_c_report("cuCtxSynchronize", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -30888,6 +31003,9 @@ static PyObject *cudart_checked_cuCtxWaitEvent(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[37] &&
+        cudart_c_report("cuCtxWaitEvent", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -30938,6 +31056,9 @@ static PyObject *cudart_checked_cuDestroyExternalMemory(PyObject *self, PyObject
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[38] &&
+        cudart_c_report("cuDestroyExternalMemory", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -30990,6 +31111,9 @@ static PyObject *cudart_checked_cuDestroyExternalSemaphore(PyObject *self, PyObj
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[39] &&
+        cudart_c_report("cuDestroyExternalSemaphore", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -31048,6 +31172,9 @@ static PyObject *cudart_checked_cuDevResourceGenerateDesc(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[40] &&
+        cudart_c_report("cuDevResourceGenerateDesc", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -31104,6 +31231,9 @@ static PyObject *cudart_checked_cuDeviceCanAccessPeer(PyObject *self, PyObject *
         r = fn(a0, (int)i1, (int)i2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[41] &&
+        cudart_c_report("cuDeviceCanAccessPeer", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -31160,6 +31290,9 @@ static PyObject *cudart_checked_cuDeviceGetAttribute(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[42] &&
+        cudart_c_report("cuDeviceGetAttribute", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -31202,6 +31335,9 @@ static PyObject *cudart_checked_cuDeviceGetCount(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[43] &&
+        cudart_c_report("cuDeviceGetCount", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -31251,6 +31387,9 @@ static PyObject *cudart_checked_cuDeviceGetDefaultMemPool(PyObject *self, PyObje
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[44] &&
+        cudart_c_report("cuDeviceGetDefaultMemPool", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -31307,6 +31446,9 @@ static PyObject *cudart_checked_cuDeviceGetExecAffinitySupport(PyObject *self, P
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[45] &&
+        cudart_c_report("cuDeviceGetExecAffinitySupport", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -31356,6 +31498,9 @@ static PyObject *cudart_checked_cuDeviceGetMemPool(PyObject *self, PyObject *con
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[46] &&
+        cudart_c_report("cuDeviceGetMemPool", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -31416,6 +31561,9 @@ static PyObject *cudart_checked_cuDeviceGetNvSciSyncAttributes(PyObject *self, P
         r = fn(a0, (int)i1, (int)i2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[47] &&
+        cudart_c_report("cuDeviceGetNvSciSyncAttributes", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -31479,6 +31627,9 @@ static PyObject *cudart_checked_cuDeviceGetP2PAttribute(PyObject *self, PyObject
         r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[48] &&
+        cudart_c_report("cuDeviceGetP2PAttribute", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -31542,6 +31693,9 @@ static PyObject *cudart_checked_cuDeviceGetTexture1DLinearMaxWidth(PyObject *sel
         r = fn(a0, (unsigned int)u1, (unsigned int)u2, (int)i3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[49] &&
+        cudart_c_report("cuDeviceGetTexture1DLinearMaxWidth", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -31588,6 +31742,9 @@ static PyObject *cudart_checked_cuDeviceGraphMemTrim(PyObject *self, PyObject *c
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[50] &&
+        cudart_c_report("cuDeviceGraphMemTrim", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -31640,6 +31797,9 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxGetState(PyObject *self, PyObj
         r = fn((int)i0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[51] &&
+        cudart_c_report("cuDevicePrimaryCtxGetState", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -31692,6 +31852,9 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRelease(PyObject *self, PyObje
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[52] &&
+        cudart_c_report("cuDevicePrimaryCtxRelease", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -31738,6 +31901,9 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRelease_v2(PyObject *self, PyO
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[53] &&
+        cudart_c_report("cuDevicePrimaryCtxRelease_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -31784,6 +31950,9 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxReset(PyObject *self, PyObject
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[54] &&
+        cudart_c_report("cuDevicePrimaryCtxReset", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -31830,6 +31999,9 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxReset_v2(PyObject *self, PyObj
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[55] &&
+        cudart_c_report("cuDevicePrimaryCtxReset_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -31879,6 +32051,9 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRetain(PyObject *self, PyObjec
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[56] &&
+        cudart_c_report("cuDevicePrimaryCtxRetain", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -31932,6 +32107,9 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxSetFlags(PyObject *self, PyObj
         r = fn((int)i0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[57] &&
+        cudart_c_report("cuDevicePrimaryCtxSetFlags", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -31985,6 +32163,9 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxSetFlags_v2(PyObject *self, Py
         r = fn((int)i0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[58] &&
+        cudart_c_report("cuDevicePrimaryCtxSetFlags_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -32038,6 +32219,9 @@ static PyObject *cudart_checked_cuDeviceSetMemPool(PyObject *self, PyObject *con
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[59] &&
+        cudart_c_report("cuDeviceSetMemPool", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -32087,6 +32271,9 @@ static PyObject *cudart_checked_cuDeviceTotalMem(PyObject *self, PyObject *const
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[60] &&
+        cudart_c_report("cuDeviceTotalMem", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -32136,6 +32323,9 @@ static PyObject *cudart_checked_cuDeviceTotalMem_v2(PyObject *self, PyObject *co
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[61] &&
+        cudart_c_report("cuDeviceTotalMem_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -32193,6 +32383,9 @@ static PyObject *cudart_checked_cuDeviceUnregisterAsyncNotification(PyObject *se
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[62] &&
+        cudart_c_report("cuDeviceUnregisterAsyncNotification", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed1 && cudart_c_helper(cudart_unclaim, x1, NULL, NULL) < 0)
             return NULL;
@@ -32235,6 +32428,9 @@ static PyObject *cudart_checked_cuDriverGetVersion(PyObject *self, PyObject *con
         CUDART_FN_T(cuDriverGetVersion, cudart_abi_cuDriverGetVersion) fn = (CUDART_FN_T(cuDriverGetVersion, cudart_abi_cuDriverGetVersion))slot;
         r = fn(a0);  /* with the GIL held: generator/gil.py */
     }
+    if (cudart_checked_reports[63] &&
+        cudart_c_report("cuDriverGetVersion", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -32284,6 +32480,9 @@ static PyObject *cudart_checked_cuEventCreate(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[64] &&
+        cudart_c_report("cuEventCreate", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -32334,6 +32533,9 @@ static PyObject *cudart_checked_cuEventDestroy(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[65] &&
+        cudart_c_report("cuEventDestroy", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -32386,6 +32588,9 @@ static PyObject *cudart_checked_cuEventDestroy_v2(PyObject *self, PyObject *cons
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[66] &&
+        cudart_c_report("cuEventDestroy_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -32444,6 +32649,9 @@ static PyObject *cudart_checked_cuEventElapsedTime(PyObject *self, PyObject *con
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[67] &&
+        cudart_c_report("cuEventElapsedTime", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -32490,6 +32698,9 @@ static PyObject *cudart_checked_cuEventQuery(PyObject *self, PyObject *const *ar
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[68] &&
+        cudart_c_report("cuEventQuery", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -32543,6 +32754,9 @@ static PyObject *cudart_checked_cuEventRecord(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[69] &&
+        cudart_c_report("cuEventRecord", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -32603,6 +32817,9 @@ static PyObject *cudart_checked_cuEventRecordWithFlags(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[70] &&
+        cudart_c_report("cuEventRecordWithFlags", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -32649,6 +32866,9 @@ static PyObject *cudart_checked_cuEventSynchronize(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[71] &&
+        cudart_c_report("cuEventSynchronize", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -32705,6 +32925,9 @@ static PyObject *cudart_checked_cuExternalMemoryGetMappedMipmappedArray(PyObject
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[72] &&
+        cudart_c_report("cuExternalMemoryGetMappedMipmappedArray", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -32758,6 +32981,9 @@ static PyObject *cudart_checked_cuFlushGPUDirectRDMAWrites(PyObject *self, PyObj
         r = fn((unsigned int)u0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[73] &&
+        cudart_c_report("cuFlushGPUDirectRDMAWrites", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -32814,6 +33040,9 @@ static PyObject *cudart_checked_cuFuncGetAttribute(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[74] &&
+        cudart_c_report("cuFuncGetAttribute", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -32863,6 +33092,9 @@ static PyObject *cudart_checked_cuFuncGetModule(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[75] &&
+        cudart_c_report("cuFuncGetModule", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -32922,6 +33154,9 @@ static PyObject *cudart_checked_cuFuncGetParamInfo(PyObject *self, PyObject *con
         r = fn(a0, (unsigned long)u1, a2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[76] &&
+        cudart_c_report("cuFuncGetParamInfo", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -32977,6 +33212,9 @@ static PyObject *cudart_checked_cuFuncIsLoaded(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[77] &&
+        cudart_c_report("cuFuncIsLoaded", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -33023,6 +33261,9 @@ static PyObject *cudart_checked_cuFuncLoad(PyObject *self, PyObject *const *args
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[78] &&
+        cudart_c_report("cuFuncLoad", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -33083,6 +33324,9 @@ static PyObject *cudart_checked_cuFuncSetAttribute(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[79] &&
+        cudart_c_report("cuFuncSetAttribute", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -33136,6 +33380,9 @@ static PyObject *cudart_checked_cuFuncSetCacheConfig(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[80] &&
+        cudart_c_report("cuFuncSetCacheConfig", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -33185,6 +33432,9 @@ static PyObject *cudart_checked_cuGetExportTable(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[81] &&
+        cudart_c_report("cuGetExportTable", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -33255,6 +33505,9 @@ static PyObject *cudart_checked_cuGraphAddBatchMemOpNode(PyObject *self, PyObjec
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[82] &&
+        cudart_c_report("cuGraphAddBatchMemOpNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -33325,6 +33578,9 @@ static PyObject *cudart_checked_cuGraphAddChildGraphNode(PyObject *self, PyObjec
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[83] &&
+        cudart_c_report("cuGraphAddChildGraphNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -33392,6 +33648,9 @@ static PyObject *cudart_checked_cuGraphAddDependencies(PyObject *self, PyObject 
         r = fn(a0, a1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[84] &&
+        cudart_c_report("cuGraphAddDependencies", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -33466,6 +33725,9 @@ static PyObject *cudart_checked_cuGraphAddDependencies_v2(PyObject *self, PyObje
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[85] &&
+        cudart_c_report("cuGraphAddDependencies_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -33529,6 +33791,9 @@ static PyObject *cudart_checked_cuGraphAddEmptyNode(PyObject *self, PyObject *co
         r = fn(a0, a1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[86] &&
+        cudart_c_report("cuGraphAddEmptyNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -33599,6 +33864,9 @@ static PyObject *cudart_checked_cuGraphAddEventRecordNode(PyObject *self, PyObje
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[87] &&
+        cudart_c_report("cuGraphAddEventRecordNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -33669,6 +33937,9 @@ static PyObject *cudart_checked_cuGraphAddEventWaitNode(PyObject *self, PyObject
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[88] &&
+        cudart_c_report("cuGraphAddEventWaitNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -33739,6 +34010,9 @@ static PyObject *cudart_checked_cuGraphAddExternalSemaphoresSignalNode(PyObject 
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[89] &&
+        cudart_c_report("cuGraphAddExternalSemaphoresSignalNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -33809,6 +34083,9 @@ static PyObject *cudart_checked_cuGraphAddExternalSemaphoresWaitNode(PyObject *s
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[90] &&
+        cudart_c_report("cuGraphAddExternalSemaphoresWaitNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -33879,6 +34156,9 @@ static PyObject *cudart_checked_cuGraphAddKernelNode(PyObject *self, PyObject *c
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[91] &&
+        cudart_c_report("cuGraphAddKernelNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -33949,6 +34229,9 @@ static PyObject *cudart_checked_cuGraphAddKernelNode_v2(PyObject *self, PyObject
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[92] &&
+        cudart_c_report("cuGraphAddKernelNode_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -34019,6 +34302,9 @@ static PyObject *cudart_checked_cuGraphAddMemAllocNode(PyObject *self, PyObject 
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[93] &&
+        cudart_c_report("cuGraphAddMemAllocNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -34089,6 +34375,9 @@ static PyObject *cudart_checked_cuGraphAddMemFreeNode(PyObject *self, PyObject *
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long long)u4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[94] &&
+        cudart_c_report("cuGraphAddMemFreeNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -34166,6 +34455,9 @@ static PyObject *cudart_checked_cuGraphAddMemcpyNode(PyObject *self, PyObject *c
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[95] &&
+        cudart_c_report("cuGraphAddMemcpyNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -34243,6 +34535,9 @@ static PyObject *cudart_checked_cuGraphAddMemsetNode(PyObject *self, PyObject *c
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[96] &&
+        cudart_c_report("cuGraphAddMemsetNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -34313,6 +34608,9 @@ static PyObject *cudart_checked_cuGraphAddNode(PyObject *self, PyObject *const *
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[97] &&
+        cudart_c_report("cuGraphAddNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -34390,6 +34688,9 @@ static PyObject *cudart_checked_cuGraphAddNode_v2(PyObject *self, PyObject *cons
         r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[98] &&
+        cudart_c_report("cuGraphAddNode_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -34443,6 +34744,9 @@ static PyObject *cudart_checked_cuGraphBatchMemOpNodeSetParams(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[99] &&
+        cudart_c_report("cuGraphBatchMemOpNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -34492,6 +34796,9 @@ static PyObject *cudart_checked_cuGraphChildGraphNodeGetGraph(PyObject *self, Py
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[100] &&
+        cudart_c_report("cuGraphChildGraphNodeGetGraph", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -34541,6 +34848,9 @@ static PyObject *cudart_checked_cuGraphCreate(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[101] &&
+        cudart_c_report("cuGraphCreate", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -34591,6 +34901,9 @@ static PyObject *cudart_checked_cuGraphDestroy(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[102] &&
+        cudart_c_report("cuGraphDestroy", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -34645,6 +34958,9 @@ static PyObject *cudart_checked_cuGraphDestroyNode(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[103] &&
+        cudart_c_report("cuGraphDestroyNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -34696,6 +35012,9 @@ static PyObject *cudart_checked_cuGraphEventRecordNodeGetEvent(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[104] &&
+        cudart_c_report("cuGraphEventRecordNodeGetEvent", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -34749,6 +35068,9 @@ static PyObject *cudart_checked_cuGraphEventRecordNodeSetEvent(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[105] &&
+        cudart_c_report("cuGraphEventRecordNodeSetEvent", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -34798,6 +35120,9 @@ static PyObject *cudart_checked_cuGraphEventWaitNodeGetEvent(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[106] &&
+        cudart_c_report("cuGraphEventWaitNodeGetEvent", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -34851,6 +35176,9 @@ static PyObject *cudart_checked_cuGraphEventWaitNodeSetEvent(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[107] &&
+        cudart_c_report("cuGraphEventWaitNodeSetEvent", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -34911,6 +35239,9 @@ static PyObject *cudart_checked_cuGraphExecBatchMemOpNodeSetParams(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[108] &&
+        cudart_c_report("cuGraphExecBatchMemOpNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -34971,6 +35302,9 @@ static PyObject *cudart_checked_cuGraphExecChildGraphNodeSetParams(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[109] &&
+        cudart_c_report("cuGraphExecChildGraphNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -35021,6 +35355,9 @@ static PyObject *cudart_checked_cuGraphExecDestroy(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[110] &&
+        cudart_c_report("cuGraphExecDestroy", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -35085,6 +35422,9 @@ static PyObject *cudart_checked_cuGraphExecEventRecordNodeSetEvent(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[111] &&
+        cudart_c_report("cuGraphExecEventRecordNodeSetEvent", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -35145,6 +35485,9 @@ static PyObject *cudart_checked_cuGraphExecEventWaitNodeSetEvent(PyObject *self,
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[112] &&
+        cudart_c_report("cuGraphExecEventWaitNodeSetEvent", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -35205,6 +35548,9 @@ static PyObject *cudart_checked_cuGraphExecExternalSemaphoresSignalNodeSetParams
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[113] &&
+        cudart_c_report("cuGraphExecExternalSemaphoresSignalNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -35265,6 +35611,9 @@ static PyObject *cudart_checked_cuGraphExecExternalSemaphoresWaitNodeSetParams(P
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[114] &&
+        cudart_c_report("cuGraphExecExternalSemaphoresWaitNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -35325,6 +35674,9 @@ static PyObject *cudart_checked_cuGraphExecKernelNodeSetParams(PyObject *self, P
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[115] &&
+        cudart_c_report("cuGraphExecKernelNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -35385,6 +35737,9 @@ static PyObject *cudart_checked_cuGraphExecKernelNodeSetParams_v2(PyObject *self
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[116] &&
+        cudart_c_report("cuGraphExecKernelNodeSetParams_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -35452,6 +35807,9 @@ static PyObject *cudart_checked_cuGraphExecMemcpyNodeSetParams(PyObject *self, P
         r = fn(a0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[117] &&
+        cudart_c_report("cuGraphExecMemcpyNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -35519,6 +35877,9 @@ static PyObject *cudart_checked_cuGraphExecMemsetNodeSetParams(PyObject *self, P
         r = fn(a0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[118] &&
+        cudart_c_report("cuGraphExecMemsetNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -35579,6 +35940,9 @@ static PyObject *cudart_checked_cuGraphExecNodeSetParams(PyObject *self, PyObjec
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[119] &&
+        cudart_c_report("cuGraphExecNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -35632,6 +35996,9 @@ static PyObject *cudart_checked_cuGraphExternalSemaphoresSignalNodeSetParams(PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[120] &&
+        cudart_c_report("cuGraphExternalSemaphoresSignalNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -35685,6 +36052,9 @@ static PyObject *cudart_checked_cuGraphExternalSemaphoresWaitNodeSetParams(PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[121] &&
+        cudart_c_report("cuGraphExternalSemaphoresWaitNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -35738,6 +36108,9 @@ static PyObject *cudart_checked_cuGraphKernelNodeCopyAttributes(PyObject *self, 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[122] &&
+        cudart_c_report("cuGraphKernelNodeCopyAttributes", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -35791,6 +36164,9 @@ static PyObject *cudart_checked_cuGraphKernelNodeSetParams(PyObject *self, PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[123] &&
+        cudart_c_report("cuGraphKernelNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -35844,6 +36220,9 @@ static PyObject *cudart_checked_cuGraphKernelNodeSetParams_v2(PyObject *self, Py
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[124] &&
+        cudart_c_report("cuGraphKernelNodeSetParams_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -35897,6 +36276,9 @@ static PyObject *cudart_checked_cuGraphLaunch(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[125] &&
+        cudart_c_report("cuGraphLaunch", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -35950,6 +36332,9 @@ static PyObject *cudart_checked_cuGraphMemcpyNodeSetParams(PyObject *self, PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[126] &&
+        cudart_c_report("cuGraphMemcpyNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -36003,6 +36388,9 @@ static PyObject *cudart_checked_cuGraphMemsetNodeSetParams(PyObject *self, PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[127] &&
+        cudart_c_report("cuGraphMemsetNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -36059,6 +36447,9 @@ static PyObject *cudart_checked_cuGraphNodeFindInClone(PyObject *self, PyObject 
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[128] &&
+        cudart_c_report("cuGraphNodeFindInClone", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -36115,6 +36506,9 @@ static PyObject *cudart_checked_cuGraphNodeGetEnabled(PyObject *self, PyObject *
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[129] &&
+        cudart_c_report("cuGraphNodeGetEnabled", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -36164,6 +36558,9 @@ static PyObject *cudart_checked_cuGraphNodeGetType(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[130] &&
+        cudart_c_report("cuGraphNodeGetType", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -36224,6 +36621,9 @@ static PyObject *cudart_checked_cuGraphNodeSetEnabled(PyObject *self, PyObject *
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[131] &&
+        cudart_c_report("cuGraphNodeSetEnabled", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -36277,6 +36677,9 @@ static PyObject *cudart_checked_cuGraphNodeSetParams(PyObject *self, PyObject *c
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[132] &&
+        cudart_c_report("cuGraphNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -36337,6 +36740,9 @@ static PyObject *cudart_checked_cuGraphReleaseUserObject(PyObject *self, PyObjec
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[133] &&
+        cudart_c_report("cuGraphReleaseUserObject", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -36404,6 +36810,9 @@ static PyObject *cudart_checked_cuGraphRemoveDependencies(PyObject *self, PyObje
         r = fn(a0, a1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[134] &&
+        cudart_c_report("cuGraphRemoveDependencies", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -36478,6 +36887,9 @@ static PyObject *cudart_checked_cuGraphRemoveDependencies_v2(PyObject *self, PyO
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[135] &&
+        cudart_c_report("cuGraphRemoveDependencies_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -36545,6 +36957,9 @@ static PyObject *cudart_checked_cuGraphRetainUserObject(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[136] &&
+        cudart_c_report("cuGraphRetainUserObject", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -36598,6 +37013,9 @@ static PyObject *cudart_checked_cuGraphUpload(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[137] &&
+        cudart_c_report("cuGraphUpload", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -36658,6 +37076,9 @@ static PyObject *cudart_checked_cuGraphicsMapResources(PyObject *self, PyObject 
         r = fn((unsigned int)u0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[138] &&
+        cudart_c_report("cuGraphicsMapResources", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -36707,6 +37128,9 @@ static PyObject *cudart_checked_cuGraphicsResourceGetMappedMipmappedArray(PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[139] &&
+        cudart_c_report("cuGraphicsResourceGetMappedMipmappedArray", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -36760,6 +37184,9 @@ static PyObject *cudart_checked_cuGraphicsResourceSetMapFlags(PyObject *self, Py
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[140] &&
+        cudart_c_report("cuGraphicsResourceSetMapFlags", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -36813,6 +37240,9 @@ static PyObject *cudart_checked_cuGraphicsResourceSetMapFlags_v2(PyObject *self,
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[141] &&
+        cudart_c_report("cuGraphicsResourceSetMapFlags_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -36876,6 +37306,9 @@ static PyObject *cudart_checked_cuGraphicsSubResourceGetMappedArray(PyObject *se
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[142] &&
+        cudart_c_report("cuGraphicsSubResourceGetMappedArray", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -36936,6 +37369,9 @@ static PyObject *cudart_checked_cuGraphicsUnmapResources(PyObject *self, PyObjec
         r = fn((unsigned int)u0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[143] &&
+        cudart_c_report("cuGraphicsUnmapResources", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -36986,6 +37422,9 @@ static PyObject *cudart_checked_cuGraphicsUnregisterResource(PyObject *self, PyO
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[144] &&
+        cudart_c_report("cuGraphicsUnregisterResource", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -37051,6 +37490,9 @@ static PyObject *cudart_checked_cuGreenCtxCreate(PyObject *self, PyObject *const
         r = fn(a0, a1, (int)i2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[145] &&
+        cudart_c_report("cuGreenCtxCreate", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -37101,6 +37543,9 @@ static PyObject *cudart_checked_cuGreenCtxDestroy(PyObject *self, PyObject *cons
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[146] &&
+        cudart_c_report("cuGreenCtxDestroy", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -37156,6 +37601,9 @@ static PyObject *cudart_checked_cuGreenCtxRecordEvent(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[147] &&
+        cudart_c_report("cuGreenCtxRecordEvent", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -37219,6 +37667,9 @@ static PyObject *cudart_checked_cuGreenCtxStreamCreate(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned int)u2, (int)i3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[148] &&
+        cudart_c_report("cuGreenCtxStreamCreate", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -37272,6 +37723,9 @@ static PyObject *cudart_checked_cuGreenCtxWaitEvent(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[149] &&
+        cudart_c_report("cuGreenCtxWaitEvent", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -37321,6 +37775,9 @@ static PyObject *cudart_checked_cuImportExternalMemory(PyObject *self, PyObject 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[150] &&
+        cudart_c_report("cuImportExternalMemory", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -37370,6 +37827,9 @@ static PyObject *cudart_checked_cuImportExternalSemaphore(PyObject *self, PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[151] &&
+        cudart_c_report("cuImportExternalSemaphore", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -37416,6 +37876,9 @@ static PyObject *cudart_checked_cuInit(PyObject *self, PyObject *const *args, Py
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[152] &&
+        cudart_c_report("cuInit", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -37462,6 +37925,9 @@ static PyObject *cudart_checked_cuIpcCloseMemHandle(PyObject *self, PyObject *co
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[153] &&
+        cudart_c_report("cuIpcCloseMemHandle", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -37525,6 +37991,9 @@ static PyObject *cudart_checked_cuKernelGetAttribute(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1, a2, (int)i3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[154] &&
+        cudart_c_report("cuKernelGetAttribute", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -37574,6 +38043,9 @@ static PyObject *cudart_checked_cuKernelGetFunction(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[155] &&
+        cudart_c_report("cuKernelGetFunction", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -37623,6 +38095,9 @@ static PyObject *cudart_checked_cuKernelGetLibrary(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[156] &&
+        cudart_c_report("cuKernelGetLibrary", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -37682,6 +38157,9 @@ static PyObject *cudart_checked_cuKernelGetParamInfo(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long)u1, a2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[157] &&
+        cudart_c_report("cuKernelGetParamInfo", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -37755,6 +38233,9 @@ static PyObject *cudart_checked_cuKernelSetAttribute(PyObject *self, PyObject *c
         r = fn((unsigned int)u0, (int)i1, a2, (int)i3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[158] &&
+        cudart_c_report("cuKernelSetAttribute", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -37815,6 +38296,9 @@ static PyObject *cudart_checked_cuKernelSetCacheConfig(PyObject *self, PyObject 
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[159] &&
+        cudart_c_report("cuKernelSetCacheConfig", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -37864,6 +38348,9 @@ static PyObject *cudart_checked_cuLibraryGetKernelCount(PyObject *self, PyObject
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[160] &&
+        cudart_c_report("cuLibraryGetKernelCount", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -37913,6 +38400,9 @@ static PyObject *cudart_checked_cuLibraryGetModule(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[161] &&
+        cudart_c_report("cuLibraryGetModule", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -37963,6 +38453,9 @@ static PyObject *cudart_checked_cuLibraryUnload(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[162] &&
+        cudart_c_report("cuLibraryUnload", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -38017,6 +38510,9 @@ static PyObject *cudart_checked_cuLinkComplete(PyObject *self, PyObject *const *
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[163] &&
+        cudart_c_report("cuLinkComplete", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -38086,6 +38582,9 @@ static PyObject *cudart_checked_cuLinkCreate(PyObject *self, PyObject *const *ar
         r = fn((unsigned int)u0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[164] &&
+        cudart_c_report("cuLinkCreate", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -38149,6 +38648,9 @@ static PyObject *cudart_checked_cuLinkCreate_v2(PyObject *self, PyObject *const 
         r = fn((unsigned int)u0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[165] &&
+        cudart_c_report("cuLinkCreate_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -38199,6 +38701,9 @@ static PyObject *cudart_checked_cuLinkDestroy(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[166] &&
+        cudart_c_report("cuLinkDestroy", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -38254,6 +38759,9 @@ static PyObject *cudart_checked_cuMemAddressFree(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[167] &&
+        cudart_c_report("cuMemAddressFree", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -38321,6 +38829,9 @@ static PyObject *cudart_checked_cuMemAdvise(PyObject *self, PyObject *const *arg
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned int)u2, (int)i3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[168] &&
+        cudart_c_report("cuMemAdvise", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -38388,6 +38899,9 @@ static PyObject *cudart_checked_cuMemExportToShareableHandle(PyObject *self, PyO
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned long long)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[169] &&
+        cudart_c_report("cuMemExportToShareableHandle", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -38434,6 +38948,9 @@ static PyObject *cudart_checked_cuMemFree(PyObject *self, PyObject *const *args,
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[170] &&
+        cudart_c_report("cuMemFree", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -38487,6 +39004,9 @@ static PyObject *cudart_checked_cuMemFreeAsync(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[171] &&
+        cudart_c_report("cuMemFreeAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -38533,6 +39053,9 @@ static PyObject *cudart_checked_cuMemFreeHost(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[172] &&
+        cudart_c_report("cuMemFreeHost", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -38579,6 +39102,9 @@ static PyObject *cudart_checked_cuMemFree_v2(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[173] &&
+        cudart_c_report("cuMemFree_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -38635,6 +39161,9 @@ static PyObject *cudart_checked_cuMemGetAccess(PyObject *self, PyObject *const *
         r = fn(a0, a1, (unsigned long long)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[174] &&
+        cudart_c_report("cuMemGetAccess", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -38691,6 +39220,9 @@ static PyObject *cudart_checked_cuMemGetAllocationGranularity(PyObject *self, Py
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[175] &&
+        cudart_c_report("cuMemGetAllocationGranularity", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -38765,6 +39297,9 @@ static PyObject *cudart_checked_cuMemGetHandleForAddressRange(PyObject *self, Py
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3, (unsigned long long)u4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[176] &&
+        cudart_c_report("cuMemGetHandleForAddressRange", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -38810,6 +39345,9 @@ static PyObject *cudart_checked_cuMemGetInfo(PyObject *self, PyObject *const *ar
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[177] &&
+        cudart_c_report("cuMemGetInfo", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -38861,6 +39399,9 @@ static PyObject *cudart_checked_cuMemGetInfo_v2(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[178] &&
+        cudart_c_report("cuMemGetInfo_v2", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -38916,6 +39457,9 @@ static PyObject *cudart_checked_cuMemHostGetFlags(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[179] &&
+        cudart_c_report("cuMemHostGetFlags", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -38976,6 +39520,9 @@ static PyObject *cudart_checked_cuMemHostRegister(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[180] &&
+        cudart_c_report("cuMemHostRegister", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -39036,6 +39583,9 @@ static PyObject *cudart_checked_cuMemHostRegister_v2(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[181] &&
+        cudart_c_report("cuMemHostRegister_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -39082,6 +39632,9 @@ static PyObject *cudart_checked_cuMemHostUnregister(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[182] &&
+        cudart_c_report("cuMemHostUnregister", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -39156,6 +39709,9 @@ static PyObject *cudart_checked_cuMemMap(PyObject *self, PyObject *const *args, 
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned long)u2, (unsigned long long)u3, (unsigned long long)u4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[183] &&
+        cudart_c_report("cuMemMap", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -39216,6 +39772,9 @@ static PyObject *cudart_checked_cuMemMapArrayAsync(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[184] &&
+        cudart_c_report("cuMemMapArrayAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -39265,6 +39824,9 @@ static PyObject *cudart_checked_cuMemPoolCreate(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[185] &&
+        cudart_c_report("cuMemPoolCreate", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -39315,6 +39877,9 @@ static PyObject *cudart_checked_cuMemPoolDestroy(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[186] &&
+        cudart_c_report("cuMemPoolDestroy", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -39384,6 +39949,9 @@ static PyObject *cudart_checked_cuMemPoolExportToShareableHandle(PyObject *self,
         r = fn(a0, a1, (unsigned int)u2, (unsigned long long)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[187] &&
+        cudart_c_report("cuMemPoolExportToShareableHandle", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -39440,6 +40008,9 @@ static PyObject *cudart_checked_cuMemPoolGetAccess(PyObject *self, PyObject *con
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[188] &&
+        cudart_c_report("cuMemPoolGetAccess", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -39503,6 +40074,9 @@ static PyObject *cudart_checked_cuMemPoolImportFromShareableHandle(PyObject *sel
         r = fn(a0, a1, (unsigned int)u2, (unsigned long long)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[189] &&
+        cudart_c_report("cuMemPoolImportFromShareableHandle", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -39563,6 +40137,9 @@ static PyObject *cudart_checked_cuMemPoolSetAccess(PyObject *self, PyObject *con
         r = fn(a0, a1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[190] &&
+        cudart_c_report("cuMemPoolSetAccess", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -39616,6 +40193,9 @@ static PyObject *cudart_checked_cuMemPoolTrimTo(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[191] &&
+        cudart_c_report("cuMemPoolTrimTo", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -39683,6 +40263,9 @@ static PyObject *cudart_checked_cuMemPrefetchAsync(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0, (unsigned long)u1, (int)i2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[192] &&
+        cudart_c_report("cuMemPrefetchAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -39729,6 +40312,9 @@ static PyObject *cudart_checked_cuMemRelease(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[193] &&
+        cudart_c_report("cuMemRelease", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -39796,6 +40382,9 @@ static PyObject *cudart_checked_cuMemSetAccess(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, (unsigned long)u1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[194] &&
+        cudart_c_report("cuMemSetAccess", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -39849,6 +40438,9 @@ static PyObject *cudart_checked_cuMemUnmap(PyObject *self, PyObject *const *args
         r = fn((unsigned long long)u0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[195] &&
+        cudart_c_report("cuMemUnmap", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -39909,6 +40501,9 @@ static PyObject *cudart_checked_cuMemcpy(PyObject *self, PyObject *const *args, 
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[196] &&
+        cudart_c_report("cuMemcpy", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -39955,6 +40550,9 @@ static PyObject *cudart_checked_cuMemcpy2D(PyObject *self, PyObject *const *args
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[197] &&
+        cudart_c_report("cuMemcpy2D", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -40008,6 +40606,9 @@ static PyObject *cudart_checked_cuMemcpy2DAsync(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[198] &&
+        cudart_c_report("cuMemcpy2DAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -40061,6 +40662,9 @@ static PyObject *cudart_checked_cuMemcpy2DAsync_v2(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[199] &&
+        cudart_c_report("cuMemcpy2DAsync_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -40107,6 +40711,9 @@ static PyObject *cudart_checked_cuMemcpy2DUnaligned(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[200] &&
+        cudart_c_report("cuMemcpy2DUnaligned", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -40153,6 +40760,9 @@ static PyObject *cudart_checked_cuMemcpy2DUnaligned_v2(PyObject *self, PyObject 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[201] &&
+        cudart_c_report("cuMemcpy2DUnaligned_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -40199,6 +40809,9 @@ static PyObject *cudart_checked_cuMemcpy2D_v2(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[202] &&
+        cudart_c_report("cuMemcpy2D_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -40245,6 +40858,9 @@ static PyObject *cudart_checked_cuMemcpy3D(PyObject *self, PyObject *const *args
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[203] &&
+        cudart_c_report("cuMemcpy3D", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -40298,6 +40914,9 @@ static PyObject *cudart_checked_cuMemcpy3DAsync(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[204] &&
+        cudart_c_report("cuMemcpy3DAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -40351,6 +40970,9 @@ static PyObject *cudart_checked_cuMemcpy3DAsync_v2(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[205] &&
+        cudart_c_report("cuMemcpy3DAsync_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -40397,6 +41019,9 @@ static PyObject *cudart_checked_cuMemcpy3DPeer(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[206] &&
+        cudart_c_report("cuMemcpy3DPeer", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -40450,6 +41075,9 @@ static PyObject *cudart_checked_cuMemcpy3DPeerAsync(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[207] &&
+        cudart_c_report("cuMemcpy3DPeerAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -40496,6 +41124,9 @@ static PyObject *cudart_checked_cuMemcpy3D_v2(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[208] &&
+        cudart_c_report("cuMemcpy3D_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -40563,6 +41194,9 @@ static PyObject *cudart_checked_cuMemcpyAsync(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[209] &&
+        cudart_c_report("cuMemcpyAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -40637,6 +41271,9 @@ static PyObject *cudart_checked_cuMemcpyAtoA(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[210] &&
+        cudart_c_report("cuMemcpyAtoA", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -40711,6 +41348,9 @@ static PyObject *cudart_checked_cuMemcpyAtoA_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[211] &&
+        cudart_c_report("cuMemcpyAtoA_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -40778,6 +41418,9 @@ static PyObject *cudart_checked_cuMemcpyAtoD(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[212] &&
+        cudart_c_report("cuMemcpyAtoD", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -40845,6 +41488,9 @@ static PyObject *cudart_checked_cuMemcpyAtoD_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[213] &&
+        cudart_c_report("cuMemcpyAtoD_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -40912,6 +41558,9 @@ static PyObject *cudart_checked_cuMemcpyAtoH(PyObject *self, PyObject *const *ar
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[214] &&
+        cudart_c_report("cuMemcpyAtoH", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -40986,6 +41635,9 @@ static PyObject *cudart_checked_cuMemcpyAtoHAsync(PyObject *self, PyObject *cons
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[215] &&
+        cudart_c_report("cuMemcpyAtoHAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -41060,6 +41712,9 @@ static PyObject *cudart_checked_cuMemcpyAtoHAsync_v2(PyObject *self, PyObject *c
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[216] &&
+        cudart_c_report("cuMemcpyAtoHAsync_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -41127,6 +41782,9 @@ static PyObject *cudart_checked_cuMemcpyAtoH_v2(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[217] &&
+        cudart_c_report("cuMemcpyAtoH_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -41194,6 +41852,9 @@ static PyObject *cudart_checked_cuMemcpyDtoA(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[218] &&
+        cudart_c_report("cuMemcpyDtoA", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -41261,6 +41922,9 @@ static PyObject *cudart_checked_cuMemcpyDtoA_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[219] &&
+        cudart_c_report("cuMemcpyDtoA_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -41321,6 +41985,9 @@ static PyObject *cudart_checked_cuMemcpyDtoD(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[220] &&
+        cudart_c_report("cuMemcpyDtoD", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -41388,6 +42055,9 @@ static PyObject *cudart_checked_cuMemcpyDtoDAsync(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[221] &&
+        cudart_c_report("cuMemcpyDtoDAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -41455,6 +42125,9 @@ static PyObject *cudart_checked_cuMemcpyDtoDAsync_v2(PyObject *self, PyObject *c
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[222] &&
+        cudart_c_report("cuMemcpyDtoDAsync_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -41515,6 +42188,9 @@ static PyObject *cudart_checked_cuMemcpyDtoD_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[223] &&
+        cudart_c_report("cuMemcpyDtoD_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -41575,6 +42251,9 @@ static PyObject *cudart_checked_cuMemcpyDtoH(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[224] &&
+        cudart_c_report("cuMemcpyDtoH", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -41642,6 +42321,9 @@ static PyObject *cudart_checked_cuMemcpyDtoHAsync(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[225] &&
+        cudart_c_report("cuMemcpyDtoHAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -41709,6 +42391,9 @@ static PyObject *cudart_checked_cuMemcpyDtoHAsync_v2(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[226] &&
+        cudart_c_report("cuMemcpyDtoHAsync_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -41769,6 +42454,9 @@ static PyObject *cudart_checked_cuMemcpyDtoH_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[227] &&
+        cudart_c_report("cuMemcpyDtoH_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -41836,6 +42524,9 @@ static PyObject *cudart_checked_cuMemcpyHtoA(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[228] &&
+        cudart_c_report("cuMemcpyHtoA", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -41910,6 +42601,9 @@ static PyObject *cudart_checked_cuMemcpyHtoAAsync(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[229] &&
+        cudart_c_report("cuMemcpyHtoAAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -41984,6 +42678,9 @@ static PyObject *cudart_checked_cuMemcpyHtoAAsync_v2(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[230] &&
+        cudart_c_report("cuMemcpyHtoAAsync_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -42051,6 +42748,9 @@ static PyObject *cudart_checked_cuMemcpyHtoA_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[231] &&
+        cudart_c_report("cuMemcpyHtoA_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -42111,6 +42811,9 @@ static PyObject *cudart_checked_cuMemcpyHtoD(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, a1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[232] &&
+        cudart_c_report("cuMemcpyHtoD", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -42178,6 +42881,9 @@ static PyObject *cudart_checked_cuMemcpyHtoDAsync(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[233] &&
+        cudart_c_report("cuMemcpyHtoDAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -42245,6 +42951,9 @@ static PyObject *cudart_checked_cuMemcpyHtoDAsync_v2(PyObject *self, PyObject *c
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[234] &&
+        cudart_c_report("cuMemcpyHtoDAsync_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -42305,6 +43014,9 @@ static PyObject *cudart_checked_cuMemcpyHtoD_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, a1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[235] &&
+        cudart_c_report("cuMemcpyHtoD_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -42379,6 +43091,9 @@ static PyObject *cudart_checked_cuMemcpyPeer(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, a1, (unsigned long long)u2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[236] &&
+        cudart_c_report("cuMemcpyPeer", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -42460,6 +43175,9 @@ static PyObject *cudart_checked_cuMemcpyPeerAsync(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, a1, (unsigned long long)u2, a3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[237] &&
+        cudart_c_report("cuMemcpyPeerAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -42520,6 +43238,9 @@ static PyObject *cudart_checked_cuMemsetD16(PyObject *self, PyObject *const *arg
         r = fn((unsigned long long)u0, (unsigned short)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[238] &&
+        cudart_c_report("cuMemsetD16", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -42587,6 +43308,9 @@ static PyObject *cudart_checked_cuMemsetD16Async(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned short)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[239] &&
+        cudart_c_report("cuMemsetD16Async", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -42647,6 +43371,9 @@ static PyObject *cudart_checked_cuMemsetD16_v2(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, (unsigned short)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[240] &&
+        cudart_c_report("cuMemsetD16_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -42721,6 +43448,9 @@ static PyObject *cudart_checked_cuMemsetD2D16(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned short)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[241] &&
+        cudart_c_report("cuMemsetD2D16", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -42802,6 +43532,9 @@ static PyObject *cudart_checked_cuMemsetD2D16Async(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned short)u2, (unsigned long)u3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[242] &&
+        cudart_c_report("cuMemsetD2D16Async", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -42876,6 +43609,9 @@ static PyObject *cudart_checked_cuMemsetD2D16_v2(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned short)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[243] &&
+        cudart_c_report("cuMemsetD2D16_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -42950,6 +43686,9 @@ static PyObject *cudart_checked_cuMemsetD2D32(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned int)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[244] &&
+        cudart_c_report("cuMemsetD2D32", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -43031,6 +43770,9 @@ static PyObject *cudart_checked_cuMemsetD2D32Async(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned int)u2, (unsigned long)u3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[245] &&
+        cudart_c_report("cuMemsetD2D32Async", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -43105,6 +43847,9 @@ static PyObject *cudart_checked_cuMemsetD2D32_v2(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned int)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[246] &&
+        cudart_c_report("cuMemsetD2D32_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -43179,6 +43924,9 @@ static PyObject *cudart_checked_cuMemsetD2D8(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned char)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[247] &&
+        cudart_c_report("cuMemsetD2D8", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -43260,6 +44008,9 @@ static PyObject *cudart_checked_cuMemsetD2D8Async(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned char)u2, (unsigned long)u3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[248] &&
+        cudart_c_report("cuMemsetD2D8Async", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -43334,6 +44085,9 @@ static PyObject *cudart_checked_cuMemsetD2D8_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned char)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[249] &&
+        cudart_c_report("cuMemsetD2D8_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -43394,6 +44148,9 @@ static PyObject *cudart_checked_cuMemsetD32(PyObject *self, PyObject *const *arg
         r = fn((unsigned long long)u0, (unsigned int)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[250] &&
+        cudart_c_report("cuMemsetD32", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -43461,6 +44218,9 @@ static PyObject *cudart_checked_cuMemsetD32Async(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned int)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[251] &&
+        cudart_c_report("cuMemsetD32Async", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -43521,6 +44281,9 @@ static PyObject *cudart_checked_cuMemsetD32_v2(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, (unsigned int)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[252] &&
+        cudart_c_report("cuMemsetD32_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -43581,6 +44344,9 @@ static PyObject *cudart_checked_cuMemsetD8(PyObject *self, PyObject *const *args
         r = fn((unsigned long long)u0, (unsigned char)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[253] &&
+        cudart_c_report("cuMemsetD8", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -43648,6 +44414,9 @@ static PyObject *cudart_checked_cuMemsetD8Async(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, (unsigned char)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[254] &&
+        cudart_c_report("cuMemsetD8Async", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -43708,6 +44477,9 @@ static PyObject *cudart_checked_cuMemsetD8_v2(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned char)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[255] &&
+        cudart_c_report("cuMemsetD8_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -43764,6 +44536,9 @@ static PyObject *cudart_checked_cuMipmappedArrayCreate(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[256] &&
+        cudart_c_report("cuMipmappedArrayCreate", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -43814,6 +44589,9 @@ static PyObject *cudart_checked_cuMipmappedArrayDestroy(PyObject *self, PyObject
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[257] &&
+        cudart_c_report("cuMipmappedArrayDestroy", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -43872,6 +44650,9 @@ static PyObject *cudart_checked_cuMipmappedArrayGetLevel(PyObject *self, PyObjec
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[258] &&
+        cudart_c_report("cuMipmappedArrayGetLevel", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -43921,6 +44702,9 @@ static PyObject *cudart_checked_cuModuleGetFunctionCount(PyObject *self, PyObjec
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[259] &&
+        cudart_c_report("cuModuleGetFunctionCount", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -43963,6 +44747,9 @@ static PyObject *cudart_checked_cuModuleGetLoadingMode(PyObject *self, PyObject 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[260] &&
+        cudart_c_report("cuModuleGetLoadingMode", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -44013,6 +44800,9 @@ static PyObject *cudart_checked_cuModuleUnload(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[261] &&
+        cudart_c_report("cuModuleUnload", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -44068,6 +44858,9 @@ static PyObject *cudart_checked_cuMulticastAddDevice(PyObject *self, PyObject *c
         r = fn((unsigned long long)u0, (int)i1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[262] &&
+        cudart_c_report("cuMulticastAddDevice", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -44142,6 +44935,9 @@ static PyObject *cudart_checked_cuMulticastBindAddr(PyObject *self, PyObject *co
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3, (unsigned long long)u4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[263] &&
+        cudart_c_report("cuMulticastBindAddr", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -44223,6 +45019,9 @@ static PyObject *cudart_checked_cuMulticastBindMem(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned long long)u5);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[264] &&
+        cudart_c_report("cuMulticastBindMem", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -44279,6 +45078,9 @@ static PyObject *cudart_checked_cuMulticastGetGranularity(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[265] &&
+        cudart_c_report("cuMulticastGetGranularity", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -44346,6 +45148,9 @@ static PyObject *cudart_checked_cuMulticastUnbind(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, (int)i1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[266] &&
+        cudart_c_report("cuMulticastUnbind", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -44409,6 +45214,9 @@ static PyObject *cudart_checked_cuOccupancyAvailableDynamicSMemPerBlock(PyObject
         r = fn(a0, a1, (int)i2, (int)i3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[267] &&
+        cudart_c_report("cuOccupancyAvailableDynamicSMemPerBlock", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -44472,6 +45280,9 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessor(PyOb
         r = fn(a0, a1, (int)i2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[268] &&
+        cudart_c_report("cuOccupancyMaxActiveBlocksPerMultiprocessor", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -44542,6 +45353,9 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessorWithF
         r = fn(a0, a1, (int)i2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[269] &&
+        cudart_c_report("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -44598,6 +45412,9 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveClusters(PyObject *self, PyO
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[270] &&
+        cudart_c_report("cuOccupancyMaxActiveClusters", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -44654,6 +45471,9 @@ static PyObject *cudart_checked_cuOccupancyMaxPotentialClusterSize(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[271] &&
+        cudart_c_report("cuOccupancyMaxPotentialClusterSize", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -44721,6 +45541,9 @@ static PyObject *cudart_checked_cuPointerGetAttributes(PyObject *self, PyObject 
         r = fn((unsigned int)u0, a1, a2, (unsigned long long)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[272] &&
+        cudart_c_report("cuPointerGetAttributes", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -44788,6 +45611,9 @@ static PyObject *cudart_checked_cuSignalExternalSemaphoresAsync(PyObject *self, 
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[273] &&
+        cudart_c_report("cuSignalExternalSemaphoresAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -44855,6 +45681,9 @@ static PyObject *cudart_checked_cuStreamAttachMemAsync(PyObject *self, PyObject 
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[274] &&
+        cudart_c_report("cuStreamAttachMemAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -44922,6 +45751,9 @@ static PyObject *cudart_checked_cuStreamBatchMemOp(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, a2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[275] &&
+        cudart_c_report("cuStreamBatchMemOp", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -44989,6 +45821,9 @@ static PyObject *cudart_checked_cuStreamBatchMemOp_v2(PyObject *self, PyObject *
         r = fn(a0, (unsigned int)u1, a2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[276] &&
+        cudart_c_report("cuStreamBatchMemOp_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -45042,6 +45877,9 @@ static PyObject *cudart_checked_cuStreamBeginCapture(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[277] &&
+        cudart_c_report("cuStreamBeginCapture", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -45123,6 +45961,9 @@ static PyObject *cudart_checked_cuStreamBeginCaptureToGraph(PyObject *self, PyOb
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[278] &&
+        cudart_c_report("cuStreamBeginCaptureToGraph", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -45176,6 +46017,9 @@ static PyObject *cudart_checked_cuStreamBeginCapture_v2(PyObject *self, PyObject
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[279] &&
+        cudart_c_report("cuStreamBeginCapture_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -45229,6 +46073,9 @@ static PyObject *cudart_checked_cuStreamCopyAttributes(PyObject *self, PyObject 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[280] &&
+        cudart_c_report("cuStreamCopyAttributes", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -45278,6 +46125,9 @@ static PyObject *cudart_checked_cuStreamCreate(PyObject *self, PyObject *const *
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[281] &&
+        cudart_c_report("cuStreamCreate", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -45334,6 +46184,9 @@ static PyObject *cudart_checked_cuStreamCreateWithPriority(PyObject *self, PyObj
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[282] &&
+        cudart_c_report("cuStreamCreateWithPriority", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -45384,6 +46237,9 @@ static PyObject *cudart_checked_cuStreamDestroy(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[283] &&
+        cudart_c_report("cuStreamDestroy", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -45436,6 +46292,9 @@ static PyObject *cudart_checked_cuStreamDestroy_v2(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[284] &&
+        cudart_c_report("cuStreamDestroy_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -45487,6 +46346,9 @@ static PyObject *cudart_checked_cuStreamEndCapture(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[285] &&
+        cudart_c_report("cuStreamEndCapture", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -45536,6 +46398,9 @@ static PyObject *cudart_checked_cuStreamGetCtx(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[286] &&
+        cudart_c_report("cuStreamGetCtx", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -45588,6 +46453,9 @@ static PyObject *cudart_checked_cuStreamGetCtx_v2(PyObject *self, PyObject *cons
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[287] &&
+        cudart_c_report("cuStreamGetCtx_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -45643,6 +46511,9 @@ static PyObject *cudart_checked_cuStreamGetFlags(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[288] &&
+        cudart_c_report("cuStreamGetFlags", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -45692,6 +46563,9 @@ static PyObject *cudart_checked_cuStreamGetGreenCtx(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[289] &&
+        cudart_c_report("cuStreamGetGreenCtx", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -45741,6 +46615,9 @@ static PyObject *cudart_checked_cuStreamGetId(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[290] &&
+        cudart_c_report("cuStreamGetId", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -45790,6 +46667,9 @@ static PyObject *cudart_checked_cuStreamGetPriority(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[291] &&
+        cudart_c_report("cuStreamGetPriority", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -45839,6 +46719,9 @@ static PyObject *cudart_checked_cuStreamIsCapturing(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[292] &&
+        cudart_c_report("cuStreamIsCapturing", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -45885,6 +46768,9 @@ static PyObject *cudart_checked_cuStreamQuery(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[293] &&
+        cudart_c_report("cuStreamQuery", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -45931,6 +46817,9 @@ static PyObject *cudart_checked_cuStreamSynchronize(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[294] &&
+        cudart_c_report("cuStreamSynchronize", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -45998,6 +46887,9 @@ static PyObject *cudart_checked_cuStreamUpdateCaptureDependencies(PyObject *self
         r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[295] &&
+        cudart_c_report("cuStreamUpdateCaptureDependencies", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -46072,6 +46964,9 @@ static PyObject *cudart_checked_cuStreamUpdateCaptureDependencies_v2(PyObject *s
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[296] &&
+        cudart_c_report("cuStreamUpdateCaptureDependencies_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -46132,6 +47027,9 @@ static PyObject *cudart_checked_cuStreamWaitEvent(PyObject *self, PyObject *cons
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[297] &&
+        cudart_c_report("cuStreamWaitEvent", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -46199,6 +47097,9 @@ static PyObject *cudart_checked_cuStreamWaitValue32(PyObject *self, PyObject *co
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[298] &&
+        cudart_c_report("cuStreamWaitValue32", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -46266,6 +47167,9 @@ static PyObject *cudart_checked_cuStreamWaitValue32_v2(PyObject *self, PyObject 
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[299] &&
+        cudart_c_report("cuStreamWaitValue32_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -46333,6 +47237,9 @@ static PyObject *cudart_checked_cuStreamWaitValue64(PyObject *self, PyObject *co
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[300] &&
+        cudart_c_report("cuStreamWaitValue64", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -46400,6 +47307,9 @@ static PyObject *cudart_checked_cuStreamWaitValue64_v2(PyObject *self, PyObject 
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[301] &&
+        cudart_c_report("cuStreamWaitValue64_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -46467,6 +47377,9 @@ static PyObject *cudart_checked_cuStreamWriteValue32(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[302] &&
+        cudart_c_report("cuStreamWriteValue32", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -46534,6 +47447,9 @@ static PyObject *cudart_checked_cuStreamWriteValue32_v2(PyObject *self, PyObject
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[303] &&
+        cudart_c_report("cuStreamWriteValue32_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -46601,6 +47517,9 @@ static PyObject *cudart_checked_cuStreamWriteValue64(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[304] &&
+        cudart_c_report("cuStreamWriteValue64", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -46668,6 +47587,9 @@ static PyObject *cudart_checked_cuStreamWriteValue64_v2(PyObject *self, PyObject
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[305] &&
+        cudart_c_report("cuStreamWriteValue64_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -46714,6 +47636,9 @@ static PyObject *cudart_checked_cuSurfObjectDestroy(PyObject *self, PyObject *co
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[306] &&
+        cudart_c_report("cuSurfObjectDestroy", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -46767,6 +47692,9 @@ static PyObject *cudart_checked_cuTensorMapReplaceAddress(PyObject *self, PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[307] &&
+        cudart_c_report("cuTensorMapReplaceAddress", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -46813,6 +47741,9 @@ static PyObject *cudart_checked_cuTexObjectDestroy(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[308] &&
+        cudart_c_report("cuTexObjectDestroy", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -46866,6 +47797,9 @@ static PyObject *cudart_checked_cuUserObjectRelease(PyObject *self, PyObject *co
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[309] &&
+        cudart_c_report("cuUserObjectRelease", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -46919,6 +47853,9 @@ static PyObject *cudart_checked_cuUserObjectRetain(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[310] &&
+        cudart_c_report("cuUserObjectRetain", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -46986,6 +47923,9 @@ static PyObject *cudart_checked_cuWaitExternalSemaphoresAsync(PyObject *self, Py
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[311] &&
+        cudart_c_report("cuWaitExternalSemaphoresAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -48008,7 +48948,13 @@ static PyObject *cudart_checked_install(PyObject *self, PyObject *const *args, P
             PyErr_SetString(PyExc_LookupError, "the checked module has no __name__");
         return NULL;
     }
-    PyObject *out = PyDict_New();
+    /* The calls after which a host callback's failure is reported: name -> per stream. */
+    PyObject *reporting = PyObject_GetAttrString(args[1], "_REPORTS_CALLBACK_FAILURES");
+    if (reporting && !PyDict_Check(reporting)) {
+        PyErr_SetString(PyExc_TypeError, "_REPORTS_CALLBACK_FAILURES is not a dict");
+        Py_CLEAR(reporting);
+    }
+    PyObject *out = reporting ? PyDict_New() : NULL;
     for (Py_ssize_t i = 0; out && cudart_checked_defs[i].ml_name; i++) {
         PyMethodDef *def = &cudart_checked_defs[i];
         PyObject *ref = PyDict_GetItemString(reference, def->ml_name);
@@ -48020,6 +48966,7 @@ static PyObject *cudart_checked_install(PyObject *self, PyObject *const *args, P
             break;
         }
         def->ml_doc = doc;
+        cudart_checked_reports[i] = PyDict_GetItemString(reporting, def->ml_name) != NULL;
         Py_INCREF(ref);
         CUDART_SETREF(*cudart_checked_references[i], ref);
         PyObject *fn = PyCFunction_NewEx(def, self, module_name);
@@ -48027,6 +48974,7 @@ static PyObject *cudart_checked_install(PyObject *self, PyObject *const *args, P
             Py_CLEAR(out);
         Py_XDECREF(fn);
     }
+    Py_XDECREF(reporting);
     return out;
 }
 

@@ -33163,6 +33163,10 @@ static int cudart_member_CUtensorMapAllocClass_enum(long long v)
     }
 }
 
+/* Whether a compiled checked function reports host callbacks' failures after its call
+ * (cudart._checked's _REPORTS_CALLBACK_FAILURES, read by checked()). */
+static char cudart_checked_reports[360];
+
 static PyObject *cudart_reference_cuArray3DCreate;
 
 static PyObject *cudart_checked_cuArray3DCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
@@ -33203,6 +33207,9 @@ static PyObject *cudart_checked_cuArray3DCreate(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[0] &&
+        cudart_c_report("cuArray3DCreate", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -33252,6 +33259,9 @@ static PyObject *cudart_checked_cuArray3DCreate_v2(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[1] &&
+        cudart_c_report("cuArray3DCreate_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -33301,6 +33311,9 @@ static PyObject *cudart_checked_cuArrayCreate(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[2] &&
+        cudart_c_report("cuArrayCreate", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -33350,6 +33363,9 @@ static PyObject *cudart_checked_cuArrayCreate_v2(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[3] &&
+        cudart_c_report("cuArrayCreate_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -33400,6 +33416,9 @@ static PyObject *cudart_checked_cuArrayDestroy(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[4] &&
+        cudart_c_report("cuArrayDestroy", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -33458,6 +33477,9 @@ static PyObject *cudart_checked_cuArrayGetPlane(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[5] &&
+        cudart_c_report("cuArrayGetPlane", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -33504,6 +33526,9 @@ static PyObject *cudart_checked_cuCheckpointOperationComplete(PyObject *self, Py
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[6] &&
+        cudart_c_report("cuCheckpointOperationComplete", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -33557,6 +33582,9 @@ static PyObject *cudart_checked_cuCheckpointProcessCheckpoint(PyObject *self, Py
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[7] &&
+        cudart_c_report("cuCheckpointProcessCheckpoint", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -33606,6 +33634,9 @@ static PyObject *cudart_checked_cuCheckpointProcessGetRestoreThreadId(PyObject *
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[8] &&
+        cudart_c_report("cuCheckpointProcessGetRestoreThreadId", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -33655,6 +33686,9 @@ static PyObject *cudart_checked_cuCheckpointProcessGetState(PyObject *self, PyOb
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[9] &&
+        cudart_c_report("cuCheckpointProcessGetState", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -33708,6 +33742,9 @@ static PyObject *cudart_checked_cuCheckpointProcessLock(PyObject *self, PyObject
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[10] &&
+        cudart_c_report("cuCheckpointProcessLock", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -33761,6 +33798,9 @@ static PyObject *cudart_checked_cuCheckpointProcessRestore(PyObject *self, PyObj
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[11] &&
+        cudart_c_report("cuCheckpointProcessRestore", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -33814,6 +33854,9 @@ static PyObject *cudart_checked_cuCheckpointProcessUnlock(PyObject *self, PyObje
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[12] &&
+        cudart_c_report("cuCheckpointProcessUnlock", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -33860,6 +33903,9 @@ static PyObject *cudart_checked_cuCoredumpDeregisterCompleteCallback(PyObject *s
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[13] &&
+        cudart_c_report("cuCoredumpDeregisterCompleteCallback", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -33906,6 +33952,9 @@ static PyObject *cudart_checked_cuCoredumpDeregisterStartCallback(PyObject *self
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[14] &&
+        cudart_c_report("cuCoredumpDeregisterStartCallback", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -33966,6 +34015,9 @@ static PyObject *cudart_checked_cuCoredumpGetAttribute(PyObject *self, PyObject 
         r = fn((unsigned int)u0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[15] &&
+        cudart_c_report("cuCoredumpGetAttribute", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -34026,6 +34078,9 @@ static PyObject *cudart_checked_cuCoredumpGetAttributeGlobal(PyObject *self, PyO
         r = fn((unsigned int)u0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[16] &&
+        cudart_c_report("cuCoredumpGetAttributeGlobal", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -34086,6 +34141,9 @@ static PyObject *cudart_checked_cuCoredumpSetAttribute(PyObject *self, PyObject 
         r = fn((unsigned int)u0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[17] &&
+        cudart_c_report("cuCoredumpSetAttribute", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -34146,6 +34204,9 @@ static PyObject *cudart_checked_cuCoredumpSetAttributeGlobal(PyObject *self, PyO
         r = fn((unsigned int)u0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[18] &&
+        cudart_c_report("cuCoredumpSetAttributeGlobal", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -34209,6 +34270,9 @@ static PyObject *cudart_checked_cuCtxCreate(PyObject *self, PyObject *const *arg
         r = fn(a0, a1, (unsigned int)u2, (int)i3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[19] &&
+        cudart_c_report("cuCtxCreate", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -34272,6 +34336,9 @@ static PyObject *cudart_checked_cuCtxCreate_v4(PyObject *self, PyObject *const *
         r = fn(a0, a1, (unsigned int)u2, (int)i3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[20] &&
+        cudart_c_report("cuCtxCreate_v4", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -34322,6 +34389,9 @@ static PyObject *cudart_checked_cuCtxDestroy(PyObject *self, PyObject *const *ar
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[21] &&
+        cudart_c_report("cuCtxDestroy", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -34374,6 +34444,9 @@ static PyObject *cudart_checked_cuCtxDestroy_v2(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[22] &&
+        cudart_c_report("cuCtxDestroy_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -34422,6 +34495,9 @@ static PyObject *cudart_checked_cuCtxDisablePeerAccess(PyObject *self, PyObject 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[23] &&
+        cudart_c_report("cuCtxDisablePeerAccess", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -34475,6 +34551,9 @@ static PyObject *cudart_checked_cuCtxEnablePeerAccess(PyObject *self, PyObject *
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[24] &&
+        cudart_c_report("cuCtxEnablePeerAccess", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -34524,6 +34603,9 @@ static PyObject *cudart_checked_cuCtxFromGreenCtx(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[25] &&
+        cudart_c_report("cuCtxFromGreenCtx", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -34573,6 +34655,9 @@ static PyObject *cudart_checked_cuCtxGetApiVersion(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[26] &&
+        cudart_c_report("cuCtxGetApiVersion", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -34615,6 +34700,9 @@ static PyObject *cudart_checked_cuCtxGetCacheConfig(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[27] &&
+        cudart_c_report("cuCtxGetCacheConfig", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -34655,6 +34743,9 @@ static PyObject *cudart_checked_cuCtxGetCurrent(PyObject *self, PyObject *const 
         CUDART_FN_T(cuCtxGetCurrent, cudart_abi_cuCtxGetCurrent) fn = (CUDART_FN_T(cuCtxGetCurrent, cudart_abi_cuCtxGetCurrent))slot;
         r = fn(a0);  /* with the GIL held: generator/gil.py */
     }
+    if (cudart_checked_reports[28] &&
+        cudart_c_report("cuCtxGetCurrent", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -34697,6 +34788,9 @@ static PyObject *cudart_checked_cuCtxGetFlags(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[29] &&
+        cudart_c_report("cuCtxGetFlags", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -34746,6 +34840,9 @@ static PyObject *cudart_checked_cuCtxGetId(PyObject *self, PyObject *const *args
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[30] &&
+        cudart_c_report("cuCtxGetId", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -34795,6 +34892,9 @@ static PyObject *cudart_checked_cuCtxGetLimit(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[31] &&
+        cudart_c_report("cuCtxGetLimit", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -34840,6 +34940,9 @@ static PyObject *cudart_checked_cuCtxGetStreamPriorityRange(PyObject *self, PyOb
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[32] &&
+        cudart_c_report("cuCtxGetStreamPriorityRange", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -34888,6 +34991,9 @@ static PyObject *cudart_checked_cuCtxPopCurrent(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[33] &&
+        cudart_c_report("cuCtxPopCurrent", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -34930,6 +35036,9 @@ static PyObject *cudart_checked_cuCtxPopCurrent_v2(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[34] &&
+        cudart_c_report("cuCtxPopCurrent_v2", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -34976,6 +35085,9 @@ static PyObject *cudart_checked_cuCtxPushCurrent(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[35] &&
+        cudart_c_report("cuCtxPushCurrent", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -35022,6 +35134,9 @@ static PyObject *cudart_checked_cuCtxPushCurrent_v2(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[36] &&
+        cudart_c_report("cuCtxPushCurrent_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -35075,6 +35190,9 @@ static PyObject *cudart_checked_cuCtxRecordEvent(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[37] &&
+        cudart_c_report("cuCtxRecordEvent", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -35114,6 +35232,9 @@ static PyObject *cudart_checked_cuCtxResetPersistingL2Cache(PyObject *self, PyOb
         r = fn();
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[38] &&
+        cudart_c_report("cuCtxResetPersistingL2Cache", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -35160,6 +35281,9 @@ static PyObject *cudart_checked_cuCtxSetCacheConfig(PyObject *self, PyObject *co
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[39] &&
+        cudart_c_report("cuCtxSetCacheConfig", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -35206,6 +35330,9 @@ static PyObject *cudart_checked_cuCtxSetCurrent(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[40] &&
+        cudart_c_report("cuCtxSetCurrent", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -35252,6 +35379,9 @@ static PyObject *cudart_checked_cuCtxSetFlags(PyObject *self, PyObject *const *a
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[41] &&
+        cudart_c_report("cuCtxSetFlags", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -35305,6 +35435,9 @@ static PyObject *cudart_checked_cuCtxSetLimit(PyObject *self, PyObject *const *a
         r = fn((unsigned int)u0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[42] &&
+        cudart_c_report("cuCtxSetLimit", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -35344,6 +35477,9 @@ static PyObject *cudart_checked_cuCtxSynchronize(PyObject *self, PyObject *const
         r = fn();
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[43] &&
+        cudart_c_report("cuCtxSynchronize", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -35390,6 +35526,9 @@ static PyObject *cudart_checked_cuCtxSynchronize_v2(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[44] &&
+        cudart_c_report("cuCtxSynchronize_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -35443,6 +35582,9 @@ static PyObject *cudart_checked_cuCtxWaitEvent(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[45] &&
+        cudart_c_report("cuCtxWaitEvent", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -35493,6 +35635,9 @@ static PyObject *cudart_checked_cuDestroyExternalMemory(PyObject *self, PyObject
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[46] &&
+        cudart_c_report("cuDestroyExternalMemory", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -35545,6 +35690,9 @@ static PyObject *cudart_checked_cuDestroyExternalSemaphore(PyObject *self, PyObj
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[47] &&
+        cudart_c_report("cuDestroyExternalSemaphore", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -35603,6 +35751,9 @@ static PyObject *cudart_checked_cuDevResourceGenerateDesc(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[48] &&
+        cudart_c_report("cuDevResourceGenerateDesc", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -35659,6 +35810,9 @@ static PyObject *cudart_checked_cuDeviceCanAccessPeer(PyObject *self, PyObject *
         r = fn(a0, (int)i1, (int)i2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[49] &&
+        cudart_c_report("cuDeviceCanAccessPeer", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -35715,6 +35869,9 @@ static PyObject *cudart_checked_cuDeviceGetAttribute(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[50] &&
+        cudart_c_report("cuDeviceGetAttribute", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -35764,6 +35921,9 @@ static PyObject *cudart_checked_cuDeviceGetCliqueCount(PyObject *self, PyObject 
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[51] &&
+        cudart_c_report("cuDeviceGetCliqueCount", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -35806,6 +35966,9 @@ static PyObject *cudart_checked_cuDeviceGetCount(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[52] &&
+        cudart_c_report("cuDeviceGetCount", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -35855,6 +36018,9 @@ static PyObject *cudart_checked_cuDeviceGetDefaultMemPool(PyObject *self, PyObje
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[53] &&
+        cudart_c_report("cuDeviceGetDefaultMemPool", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -35911,6 +36077,9 @@ static PyObject *cudart_checked_cuDeviceGetExecAffinitySupport(PyObject *self, P
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[54] &&
+        cudart_c_report("cuDeviceGetExecAffinitySupport", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -35960,6 +36129,9 @@ static PyObject *cudart_checked_cuDeviceGetMemPool(PyObject *self, PyObject *con
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[55] &&
+        cudart_c_report("cuDeviceGetMemPool", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -36020,6 +36192,9 @@ static PyObject *cudart_checked_cuDeviceGetNvSciSyncAttributes(PyObject *self, P
         r = fn(a0, (int)i1, (int)i2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[56] &&
+        cudart_c_report("cuDeviceGetNvSciSyncAttributes", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -36083,6 +36258,9 @@ static PyObject *cudart_checked_cuDeviceGetP2PAttribute(PyObject *self, PyObject
         r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[57] &&
+        cudart_c_report("cuDeviceGetP2PAttribute", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -36146,6 +36324,9 @@ static PyObject *cudart_checked_cuDeviceGetTexture1DLinearMaxWidth(PyObject *sel
         r = fn(a0, (unsigned int)u1, (unsigned int)u2, (int)i3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[58] &&
+        cudart_c_report("cuDeviceGetTexture1DLinearMaxWidth", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -36192,6 +36373,9 @@ static PyObject *cudart_checked_cuDeviceGraphMemTrim(PyObject *self, PyObject *c
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[59] &&
+        cudart_c_report("cuDeviceGraphMemTrim", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -36244,6 +36428,9 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxGetState(PyObject *self, PyObj
         r = fn((int)i0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[60] &&
+        cudart_c_report("cuDevicePrimaryCtxGetState", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -36296,6 +36483,9 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRelease(PyObject *self, PyObje
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[61] &&
+        cudart_c_report("cuDevicePrimaryCtxRelease", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -36342,6 +36532,9 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRelease_v2(PyObject *self, PyO
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[62] &&
+        cudart_c_report("cuDevicePrimaryCtxRelease_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -36388,6 +36581,9 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxReset(PyObject *self, PyObject
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[63] &&
+        cudart_c_report("cuDevicePrimaryCtxReset", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -36434,6 +36630,9 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxReset_v2(PyObject *self, PyObj
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[64] &&
+        cudart_c_report("cuDevicePrimaryCtxReset_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -36483,6 +36682,9 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRetain(PyObject *self, PyObjec
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[65] &&
+        cudart_c_report("cuDevicePrimaryCtxRetain", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -36536,6 +36738,9 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxSetFlags(PyObject *self, PyObj
         r = fn((int)i0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[66] &&
+        cudart_c_report("cuDevicePrimaryCtxSetFlags", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -36589,6 +36794,9 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxSetFlags_v2(PyObject *self, Py
         r = fn((int)i0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[67] &&
+        cudart_c_report("cuDevicePrimaryCtxSetFlags_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -36642,6 +36850,9 @@ static PyObject *cudart_checked_cuDeviceSetMemPool(PyObject *self, PyObject *con
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[68] &&
+        cudart_c_report("cuDeviceSetMemPool", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -36691,6 +36902,9 @@ static PyObject *cudart_checked_cuDeviceTotalMem(PyObject *self, PyObject *const
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[69] &&
+        cudart_c_report("cuDeviceTotalMem", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -36740,6 +36954,9 @@ static PyObject *cudart_checked_cuDeviceTotalMem_v2(PyObject *self, PyObject *co
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[70] &&
+        cudart_c_report("cuDeviceTotalMem_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -36797,6 +37014,9 @@ static PyObject *cudart_checked_cuDeviceUnregisterAsyncNotification(PyObject *se
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[71] &&
+        cudart_c_report("cuDeviceUnregisterAsyncNotification", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed1 && cudart_c_helper(cudart_unclaim, x1, NULL, NULL) < 0)
             return NULL;
@@ -36839,6 +37059,9 @@ static PyObject *cudart_checked_cuDriverGetVersion(PyObject *self, PyObject *con
         CUDART_FN_T(cuDriverGetVersion, cudart_abi_cuDriverGetVersion) fn = (CUDART_FN_T(cuDriverGetVersion, cudart_abi_cuDriverGetVersion))slot;
         r = fn(a0);  /* with the GIL held: generator/gil.py */
     }
+    if (cudart_checked_reports[72] &&
+        cudart_c_report("cuDriverGetVersion", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -36888,6 +37111,9 @@ static PyObject *cudart_checked_cuEventCreate(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[73] &&
+        cudart_c_report("cuEventCreate", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -36938,6 +37164,9 @@ static PyObject *cudart_checked_cuEventDestroy(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[74] &&
+        cudart_c_report("cuEventDestroy", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -36990,6 +37219,9 @@ static PyObject *cudart_checked_cuEventDestroy_v2(PyObject *self, PyObject *cons
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[75] &&
+        cudart_c_report("cuEventDestroy_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -37048,6 +37280,9 @@ static PyObject *cudart_checked_cuEventElapsedTime(PyObject *self, PyObject *con
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[76] &&
+        cudart_c_report("cuEventElapsedTime", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -37104,6 +37339,9 @@ static PyObject *cudart_checked_cuEventElapsedTime_v2(PyObject *self, PyObject *
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[77] &&
+        cudart_c_report("cuEventElapsedTime_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -37150,6 +37388,9 @@ static PyObject *cudart_checked_cuEventQuery(PyObject *self, PyObject *const *ar
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[78] &&
+        cudart_c_report("cuEventQuery", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -37203,6 +37444,9 @@ static PyObject *cudart_checked_cuEventRecord(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[79] &&
+        cudart_c_report("cuEventRecord", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -37263,6 +37507,9 @@ static PyObject *cudart_checked_cuEventRecordWithFlags(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[80] &&
+        cudart_c_report("cuEventRecordWithFlags", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -37309,6 +37556,9 @@ static PyObject *cudart_checked_cuEventSynchronize(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[81] &&
+        cudart_c_report("cuEventSynchronize", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -37365,6 +37615,9 @@ static PyObject *cudart_checked_cuExternalMemoryGetMappedMipmappedArray(PyObject
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[82] &&
+        cudart_c_report("cuExternalMemoryGetMappedMipmappedArray", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -37432,6 +37685,9 @@ static PyObject *cudart_checked_cuFabricCpyBatchAsync(PyObject *self, PyObject *
         r = fn((unsigned long)u0, a1, (unsigned long long)u2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[83] &&
+        cudart_c_report("cuFabricCpyBatchAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -37485,6 +37741,9 @@ static PyObject *cudart_checked_cuFlushGPUDirectRDMAWrites(PyObject *self, PyObj
         r = fn((unsigned int)u0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[84] &&
+        cudart_c_report("cuFlushGPUDirectRDMAWrites", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -37541,6 +37800,9 @@ static PyObject *cudart_checked_cuFuncGetAttribute(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[85] &&
+        cudart_c_report("cuFuncGetAttribute", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -37590,6 +37852,9 @@ static PyObject *cudart_checked_cuFuncGetModule(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[86] &&
+        cudart_c_report("cuFuncGetModule", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -37639,6 +37904,9 @@ static PyObject *cudart_checked_cuFuncGetParamCount(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[87] &&
+        cudart_c_report("cuFuncGetParamCount", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -37698,6 +37966,9 @@ static PyObject *cudart_checked_cuFuncGetParamInfo(PyObject *self, PyObject *con
         r = fn(a0, (unsigned long)u1, a2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[88] &&
+        cudart_c_report("cuFuncGetParamInfo", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -37753,6 +38024,9 @@ static PyObject *cudart_checked_cuFuncIsLoaded(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[89] &&
+        cudart_c_report("cuFuncIsLoaded", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -37799,6 +38073,9 @@ static PyObject *cudart_checked_cuFuncLoad(PyObject *self, PyObject *const *args
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[90] &&
+        cudart_c_report("cuFuncLoad", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -37859,6 +38136,9 @@ static PyObject *cudart_checked_cuFuncSetAttribute(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[91] &&
+        cudart_c_report("cuFuncSetAttribute", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -37912,6 +38192,9 @@ static PyObject *cudart_checked_cuFuncSetCacheConfig(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[92] &&
+        cudart_c_report("cuFuncSetCacheConfig", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -37961,6 +38244,9 @@ static PyObject *cudart_checked_cuGetExportTable(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[93] &&
+        cudart_c_report("cuGetExportTable", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -38031,6 +38317,9 @@ static PyObject *cudart_checked_cuGraphAddBatchMemOpNode(PyObject *self, PyObjec
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[94] &&
+        cudart_c_report("cuGraphAddBatchMemOpNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -38101,6 +38390,9 @@ static PyObject *cudart_checked_cuGraphAddChildGraphNode(PyObject *self, PyObjec
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[95] &&
+        cudart_c_report("cuGraphAddChildGraphNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -38175,6 +38467,9 @@ static PyObject *cudart_checked_cuGraphAddDependencies(PyObject *self, PyObject 
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[96] &&
+        cudart_c_report("cuGraphAddDependencies", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -38249,6 +38544,9 @@ static PyObject *cudart_checked_cuGraphAddDependencies_v2(PyObject *self, PyObje
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[97] &&
+        cudart_c_report("cuGraphAddDependencies_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -38312,6 +38610,9 @@ static PyObject *cudart_checked_cuGraphAddEmptyNode(PyObject *self, PyObject *co
         r = fn(a0, a1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[98] &&
+        cudart_c_report("cuGraphAddEmptyNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -38382,6 +38683,9 @@ static PyObject *cudart_checked_cuGraphAddEventRecordNode(PyObject *self, PyObje
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[99] &&
+        cudart_c_report("cuGraphAddEventRecordNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -38452,6 +38756,9 @@ static PyObject *cudart_checked_cuGraphAddEventWaitNode(PyObject *self, PyObject
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[100] &&
+        cudart_c_report("cuGraphAddEventWaitNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -38522,6 +38829,9 @@ static PyObject *cudart_checked_cuGraphAddExternalSemaphoresSignalNode(PyObject 
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[101] &&
+        cudart_c_report("cuGraphAddExternalSemaphoresSignalNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -38592,6 +38902,9 @@ static PyObject *cudart_checked_cuGraphAddExternalSemaphoresWaitNode(PyObject *s
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[102] &&
+        cudart_c_report("cuGraphAddExternalSemaphoresWaitNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -38662,6 +38975,9 @@ static PyObject *cudart_checked_cuGraphAddKernelNode(PyObject *self, PyObject *c
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[103] &&
+        cudart_c_report("cuGraphAddKernelNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -38732,6 +39048,9 @@ static PyObject *cudart_checked_cuGraphAddKernelNode_v2(PyObject *self, PyObject
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[104] &&
+        cudart_c_report("cuGraphAddKernelNode_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -38802,6 +39121,9 @@ static PyObject *cudart_checked_cuGraphAddMemAllocNode(PyObject *self, PyObject 
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[105] &&
+        cudart_c_report("cuGraphAddMemAllocNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -38872,6 +39194,9 @@ static PyObject *cudart_checked_cuGraphAddMemFreeNode(PyObject *self, PyObject *
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long long)u4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[106] &&
+        cudart_c_report("cuGraphAddMemFreeNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -38949,6 +39274,9 @@ static PyObject *cudart_checked_cuGraphAddMemcpyNode(PyObject *self, PyObject *c
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[107] &&
+        cudart_c_report("cuGraphAddMemcpyNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -39026,6 +39354,9 @@ static PyObject *cudart_checked_cuGraphAddMemsetNode(PyObject *self, PyObject *c
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[108] &&
+        cudart_c_report("cuGraphAddMemsetNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -39103,6 +39434,9 @@ static PyObject *cudart_checked_cuGraphAddNode(PyObject *self, PyObject *const *
         r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[109] &&
+        cudart_c_report("cuGraphAddNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -39180,6 +39514,9 @@ static PyObject *cudart_checked_cuGraphAddNode_v2(PyObject *self, PyObject *cons
         r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[110] &&
+        cudart_c_report("cuGraphAddNode_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -39257,6 +39594,9 @@ static PyObject *cudart_checked_cuGraphAddNode_v3(PyObject *self, PyObject *cons
         r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[111] &&
+        cudart_c_report("cuGraphAddNode_v3", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -39310,6 +39650,9 @@ static PyObject *cudart_checked_cuGraphBatchMemOpNodeSetParams(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[112] &&
+        cudart_c_report("cuGraphBatchMemOpNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -39359,6 +39702,9 @@ static PyObject *cudart_checked_cuGraphChildGraphNodeGetGraph(PyObject *self, Py
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[113] &&
+        cudart_c_report("cuGraphChildGraphNodeGetGraph", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -39408,6 +39754,9 @@ static PyObject *cudart_checked_cuGraphCreate(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[114] &&
+        cudart_c_report("cuGraphCreate", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -39458,6 +39807,9 @@ static PyObject *cudart_checked_cuGraphDestroy(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[115] &&
+        cudart_c_report("cuGraphDestroy", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -39512,6 +39864,9 @@ static PyObject *cudart_checked_cuGraphDestroyNode(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[116] &&
+        cudart_c_report("cuGraphDestroyNode", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -39563,6 +39918,9 @@ static PyObject *cudart_checked_cuGraphEventRecordNodeGetEvent(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[117] &&
+        cudart_c_report("cuGraphEventRecordNodeGetEvent", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -39616,6 +39974,9 @@ static PyObject *cudart_checked_cuGraphEventRecordNodeSetEvent(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[118] &&
+        cudart_c_report("cuGraphEventRecordNodeSetEvent", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -39665,6 +40026,9 @@ static PyObject *cudart_checked_cuGraphEventWaitNodeGetEvent(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[119] &&
+        cudart_c_report("cuGraphEventWaitNodeGetEvent", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -39718,6 +40082,9 @@ static PyObject *cudart_checked_cuGraphEventWaitNodeSetEvent(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[120] &&
+        cudart_c_report("cuGraphEventWaitNodeSetEvent", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -39778,6 +40145,9 @@ static PyObject *cudart_checked_cuGraphExecBatchMemOpNodeSetParams(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[121] &&
+        cudart_c_report("cuGraphExecBatchMemOpNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -39838,6 +40208,9 @@ static PyObject *cudart_checked_cuGraphExecChildGraphNodeSetParams(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[122] &&
+        cudart_c_report("cuGraphExecChildGraphNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -39888,6 +40261,9 @@ static PyObject *cudart_checked_cuGraphExecDestroy(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[123] &&
+        cudart_c_report("cuGraphExecDestroy", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -39952,6 +40328,9 @@ static PyObject *cudart_checked_cuGraphExecEventRecordNodeSetEvent(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[124] &&
+        cudart_c_report("cuGraphExecEventRecordNodeSetEvent", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -40012,6 +40391,9 @@ static PyObject *cudart_checked_cuGraphExecEventWaitNodeSetEvent(PyObject *self,
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[125] &&
+        cudart_c_report("cuGraphExecEventWaitNodeSetEvent", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -40072,6 +40454,9 @@ static PyObject *cudart_checked_cuGraphExecExternalSemaphoresSignalNodeSetParams
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[126] &&
+        cudart_c_report("cuGraphExecExternalSemaphoresSignalNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -40132,6 +40517,9 @@ static PyObject *cudart_checked_cuGraphExecExternalSemaphoresWaitNodeSetParams(P
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[127] &&
+        cudart_c_report("cuGraphExecExternalSemaphoresWaitNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -40181,6 +40569,9 @@ static PyObject *cudart_checked_cuGraphExecGetId(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[128] &&
+        cudart_c_report("cuGraphExecGetId", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -40241,6 +40632,9 @@ static PyObject *cudart_checked_cuGraphExecKernelNodeSetParams(PyObject *self, P
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[129] &&
+        cudart_c_report("cuGraphExecKernelNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -40301,6 +40695,9 @@ static PyObject *cudart_checked_cuGraphExecKernelNodeSetParams_v2(PyObject *self
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[130] &&
+        cudart_c_report("cuGraphExecKernelNodeSetParams_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -40368,6 +40765,9 @@ static PyObject *cudart_checked_cuGraphExecMemcpyNodeSetParams(PyObject *self, P
         r = fn(a0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[131] &&
+        cudart_c_report("cuGraphExecMemcpyNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -40435,6 +40835,9 @@ static PyObject *cudart_checked_cuGraphExecMemsetNodeSetParams(PyObject *self, P
         r = fn(a0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[132] &&
+        cudart_c_report("cuGraphExecMemsetNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -40495,6 +40898,9 @@ static PyObject *cudart_checked_cuGraphExecNodeSetParams(PyObject *self, PyObjec
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[133] &&
+        cudart_c_report("cuGraphExecNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -40548,6 +40954,9 @@ static PyObject *cudart_checked_cuGraphExternalSemaphoresSignalNodeSetParams(PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[134] &&
+        cudart_c_report("cuGraphExternalSemaphoresSignalNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -40601,6 +41010,9 @@ static PyObject *cudart_checked_cuGraphExternalSemaphoresWaitNodeSetParams(PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[135] &&
+        cudart_c_report("cuGraphExternalSemaphoresWaitNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -40650,6 +41062,9 @@ static PyObject *cudart_checked_cuGraphGetId(PyObject *self, PyObject *const *ar
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[136] &&
+        cudart_c_report("cuGraphGetId", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -40703,6 +41118,9 @@ static PyObject *cudart_checked_cuGraphKernelNodeCopyAttributes(PyObject *self, 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[137] &&
+        cudart_c_report("cuGraphKernelNodeCopyAttributes", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -40756,6 +41174,9 @@ static PyObject *cudart_checked_cuGraphKernelNodeSetParams(PyObject *self, PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[138] &&
+        cudart_c_report("cuGraphKernelNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -40809,6 +41230,9 @@ static PyObject *cudart_checked_cuGraphKernelNodeSetParams_v2(PyObject *self, Py
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[139] &&
+        cudart_c_report("cuGraphKernelNodeSetParams_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -40862,6 +41286,9 @@ static PyObject *cudart_checked_cuGraphLaunch(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[140] &&
+        cudart_c_report("cuGraphLaunch", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -40915,6 +41342,9 @@ static PyObject *cudart_checked_cuGraphMemcpyNodeSetParams(PyObject *self, PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[141] &&
+        cudart_c_report("cuGraphMemcpyNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -40968,6 +41398,9 @@ static PyObject *cudart_checked_cuGraphMemsetNodeSetParams(PyObject *self, PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[142] &&
+        cudart_c_report("cuGraphMemsetNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -41024,6 +41457,9 @@ static PyObject *cudart_checked_cuGraphNodeFindInClone(PyObject *self, PyObject 
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[143] &&
+        cudart_c_report("cuGraphNodeFindInClone", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -41073,6 +41509,9 @@ static PyObject *cudart_checked_cuGraphNodeGetContainingGraph(PyObject *self, Py
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[144] &&
+        cudart_c_report("cuGraphNodeGetContainingGraph", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -41129,6 +41568,9 @@ static PyObject *cudart_checked_cuGraphNodeGetEnabled(PyObject *self, PyObject *
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[145] &&
+        cudart_c_report("cuGraphNodeGetEnabled", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -41178,6 +41620,9 @@ static PyObject *cudart_checked_cuGraphNodeGetLocalId(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[146] &&
+        cudart_c_report("cuGraphNodeGetLocalId", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -41227,6 +41672,9 @@ static PyObject *cudart_checked_cuGraphNodeGetToolsId(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[147] &&
+        cudart_c_report("cuGraphNodeGetToolsId", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -41276,6 +41724,9 @@ static PyObject *cudart_checked_cuGraphNodeGetType(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[148] &&
+        cudart_c_report("cuGraphNodeGetType", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -41336,6 +41787,9 @@ static PyObject *cudart_checked_cuGraphNodeSetEnabled(PyObject *self, PyObject *
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[149] &&
+        cudart_c_report("cuGraphNodeSetEnabled", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -41389,6 +41843,9 @@ static PyObject *cudart_checked_cuGraphNodeSetParams(PyObject *self, PyObject *c
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[150] &&
+        cudart_c_report("cuGraphNodeSetParams", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -41442,6 +41899,9 @@ static PyObject *cudart_checked_cuGraphNodeSetParams_v2(PyObject *self, PyObject
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[151] &&
+        cudart_c_report("cuGraphNodeSetParams_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -41502,6 +41962,9 @@ static PyObject *cudart_checked_cuGraphReleaseUserObject(PyObject *self, PyObjec
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[152] &&
+        cudart_c_report("cuGraphReleaseUserObject", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -41576,6 +42039,9 @@ static PyObject *cudart_checked_cuGraphRemoveDependencies(PyObject *self, PyObje
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[153] &&
+        cudart_c_report("cuGraphRemoveDependencies", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -41650,6 +42116,9 @@ static PyObject *cudart_checked_cuGraphRemoveDependencies_v2(PyObject *self, PyO
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[154] &&
+        cudart_c_report("cuGraphRemoveDependencies_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -41717,6 +42186,9 @@ static PyObject *cudart_checked_cuGraphRetainUserObject(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[155] &&
+        cudart_c_report("cuGraphRetainUserObject", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -41770,6 +42242,9 @@ static PyObject *cudart_checked_cuGraphUpload(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[156] &&
+        cudart_c_report("cuGraphUpload", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -41830,6 +42305,9 @@ static PyObject *cudart_checked_cuGraphicsMapResources(PyObject *self, PyObject 
         r = fn((unsigned int)u0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[157] &&
+        cudart_c_report("cuGraphicsMapResources", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -41879,6 +42357,9 @@ static PyObject *cudart_checked_cuGraphicsResourceGetMappedMipmappedArray(PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[158] &&
+        cudart_c_report("cuGraphicsResourceGetMappedMipmappedArray", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -41932,6 +42413,9 @@ static PyObject *cudart_checked_cuGraphicsResourceSetMapFlags(PyObject *self, Py
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[159] &&
+        cudart_c_report("cuGraphicsResourceSetMapFlags", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -41985,6 +42469,9 @@ static PyObject *cudart_checked_cuGraphicsResourceSetMapFlags_v2(PyObject *self,
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[160] &&
+        cudart_c_report("cuGraphicsResourceSetMapFlags_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -42048,6 +42535,9 @@ static PyObject *cudart_checked_cuGraphicsSubResourceGetMappedArray(PyObject *se
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[161] &&
+        cudart_c_report("cuGraphicsSubResourceGetMappedArray", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -42108,6 +42598,9 @@ static PyObject *cudart_checked_cuGraphicsUnmapResources(PyObject *self, PyObjec
         r = fn((unsigned int)u0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[162] &&
+        cudart_c_report("cuGraphicsUnmapResources", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -42158,6 +42651,9 @@ static PyObject *cudart_checked_cuGraphicsUnregisterResource(PyObject *self, PyO
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[163] &&
+        cudart_c_report("cuGraphicsUnregisterResource", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -42223,6 +42719,9 @@ static PyObject *cudart_checked_cuGreenCtxCreate(PyObject *self, PyObject *const
         r = fn(a0, a1, (int)i2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[164] &&
+        cudart_c_report("cuGreenCtxCreate", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -42273,6 +42772,9 @@ static PyObject *cudart_checked_cuGreenCtxDestroy(PyObject *self, PyObject *cons
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[165] &&
+        cudart_c_report("cuGreenCtxDestroy", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -42324,6 +42826,9 @@ static PyObject *cudart_checked_cuGreenCtxGetId(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[166] &&
+        cudart_c_report("cuGreenCtxGetId", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -42377,6 +42882,9 @@ static PyObject *cudart_checked_cuGreenCtxRecordEvent(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[167] &&
+        cudart_c_report("cuGreenCtxRecordEvent", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -42440,6 +42948,9 @@ static PyObject *cudart_checked_cuGreenCtxStreamCreate(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned int)u2, (int)i3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[168] &&
+        cudart_c_report("cuGreenCtxStreamCreate", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -42493,6 +43004,9 @@ static PyObject *cudart_checked_cuGreenCtxWaitEvent(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[169] &&
+        cudart_c_report("cuGreenCtxWaitEvent", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -42542,6 +43056,9 @@ static PyObject *cudart_checked_cuImportExternalMemory(PyObject *self, PyObject 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[170] &&
+        cudart_c_report("cuImportExternalMemory", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -42591,6 +43108,9 @@ static PyObject *cudart_checked_cuImportExternalSemaphore(PyObject *self, PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[171] &&
+        cudart_c_report("cuImportExternalSemaphore", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -42637,6 +43157,9 @@ static PyObject *cudart_checked_cuInit(PyObject *self, PyObject *const *args, Py
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[172] &&
+        cudart_c_report("cuInit", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -42683,6 +43206,9 @@ static PyObject *cudart_checked_cuIpcCloseMemHandle(PyObject *self, PyObject *co
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[173] &&
+        cudart_c_report("cuIpcCloseMemHandle", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -42746,6 +43272,9 @@ static PyObject *cudart_checked_cuKernelGetAttribute(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1, a2, (int)i3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[174] &&
+        cudart_c_report("cuKernelGetAttribute", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -42795,6 +43324,9 @@ static PyObject *cudart_checked_cuKernelGetFunction(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[175] &&
+        cudart_c_report("cuKernelGetFunction", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -42844,6 +43376,9 @@ static PyObject *cudart_checked_cuKernelGetLibrary(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[176] &&
+        cudart_c_report("cuKernelGetLibrary", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -42893,6 +43428,9 @@ static PyObject *cudart_checked_cuKernelGetParamCount(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[177] &&
+        cudart_c_report("cuKernelGetParamCount", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -42952,6 +43490,9 @@ static PyObject *cudart_checked_cuKernelGetParamInfo(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long)u1, a2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[178] &&
+        cudart_c_report("cuKernelGetParamInfo", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -43025,6 +43566,9 @@ static PyObject *cudart_checked_cuKernelSetAttribute(PyObject *self, PyObject *c
         r = fn((unsigned int)u0, (int)i1, a2, (int)i3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[179] &&
+        cudart_c_report("cuKernelSetAttribute", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -43085,6 +43629,9 @@ static PyObject *cudart_checked_cuKernelSetCacheConfig(PyObject *self, PyObject 
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[180] &&
+        cudart_c_report("cuKernelSetCacheConfig", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -43134,6 +43681,9 @@ static PyObject *cudart_checked_cuLibraryGetKernelCount(PyObject *self, PyObject
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[181] &&
+        cudart_c_report("cuLibraryGetKernelCount", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -43183,6 +43733,9 @@ static PyObject *cudart_checked_cuLibraryGetModule(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[182] &&
+        cudart_c_report("cuLibraryGetModule", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -43233,6 +43786,9 @@ static PyObject *cudart_checked_cuLibraryUnload(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[183] &&
+        cudart_c_report("cuLibraryUnload", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -43287,6 +43843,9 @@ static PyObject *cudart_checked_cuLinkComplete(PyObject *self, PyObject *const *
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[184] &&
+        cudart_c_report("cuLinkComplete", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -43356,6 +43915,9 @@ static PyObject *cudart_checked_cuLinkCreate(PyObject *self, PyObject *const *ar
         r = fn((unsigned int)u0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[185] &&
+        cudart_c_report("cuLinkCreate", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -43419,6 +43981,9 @@ static PyObject *cudart_checked_cuLinkCreate_v2(PyObject *self, PyObject *const 
         r = fn((unsigned int)u0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[186] &&
+        cudart_c_report("cuLinkCreate_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -43469,6 +44034,9 @@ static PyObject *cudart_checked_cuLinkDestroy(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[187] &&
+        cudart_c_report("cuLinkDestroy", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -43524,6 +44092,9 @@ static PyObject *cudart_checked_cuLogicalEndpointAddDevice(PyObject *self, PyObj
         r = fn((unsigned int)u0, (int)i1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[188] &&
+        cudart_c_report("cuLogicalEndpointAddDevice", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -43605,6 +44176,9 @@ static PyObject *cudart_checked_cuLogicalEndpointBindAddr(PyObject *self, PyObje
         r = fn((unsigned int)u0, (int)i1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long long)u5);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[189] &&
+        cudart_c_report("cuLogicalEndpointBindAddr", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -43693,6 +44267,9 @@ static PyObject *cudart_checked_cuLogicalEndpointBindMem(PyObject *self, PyObjec
         r = fn((unsigned int)u0, (int)i1, (unsigned long)u2, (unsigned long long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long long)u6);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[190] &&
+        cudart_c_report("cuLogicalEndpointBindMem", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -43746,6 +44323,9 @@ static PyObject *cudart_checked_cuLogicalEndpointCreate(PyObject *self, PyObject
         r = fn((unsigned int)u0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[191] &&
+        cudart_c_report("cuLogicalEndpointCreate", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -43792,6 +44372,9 @@ static PyObject *cudart_checked_cuLogicalEndpointDestroy(PyObject *self, PyObjec
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[192] &&
+        cudart_c_report("cuLogicalEndpointDestroy", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -43852,6 +44435,9 @@ static PyObject *cudart_checked_cuLogicalEndpointExport(PyObject *self, PyObject
         r = fn(a0, (unsigned int)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[193] &&
+        cudart_c_report("cuLogicalEndpointExport", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -43905,6 +44491,9 @@ static PyObject *cudart_checked_cuLogicalEndpointIdRelease(PyObject *self, PyObj
         r = fn((unsigned int)u0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[194] &&
+        cudart_c_report("cuLogicalEndpointIdRelease", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -43965,6 +44554,9 @@ static PyObject *cudart_checked_cuLogicalEndpointImport(PyObject *self, PyObject
         r = fn((unsigned int)u0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[195] &&
+        cudart_c_report("cuLogicalEndpointImport", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -44021,6 +44613,9 @@ static PyObject *cudart_checked_cuLogicalEndpointQuery(PyObject *self, PyObject 
         r = fn((unsigned int)u0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[196] &&
+        cudart_c_report("cuLogicalEndpointQuery", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -44088,6 +44683,9 @@ static PyObject *cudart_checked_cuLogicalEndpointUnbind(PyObject *self, PyObject
         r = fn((unsigned int)u0, (int)i1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[197] &&
+        cudart_c_report("cuLogicalEndpointUnbind", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -44138,6 +44736,9 @@ static PyObject *cudart_checked_cuLogsUnregisterCallback(PyObject *self, PyObjec
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[198] &&
+        cudart_c_report("cuLogsUnregisterCallback", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -44193,6 +44794,9 @@ static PyObject *cudart_checked_cuMemAddressFree(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[199] &&
+        cudart_c_report("cuMemAddressFree", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -44263,6 +44867,9 @@ static PyObject *cudart_checked_cuMemBatchDecompressAsync(PyObject *self, PyObje
         r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[200] &&
+        cudart_c_report("cuMemBatchDecompressAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -44358,6 +44965,9 @@ static PyObject *cudart_checked_cuMemDiscardAndPrefetchBatchAsync(PyObject *self
         r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[201] &&
+        cudart_c_report("cuMemDiscardAndPrefetchBatchAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -44432,6 +45042,9 @@ static PyObject *cudart_checked_cuMemDiscardBatchAsync(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned long)u2, (unsigned long long)u3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[202] &&
+        cudart_c_report("cuMemDiscardBatchAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -44499,6 +45112,9 @@ static PyObject *cudart_checked_cuMemExportToShareableHandle(PyObject *self, PyO
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned long long)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[203] &&
+        cudart_c_report("cuMemExportToShareableHandle", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -44545,6 +45161,9 @@ static PyObject *cudart_checked_cuMemFree(PyObject *self, PyObject *const *args,
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[204] &&
+        cudart_c_report("cuMemFree", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -44598,6 +45217,9 @@ static PyObject *cudart_checked_cuMemFreeAsync(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[205] &&
+        cudart_c_report("cuMemFreeAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -44644,6 +45266,9 @@ static PyObject *cudart_checked_cuMemFreeHost(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[206] &&
+        cudart_c_report("cuMemFreeHost", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -44690,6 +45315,9 @@ static PyObject *cudart_checked_cuMemFree_v2(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[207] &&
+        cudart_c_report("cuMemFree_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -44746,6 +45374,9 @@ static PyObject *cudart_checked_cuMemGetAccess(PyObject *self, PyObject *const *
         r = fn(a0, a1, (unsigned long long)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[208] &&
+        cudart_c_report("cuMemGetAccess", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -44802,6 +45433,9 @@ static PyObject *cudart_checked_cuMemGetAllocationGranularity(PyObject *self, Py
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[209] &&
+        cudart_c_report("cuMemGetAllocationGranularity", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -44858,6 +45492,9 @@ static PyObject *cudart_checked_cuMemGetDefaultMemPool(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[210] &&
+        cudart_c_report("cuMemGetDefaultMemPool", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -44932,6 +45569,9 @@ static PyObject *cudart_checked_cuMemGetHandleForAddressRange(PyObject *self, Py
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3, (unsigned long long)u4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[211] &&
+        cudart_c_report("cuMemGetHandleForAddressRange", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -44977,6 +45617,9 @@ static PyObject *cudart_checked_cuMemGetInfo(PyObject *self, PyObject *const *ar
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[212] &&
+        cudart_c_report("cuMemGetInfo", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -45028,6 +45671,9 @@ static PyObject *cudart_checked_cuMemGetInfo_v2(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[213] &&
+        cudart_c_report("cuMemGetInfo_v2", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -45090,6 +45736,9 @@ static PyObject *cudart_checked_cuMemGetMemPool(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[214] &&
+        cudart_c_report("cuMemGetMemPool", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -45139,6 +45788,9 @@ static PyObject *cudart_checked_cuMemHostGetFlags(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[215] &&
+        cudart_c_report("cuMemHostGetFlags", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -45199,6 +45851,9 @@ static PyObject *cudart_checked_cuMemHostRegister(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[216] &&
+        cudart_c_report("cuMemHostRegister", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -45259,6 +45914,9 @@ static PyObject *cudart_checked_cuMemHostRegister_v2(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[217] &&
+        cudart_c_report("cuMemHostRegister_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -45305,6 +45963,9 @@ static PyObject *cudart_checked_cuMemHostUnregister(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[218] &&
+        cudart_c_report("cuMemHostUnregister", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -45379,6 +46040,9 @@ static PyObject *cudart_checked_cuMemMap(PyObject *self, PyObject *const *args, 
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned long)u2, (unsigned long long)u3, (unsigned long long)u4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[219] &&
+        cudart_c_report("cuMemMap", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -45439,6 +46103,9 @@ static PyObject *cudart_checked_cuMemMapArrayAsync(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[220] &&
+        cudart_c_report("cuMemMapArrayAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -45488,6 +46155,9 @@ static PyObject *cudart_checked_cuMemPoolCreate(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[221] &&
+        cudart_c_report("cuMemPoolCreate", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -45538,6 +46208,9 @@ static PyObject *cudart_checked_cuMemPoolDestroy(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[222] &&
+        cudart_c_report("cuMemPoolDestroy", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -45607,6 +46280,9 @@ static PyObject *cudart_checked_cuMemPoolExportToShareableHandle(PyObject *self,
         r = fn(a0, a1, (unsigned int)u2, (unsigned long long)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[223] &&
+        cudart_c_report("cuMemPoolExportToShareableHandle", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -45663,6 +46339,9 @@ static PyObject *cudart_checked_cuMemPoolGetAccess(PyObject *self, PyObject *con
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[224] &&
+        cudart_c_report("cuMemPoolGetAccess", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -45726,6 +46405,9 @@ static PyObject *cudart_checked_cuMemPoolImportFromShareableHandle(PyObject *sel
         r = fn(a0, a1, (unsigned int)u2, (unsigned long long)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[225] &&
+        cudart_c_report("cuMemPoolImportFromShareableHandle", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -45786,6 +46468,9 @@ static PyObject *cudart_checked_cuMemPoolSetAccess(PyObject *self, PyObject *con
         r = fn(a0, a1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[226] &&
+        cudart_c_report("cuMemPoolSetAccess", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -45839,6 +46524,9 @@ static PyObject *cudart_checked_cuMemPoolTrimTo(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[227] &&
+        cudart_c_report("cuMemPoolTrimTo", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -45934,6 +46622,9 @@ static PyObject *cudart_checked_cuMemPrefetchBatchAsync(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[228] &&
+        cudart_c_report("cuMemPrefetchBatchAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -45980,6 +46671,9 @@ static PyObject *cudart_checked_cuMemRelease(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[229] &&
+        cudart_c_report("cuMemRelease", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -46047,6 +46741,9 @@ static PyObject *cudart_checked_cuMemSetAccess(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, (unsigned long)u1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[230] &&
+        cudart_c_report("cuMemSetAccess", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -46107,6 +46804,9 @@ static PyObject *cudart_checked_cuMemSetMemPool(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[231] &&
+        cudart_c_report("cuMemSetMemPool", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -46160,6 +46860,9 @@ static PyObject *cudart_checked_cuMemUnmap(PyObject *self, PyObject *const *args
         r = fn((unsigned long long)u0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[232] &&
+        cudart_c_report("cuMemUnmap", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -46220,6 +46923,9 @@ static PyObject *cudart_checked_cuMemcpy(PyObject *self, PyObject *const *args, 
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[233] &&
+        cudart_c_report("cuMemcpy", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -46266,6 +46972,9 @@ static PyObject *cudart_checked_cuMemcpy2D(PyObject *self, PyObject *const *args
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[234] &&
+        cudart_c_report("cuMemcpy2D", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -46319,6 +47028,9 @@ static PyObject *cudart_checked_cuMemcpy2DAsync(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[235] &&
+        cudart_c_report("cuMemcpy2DAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -46372,6 +47084,9 @@ static PyObject *cudart_checked_cuMemcpy2DAsync_v2(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[236] &&
+        cudart_c_report("cuMemcpy2DAsync_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -46418,6 +47133,9 @@ static PyObject *cudart_checked_cuMemcpy2DUnaligned(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[237] &&
+        cudart_c_report("cuMemcpy2DUnaligned", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -46464,6 +47182,9 @@ static PyObject *cudart_checked_cuMemcpy2DUnaligned_v2(PyObject *self, PyObject 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[238] &&
+        cudart_c_report("cuMemcpy2DUnaligned_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -46510,6 +47231,9 @@ static PyObject *cudart_checked_cuMemcpy2D_v2(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[239] &&
+        cudart_c_report("cuMemcpy2D_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -46556,6 +47280,9 @@ static PyObject *cudart_checked_cuMemcpy3D(PyObject *self, PyObject *const *args
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[240] &&
+        cudart_c_report("cuMemcpy3D", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -46609,6 +47336,9 @@ static PyObject *cudart_checked_cuMemcpy3DAsync(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[241] &&
+        cudart_c_report("cuMemcpy3DAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -46662,6 +47392,9 @@ static PyObject *cudart_checked_cuMemcpy3DAsync_v2(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[242] &&
+        cudart_c_report("cuMemcpy3DAsync_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -46729,6 +47462,9 @@ static PyObject *cudart_checked_cuMemcpy3DBatchAsync(PyObject *self, PyObject *c
         r = fn((unsigned long)u0, a1, (unsigned long long)u2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[243] &&
+        cudart_c_report("cuMemcpy3DBatchAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -46796,6 +47532,9 @@ static PyObject *cudart_checked_cuMemcpy3DBatchAsync_v2(PyObject *self, PyObject
         r = fn((unsigned long)u0, a1, (unsigned long long)u2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[244] &&
+        cudart_c_report("cuMemcpy3DBatchAsync_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -46842,6 +47581,9 @@ static PyObject *cudart_checked_cuMemcpy3DPeer(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[245] &&
+        cudart_c_report("cuMemcpy3DPeer", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -46895,6 +47637,9 @@ static PyObject *cudart_checked_cuMemcpy3DPeerAsync(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[246] &&
+        cudart_c_report("cuMemcpy3DPeerAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -46955,6 +47700,9 @@ static PyObject *cudart_checked_cuMemcpy3DWithAttributesAsync(PyObject *self, Py
         r = fn(a0, (unsigned long long)u1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[247] &&
+        cudart_c_report("cuMemcpy3DWithAttributesAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -47001,6 +47749,9 @@ static PyObject *cudart_checked_cuMemcpy3D_v2(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[248] &&
+        cudart_c_report("cuMemcpy3D_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -47068,6 +47819,9 @@ static PyObject *cudart_checked_cuMemcpyAsync(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[249] &&
+        cudart_c_report("cuMemcpyAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -47142,6 +47896,9 @@ static PyObject *cudart_checked_cuMemcpyAtoA(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[250] &&
+        cudart_c_report("cuMemcpyAtoA", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -47216,6 +47973,9 @@ static PyObject *cudart_checked_cuMemcpyAtoA_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[251] &&
+        cudart_c_report("cuMemcpyAtoA_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -47283,6 +48043,9 @@ static PyObject *cudart_checked_cuMemcpyAtoD(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[252] &&
+        cudart_c_report("cuMemcpyAtoD", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -47350,6 +48113,9 @@ static PyObject *cudart_checked_cuMemcpyAtoD_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[253] &&
+        cudart_c_report("cuMemcpyAtoD_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -47417,6 +48183,9 @@ static PyObject *cudart_checked_cuMemcpyAtoH(PyObject *self, PyObject *const *ar
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[254] &&
+        cudart_c_report("cuMemcpyAtoH", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -47491,6 +48260,9 @@ static PyObject *cudart_checked_cuMemcpyAtoHAsync(PyObject *self, PyObject *cons
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[255] &&
+        cudart_c_report("cuMemcpyAtoHAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -47565,6 +48337,9 @@ static PyObject *cudart_checked_cuMemcpyAtoHAsync_v2(PyObject *self, PyObject *c
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[256] &&
+        cudart_c_report("cuMemcpyAtoHAsync_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -47632,6 +48407,9 @@ static PyObject *cudart_checked_cuMemcpyAtoH_v2(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[257] &&
+        cudart_c_report("cuMemcpyAtoH_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -47727,6 +48505,9 @@ static PyObject *cudart_checked_cuMemcpyBatchAsync(PyObject *self, PyObject *con
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, a7);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[258] &&
+        cudart_c_report("cuMemcpyBatchAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -47822,6 +48603,9 @@ static PyObject *cudart_checked_cuMemcpyBatchAsync_v2(PyObject *self, PyObject *
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, a7);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[259] &&
+        cudart_c_report("cuMemcpyBatchAsync_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -47889,6 +48673,9 @@ static PyObject *cudart_checked_cuMemcpyDtoA(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[260] &&
+        cudart_c_report("cuMemcpyDtoA", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -47956,6 +48743,9 @@ static PyObject *cudart_checked_cuMemcpyDtoA_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[261] &&
+        cudart_c_report("cuMemcpyDtoA_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -48016,6 +48806,9 @@ static PyObject *cudart_checked_cuMemcpyDtoD(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[262] &&
+        cudart_c_report("cuMemcpyDtoD", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -48083,6 +48876,9 @@ static PyObject *cudart_checked_cuMemcpyDtoDAsync(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[263] &&
+        cudart_c_report("cuMemcpyDtoDAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -48150,6 +48946,9 @@ static PyObject *cudart_checked_cuMemcpyDtoDAsync_v2(PyObject *self, PyObject *c
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[264] &&
+        cudart_c_report("cuMemcpyDtoDAsync_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -48210,6 +49009,9 @@ static PyObject *cudart_checked_cuMemcpyDtoD_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[265] &&
+        cudart_c_report("cuMemcpyDtoD_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -48270,6 +49072,9 @@ static PyObject *cudart_checked_cuMemcpyDtoH(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[266] &&
+        cudart_c_report("cuMemcpyDtoH", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -48337,6 +49142,9 @@ static PyObject *cudart_checked_cuMemcpyDtoHAsync(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[267] &&
+        cudart_c_report("cuMemcpyDtoHAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -48404,6 +49212,9 @@ static PyObject *cudart_checked_cuMemcpyDtoHAsync_v2(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[268] &&
+        cudart_c_report("cuMemcpyDtoHAsync_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -48464,6 +49275,9 @@ static PyObject *cudart_checked_cuMemcpyDtoH_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[269] &&
+        cudart_c_report("cuMemcpyDtoH_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -48531,6 +49345,9 @@ static PyObject *cudart_checked_cuMemcpyHtoA(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[270] &&
+        cudart_c_report("cuMemcpyHtoA", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -48605,6 +49422,9 @@ static PyObject *cudart_checked_cuMemcpyHtoAAsync(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[271] &&
+        cudart_c_report("cuMemcpyHtoAAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -48679,6 +49499,9 @@ static PyObject *cudart_checked_cuMemcpyHtoAAsync_v2(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[272] &&
+        cudart_c_report("cuMemcpyHtoAAsync_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -48746,6 +49569,9 @@ static PyObject *cudart_checked_cuMemcpyHtoA_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[273] &&
+        cudart_c_report("cuMemcpyHtoA_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -48806,6 +49632,9 @@ static PyObject *cudart_checked_cuMemcpyHtoD(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, a1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[274] &&
+        cudart_c_report("cuMemcpyHtoD", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -48873,6 +49702,9 @@ static PyObject *cudart_checked_cuMemcpyHtoDAsync(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[275] &&
+        cudart_c_report("cuMemcpyHtoDAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -48940,6 +49772,9 @@ static PyObject *cudart_checked_cuMemcpyHtoDAsync_v2(PyObject *self, PyObject *c
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[276] &&
+        cudart_c_report("cuMemcpyHtoDAsync_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -49000,6 +49835,9 @@ static PyObject *cudart_checked_cuMemcpyHtoD_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, a1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[277] &&
+        cudart_c_report("cuMemcpyHtoD_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -49074,6 +49912,9 @@ static PyObject *cudart_checked_cuMemcpyPeer(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, a1, (unsigned long long)u2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[278] &&
+        cudart_c_report("cuMemcpyPeer", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -49155,6 +49996,9 @@ static PyObject *cudart_checked_cuMemcpyPeerAsync(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, a1, (unsigned long long)u2, a3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[279] &&
+        cudart_c_report("cuMemcpyPeerAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -49229,6 +50073,9 @@ static PyObject *cudart_checked_cuMemcpyWithAttributesAsync(PyObject *self, PyOb
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3, a4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[280] &&
+        cudart_c_report("cuMemcpyWithAttributesAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -49289,6 +50136,9 @@ static PyObject *cudart_checked_cuMemsetD16(PyObject *self, PyObject *const *arg
         r = fn((unsigned long long)u0, (unsigned short)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[281] &&
+        cudart_c_report("cuMemsetD16", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -49356,6 +50206,9 @@ static PyObject *cudart_checked_cuMemsetD16Async(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned short)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[282] &&
+        cudart_c_report("cuMemsetD16Async", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -49416,6 +50269,9 @@ static PyObject *cudart_checked_cuMemsetD16_v2(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, (unsigned short)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[283] &&
+        cudart_c_report("cuMemsetD16_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -49490,6 +50346,9 @@ static PyObject *cudart_checked_cuMemsetD2D16(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned short)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[284] &&
+        cudart_c_report("cuMemsetD2D16", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -49571,6 +50430,9 @@ static PyObject *cudart_checked_cuMemsetD2D16Async(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned short)u2, (unsigned long)u3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[285] &&
+        cudart_c_report("cuMemsetD2D16Async", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -49645,6 +50507,9 @@ static PyObject *cudart_checked_cuMemsetD2D16_v2(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned short)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[286] &&
+        cudart_c_report("cuMemsetD2D16_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -49719,6 +50584,9 @@ static PyObject *cudart_checked_cuMemsetD2D32(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned int)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[287] &&
+        cudart_c_report("cuMemsetD2D32", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -49800,6 +50668,9 @@ static PyObject *cudart_checked_cuMemsetD2D32Async(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned int)u2, (unsigned long)u3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[288] &&
+        cudart_c_report("cuMemsetD2D32Async", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -49874,6 +50745,9 @@ static PyObject *cudart_checked_cuMemsetD2D32_v2(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned int)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[289] &&
+        cudart_c_report("cuMemsetD2D32_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -49948,6 +50822,9 @@ static PyObject *cudart_checked_cuMemsetD2D8(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned char)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[290] &&
+        cudart_c_report("cuMemsetD2D8", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -50029,6 +50906,9 @@ static PyObject *cudart_checked_cuMemsetD2D8Async(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned char)u2, (unsigned long)u3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[291] &&
+        cudart_c_report("cuMemsetD2D8Async", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -50103,6 +50983,9 @@ static PyObject *cudart_checked_cuMemsetD2D8_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned char)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[292] &&
+        cudart_c_report("cuMemsetD2D8_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -50163,6 +51046,9 @@ static PyObject *cudart_checked_cuMemsetD32(PyObject *self, PyObject *const *arg
         r = fn((unsigned long long)u0, (unsigned int)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[293] &&
+        cudart_c_report("cuMemsetD32", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -50230,6 +51116,9 @@ static PyObject *cudart_checked_cuMemsetD32Async(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned int)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[294] &&
+        cudart_c_report("cuMemsetD32Async", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -50290,6 +51179,9 @@ static PyObject *cudart_checked_cuMemsetD32_v2(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, (unsigned int)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[295] &&
+        cudart_c_report("cuMemsetD32_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -50350,6 +51242,9 @@ static PyObject *cudart_checked_cuMemsetD8(PyObject *self, PyObject *const *args
         r = fn((unsigned long long)u0, (unsigned char)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[296] &&
+        cudart_c_report("cuMemsetD8", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -50417,6 +51312,9 @@ static PyObject *cudart_checked_cuMemsetD8Async(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, (unsigned char)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[297] &&
+        cudart_c_report("cuMemsetD8Async", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -50477,6 +51375,9 @@ static PyObject *cudart_checked_cuMemsetD8_v2(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned char)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[298] &&
+        cudart_c_report("cuMemsetD8_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -50533,6 +51434,9 @@ static PyObject *cudart_checked_cuMipmappedArrayCreate(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[299] &&
+        cudart_c_report("cuMipmappedArrayCreate", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -50583,6 +51487,9 @@ static PyObject *cudart_checked_cuMipmappedArrayDestroy(PyObject *self, PyObject
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[300] &&
+        cudart_c_report("cuMipmappedArrayDestroy", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -50641,6 +51548,9 @@ static PyObject *cudart_checked_cuMipmappedArrayGetLevel(PyObject *self, PyObjec
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[301] &&
+        cudart_c_report("cuMipmappedArrayGetLevel", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -50690,6 +51600,9 @@ static PyObject *cudart_checked_cuModuleGetFunctionCount(PyObject *self, PyObjec
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[302] &&
+        cudart_c_report("cuModuleGetFunctionCount", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -50732,6 +51645,9 @@ static PyObject *cudart_checked_cuModuleGetLoadingMode(PyObject *self, PyObject 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[303] &&
+        cudart_c_report("cuModuleGetLoadingMode", (long long)r, NULL) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -50782,6 +51698,9 @@ static PyObject *cudart_checked_cuModuleUnload(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[304] &&
+        cudart_c_report("cuModuleUnload", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -50837,6 +51756,9 @@ static PyObject *cudart_checked_cuMulticastAddDevice(PyObject *self, PyObject *c
         r = fn((unsigned long long)u0, (int)i1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[305] &&
+        cudart_c_report("cuMulticastAddDevice", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -50911,6 +51833,9 @@ static PyObject *cudart_checked_cuMulticastBindAddr(PyObject *self, PyObject *co
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3, (unsigned long long)u4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[306] &&
+        cudart_c_report("cuMulticastBindAddr", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -50992,6 +51917,9 @@ static PyObject *cudart_checked_cuMulticastBindAddr_v2(PyObject *self, PyObject 
         r = fn((unsigned long long)u0, (int)i1, (unsigned long)u2, (unsigned long long)u3, (unsigned long)u4, (unsigned long long)u5);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[307] &&
+        cudart_c_report("cuMulticastBindAddr_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -51073,6 +52001,9 @@ static PyObject *cudart_checked_cuMulticastBindMem(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned long long)u5);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[308] &&
+        cudart_c_report("cuMulticastBindMem", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -51161,6 +52092,9 @@ static PyObject *cudart_checked_cuMulticastBindMem_v2(PyObject *self, PyObject *
         r = fn((unsigned long long)u0, (int)i1, (unsigned long)u2, (unsigned long long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long long)u6);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[309] &&
+        cudart_c_report("cuMulticastBindMem_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -51217,6 +52151,9 @@ static PyObject *cudart_checked_cuMulticastGetGranularity(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[310] &&
+        cudart_c_report("cuMulticastGetGranularity", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -51284,6 +52221,9 @@ static PyObject *cudart_checked_cuMulticastUnbind(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, (int)i1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[311] &&
+        cudart_c_report("cuMulticastUnbind", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -51347,6 +52287,9 @@ static PyObject *cudart_checked_cuOccupancyAvailableDynamicSMemPerBlock(PyObject
         r = fn(a0, a1, (int)i2, (int)i3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[312] &&
+        cudart_c_report("cuOccupancyAvailableDynamicSMemPerBlock", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -51410,6 +52353,9 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessor(PyOb
         r = fn(a0, a1, (int)i2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[313] &&
+        cudart_c_report("cuOccupancyMaxActiveBlocksPerMultiprocessor", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -51480,6 +52426,9 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessorWithF
         r = fn(a0, a1, (int)i2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[314] &&
+        cudart_c_report("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -51536,6 +52485,9 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveClusters(PyObject *self, PyO
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[315] &&
+        cudart_c_report("cuOccupancyMaxActiveClusters", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -51592,6 +52544,9 @@ static PyObject *cudart_checked_cuOccupancyMaxPotentialClusterSize(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[316] &&
+        cudart_c_report("cuOccupancyMaxPotentialClusterSize", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -51659,6 +52614,9 @@ static PyObject *cudart_checked_cuPointerGetAttributes(PyObject *self, PyObject 
         r = fn((unsigned int)u0, a1, a2, (unsigned long long)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[317] &&
+        cudart_c_report("cuPointerGetAttributes", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -51726,6 +52684,9 @@ static PyObject *cudart_checked_cuSignalExternalSemaphoresAsync(PyObject *self, 
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[318] &&
+        cudart_c_report("cuSignalExternalSemaphoresAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -51793,6 +52754,9 @@ static PyObject *cudart_checked_cuStreamAttachMemAsync(PyObject *self, PyObject 
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[319] &&
+        cudart_c_report("cuStreamAttachMemAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -51860,6 +52824,9 @@ static PyObject *cudart_checked_cuStreamBatchMemOp(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, a2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[320] &&
+        cudart_c_report("cuStreamBatchMemOp", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -51927,6 +52894,9 @@ static PyObject *cudart_checked_cuStreamBatchMemOp_v2(PyObject *self, PyObject *
         r = fn(a0, (unsigned int)u1, a2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[321] &&
+        cudart_c_report("cuStreamBatchMemOp_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -51980,6 +52950,9 @@ static PyObject *cudart_checked_cuStreamBeginCapture(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[322] &&
+        cudart_c_report("cuStreamBeginCapture", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -52033,6 +53006,9 @@ static PyObject *cudart_checked_cuStreamBeginCaptureToCig(PyObject *self, PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[323] &&
+        cudart_c_report("cuStreamBeginCaptureToCig", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -52114,6 +53090,9 @@ static PyObject *cudart_checked_cuStreamBeginCaptureToGraph(PyObject *self, PyOb
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[324] &&
+        cudart_c_report("cuStreamBeginCaptureToGraph", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -52167,6 +53146,9 @@ static PyObject *cudart_checked_cuStreamBeginCapture_v2(PyObject *self, PyObject
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[325] &&
+        cudart_c_report("cuStreamBeginCapture_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -52220,6 +53202,9 @@ static PyObject *cudart_checked_cuStreamCopyAttributes(PyObject *self, PyObject 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[326] &&
+        cudart_c_report("cuStreamCopyAttributes", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -52269,6 +53254,9 @@ static PyObject *cudart_checked_cuStreamCreate(PyObject *self, PyObject *const *
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[327] &&
+        cudart_c_report("cuStreamCreate", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -52325,6 +53313,9 @@ static PyObject *cudart_checked_cuStreamCreateWithPriority(PyObject *self, PyObj
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[328] &&
+        cudart_c_report("cuStreamCreateWithPriority", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -52375,6 +53366,9 @@ static PyObject *cudart_checked_cuStreamDestroy(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[329] &&
+        cudart_c_report("cuStreamDestroy", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -52427,6 +53421,9 @@ static PyObject *cudart_checked_cuStreamDestroy_v2(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[330] &&
+        cudart_c_report("cuStreamDestroy_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         if (claimed0 && cudart_c_helper(cudart_unclaim, x0, NULL, NULL) < 0)
             return NULL;
@@ -52478,6 +53475,9 @@ static PyObject *cudart_checked_cuStreamEndCapture(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[331] &&
+        cudart_c_report("cuStreamEndCapture", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -52524,6 +53524,9 @@ static PyObject *cudart_checked_cuStreamEndCaptureToCig(PyObject *self, PyObject
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[332] &&
+        cudart_c_report("cuStreamEndCaptureToCig", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -52573,6 +53576,9 @@ static PyObject *cudart_checked_cuStreamGetCtx(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[333] &&
+        cudart_c_report("cuStreamGetCtx", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -52625,6 +53631,9 @@ static PyObject *cudart_checked_cuStreamGetCtx_v2(PyObject *self, PyObject *cons
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[334] &&
+        cudart_c_report("cuStreamGetCtx_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -52680,6 +53689,9 @@ static PyObject *cudart_checked_cuStreamGetFlags(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[335] &&
+        cudart_c_report("cuStreamGetFlags", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -52729,6 +53741,9 @@ static PyObject *cudart_checked_cuStreamGetGreenCtx(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[336] &&
+        cudart_c_report("cuStreamGetGreenCtx", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -52778,6 +53793,9 @@ static PyObject *cudart_checked_cuStreamGetId(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[337] &&
+        cudart_c_report("cuStreamGetId", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -52827,6 +53845,9 @@ static PyObject *cudart_checked_cuStreamGetPriority(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[338] &&
+        cudart_c_report("cuStreamGetPriority", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -52876,6 +53897,9 @@ static PyObject *cudart_checked_cuStreamIsCapturing(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[339] &&
+        cudart_c_report("cuStreamIsCapturing", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -52922,6 +53946,9 @@ static PyObject *cudart_checked_cuStreamQuery(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[340] &&
+        cudart_c_report("cuStreamQuery", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -52968,6 +53995,9 @@ static PyObject *cudart_checked_cuStreamSynchronize(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[341] &&
+        cudart_c_report("cuStreamSynchronize", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -53042,6 +54072,9 @@ static PyObject *cudart_checked_cuStreamUpdateCaptureDependencies(PyObject *self
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[342] &&
+        cudart_c_report("cuStreamUpdateCaptureDependencies", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -53116,6 +54149,9 @@ static PyObject *cudart_checked_cuStreamUpdateCaptureDependencies_v2(PyObject *s
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[343] &&
+        cudart_c_report("cuStreamUpdateCaptureDependencies_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -53176,6 +54212,9 @@ static PyObject *cudart_checked_cuStreamWaitEvent(PyObject *self, PyObject *cons
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[344] &&
+        cudart_c_report("cuStreamWaitEvent", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -53243,6 +54282,9 @@ static PyObject *cudart_checked_cuStreamWaitValue32(PyObject *self, PyObject *co
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[345] &&
+        cudart_c_report("cuStreamWaitValue32", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -53310,6 +54352,9 @@ static PyObject *cudart_checked_cuStreamWaitValue32_v2(PyObject *self, PyObject 
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[346] &&
+        cudart_c_report("cuStreamWaitValue32_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -53377,6 +54422,9 @@ static PyObject *cudart_checked_cuStreamWaitValue64(PyObject *self, PyObject *co
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[347] &&
+        cudart_c_report("cuStreamWaitValue64", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -53444,6 +54492,9 @@ static PyObject *cudart_checked_cuStreamWaitValue64_v2(PyObject *self, PyObject 
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[348] &&
+        cudart_c_report("cuStreamWaitValue64_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -53511,6 +54562,9 @@ static PyObject *cudart_checked_cuStreamWriteValue32(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[349] &&
+        cudart_c_report("cuStreamWriteValue32", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -53578,6 +54632,9 @@ static PyObject *cudart_checked_cuStreamWriteValue32_v2(PyObject *self, PyObject
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[350] &&
+        cudart_c_report("cuStreamWriteValue32_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -53645,6 +54702,9 @@ static PyObject *cudart_checked_cuStreamWriteValue64(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[351] &&
+        cudart_c_report("cuStreamWriteValue64", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -53712,6 +54772,9 @@ static PyObject *cudart_checked_cuStreamWriteValue64_v2(PyObject *self, PyObject
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[352] &&
+        cudart_c_report("cuStreamWriteValue64_v2", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -53758,6 +54821,9 @@ static PyObject *cudart_checked_cuSurfObjectDestroy(PyObject *self, PyObject *co
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[353] &&
+        cudart_c_report("cuSurfObjectDestroy", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -53811,6 +54877,9 @@ static PyObject *cudart_checked_cuTensorMapReplaceAddress(PyObject *self, PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[354] &&
+        cudart_c_report("cuTensorMapReplaceAddress", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -53867,6 +54936,9 @@ static PyObject *cudart_checked_cuTensorMapSetAllocationClass(PyObject *self, Py
         r = fn(a0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[355] &&
+        cudart_c_report("cuTensorMapSetAllocationClass", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -53913,6 +54985,9 @@ static PyObject *cudart_checked_cuTexObjectDestroy(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[356] &&
+        cudart_c_report("cuTexObjectDestroy", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -53966,6 +55041,9 @@ static PyObject *cudart_checked_cuUserObjectRelease(PyObject *self, PyObject *co
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[357] &&
+        cudart_c_report("cuUserObjectRelease", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -54019,6 +55097,9 @@ static PyObject *cudart_checked_cuUserObjectRetain(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[358] &&
+        cudart_c_report("cuUserObjectRetain", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -54086,6 +55167,9 @@ static PyObject *cudart_checked_cuWaitExternalSemaphoresAsync(PyObject *self, Py
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
+    if (cudart_checked_reports[359] &&
+        cudart_c_report("cuWaitExternalSemaphoresAsync", (long long)r, x0) < 0)
+        return NULL;
     if (r) {
         return cudart_c_raise((long long)r);
     }
@@ -55258,7 +56342,13 @@ static PyObject *cudart_checked_install(PyObject *self, PyObject *const *args, P
             PyErr_SetString(PyExc_LookupError, "the checked module has no __name__");
         return NULL;
     }
-    PyObject *out = PyDict_New();
+    /* The calls after which a host callback's failure is reported: name -> per stream. */
+    PyObject *reporting = PyObject_GetAttrString(args[1], "_REPORTS_CALLBACK_FAILURES");
+    if (reporting && !PyDict_Check(reporting)) {
+        PyErr_SetString(PyExc_TypeError, "_REPORTS_CALLBACK_FAILURES is not a dict");
+        Py_CLEAR(reporting);
+    }
+    PyObject *out = reporting ? PyDict_New() : NULL;
     for (Py_ssize_t i = 0; out && cudart_checked_defs[i].ml_name; i++) {
         PyMethodDef *def = &cudart_checked_defs[i];
         PyObject *ref = PyDict_GetItemString(reference, def->ml_name);
@@ -55270,6 +56360,7 @@ static PyObject *cudart_checked_install(PyObject *self, PyObject *const *args, P
             break;
         }
         def->ml_doc = doc;
+        cudart_checked_reports[i] = PyDict_GetItemString(reporting, def->ml_name) != NULL;
         Py_INCREF(ref);
         CUDART_SETREF(*cudart_checked_references[i], ref);
         PyObject *fn = PyCFunction_NewEx(def, self, module_name);
@@ -55277,6 +56368,7 @@ static PyObject *cudart_checked_install(PyObject *self, PyObject *const *args, P
             Py_CLEAR(out);
         Py_XDECREF(fn);
     }
+    Py_XDECREF(reporting);
     return out;
 }
 

@@ -33,23 +33,12 @@ from cudart._fastproto import OUTPUT_CODES
 from ..context import GenerationContext
 from ..ctypes_map import TypeKind, integer_range
 from ..plan import Effect, FunctionPlan, ParamKind, ResultKind, Role
+from .checked import _DESTROYS_CALLABLES
 from .fast import FastFunction, FastParam
 
-# The checked calls after which a host callback's failure is reported
-# (cudart._checked._REPORTS_CALLBACK_FAILURES): their C function asks the same helper.
-REPORTS_CALLBACK_FAILURES = frozenset(
-    {
-        "cudaStreamSynchronize",
-        "cudaStreamQuery",
-        "cudaDeviceSynchronize",
-        "cudaThreadSynchronize",
-        "cudaEventSynchronize",
-        "cudaEventQuery",
-    }
-)
-# Handle kinds whose destroy also releases the Python callables only they held
-# (render/checked.py's _DESTROYS_CALLABLES): `_c.destroyed` runs for an int too.
-_HOLDER_KINDS = frozenset({"cudaGraph_t", "cudaGraphExec_t", "CUgraph", "CUgraphExec"})
+# Handle kinds whose destroy also releases the Python callables only they held: their
+# `_c.destroyed` runs for an int too.
+_HOLDER_KINDS = frozenset(_DESTROYS_CALLABLES)
 _OUTPUT_KINDS = frozenset({ParamKind.SCALAR, ParamKind.ENUM, ParamKind.ADDRESS, ParamKind.HANDLE})
 
 
@@ -81,7 +70,7 @@ class CheckedFunction:
     outputs: tuple[CheckedOutput, ...]
     query: int | None  # QUERY: the status that is False (cudaErrorNotReady)
     text_signature: str
-    reports_callbacks: bool
+    index: int  # in the module's table of compiled checked functions
     destroys_holder: str = ""  # a graph's handle kind: `_c.destroyed` runs for ints too
 
     @property
@@ -184,7 +173,7 @@ class CheckedCompiler:
             tuple(outputs),
             self.not_ready if plan.result is ResultKind.QUERY else None,
             signature,
-            plan.name in REPORTS_CALLBACK_FAILURES,
+            len(self.functions),
             holder,
         )
 

@@ -398,3 +398,33 @@ def test_the_compiled_count_per_version(versions, capsys):
         assert 0 < len(version.compiled) < total
     with capsys.disabled():
         print("\n" + "\n".join(rows))
+
+
+@pytest.mark.parametrize("key", VERSIONS[:1])
+def test_the_waits_report_host_callback_failures_as_the_reference_does(versions, key, monkeypatch):
+    # cudart._checked's wrapper of each wait reports with the status and, for a
+    # stream's own wait, the stream; the compiled waits report alike, after C.
+    from cudart import callbacks
+
+    version = versions[key, "runtime"]
+    reported = []
+    monkeypatch.setattr(callbacks, "report_failures", lambda *args: reported.append(args))
+    monkeypatch.setattr(
+        _checked,
+        "CALLBACK_FAILURES_UNRAISED",
+        type(_checked.CALLBACK_FAILURES_UNRAISED)(["a failure"]),
+    )
+    # The compiled functions hold cudart._checked's deque: installed again, they read
+    # this one.
+    compiled = version.fast.checked(version.reference, _checked, version.namespace)
+    stream = version.raw.cudaStream_t(0x7000)
+    version.fast.record(True)
+    try:
+        assert compiled["cudaStreamQuery"](stream) is True
+        compiled["cudaDeviceSynchronize"]()
+        compiled["cudaGetDevice"]()  # no wait: nothing reported
+    finally:
+        version.fast.record(False)
+        monkeypatch.undo()
+        version.fast.checked(version.reference, _checked, version.namespace)
+    assert reported == [(0, stream), (0,)]
