@@ -19178,9 +19178,9 @@ done:
 
 /* ---------------------------------------------------------------- checked functions, compiled */
 
-/* 189 checked functions in C (generator/render/fast_checked.py), each
+/* 198 checked functions in C (generator/render/fast_checked.py), each
  * standing for the Python checked function of its name (its reference), which serves
- * whatever the C happy path does not take. 147 others stay Python only. */
+ * whatever the C happy path does not take. 138 others stay Python only. */
 #include "_fastchecked.h"
 
 static PyTypeObject *cudart_handle_cudaArray_const_t;
@@ -19198,6 +19198,7 @@ static PyTypeObject *cudart_handle_cudaMemPool_t;
 static PyTypeObject *cudart_handle_cudaMipmappedArray_const_t;
 static PyTypeObject *cudart_handle_cudaMipmappedArray_t;
 static PyTypeObject *cudart_handle_cudaStream_t;
+static PyTypeObject *cudart_handle_cudaUserObject_t;
 static PyTypeObject *cudart_handle_EGLImageKHR;
 static PyTypeObject *cudart_handle_EGLStreamKHR;
 static PyTypeObject *cudart_handle_EGLSyncKHR;
@@ -19454,7 +19455,7 @@ static int cudart_member_cudaStreamCaptureMode(long long v)
 
 /* Whether a compiled checked function reports host callbacks' failures after its call
  * (cudart._checked's _REPORTS_CALLBACK_FAILURES, read by checked()). */
-static char cudart_checked_reports[189];
+static char cudart_checked_reports[198];
 
 static PyObject *cudart_reference_cudaArrayGetPlane;
 
@@ -21494,6 +21495,72 @@ reference:
     return cudart_c_fallback(cudart_reference_cudaEventRecord, args, nargs, kwnames);
 }
 
+static PyObject *cudart_reference_cudaEventRecordWithFlags;
+
+static PyObject *cudart_checked_cudaEventRecordWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaEvent_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a1))
+            goto reference;
+    }
+    /* Omitted: its default, 0LL. */
+    PyObject *x2 = 2 < nargs ? args[2] : NULL;
+    if (!x2) {
+        u2 = 0LL;
+    } else {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaEventRecordWithFlags];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cudaEventRecordWithFlags", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaEventRecordWithFlags, cudart_abi_cudaEventRecordWithFlags) fn = (CUDART_FN_T(cudaEventRecordWithFlags, cudart_abi_cudaEventRecordWithFlags))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[38] &&
+        cudart_c_report("cudaEventRecordWithFlags", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaEventRecordWithFlags, args, nargs, kwnames);
+}
+
 static PyObject *cudart_reference_cudaEventSynchronize;
 
 static PyObject *cudart_checked_cudaEventSynchronize(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
@@ -21531,7 +21598,7 @@ static PyObject *cudart_checked_cudaEventSynchronize(PyObject *self, PyObject *c
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[38] &&
+    if (cudart_checked_reports[39] &&
         cudart_c_report("cudaEventSynchronize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -21590,7 +21657,7 @@ static PyObject *cudart_checked_cudaExternalMemoryGetMappedBuffer(PyObject *self
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[39] &&
+    if (cudart_checked_reports[40] &&
         cudart_c_report("cudaExternalMemoryGetMappedBuffer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -21649,7 +21716,7 @@ static PyObject *cudart_checked_cudaExternalMemoryGetMappedMipmappedArray(PyObje
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[40] &&
+    if (cudart_checked_reports[41] &&
         cudart_c_report("cudaExternalMemoryGetMappedMipmappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -21698,7 +21765,7 @@ static PyObject *cudart_checked_cudaFree(PyObject *self, PyObject *const *args, 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[41] &&
+    if (cudart_checked_reports[42] &&
         cudart_c_report("cudaFree", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -21751,7 +21818,7 @@ static PyObject *cudart_checked_cudaFreeArray(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[42] &&
+    if (cudart_checked_reports[43] &&
         cudart_c_report("cudaFreeArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -21809,7 +21876,7 @@ static PyObject *cudart_checked_cudaFreeAsync(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[43] &&
+    if (cudart_checked_reports[44] &&
         cudart_c_report("cudaFreeAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -21858,7 +21925,7 @@ static PyObject *cudart_checked_cudaFreeHost(PyObject *self, PyObject *const *ar
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[44] &&
+    if (cudart_checked_reports[45] &&
         cudart_c_report("cudaFreeHost", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -21911,7 +21978,7 @@ static PyObject *cudart_checked_cudaFreeMipmappedArray(PyObject *self, PyObject 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[45] &&
+    if (cudart_checked_reports[46] &&
         cudart_c_report("cudaFreeMipmappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -21956,7 +22023,7 @@ static PyObject *cudart_checked_cudaGetDevice(PyObject *self, PyObject *const *a
         CUDART_FN_T(cudaGetDevice, cudart_abi_cudaGetDevice) fn = (CUDART_FN_T(cudaGetDevice, cudart_abi_cudaGetDevice))slot;
         r = fn(a0);  /* with the GIL held: generator/gil.py */
     }
-    if (cudart_checked_reports[46] &&
+    if (cudart_checked_reports[47] &&
         cudart_c_report("cudaGetDevice", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -22001,7 +22068,7 @@ static PyObject *cudart_checked_cudaGetDeviceCount(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[47] &&
+    if (cudart_checked_reports[48] &&
         cudart_c_report("cudaGetDeviceCount", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -22046,7 +22113,7 @@ static PyObject *cudart_checked_cudaGetDeviceFlags(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[48] &&
+    if (cudart_checked_reports[49] &&
         cudart_c_report("cudaGetDeviceFlags", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -22098,7 +22165,7 @@ static PyObject *cudart_checked_cudaGetExportTable(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[49] &&
+    if (cudart_checked_reports[50] &&
         cudart_c_report("cudaGetExportTable", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -22138,7 +22205,7 @@ static PyObject *cudart_checked_cudaGetLastError(PyObject *self, PyObject *const
         CUDART_FN_T(cudaGetLastError, cudart_abi_cudaGetLastError) fn = (CUDART_FN_T(cudaGetLastError, cudart_abi_cudaGetLastError))slot;
         r = fn();  /* with the GIL held: generator/gil.py */
     }
-    if (cudart_checked_reports[50] &&
+    if (cudart_checked_reports[51] &&
         cudart_c_report("cudaGetLastError", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -22197,7 +22264,7 @@ static PyObject *cudart_checked_cudaGetMipmappedArrayLevel(PyObject *self, PyObj
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[51] &&
+    if (cudart_checked_reports[52] &&
         cudart_c_report("cudaGetMipmappedArrayLevel", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -22249,7 +22316,7 @@ static PyObject *cudart_checked_cudaGetSymbolAddress(PyObject *self, PyObject *c
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[52] &&
+    if (cudart_checked_reports[53] &&
         cudart_c_report("cudaGetSymbolAddress", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -22301,7 +22368,7 @@ static PyObject *cudart_checked_cudaGetSymbolSize(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[53] &&
+    if (cudart_checked_reports[54] &&
         cudart_c_report("cudaGetSymbolSize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -22371,7 +22438,7 @@ static PyObject *cudart_checked_cudaGraphAddDependencies(PyObject *self, PyObjec
         r = fn(a0, a1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[54] &&
+    if (cudart_checked_reports[55] &&
         cudart_c_report("cudaGraphAddDependencies", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -22448,7 +22515,7 @@ static PyObject *cudart_checked_cudaGraphAddDependencies_v2(PyObject *self, PyOb
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[55] &&
+    if (cudart_checked_reports[56] &&
         cudart_c_report("cudaGraphAddDependencies_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -22514,7 +22581,7 @@ static PyObject *cudart_checked_cudaGraphAddEmptyNode(PyObject *self, PyObject *
         r = fn(a0, a1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[56] &&
+    if (cudart_checked_reports[57] &&
         cudart_c_report("cudaGraphAddEmptyNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -22587,7 +22654,7 @@ static PyObject *cudart_checked_cudaGraphAddEventRecordNode(PyObject *self, PyOb
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[57] &&
+    if (cudart_checked_reports[58] &&
         cudart_c_report("cudaGraphAddEventRecordNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -22660,7 +22727,7 @@ static PyObject *cudart_checked_cudaGraphAddEventWaitNode(PyObject *self, PyObje
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[58] &&
+    if (cudart_checked_reports[59] &&
         cudart_c_report("cudaGraphAddEventWaitNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -22733,7 +22800,7 @@ static PyObject *cudart_checked_cudaGraphAddExternalSemaphoresSignalNode(PyObjec
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[59] &&
+    if (cudart_checked_reports[60] &&
         cudart_c_report("cudaGraphAddExternalSemaphoresSignalNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -22806,7 +22873,7 @@ static PyObject *cudart_checked_cudaGraphAddExternalSemaphoresWaitNode(PyObject 
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[60] &&
+    if (cudart_checked_reports[61] &&
         cudart_c_report("cudaGraphAddExternalSemaphoresWaitNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -22879,7 +22946,7 @@ static PyObject *cudart_checked_cudaGraphAddKernelNode(PyObject *self, PyObject 
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[61] &&
+    if (cudart_checked_reports[62] &&
         cudart_c_report("cudaGraphAddKernelNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -22952,7 +23019,7 @@ static PyObject *cudart_checked_cudaGraphAddMemAllocNode(PyObject *self, PyObjec
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[62] &&
+    if (cudart_checked_reports[63] &&
         cudart_c_report("cudaGraphAddMemAllocNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -23025,7 +23092,7 @@ static PyObject *cudart_checked_cudaGraphAddMemFreeNode(PyObject *self, PyObject
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[63] &&
+    if (cudart_checked_reports[64] &&
         cudart_c_report("cudaGraphAddMemFreeNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -23098,7 +23165,7 @@ static PyObject *cudart_checked_cudaGraphAddMemcpyNode(PyObject *self, PyObject 
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[64] &&
+    if (cudart_checked_reports[65] &&
         cudart_c_report("cudaGraphAddMemcpyNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -23192,7 +23259,7 @@ static PyObject *cudart_checked_cudaGraphAddMemcpyNode1D(PyObject *self, PyObjec
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned int)u7);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[65] &&
+    if (cudart_checked_reports[66] &&
         cudart_c_report("cudaGraphAddMemcpyNode1D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -23293,7 +23360,7 @@ static PyObject *cudart_checked_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self,
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[66] &&
+    if (cudart_checked_reports[67] &&
         cudart_c_report("cudaGraphAddMemcpyNodeFromSymbol", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -23394,7 +23461,7 @@ static PyObject *cudart_checked_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, P
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[67] &&
+    if (cudart_checked_reports[68] &&
         cudart_c_report("cudaGraphAddMemcpyNodeToSymbol", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -23467,7 +23534,7 @@ static PyObject *cudart_checked_cudaGraphAddMemsetNode(PyObject *self, PyObject 
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[68] &&
+    if (cudart_checked_reports[69] &&
         cudart_c_report("cudaGraphAddMemsetNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -23540,7 +23607,7 @@ static PyObject *cudart_checked_cudaGraphAddNode(PyObject *self, PyObject *const
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[69] &&
+    if (cudart_checked_reports[70] &&
         cudart_c_report("cudaGraphAddNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -23620,7 +23687,7 @@ static PyObject *cudart_checked_cudaGraphAddNode_v2(PyObject *self, PyObject *co
         r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[70] &&
+    if (cudart_checked_reports[71] &&
         cudart_c_report("cudaGraphAddNode_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -23672,7 +23739,7 @@ static PyObject *cudart_checked_cudaGraphChildGraphNodeGetGraph(PyObject *self, 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[71] &&
+    if (cudart_checked_reports[72] &&
         cudart_c_report("cudaGraphChildGraphNodeGetGraph", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -23724,7 +23791,7 @@ static PyObject *cudart_checked_cudaGraphCreate(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[72] &&
+    if (cudart_checked_reports[73] &&
         cudart_c_report("cudaGraphCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -23777,7 +23844,7 @@ static PyObject *cudart_checked_cudaGraphDestroy(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[73] &&
+    if (cudart_checked_reports[74] &&
         cudart_c_report("cudaGraphDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -23834,7 +23901,7 @@ static PyObject *cudart_checked_cudaGraphDestroyNode(PyObject *self, PyObject *c
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[74] &&
+    if (cudart_checked_reports[75] &&
         cudart_c_report("cudaGraphDestroyNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -23888,7 +23955,7 @@ static PyObject *cudart_checked_cudaGraphEventRecordNodeGetEvent(PyObject *self,
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[75] &&
+    if (cudart_checked_reports[76] &&
         cudart_c_report("cudaGraphEventRecordNodeGetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -23944,7 +24011,7 @@ static PyObject *cudart_checked_cudaGraphEventRecordNodeSetEvent(PyObject *self,
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[76] &&
+    if (cudart_checked_reports[77] &&
         cudart_c_report("cudaGraphEventRecordNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -23996,7 +24063,7 @@ static PyObject *cudart_checked_cudaGraphEventWaitNodeGetEvent(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[77] &&
+    if (cudart_checked_reports[78] &&
         cudart_c_report("cudaGraphEventWaitNodeGetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24052,7 +24119,7 @@ static PyObject *cudart_checked_cudaGraphEventWaitNodeSetEvent(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[78] &&
+    if (cudart_checked_reports[79] &&
         cudart_c_report("cudaGraphEventWaitNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24105,7 +24172,7 @@ static PyObject *cudart_checked_cudaGraphExecDestroy(PyObject *self, PyObject *c
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[79] &&
+    if (cudart_checked_reports[80] &&
         cudart_c_report("cudaGraphExecDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24172,7 +24239,7 @@ static PyObject *cudart_checked_cudaGraphExecEventRecordNodeSetEvent(PyObject *s
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[80] &&
+    if (cudart_checked_reports[81] &&
         cudart_c_report("cudaGraphExecEventRecordNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24235,7 +24302,7 @@ static PyObject *cudart_checked_cudaGraphExecEventWaitNodeSetEvent(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[81] &&
+    if (cudart_checked_reports[82] &&
         cudart_c_report("cudaGraphExecEventWaitNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24298,7 +24365,7 @@ static PyObject *cudart_checked_cudaGraphExecExternalSemaphoresSignalNodeSetPara
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[82] &&
+    if (cudart_checked_reports[83] &&
         cudart_c_report("cudaGraphExecExternalSemaphoresSignalNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24361,7 +24428,7 @@ static PyObject *cudart_checked_cudaGraphExecExternalSemaphoresWaitNodeSetParams
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[83] &&
+    if (cudart_checked_reports[84] &&
         cudart_c_report("cudaGraphExecExternalSemaphoresWaitNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24413,7 +24480,7 @@ static PyObject *cudart_checked_cudaGraphExecGetFlags(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[84] &&
+    if (cudart_checked_reports[85] &&
         cudart_c_report("cudaGraphExecGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24476,7 +24543,7 @@ static PyObject *cudart_checked_cudaGraphExecKernelNodeSetParams(PyObject *self,
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[85] &&
+    if (cudart_checked_reports[86] &&
         cudart_c_report("cudaGraphExecKernelNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24539,7 +24606,7 @@ static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParams(PyObject *self,
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[86] &&
+    if (cudart_checked_reports[87] &&
         cudart_c_report("cudaGraphExecMemcpyNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24623,7 +24690,7 @@ static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParams1D(PyObject *sel
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[87] &&
+    if (cudart_checked_reports[88] &&
         cudart_c_report("cudaGraphExecMemcpyNodeSetParams1D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24714,7 +24781,7 @@ static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObj
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[88] &&
+    if (cudart_checked_reports[89] &&
         cudart_c_report("cudaGraphExecMemcpyNodeSetParamsFromSymbol", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24805,7 +24872,7 @@ static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObjec
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[89] &&
+    if (cudart_checked_reports[90] &&
         cudart_c_report("cudaGraphExecMemcpyNodeSetParamsToSymbol", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24868,7 +24935,7 @@ static PyObject *cudart_checked_cudaGraphExecMemsetNodeSetParams(PyObject *self,
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[90] &&
+    if (cudart_checked_reports[91] &&
         cudart_c_report("cudaGraphExecMemsetNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24931,7 +24998,7 @@ static PyObject *cudart_checked_cudaGraphExecNodeSetParams(PyObject *self, PyObj
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[91] &&
+    if (cudart_checked_reports[92] &&
         cudart_c_report("cudaGraphExecNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24987,7 +25054,7 @@ static PyObject *cudart_checked_cudaGraphExternalSemaphoresSignalNodeSetParams(P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[92] &&
+    if (cudart_checked_reports[93] &&
         cudart_c_report("cudaGraphExternalSemaphoresSignalNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25043,7 +25110,7 @@ static PyObject *cudart_checked_cudaGraphExternalSemaphoresWaitNodeSetParams(PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[93] &&
+    if (cudart_checked_reports[94] &&
         cudart_c_report("cudaGraphExternalSemaphoresWaitNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25099,7 +25166,7 @@ static PyObject *cudart_checked_cudaGraphKernelNodeCopyAttributes(PyObject *self
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[94] &&
+    if (cudart_checked_reports[95] &&
         cudart_c_report("cudaGraphKernelNodeCopyAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25155,7 +25222,7 @@ static PyObject *cudart_checked_cudaGraphKernelNodeSetParams(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[95] &&
+    if (cudart_checked_reports[96] &&
         cudart_c_report("cudaGraphKernelNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25211,7 +25278,7 @@ static PyObject *cudart_checked_cudaGraphLaunch(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[96] &&
+    if (cudart_checked_reports[97] &&
         cudart_c_report("cudaGraphLaunch", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25263,7 +25330,7 @@ static PyObject *cudart_checked_cudaGraphMemFreeNodeGetParams(PyObject *self, Py
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[97] &&
+    if (cudart_checked_reports[98] &&
         cudart_c_report("cudaGraphMemFreeNodeGetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25319,7 +25386,7 @@ static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParams(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[98] &&
+    if (cudart_checked_reports[99] &&
         cudart_c_report("cudaGraphMemcpyNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25396,7 +25463,7 @@ static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParams1D(PyObject *self, P
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[99] &&
+    if (cudart_checked_reports[100] &&
         cudart_c_report("cudaGraphMemcpyNodeSetParams1D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25480,7 +25547,7 @@ static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject 
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[100] &&
+    if (cudart_checked_reports[101] &&
         cudart_c_report("cudaGraphMemcpyNodeSetParamsFromSymbol", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25564,7 +25631,7 @@ static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *s
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[101] &&
+    if (cudart_checked_reports[102] &&
         cudart_c_report("cudaGraphMemcpyNodeSetParamsToSymbol", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25620,7 +25687,7 @@ static PyObject *cudart_checked_cudaGraphMemsetNodeSetParams(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[102] &&
+    if (cudart_checked_reports[103] &&
         cudart_c_report("cudaGraphMemsetNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25679,7 +25746,7 @@ static PyObject *cudart_checked_cudaGraphNodeFindInClone(PyObject *self, PyObjec
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[103] &&
+    if (cudart_checked_reports[104] &&
         cudart_c_report("cudaGraphNodeFindInClone", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25738,7 +25805,7 @@ static PyObject *cudart_checked_cudaGraphNodeGetEnabled(PyObject *self, PyObject
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[104] &&
+    if (cudart_checked_reports[105] &&
         cudart_c_report("cudaGraphNodeGetEnabled", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25790,7 +25857,7 @@ static PyObject *cudart_checked_cudaGraphNodeGetType(PyObject *self, PyObject *c
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[105] &&
+    if (cudart_checked_reports[106] &&
         cudart_c_report("cudaGraphNodeGetType", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25853,7 +25920,7 @@ static PyObject *cudart_checked_cudaGraphNodeSetEnabled(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[106] &&
+    if (cudart_checked_reports[107] &&
         cudart_c_report("cudaGraphNodeSetEnabled", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25909,7 +25976,7 @@ static PyObject *cudart_checked_cudaGraphNodeSetParams(PyObject *self, PyObject 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[107] &&
+    if (cudart_checked_reports[108] &&
         cudart_c_report("cudaGraphNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25919,6 +25986,72 @@ static PyObject *cudart_checked_cudaGraphNodeSetParams(PyObject *self, PyObject 
     }
 reference:
     return cudart_c_fallback(cudart_reference_cudaGraphNodeSetParams, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphReleaseUserObject;
+
+static PyObject *cudart_checked_cudaGraphReleaseUserObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_cudaUserObject_t, &a1))
+            goto reference;
+    }
+    /* Omitted: its default, 1LL. */
+    PyObject *x2 = 2 < nargs ? args[2] : NULL;
+    if (!x2) {
+        u2 = 1LL;
+    } else {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphReleaseUserObject];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cudaGraphReleaseUserObject", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphReleaseUserObject, cudart_abi_cudaGraphReleaseUserObject) fn = (CUDART_FN_T(cudaGraphReleaseUserObject, cudart_abi_cudaGraphReleaseUserObject))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[109] &&
+        cudart_c_report("cudaGraphReleaseUserObject", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphReleaseUserObject, args, nargs, kwnames);
 }
 
 static PyObject *cudart_reference_cudaGraphRemoveDependencies;
@@ -25979,7 +26112,7 @@ static PyObject *cudart_checked_cudaGraphRemoveDependencies(PyObject *self, PyOb
         r = fn(a0, a1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[108] &&
+    if (cudart_checked_reports[110] &&
         cudart_c_report("cudaGraphRemoveDependencies", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26056,7 +26189,7 @@ static PyObject *cudart_checked_cudaGraphRemoveDependencies_v2(PyObject *self, P
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[109] &&
+    if (cudart_checked_reports[111] &&
         cudart_c_report("cudaGraphRemoveDependencies_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26066,6 +26199,82 @@ static PyObject *cudart_checked_cudaGraphRemoveDependencies_v2(PyObject *self, P
     }
 reference:
     return cudart_c_fallback(cudart_reference_cudaGraphRemoveDependencies_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphRetainUserObject;
+
+static PyObject *cudart_checked_cudaGraphRetainUserObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_cudaUserObject_t, &a1))
+            goto reference;
+    }
+    /* Omitted: its default, 1LL. */
+    PyObject *x2 = 2 < nargs ? args[2] : NULL;
+    if (!x2) {
+        u2 = 1LL;
+    } else {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    /* Omitted: its default, 0LL. */
+    PyObject *x3 = 3 < nargs ? args[3] : NULL;
+    if (!x3) {
+        u3 = 0LL;
+    } else {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphRetainUserObject];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
+        if (cudart_record_call("cudaGraphRetainUserObject", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphRetainUserObject, cudart_abi_cudaGraphRetainUserObject) fn = (CUDART_FN_T(cudaGraphRetainUserObject, cudart_abi_cudaGraphRetainUserObject))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[112] &&
+        cudart_c_report("cudaGraphRetainUserObject", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphRetainUserObject, args, nargs, kwnames);
 }
 
 static PyObject *cudart_reference_cudaGraphUpload;
@@ -26112,7 +26321,7 @@ static PyObject *cudart_checked_cudaGraphUpload(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[110] &&
+    if (cudart_checked_reports[113] &&
         cudart_c_report("cudaGraphUpload", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26171,7 +26380,7 @@ static PyObject *cudart_checked_cudaGraphicsEGLRegisterImage(PyObject *self, PyO
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[111] &&
+    if (cudart_checked_reports[114] &&
         cudart_c_report("cudaGraphicsEGLRegisterImage", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26230,7 +26439,7 @@ static PyObject *cudart_checked_cudaGraphicsGLRegisterBuffer(PyObject *self, PyO
         r = fn(a0, (unsigned int)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[112] &&
+    if (cudart_checked_reports[115] &&
         cudart_c_report("cudaGraphicsGLRegisterBuffer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26296,7 +26505,7 @@ static PyObject *cudart_checked_cudaGraphicsGLRegisterImage(PyObject *self, PyOb
         r = fn(a0, (unsigned int)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[113] &&
+    if (cudart_checked_reports[116] &&
         cudart_c_report("cudaGraphicsGLRegisterImage", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26359,7 +26568,7 @@ static PyObject *cudart_checked_cudaGraphicsMapResources(PyObject *self, PyObjec
         r = fn((int)i0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[114] &&
+    if (cudart_checked_reports[117] &&
         cudart_c_report("cudaGraphicsMapResources", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26411,7 +26620,7 @@ static PyObject *cudart_checked_cudaGraphicsResourceGetMappedMipmappedArray(PyOb
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[115] &&
+    if (cudart_checked_reports[118] &&
         cudart_c_report("cudaGraphicsResourceGetMappedMipmappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26466,7 +26675,7 @@ static PyObject *cudart_checked_cudaGraphicsResourceGetMappedPointer(PyObject *s
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[116] &&
+    if (cudart_checked_reports[119] &&
         cudart_c_report("cudaGraphicsResourceGetMappedPointer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26528,7 +26737,7 @@ static PyObject *cudart_checked_cudaGraphicsResourceSetMapFlags(PyObject *self, 
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[117] &&
+    if (cudart_checked_reports[120] &&
         cudart_c_report("cudaGraphicsResourceSetMapFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26594,7 +26803,7 @@ static PyObject *cudart_checked_cudaGraphicsSubResourceGetMappedArray(PyObject *
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[118] &&
+    if (cudart_checked_reports[121] &&
         cudart_c_report("cudaGraphicsSubResourceGetMappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26657,7 +26866,7 @@ static PyObject *cudart_checked_cudaGraphicsUnmapResources(PyObject *self, PyObj
         r = fn((int)i0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[119] &&
+    if (cudart_checked_reports[122] &&
         cudart_c_report("cudaGraphicsUnmapResources", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26710,7 +26919,7 @@ static PyObject *cudart_checked_cudaGraphicsUnregisterResource(PyObject *self, P
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[120] &&
+    if (cudart_checked_reports[123] &&
         cudart_c_report("cudaGraphicsUnregisterResource", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26771,7 +26980,7 @@ static PyObject *cudart_checked_cudaGraphicsVDPAURegisterOutputSurface(PyObject 
         r = fn(a0, (unsigned int)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[121] &&
+    if (cudart_checked_reports[124] &&
         cudart_c_report("cudaGraphicsVDPAURegisterOutputSurface", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26830,7 +27039,7 @@ static PyObject *cudart_checked_cudaGraphicsVDPAURegisterVideoSurface(PyObject *
         r = fn(a0, (unsigned int)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[122] &&
+    if (cudart_checked_reports[125] &&
         cudart_c_report("cudaGraphicsVDPAURegisterVideoSurface", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26882,7 +27091,7 @@ static PyObject *cudart_checked_cudaHostGetFlags(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[123] &&
+    if (cudart_checked_reports[126] &&
         cudart_c_report("cudaHostGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26945,7 +27154,7 @@ static PyObject *cudart_checked_cudaHostRegister(PyObject *self, PyObject *const
         r = fn(a0, (unsigned long)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[124] &&
+    if (cudart_checked_reports[127] &&
         cudart_c_report("cudaHostRegister", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26994,7 +27203,7 @@ static PyObject *cudart_checked_cudaHostUnregister(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[125] &&
+    if (cudart_checked_reports[128] &&
         cudart_c_report("cudaHostUnregister", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27046,7 +27255,7 @@ static PyObject *cudart_checked_cudaImportExternalMemory(PyObject *self, PyObjec
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[126] &&
+    if (cudart_checked_reports[129] &&
         cudart_c_report("cudaImportExternalMemory", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27098,7 +27307,7 @@ static PyObject *cudart_checked_cudaImportExternalSemaphore(PyObject *self, PyOb
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[127] &&
+    if (cudart_checked_reports[130] &&
         cudart_c_report("cudaImportExternalSemaphore", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27161,7 +27370,7 @@ static PyObject *cudart_checked_cudaInitDevice(PyObject *self, PyObject *const *
         r = fn((int)i0, (unsigned int)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[128] &&
+    if (cudart_checked_reports[131] &&
         cudart_c_report("cudaInitDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27210,7 +27419,7 @@ static PyObject *cudart_checked_cudaIpcCloseMemHandle(PyObject *self, PyObject *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[129] &&
+    if (cudart_checked_reports[132] &&
         cudart_c_report("cudaIpcCloseMemHandle", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27262,7 +27471,7 @@ static PyObject *cudart_checked_cudaMalloc(PyObject *self, PyObject *const *args
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[130] &&
+    if (cudart_checked_reports[133] &&
         cudart_c_report("cudaMalloc", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27272,6 +27481,85 @@ static PyObject *cudart_checked_cudaMalloc(PyObject *self, PyObject *const *args
     }
 reference:
     return cudart_c_fallback(cudart_reference_cudaMalloc, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaMallocArray;
+
+static PyObject *cudart_checked_cudaMallocArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long u3;
+    unsigned long long u4;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    /* Omitted: its default, 0LL. */
+    PyObject *x2 = 2 < nargs ? args[2] : NULL;
+    if (!x2) {
+        u3 = 0LL;
+    } else {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    /* Omitted: its default, 0LL. */
+    PyObject *x3 = 3 < nargs ? args[3] : NULL;
+    if (!x3) {
+        u4 = 0LL;
+    } else {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaMallocArray];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, u4);
+        if (cudart_record_call("cudaMallocArray", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaMallocArray, cudart_abi_cudaMallocArray) fn = (CUDART_FN_T(cudaMallocArray, cudart_abi_cudaMallocArray))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[134] &&
+        cudart_c_report("cudaMallocArray", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaArray_t, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaMallocArray, args, nargs, kwnames);
 }
 
 static PyObject *cudart_reference_cudaMallocAsync;
@@ -27321,7 +27609,7 @@ static PyObject *cudart_checked_cudaMallocAsync(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[131] &&
+    if (cudart_checked_reports[135] &&
         cudart_c_report("cudaMallocAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27387,7 +27675,7 @@ static PyObject *cudart_checked_cudaMallocFromPoolAsync(PyObject *self, PyObject
         r = fn(a0, (unsigned long)u1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[132] &&
+    if (cudart_checked_reports[136] &&
         cudart_c_report("cudaMallocFromPoolAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27449,7 +27737,7 @@ static PyObject *cudart_checked_cudaMallocPitch(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[133] &&
+    if (cudart_checked_reports[137] &&
         cudart_c_report("cudaMallocPitch", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27525,7 +27813,7 @@ static PyObject *cudart_checked_cudaMemAdvise(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned long)u1, (unsigned int)u2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[134] &&
+    if (cudart_checked_reports[138] &&
         cudart_c_report("cudaMemAdvise", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27573,7 +27861,7 @@ static PyObject *cudart_checked_cudaMemGetInfo(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[135] &&
+    if (cudart_checked_reports[139] &&
         cudart_c_report("cudaMemGetInfo", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -27631,7 +27919,7 @@ static PyObject *cudart_checked_cudaMemPoolCreate(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[136] &&
+    if (cudart_checked_reports[140] &&
         cudart_c_report("cudaMemPoolCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27684,7 +27972,7 @@ static PyObject *cudart_checked_cudaMemPoolDestroy(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[137] &&
+    if (cudart_checked_reports[141] &&
         cudart_c_report("cudaMemPoolDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27745,7 +28033,7 @@ static PyObject *cudart_checked_cudaMemPoolGetAccess(PyObject *self, PyObject *c
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[138] &&
+    if (cudart_checked_reports[142] &&
         cudart_c_report("cudaMemPoolGetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27811,7 +28099,7 @@ static PyObject *cudart_checked_cudaMemPoolImportFromShareableHandle(PyObject *s
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[139] &&
+    if (cudart_checked_reports[143] &&
         cudart_c_report("cudaMemPoolImportFromShareableHandle", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27870,7 +28158,7 @@ static PyObject *cudart_checked_cudaMemPoolImportPointer(PyObject *self, PyObjec
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[140] &&
+    if (cudart_checked_reports[144] &&
         cudart_c_report("cudaMemPoolImportPointer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27933,7 +28221,7 @@ static PyObject *cudart_checked_cudaMemPoolSetAccess(PyObject *self, PyObject *c
         r = fn(a0, a1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[141] &&
+    if (cudart_checked_reports[145] &&
         cudart_c_report("cudaMemPoolSetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27989,7 +28277,7 @@ static PyObject *cudart_checked_cudaMemPoolTrimTo(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[142] &&
+    if (cudart_checked_reports[146] &&
         cudart_c_report("cudaMemPoolTrimTo", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28059,7 +28347,7 @@ static PyObject *cudart_checked_cudaMemPrefetchAsync(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long)u1, (int)i2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[143] &&
+    if (cudart_checked_reports[147] &&
         cudart_c_report("cudaMemPrefetchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28129,7 +28417,7 @@ static PyObject *cudart_checked_cudaMemcpy(PyObject *self, PyObject *const *args
         r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[144] &&
+    if (cudart_checked_reports[148] &&
         cudart_c_report("cudaMemcpy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28220,7 +28508,7 @@ static PyObject *cudart_checked_cudaMemcpy2D(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[145] &&
+    if (cudart_checked_reports[149] &&
         cudart_c_report("cudaMemcpy2D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28318,7 +28606,7 @@ static PyObject *cudart_checked_cudaMemcpy2DAsync(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[146] &&
+    if (cudart_checked_reports[150] &&
         cudart_c_report("cudaMemcpy2DAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28416,7 +28704,7 @@ static PyObject *cudart_checked_cudaMemcpy2DFromArray(PyObject *self, PyObject *
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[147] &&
+    if (cudart_checked_reports[151] &&
         cudart_c_report("cudaMemcpy2DFromArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28521,7 +28809,7 @@ static PyObject *cudart_checked_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObj
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[148] &&
+    if (cudart_checked_reports[152] &&
         cudart_c_report("cudaMemcpy2DFromArrayAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28619,7 +28907,7 @@ static PyObject *cudart_checked_cudaMemcpy2DToArray(PyObject *self, PyObject *co
         r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[149] &&
+    if (cudart_checked_reports[153] &&
         cudart_c_report("cudaMemcpy2DToArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28724,7 +29012,7 @@ static PyObject *cudart_checked_cudaMemcpy2DToArrayAsync(PyObject *self, PyObjec
         r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[150] &&
+    if (cudart_checked_reports[154] &&
         cudart_c_report("cudaMemcpy2DToArrayAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28773,7 +29061,7 @@ static PyObject *cudart_checked_cudaMemcpy3D(PyObject *self, PyObject *const *ar
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[151] &&
+    if (cudart_checked_reports[155] &&
         cudart_c_report("cudaMemcpy3D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28829,7 +29117,7 @@ static PyObject *cudart_checked_cudaMemcpy3DAsync(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[152] &&
+    if (cudart_checked_reports[156] &&
         cudart_c_report("cudaMemcpy3DAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28878,7 +29166,7 @@ static PyObject *cudart_checked_cudaMemcpy3DPeer(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[153] &&
+    if (cudart_checked_reports[157] &&
         cudart_c_report("cudaMemcpy3DPeer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28934,7 +29222,7 @@ static PyObject *cudart_checked_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[154] &&
+    if (cudart_checked_reports[158] &&
         cudart_c_report("cudaMemcpy3DPeerAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29011,7 +29299,7 @@ static PyObject *cudart_checked_cudaMemcpyAsync(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[155] &&
+    if (cudart_checked_reports[159] &&
         cudart_c_report("cudaMemcpyAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29095,7 +29383,7 @@ static PyObject *cudart_checked_cudaMemcpyFromSymbolAsync(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[156] &&
+    if (cudart_checked_reports[160] &&
         cudart_c_report("cudaMemcpyFromSymbolAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29172,7 +29460,7 @@ static PyObject *cudart_checked_cudaMemcpyPeer(PyObject *self, PyObject *const *
         r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[157] &&
+    if (cudart_checked_reports[161] &&
         cudart_c_report("cudaMemcpyPeer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29256,7 +29544,7 @@ static PyObject *cudart_checked_cudaMemcpyPeerAsync(PyObject *self, PyObject *co
         r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[158] &&
+    if (cudart_checked_reports[162] &&
         cudart_c_report("cudaMemcpyPeerAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29340,7 +29628,7 @@ static PyObject *cudart_checked_cudaMemcpyToSymbolAsync(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[159] &&
+    if (cudart_checked_reports[163] &&
         cudart_c_report("cudaMemcpyToSymbolAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29403,7 +29691,7 @@ static PyObject *cudart_checked_cudaMemset(PyObject *self, PyObject *const *args
         r = fn(a0, (int)i1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[160] &&
+    if (cudart_checked_reports[164] &&
         cudart_c_report("cudaMemset", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29480,7 +29768,7 @@ static PyObject *cudart_checked_cudaMemset2D(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[161] &&
+    if (cudart_checked_reports[165] &&
         cudart_c_report("cudaMemset2D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29564,7 +29852,7 @@ static PyObject *cudart_checked_cudaMemset2DAsync(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[162] &&
+    if (cudart_checked_reports[166] &&
         cudart_c_report("cudaMemset2DAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29634,7 +29922,7 @@ static PyObject *cudart_checked_cudaMemsetAsync(PyObject *self, PyObject *const 
         r = fn(a0, (int)i1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[163] &&
+    if (cudart_checked_reports[167] &&
         cudart_c_report("cudaMemsetAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29674,7 +29962,7 @@ static PyObject *cudart_checked_cudaPeekAtLastError(PyObject *self, PyObject *co
         CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError) fn = (CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError))slot;
         r = fn();  /* with the GIL held: generator/gil.py */
     }
-    if (cudart_checked_reports[164] &&
+    if (cudart_checked_reports[168] &&
         cudart_c_report("cudaPeekAtLastError", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -29716,7 +30004,7 @@ static PyObject *cudart_checked_cudaProfilerStart(PyObject *self, PyObject *cons
         r = fn();
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[165] &&
+    if (cudart_checked_reports[169] &&
         cudart_c_report("cudaProfilerStart", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -29758,7 +30046,7 @@ static PyObject *cudart_checked_cudaProfilerStop(PyObject *self, PyObject *const
         r = fn();
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[166] &&
+    if (cudart_checked_reports[170] &&
         cudart_c_report("cudaProfilerStop", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -29801,7 +30089,7 @@ static PyObject *cudart_checked_cudaRuntimeGetVersion(PyObject *self, PyObject *
         CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion) fn = (CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion))slot;
         r = fn(a0);  /* with the GIL held: generator/gil.py */
     }
-    if (cudart_checked_reports[167] &&
+    if (cudart_checked_reports[171] &&
         cudart_c_report("cudaRuntimeGetVersion", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -29850,7 +30138,7 @@ static PyObject *cudart_checked_cudaSetDevice(PyObject *self, PyObject *const *a
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[168] &&
+    if (cudart_checked_reports[172] &&
         cudart_c_report("cudaSetDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29899,7 +30187,7 @@ static PyObject *cudart_checked_cudaSetDeviceFlags(PyObject *self, PyObject *con
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[169] &&
+    if (cudart_checked_reports[173] &&
         cudart_c_report("cudaSetDeviceFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29955,7 +30243,7 @@ static PyObject *cudart_checked_cudaSetValidDevices(PyObject *self, PyObject *co
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[170] &&
+    if (cudart_checked_reports[174] &&
         cudart_c_report("cudaSetValidDevices", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30025,7 +30313,7 @@ static PyObject *cudart_checked_cudaSignalExternalSemaphoresAsync(PyObject *self
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[171] &&
+    if (cudart_checked_reports[175] &&
         cudart_c_report("cudaSignalExternalSemaphoresAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30095,7 +30383,7 @@ static PyObject *cudart_checked_cudaSignalExternalSemaphoresAsync_v2(PyObject *s
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[172] &&
+    if (cudart_checked_reports[176] &&
         cudart_c_report("cudaSignalExternalSemaphoresAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30151,7 +30439,7 @@ static PyObject *cudart_checked_cudaStreamBeginCapture(PyObject *self, PyObject 
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[173] &&
+    if (cudart_checked_reports[177] &&
         cudart_c_report("cudaStreamBeginCapture", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30235,7 +30523,7 @@ static PyObject *cudart_checked_cudaStreamBeginCaptureToGraph(PyObject *self, Py
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[174] &&
+    if (cudart_checked_reports[178] &&
         cudart_c_report("cudaStreamBeginCaptureToGraph", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30291,7 +30579,7 @@ static PyObject *cudart_checked_cudaStreamCopyAttributes(PyObject *self, PyObjec
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[175] &&
+    if (cudart_checked_reports[179] &&
         cudart_c_report("cudaStreamCopyAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30336,7 +30624,7 @@ static PyObject *cudart_checked_cudaStreamCreate(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[176] &&
+    if (cudart_checked_reports[180] &&
         cudart_c_report("cudaStreamCreate", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -30388,7 +30676,7 @@ static PyObject *cudart_checked_cudaStreamCreateWithFlags(PyObject *self, PyObje
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[177] &&
+    if (cudart_checked_reports[181] &&
         cudart_c_report("cudaStreamCreateWithFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30447,7 +30735,7 @@ static PyObject *cudart_checked_cudaStreamCreateWithPriority(PyObject *self, PyO
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[178] &&
+    if (cudart_checked_reports[182] &&
         cudart_c_report("cudaStreamCreateWithPriority", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30500,7 +30788,7 @@ static PyObject *cudart_checked_cudaStreamDestroy(PyObject *self, PyObject *cons
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[179] &&
+    if (cudart_checked_reports[183] &&
         cudart_c_report("cudaStreamDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30554,7 +30842,7 @@ static PyObject *cudart_checked_cudaStreamEndCapture(PyObject *self, PyObject *c
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[180] &&
+    if (cudart_checked_reports[184] &&
         cudart_c_report("cudaStreamEndCapture", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30606,7 +30894,7 @@ static PyObject *cudart_checked_cudaStreamGetFlags(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[181] &&
+    if (cudart_checked_reports[185] &&
         cudart_c_report("cudaStreamGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30658,7 +30946,7 @@ static PyObject *cudart_checked_cudaStreamGetId(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[182] &&
+    if (cudart_checked_reports[186] &&
         cudart_c_report("cudaStreamGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30710,7 +30998,7 @@ static PyObject *cudart_checked_cudaStreamGetPriority(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[183] &&
+    if (cudart_checked_reports[187] &&
         cudart_c_report("cudaStreamGetPriority", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30762,7 +31050,7 @@ static PyObject *cudart_checked_cudaStreamIsCapturing(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[184] &&
+    if (cudart_checked_reports[188] &&
         cudart_c_report("cudaStreamIsCapturing", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30811,7 +31099,7 @@ static PyObject *cudart_checked_cudaStreamQuery(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[185] &&
+    if (cudart_checked_reports[189] &&
         cudart_c_report("cudaStreamQuery", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30862,7 +31150,7 @@ static PyObject *cudart_checked_cudaStreamSynchronize(PyObject *self, PyObject *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[186] &&
+    if (cudart_checked_reports[190] &&
         cudart_c_report("cudaStreamSynchronize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30872,6 +31160,343 @@ static PyObject *cudart_checked_cudaStreamSynchronize(PyObject *self, PyObject *
     }
 reference:
     return cudart_c_fallback(cudart_reference_cudaStreamSynchronize, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaStreamUpdateCaptureDependencies;
+
+static PyObject *cudart_checked_cudaStreamUpdateCaptureDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    /* Omitted: its default, 0LL. */
+    PyObject *x3 = 3 < nargs ? args[3] : NULL;
+    if (!x3) {
+        u3 = 0LL;
+    } else {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaStreamUpdateCaptureDependencies];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
+        if (cudart_record_call("cudaStreamUpdateCaptureDependencies", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaStreamUpdateCaptureDependencies, cudart_abi_cudaStreamUpdateCaptureDependencies) fn = (CUDART_FN_T(cudaStreamUpdateCaptureDependencies, cudart_abi_cudaStreamUpdateCaptureDependencies))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[191] &&
+        cudart_c_report("cudaStreamUpdateCaptureDependencies", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaStreamUpdateCaptureDependencies, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaStreamUpdateCaptureDependencies_v2;
+
+static PyObject *cudart_checked_cudaStreamUpdateCaptureDependencies_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    unsigned long long u4;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    /* Omitted: its default, 0LL. */
+    PyObject *x4 = 4 < nargs ? args[4] : NULL;
+    if (!x4) {
+        u4 = 0LL;
+    } else {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaStreamUpdateCaptureDependencies_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, u4);
+        if (cudart_record_call("cudaStreamUpdateCaptureDependencies_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaStreamUpdateCaptureDependencies_v2, cudart_abi_cudaStreamUpdateCaptureDependencies_v2) fn = (CUDART_FN_T(cudaStreamUpdateCaptureDependencies_v2, cudart_abi_cudaStreamUpdateCaptureDependencies_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[192] &&
+        cudart_c_report("cudaStreamUpdateCaptureDependencies_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaStreamUpdateCaptureDependencies_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaStreamWaitEvent;
+
+static PyObject *cudart_checked_cudaStreamWaitEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_cudaEvent_t, &a1))
+            goto reference;
+    }
+    /* Omitted: its default, 0LL. */
+    PyObject *x2 = 2 < nargs ? args[2] : NULL;
+    if (!x2) {
+        u2 = 0LL;
+    } else {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaStreamWaitEvent];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cudaStreamWaitEvent", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaStreamWaitEvent, cudart_abi_cudaStreamWaitEvent) fn = (CUDART_FN_T(cudaStreamWaitEvent, cudart_abi_cudaStreamWaitEvent))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[193] &&
+        cudart_c_report("cudaStreamWaitEvent", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaStreamWaitEvent, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaUserObjectRelease;
+
+static PyObject *cudart_checked_cudaUserObjectRelease(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaUserObject_t, &a0))
+            goto reference;
+    }
+    /* Omitted: its default, 1LL. */
+    PyObject *x1 = 1 < nargs ? args[1] : NULL;
+    if (!x1) {
+        u1 = 1LL;
+    } else {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaUserObjectRelease];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cudaUserObjectRelease", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaUserObjectRelease, cudart_abi_cudaUserObjectRelease) fn = (CUDART_FN_T(cudaUserObjectRelease, cudart_abi_cudaUserObjectRelease))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[194] &&
+        cudart_c_report("cudaUserObjectRelease", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaUserObjectRelease, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaUserObjectRetain;
+
+static PyObject *cudart_checked_cudaUserObjectRetain(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaUserObject_t, &a0))
+            goto reference;
+    }
+    /* Omitted: its default, 1LL. */
+    PyObject *x1 = 1 < nargs ? args[1] : NULL;
+    if (!x1) {
+        u1 = 1LL;
+    } else {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaUserObjectRetain];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cudaUserObjectRetain", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaUserObjectRetain, cudart_abi_cudaUserObjectRetain) fn = (CUDART_FN_T(cudaUserObjectRetain, cudart_abi_cudaUserObjectRetain))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[195] &&
+        cudart_c_report("cudaUserObjectRetain", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaUserObjectRetain, args, nargs, kwnames);
 }
 
 static PyObject *cudart_reference_cudaWaitExternalSemaphoresAsync;
@@ -30932,7 +31557,7 @@ static PyObject *cudart_checked_cudaWaitExternalSemaphoresAsync(PyObject *self, 
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[187] &&
+    if (cudart_checked_reports[196] &&
         cudart_c_report("cudaWaitExternalSemaphoresAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31002,7 +31627,7 @@ static PyObject *cudart_checked_cudaWaitExternalSemaphoresAsync_v2(PyObject *sel
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[188] &&
+    if (cudart_checked_reports[197] &&
         cudart_c_report("cudaWaitExternalSemaphoresAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31053,6 +31678,7 @@ static PyMethodDef cudart_checked_defs[] = {
     {"cudaEventElapsedTime", (PyCFunction)(void (*)(void))cudart_checked_cudaEventElapsedTime, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaEventQuery", (PyCFunction)(void (*)(void))cudart_checked_cudaEventQuery, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaEventRecord", (PyCFunction)(void (*)(void))cudart_checked_cudaEventRecord, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cudaEventRecordWithFlags", (PyCFunction)(void (*)(void))cudart_checked_cudaEventRecordWithFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaEventSynchronize", (PyCFunction)(void (*)(void))cudart_checked_cudaEventSynchronize, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaExternalMemoryGetMappedBuffer", (PyCFunction)(void (*)(void))cudart_checked_cudaExternalMemoryGetMappedBuffer, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaExternalMemoryGetMappedMipmappedArray", (PyCFunction)(void (*)(void))cudart_checked_cudaExternalMemoryGetMappedMipmappedArray, METH_FASTCALL | METH_KEYWORDS, NULL},
@@ -31123,8 +31749,10 @@ static PyMethodDef cudart_checked_defs[] = {
     {"cudaGraphNodeGetType", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphNodeGetType, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaGraphNodeSetEnabled", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphNodeSetEnabled, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaGraphNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cudaGraphReleaseUserObject", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphReleaseUserObject, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaGraphRemoveDependencies", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphRemoveDependencies, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaGraphRemoveDependencies_v2", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphRemoveDependencies_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cudaGraphRetainUserObject", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphRetainUserObject, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaGraphUpload", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphUpload, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaGraphicsEGLRegisterImage", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphicsEGLRegisterImage, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaGraphicsGLRegisterBuffer", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphicsGLRegisterBuffer, METH_FASTCALL | METH_KEYWORDS, NULL},
@@ -31146,6 +31774,7 @@ static PyMethodDef cudart_checked_defs[] = {
     {"cudaInitDevice", (PyCFunction)(void (*)(void))cudart_checked_cudaInitDevice, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaIpcCloseMemHandle", (PyCFunction)(void (*)(void))cudart_checked_cudaIpcCloseMemHandle, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaMalloc", (PyCFunction)(void (*)(void))cudart_checked_cudaMalloc, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cudaMallocArray", (PyCFunction)(void (*)(void))cudart_checked_cudaMallocArray, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaMallocAsync", (PyCFunction)(void (*)(void))cudart_checked_cudaMallocAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaMallocFromPoolAsync", (PyCFunction)(void (*)(void))cudart_checked_cudaMallocFromPoolAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaMallocPitch", (PyCFunction)(void (*)(void))cudart_checked_cudaMallocPitch, METH_FASTCALL | METH_KEYWORDS, NULL},
@@ -31202,6 +31831,11 @@ static PyMethodDef cudart_checked_defs[] = {
     {"cudaStreamIsCapturing", (PyCFunction)(void (*)(void))cudart_checked_cudaStreamIsCapturing, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaStreamQuery", (PyCFunction)(void (*)(void))cudart_checked_cudaStreamQuery, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaStreamSynchronize", (PyCFunction)(void (*)(void))cudart_checked_cudaStreamSynchronize, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cudaStreamUpdateCaptureDependencies", (PyCFunction)(void (*)(void))cudart_checked_cudaStreamUpdateCaptureDependencies, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cudaStreamUpdateCaptureDependencies_v2", (PyCFunction)(void (*)(void))cudart_checked_cudaStreamUpdateCaptureDependencies_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cudaStreamWaitEvent", (PyCFunction)(void (*)(void))cudart_checked_cudaStreamWaitEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cudaUserObjectRelease", (PyCFunction)(void (*)(void))cudart_checked_cudaUserObjectRelease, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cudaUserObjectRetain", (PyCFunction)(void (*)(void))cudart_checked_cudaUserObjectRetain, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaWaitExternalSemaphoresAsync", (PyCFunction)(void (*)(void))cudart_checked_cudaWaitExternalSemaphoresAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaWaitExternalSemaphoresAsync_v2", (PyCFunction)(void (*)(void))cudart_checked_cudaWaitExternalSemaphoresAsync_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
     {NULL, NULL, 0, NULL},
@@ -31246,6 +31880,7 @@ static const char *const cudart_checked_signatures[] = {
     "cudaEventElapsedTime($module, start, end)",
     "cudaEventQuery($module, event)",
     "cudaEventRecord($module, event, stream=None)",
+    "cudaEventRecordWithFlags($module, event, stream=None, flags=0)",
     "cudaEventSynchronize($module, event)",
     "cudaExternalMemoryGetMappedBuffer($module, extMem, bufferDesc)",
     "cudaExternalMemoryGetMappedMipmappedArray($module, extMem, mipmapDesc)",
@@ -31316,8 +31951,10 @@ static const char *const cudart_checked_signatures[] = {
     "cudaGraphNodeGetType($module, node)",
     "cudaGraphNodeSetEnabled($module, hGraphExec, hNode, isEnabled)",
     "cudaGraphNodeSetParams($module, node, nodeParams)",
+    "cudaGraphReleaseUserObject($module, graph, object, count=1)",
     "cudaGraphRemoveDependencies($module, graph, from_, to, numDependencies)",
     "cudaGraphRemoveDependencies_v2($module, graph, from_, to, edgeData, numDependencies)",
+    "cudaGraphRetainUserObject($module, graph, object, count=1, flags=0)",
     "cudaGraphUpload($module, graphExec, stream)",
     "cudaGraphicsEGLRegisterImage($module, image, flags)",
     "cudaGraphicsGLRegisterBuffer($module, buffer, flags)",
@@ -31339,6 +31976,7 @@ static const char *const cudart_checked_signatures[] = {
     "cudaInitDevice($module, device, deviceFlags, flags)",
     "cudaIpcCloseMemHandle($module, devPtr)",
     "cudaMalloc($module, size)",
+    "cudaMallocArray($module, desc, width, height=0, flags=0)",
     "cudaMallocAsync($module, size, hStream)",
     "cudaMallocFromPoolAsync($module, size, memPool, stream)",
     "cudaMallocPitch($module, width, height)",
@@ -31395,6 +32033,11 @@ static const char *const cudart_checked_signatures[] = {
     "cudaStreamIsCapturing($module, stream)",
     "cudaStreamQuery($module, stream)",
     "cudaStreamSynchronize($module, stream)",
+    "cudaStreamUpdateCaptureDependencies($module, stream, dependencies, numDependencies, flags=0)",
+    "cudaStreamUpdateCaptureDependencies_v2($module, stream, dependencies, dependencyData, numDependencies, flags=0)",
+    "cudaStreamWaitEvent($module, stream, event, flags=0)",
+    "cudaUserObjectRelease($module, object, count=1)",
+    "cudaUserObjectRetain($module, object, count=1)",
     "cudaWaitExternalSemaphoresAsync($module, extSemArray, paramsArray, numExtSems, stream=None)",
     "cudaWaitExternalSemaphoresAsync_v2($module, extSemArray, paramsArray, numExtSems, stream=None)",
     NULL,
@@ -31439,6 +32082,7 @@ static PyObject **const cudart_checked_references[] = {
     &cudart_reference_cudaEventElapsedTime,
     &cudart_reference_cudaEventQuery,
     &cudart_reference_cudaEventRecord,
+    &cudart_reference_cudaEventRecordWithFlags,
     &cudart_reference_cudaEventSynchronize,
     &cudart_reference_cudaExternalMemoryGetMappedBuffer,
     &cudart_reference_cudaExternalMemoryGetMappedMipmappedArray,
@@ -31509,8 +32153,10 @@ static PyObject **const cudart_checked_references[] = {
     &cudart_reference_cudaGraphNodeGetType,
     &cudart_reference_cudaGraphNodeSetEnabled,
     &cudart_reference_cudaGraphNodeSetParams,
+    &cudart_reference_cudaGraphReleaseUserObject,
     &cudart_reference_cudaGraphRemoveDependencies,
     &cudart_reference_cudaGraphRemoveDependencies_v2,
+    &cudart_reference_cudaGraphRetainUserObject,
     &cudart_reference_cudaGraphUpload,
     &cudart_reference_cudaGraphicsEGLRegisterImage,
     &cudart_reference_cudaGraphicsGLRegisterBuffer,
@@ -31532,6 +32178,7 @@ static PyObject **const cudart_checked_references[] = {
     &cudart_reference_cudaInitDevice,
     &cudart_reference_cudaIpcCloseMemHandle,
     &cudart_reference_cudaMalloc,
+    &cudart_reference_cudaMallocArray,
     &cudart_reference_cudaMallocAsync,
     &cudart_reference_cudaMallocFromPoolAsync,
     &cudart_reference_cudaMallocPitch,
@@ -31588,6 +32235,11 @@ static PyObject **const cudart_checked_references[] = {
     &cudart_reference_cudaStreamIsCapturing,
     &cudart_reference_cudaStreamQuery,
     &cudart_reference_cudaStreamSynchronize,
+    &cudart_reference_cudaStreamUpdateCaptureDependencies,
+    &cudart_reference_cudaStreamUpdateCaptureDependencies_v2,
+    &cudart_reference_cudaStreamWaitEvent,
+    &cudart_reference_cudaUserObjectRelease,
+    &cudart_reference_cudaUserObjectRetain,
     &cudart_reference_cudaWaitExternalSemaphoresAsync,
     &cudart_reference_cudaWaitExternalSemaphoresAsync_v2,
     NULL,
@@ -31626,6 +32278,7 @@ static PyObject *cudart_checked_install(PyObject *self, PyObject *const *args, P
         || cudart_checked_class(raw, "cudaMipmappedArray_const_t", &cudart_handle_cudaMipmappedArray_const_t) < 0
         || cudart_checked_class(raw, "cudaMipmappedArray_t", &cudart_handle_cudaMipmappedArray_t) < 0
         || cudart_checked_class(raw, "cudaStream_t", &cudart_handle_cudaStream_t) < 0
+        || cudart_checked_class(raw, "cudaUserObject_t", &cudart_handle_cudaUserObject_t) < 0
         || cudart_checked_class(raw, "EGLImageKHR", &cudart_handle_EGLImageKHR) < 0
         || cudart_checked_class(raw, "EGLStreamKHR", &cudart_handle_EGLStreamKHR) < 0
         || cudart_checked_class(raw, "EGLSyncKHR", &cudart_handle_EGLSyncKHR) < 0

@@ -21140,9 +21140,9 @@ done:
 
 /* ---------------------------------------------------------------- checked functions, compiled */
 
-/* 211 checked functions in C (generator/render/fast_checked.py), each
+/* 220 checked functions in C (generator/render/fast_checked.py), each
  * standing for the Python checked function of its name (its reference), which serves
- * whatever the C happy path does not take. 156 others stay Python only. */
+ * whatever the C happy path does not take. 147 others stay Python only. */
 #include "_fastchecked.h"
 
 static PyTypeObject *cudart_handle_cudaArray_const_t;
@@ -21165,6 +21165,7 @@ static PyTypeObject *cudart_handle_cudaMemPool_t;
 static PyTypeObject *cudart_handle_cudaMipmappedArray_const_t;
 static PyTypeObject *cudart_handle_cudaMipmappedArray_t;
 static PyTypeObject *cudart_handle_cudaStream_t;
+static PyTypeObject *cudart_handle_cudaUserObject_t;
 static PyTypeObject *cudart_handle_EGLImageKHR;
 static PyTypeObject *cudart_handle_EGLStreamKHR;
 static PyTypeObject *cudart_handle_EGLSyncKHR;
@@ -21455,7 +21456,7 @@ static int cudart_member_cudaStreamCaptureMode(long long v)
 
 /* Whether a compiled checked function reports host callbacks' failures after its call
  * (cudart._checked's _REPORTS_CALLBACK_FAILURES, read by checked()). */
-static char cudart_checked_reports[211];
+static char cudart_checked_reports[220];
 
 static PyObject *cudart_reference_cudaArrayGetPlane;
 
@@ -23606,6 +23607,72 @@ reference:
     return cudart_c_fallback(cudart_reference_cudaEventRecord, args, nargs, kwnames);
 }
 
+static PyObject *cudart_reference_cudaEventRecordWithFlags;
+
+static PyObject *cudart_checked_cudaEventRecordWithFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaEvent_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a1))
+            goto reference;
+    }
+    /* Omitted: its default, 0LL. */
+    PyObject *x2 = 2 < nargs ? args[2] : NULL;
+    if (!x2) {
+        u2 = 0LL;
+    } else {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaEventRecordWithFlags];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cudaEventRecordWithFlags", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaEventRecordWithFlags, cudart_abi_cudaEventRecordWithFlags) fn = (CUDART_FN_T(cudaEventRecordWithFlags, cudart_abi_cudaEventRecordWithFlags))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[40] &&
+        cudart_c_report("cudaEventRecordWithFlags", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaEventRecordWithFlags, args, nargs, kwnames);
+}
+
 static PyObject *cudart_reference_cudaEventSynchronize;
 
 static PyObject *cudart_checked_cudaEventSynchronize(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
@@ -23643,7 +23710,7 @@ static PyObject *cudart_checked_cudaEventSynchronize(PyObject *self, PyObject *c
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[40] &&
+    if (cudart_checked_reports[41] &&
         cudart_c_report("cudaEventSynchronize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -23696,7 +23763,7 @@ static PyObject *cudart_checked_cudaExecutionCtxDestroy(PyObject *self, PyObject
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[41] &&
+    if (cudart_checked_reports[42] &&
         cudart_c_report("cudaExecutionCtxDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -23750,7 +23817,7 @@ static PyObject *cudart_checked_cudaExecutionCtxGetDevice(PyObject *self, PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[42] &&
+    if (cudart_checked_reports[43] &&
         cudart_c_report("cudaExecutionCtxGetDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -23802,7 +23869,7 @@ static PyObject *cudart_checked_cudaExecutionCtxGetId(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[43] &&
+    if (cudart_checked_reports[44] &&
         cudart_c_report("cudaExecutionCtxGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -23858,7 +23925,7 @@ static PyObject *cudart_checked_cudaExecutionCtxRecordEvent(PyObject *self, PyOb
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[44] &&
+    if (cudart_checked_reports[45] &&
         cudart_c_report("cudaExecutionCtxRecordEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -23924,7 +23991,7 @@ static PyObject *cudart_checked_cudaExecutionCtxStreamCreate(PyObject *self, PyO
         r = fn(a0, a1, (unsigned int)u2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[45] &&
+    if (cudart_checked_reports[46] &&
         cudart_c_report("cudaExecutionCtxStreamCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -23973,7 +24040,7 @@ static PyObject *cudart_checked_cudaExecutionCtxSynchronize(PyObject *self, PyOb
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[46] &&
+    if (cudart_checked_reports[47] &&
         cudart_c_report("cudaExecutionCtxSynchronize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24029,7 +24096,7 @@ static PyObject *cudart_checked_cudaExecutionCtxWaitEvent(PyObject *self, PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[47] &&
+    if (cudart_checked_reports[48] &&
         cudart_c_report("cudaExecutionCtxWaitEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24088,7 +24155,7 @@ static PyObject *cudart_checked_cudaExternalMemoryGetMappedBuffer(PyObject *self
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[48] &&
+    if (cudart_checked_reports[49] &&
         cudart_c_report("cudaExternalMemoryGetMappedBuffer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24147,7 +24214,7 @@ static PyObject *cudart_checked_cudaExternalMemoryGetMappedMipmappedArray(PyObje
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[49] &&
+    if (cudart_checked_reports[50] &&
         cudart_c_report("cudaExternalMemoryGetMappedMipmappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24196,7 +24263,7 @@ static PyObject *cudart_checked_cudaFree(PyObject *self, PyObject *const *args, 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[50] &&
+    if (cudart_checked_reports[51] &&
         cudart_c_report("cudaFree", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24249,7 +24316,7 @@ static PyObject *cudart_checked_cudaFreeArray(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[51] &&
+    if (cudart_checked_reports[52] &&
         cudart_c_report("cudaFreeArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24307,7 +24374,7 @@ static PyObject *cudart_checked_cudaFreeAsync(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[52] &&
+    if (cudart_checked_reports[53] &&
         cudart_c_report("cudaFreeAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24356,7 +24423,7 @@ static PyObject *cudart_checked_cudaFreeHost(PyObject *self, PyObject *const *ar
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[53] &&
+    if (cudart_checked_reports[54] &&
         cudart_c_report("cudaFreeHost", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24409,7 +24476,7 @@ static PyObject *cudart_checked_cudaFreeMipmappedArray(PyObject *self, PyObject 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[54] &&
+    if (cudart_checked_reports[55] &&
         cudart_c_report("cudaFreeMipmappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24454,7 +24521,7 @@ static PyObject *cudart_checked_cudaGetDevice(PyObject *self, PyObject *const *a
         CUDART_FN_T(cudaGetDevice, cudart_abi_cudaGetDevice) fn = (CUDART_FN_T(cudaGetDevice, cudart_abi_cudaGetDevice))slot;
         r = fn(a0);  /* with the GIL held: generator/gil.py */
     }
-    if (cudart_checked_reports[55] &&
+    if (cudart_checked_reports[56] &&
         cudart_c_report("cudaGetDevice", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -24499,7 +24566,7 @@ static PyObject *cudart_checked_cudaGetDeviceCount(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[56] &&
+    if (cudart_checked_reports[57] &&
         cudart_c_report("cudaGetDeviceCount", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -24544,7 +24611,7 @@ static PyObject *cudart_checked_cudaGetDeviceFlags(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[57] &&
+    if (cudart_checked_reports[58] &&
         cudart_c_report("cudaGetDeviceFlags", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -24596,7 +24663,7 @@ static PyObject *cudart_checked_cudaGetExportTable(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[58] &&
+    if (cudart_checked_reports[59] &&
         cudart_c_report("cudaGetExportTable", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24636,7 +24703,7 @@ static PyObject *cudart_checked_cudaGetLastError(PyObject *self, PyObject *const
         CUDART_FN_T(cudaGetLastError, cudart_abi_cudaGetLastError) fn = (CUDART_FN_T(cudaGetLastError, cudart_abi_cudaGetLastError))slot;
         r = fn();  /* with the GIL held: generator/gil.py */
     }
-    if (cudart_checked_reports[59] &&
+    if (cudart_checked_reports[60] &&
         cudart_c_report("cudaGetLastError", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -24695,7 +24762,7 @@ static PyObject *cudart_checked_cudaGetMipmappedArrayLevel(PyObject *self, PyObj
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[60] &&
+    if (cudart_checked_reports[61] &&
         cudart_c_report("cudaGetMipmappedArrayLevel", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24747,7 +24814,7 @@ static PyObject *cudart_checked_cudaGetSymbolAddress(PyObject *self, PyObject *c
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[61] &&
+    if (cudart_checked_reports[62] &&
         cudart_c_report("cudaGetSymbolAddress", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24799,7 +24866,7 @@ static PyObject *cudart_checked_cudaGetSymbolSize(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[62] &&
+    if (cudart_checked_reports[63] &&
         cudart_c_report("cudaGetSymbolSize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24876,7 +24943,7 @@ static PyObject *cudart_checked_cudaGraphAddDependencies(PyObject *self, PyObjec
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[63] &&
+    if (cudart_checked_reports[64] &&
         cudart_c_report("cudaGraphAddDependencies", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -24942,7 +25009,7 @@ static PyObject *cudart_checked_cudaGraphAddEmptyNode(PyObject *self, PyObject *
         r = fn(a0, a1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[64] &&
+    if (cudart_checked_reports[65] &&
         cudart_c_report("cudaGraphAddEmptyNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25015,7 +25082,7 @@ static PyObject *cudart_checked_cudaGraphAddEventRecordNode(PyObject *self, PyOb
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[65] &&
+    if (cudart_checked_reports[66] &&
         cudart_c_report("cudaGraphAddEventRecordNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25088,7 +25155,7 @@ static PyObject *cudart_checked_cudaGraphAddEventWaitNode(PyObject *self, PyObje
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[66] &&
+    if (cudart_checked_reports[67] &&
         cudart_c_report("cudaGraphAddEventWaitNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25161,7 +25228,7 @@ static PyObject *cudart_checked_cudaGraphAddExternalSemaphoresSignalNode(PyObjec
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[67] &&
+    if (cudart_checked_reports[68] &&
         cudart_c_report("cudaGraphAddExternalSemaphoresSignalNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25234,7 +25301,7 @@ static PyObject *cudart_checked_cudaGraphAddExternalSemaphoresWaitNode(PyObject 
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[68] &&
+    if (cudart_checked_reports[69] &&
         cudart_c_report("cudaGraphAddExternalSemaphoresWaitNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25307,7 +25374,7 @@ static PyObject *cudart_checked_cudaGraphAddKernelNode(PyObject *self, PyObject 
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[69] &&
+    if (cudart_checked_reports[70] &&
         cudart_c_report("cudaGraphAddKernelNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25380,7 +25447,7 @@ static PyObject *cudart_checked_cudaGraphAddMemAllocNode(PyObject *self, PyObjec
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[70] &&
+    if (cudart_checked_reports[71] &&
         cudart_c_report("cudaGraphAddMemAllocNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25453,7 +25520,7 @@ static PyObject *cudart_checked_cudaGraphAddMemFreeNode(PyObject *self, PyObject
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[71] &&
+    if (cudart_checked_reports[72] &&
         cudart_c_report("cudaGraphAddMemFreeNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25526,7 +25593,7 @@ static PyObject *cudart_checked_cudaGraphAddMemcpyNode(PyObject *self, PyObject 
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[72] &&
+    if (cudart_checked_reports[73] &&
         cudart_c_report("cudaGraphAddMemcpyNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25620,7 +25687,7 @@ static PyObject *cudart_checked_cudaGraphAddMemcpyNode1D(PyObject *self, PyObjec
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned int)u7);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[73] &&
+    if (cudart_checked_reports[74] &&
         cudart_c_report("cudaGraphAddMemcpyNode1D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25721,7 +25788,7 @@ static PyObject *cudart_checked_cudaGraphAddMemcpyNodeFromSymbol(PyObject *self,
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[74] &&
+    if (cudart_checked_reports[75] &&
         cudart_c_report("cudaGraphAddMemcpyNodeFromSymbol", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25822,7 +25889,7 @@ static PyObject *cudart_checked_cudaGraphAddMemcpyNodeToSymbol(PyObject *self, P
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, (unsigned long)u7, (unsigned int)u8);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[75] &&
+    if (cudart_checked_reports[76] &&
         cudart_c_report("cudaGraphAddMemcpyNodeToSymbol", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25895,7 +25962,7 @@ static PyObject *cudart_checked_cudaGraphAddMemsetNode(PyObject *self, PyObject 
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[76] &&
+    if (cudart_checked_reports[77] &&
         cudart_c_report("cudaGraphAddMemsetNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -25975,7 +26042,7 @@ static PyObject *cudart_checked_cudaGraphAddNode(PyObject *self, PyObject *const
         r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[77] &&
+    if (cudart_checked_reports[78] &&
         cudart_c_report("cudaGraphAddNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26027,7 +26094,7 @@ static PyObject *cudart_checked_cudaGraphChildGraphNodeGetGraph(PyObject *self, 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[78] &&
+    if (cudart_checked_reports[79] &&
         cudart_c_report("cudaGraphChildGraphNodeGetGraph", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26037,6 +26104,61 @@ static PyObject *cudart_checked_cudaGraphChildGraphNodeGetGraph(PyObject *self, 
     }
 reference:
     return cudart_c_fallback(cudart_reference_cudaGraphChildGraphNodeGetGraph, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphCreate;
+
+static PyObject *cudart_checked_cudaGraphCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 0 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    /* Omitted: its default, 0LL. */
+    PyObject *x0 = 0 < nargs ? args[0] : NULL;
+    if (!x0) {
+        u1 = 0LL;
+    } else {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphCreate];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cudaGraphCreate", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphCreate, cudart_abi_cudaGraphCreate) fn = (CUDART_FN_T(cudaGraphCreate, cudart_abi_cudaGraphCreate))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[80] &&
+        cudart_c_report("cudaGraphCreate", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaGraph_t, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphCreate, args, nargs, kwnames);
 }
 
 static PyObject *cudart_reference_cudaGraphDestroy;
@@ -26080,7 +26202,7 @@ static PyObject *cudart_checked_cudaGraphDestroy(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[79] &&
+    if (cudart_checked_reports[81] &&
         cudart_c_report("cudaGraphDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26137,7 +26259,7 @@ static PyObject *cudart_checked_cudaGraphDestroyNode(PyObject *self, PyObject *c
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[80] &&
+    if (cudart_checked_reports[82] &&
         cudart_c_report("cudaGraphDestroyNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26191,7 +26313,7 @@ static PyObject *cudart_checked_cudaGraphEventRecordNodeGetEvent(PyObject *self,
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[81] &&
+    if (cudart_checked_reports[83] &&
         cudart_c_report("cudaGraphEventRecordNodeGetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26247,7 +26369,7 @@ static PyObject *cudart_checked_cudaGraphEventRecordNodeSetEvent(PyObject *self,
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[82] &&
+    if (cudart_checked_reports[84] &&
         cudart_c_report("cudaGraphEventRecordNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26299,7 +26421,7 @@ static PyObject *cudart_checked_cudaGraphEventWaitNodeGetEvent(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[83] &&
+    if (cudart_checked_reports[85] &&
         cudart_c_report("cudaGraphEventWaitNodeGetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26355,7 +26477,7 @@ static PyObject *cudart_checked_cudaGraphEventWaitNodeSetEvent(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[84] &&
+    if (cudart_checked_reports[86] &&
         cudart_c_report("cudaGraphEventWaitNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26408,7 +26530,7 @@ static PyObject *cudart_checked_cudaGraphExecDestroy(PyObject *self, PyObject *c
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[85] &&
+    if (cudart_checked_reports[87] &&
         cudart_c_report("cudaGraphExecDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26475,7 +26597,7 @@ static PyObject *cudart_checked_cudaGraphExecEventRecordNodeSetEvent(PyObject *s
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[86] &&
+    if (cudart_checked_reports[88] &&
         cudart_c_report("cudaGraphExecEventRecordNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26538,7 +26660,7 @@ static PyObject *cudart_checked_cudaGraphExecEventWaitNodeSetEvent(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[87] &&
+    if (cudart_checked_reports[89] &&
         cudart_c_report("cudaGraphExecEventWaitNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26601,7 +26723,7 @@ static PyObject *cudart_checked_cudaGraphExecExternalSemaphoresSignalNodeSetPara
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[88] &&
+    if (cudart_checked_reports[90] &&
         cudart_c_report("cudaGraphExecExternalSemaphoresSignalNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26664,7 +26786,7 @@ static PyObject *cudart_checked_cudaGraphExecExternalSemaphoresWaitNodeSetParams
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[89] &&
+    if (cudart_checked_reports[91] &&
         cudart_c_report("cudaGraphExecExternalSemaphoresWaitNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26716,7 +26838,7 @@ static PyObject *cudart_checked_cudaGraphExecGetFlags(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[90] &&
+    if (cudart_checked_reports[92] &&
         cudart_c_report("cudaGraphExecGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26768,7 +26890,7 @@ static PyObject *cudart_checked_cudaGraphExecGetId(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[91] &&
+    if (cudart_checked_reports[93] &&
         cudart_c_report("cudaGraphExecGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26831,7 +26953,7 @@ static PyObject *cudart_checked_cudaGraphExecKernelNodeSetParams(PyObject *self,
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[92] &&
+    if (cudart_checked_reports[94] &&
         cudart_c_report("cudaGraphExecKernelNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26894,7 +27016,7 @@ static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParams(PyObject *self,
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[93] &&
+    if (cudart_checked_reports[95] &&
         cudart_c_report("cudaGraphExecMemcpyNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26978,7 +27100,7 @@ static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParams1D(PyObject *sel
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[94] &&
+    if (cudart_checked_reports[96] &&
         cudart_c_report("cudaGraphExecMemcpyNodeSetParams1D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27069,7 +27191,7 @@ static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObj
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[95] &&
+    if (cudart_checked_reports[97] &&
         cudart_c_report("cudaGraphExecMemcpyNodeSetParamsFromSymbol", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27160,7 +27282,7 @@ static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObjec
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[96] &&
+    if (cudart_checked_reports[98] &&
         cudart_c_report("cudaGraphExecMemcpyNodeSetParamsToSymbol", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27223,7 +27345,7 @@ static PyObject *cudart_checked_cudaGraphExecMemsetNodeSetParams(PyObject *self,
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[97] &&
+    if (cudart_checked_reports[99] &&
         cudart_c_report("cudaGraphExecMemsetNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27286,7 +27408,7 @@ static PyObject *cudart_checked_cudaGraphExecNodeSetParams(PyObject *self, PyObj
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[98] &&
+    if (cudart_checked_reports[100] &&
         cudart_c_report("cudaGraphExecNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27342,7 +27464,7 @@ static PyObject *cudart_checked_cudaGraphExternalSemaphoresSignalNodeSetParams(P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[99] &&
+    if (cudart_checked_reports[101] &&
         cudart_c_report("cudaGraphExternalSemaphoresSignalNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27398,7 +27520,7 @@ static PyObject *cudart_checked_cudaGraphExternalSemaphoresWaitNodeSetParams(PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[100] &&
+    if (cudart_checked_reports[102] &&
         cudart_c_report("cudaGraphExternalSemaphoresWaitNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27450,7 +27572,7 @@ static PyObject *cudart_checked_cudaGraphGetId(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[101] &&
+    if (cudart_checked_reports[103] &&
         cudart_c_report("cudaGraphGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27506,7 +27628,7 @@ static PyObject *cudart_checked_cudaGraphKernelNodeCopyAttributes(PyObject *self
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[102] &&
+    if (cudart_checked_reports[104] &&
         cudart_c_report("cudaGraphKernelNodeCopyAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27562,7 +27684,7 @@ static PyObject *cudart_checked_cudaGraphKernelNodeSetParams(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[103] &&
+    if (cudart_checked_reports[105] &&
         cudart_c_report("cudaGraphKernelNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27618,7 +27740,7 @@ static PyObject *cudart_checked_cudaGraphLaunch(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[104] &&
+    if (cudart_checked_reports[106] &&
         cudart_c_report("cudaGraphLaunch", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27670,7 +27792,7 @@ static PyObject *cudart_checked_cudaGraphMemFreeNodeGetParams(PyObject *self, Py
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[105] &&
+    if (cudart_checked_reports[107] &&
         cudart_c_report("cudaGraphMemFreeNodeGetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27726,7 +27848,7 @@ static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParams(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[106] &&
+    if (cudart_checked_reports[108] &&
         cudart_c_report("cudaGraphMemcpyNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27803,7 +27925,7 @@ static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParams1D(PyObject *self, P
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[107] &&
+    if (cudart_checked_reports[109] &&
         cudart_c_report("cudaGraphMemcpyNodeSetParams1D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27887,7 +28009,7 @@ static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject 
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[108] &&
+    if (cudart_checked_reports[110] &&
         cudart_c_report("cudaGraphMemcpyNodeSetParamsFromSymbol", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27971,7 +28093,7 @@ static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *s
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[109] &&
+    if (cudart_checked_reports[111] &&
         cudart_c_report("cudaGraphMemcpyNodeSetParamsToSymbol", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28027,7 +28149,7 @@ static PyObject *cudart_checked_cudaGraphMemsetNodeSetParams(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[110] &&
+    if (cudart_checked_reports[112] &&
         cudart_c_report("cudaGraphMemsetNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28086,7 +28208,7 @@ static PyObject *cudart_checked_cudaGraphNodeFindInClone(PyObject *self, PyObjec
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[111] &&
+    if (cudart_checked_reports[113] &&
         cudart_c_report("cudaGraphNodeFindInClone", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28138,7 +28260,7 @@ static PyObject *cudart_checked_cudaGraphNodeGetContainingGraph(PyObject *self, 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[112] &&
+    if (cudart_checked_reports[114] &&
         cudart_c_report("cudaGraphNodeGetContainingGraph", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28197,7 +28319,7 @@ static PyObject *cudart_checked_cudaGraphNodeGetEnabled(PyObject *self, PyObject
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[113] &&
+    if (cudart_checked_reports[115] &&
         cudart_c_report("cudaGraphNodeGetEnabled", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28249,7 +28371,7 @@ static PyObject *cudart_checked_cudaGraphNodeGetLocalId(PyObject *self, PyObject
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[114] &&
+    if (cudart_checked_reports[116] &&
         cudart_c_report("cudaGraphNodeGetLocalId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28301,7 +28423,7 @@ static PyObject *cudart_checked_cudaGraphNodeGetToolsId(PyObject *self, PyObject
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[115] &&
+    if (cudart_checked_reports[117] &&
         cudart_c_report("cudaGraphNodeGetToolsId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28353,7 +28475,7 @@ static PyObject *cudart_checked_cudaGraphNodeGetType(PyObject *self, PyObject *c
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[116] &&
+    if (cudart_checked_reports[118] &&
         cudart_c_report("cudaGraphNodeGetType", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28416,7 +28538,7 @@ static PyObject *cudart_checked_cudaGraphNodeSetEnabled(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[117] &&
+    if (cudart_checked_reports[119] &&
         cudart_c_report("cudaGraphNodeSetEnabled", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28472,7 +28594,7 @@ static PyObject *cudart_checked_cudaGraphNodeSetParams(PyObject *self, PyObject 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[118] &&
+    if (cudart_checked_reports[120] &&
         cudart_c_report("cudaGraphNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28482,6 +28604,72 @@ static PyObject *cudart_checked_cudaGraphNodeSetParams(PyObject *self, PyObject 
     }
 reference:
     return cudart_c_fallback(cudart_reference_cudaGraphNodeSetParams, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphReleaseUserObject;
+
+static PyObject *cudart_checked_cudaGraphReleaseUserObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_cudaUserObject_t, &a1))
+            goto reference;
+    }
+    /* Omitted: its default, 1LL. */
+    PyObject *x2 = 2 < nargs ? args[2] : NULL;
+    if (!x2) {
+        u2 = 1LL;
+    } else {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphReleaseUserObject];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cudaGraphReleaseUserObject", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphReleaseUserObject, cudart_abi_cudaGraphReleaseUserObject) fn = (CUDART_FN_T(cudaGraphReleaseUserObject, cudart_abi_cudaGraphReleaseUserObject))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[121] &&
+        cudart_c_report("cudaGraphReleaseUserObject", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphReleaseUserObject, args, nargs, kwnames);
 }
 
 static PyObject *cudart_reference_cudaGraphRemoveDependencies;
@@ -28549,7 +28737,7 @@ static PyObject *cudart_checked_cudaGraphRemoveDependencies(PyObject *self, PyOb
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[119] &&
+    if (cudart_checked_reports[122] &&
         cudart_c_report("cudaGraphRemoveDependencies", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28559,6 +28747,82 @@ static PyObject *cudart_checked_cudaGraphRemoveDependencies(PyObject *self, PyOb
     }
 reference:
     return cudart_c_fallback(cudart_reference_cudaGraphRemoveDependencies, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphRetainUserObject;
+
+static PyObject *cudart_checked_cudaGraphRetainUserObject(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long u3;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_cudaUserObject_t, &a1))
+            goto reference;
+    }
+    /* Omitted: its default, 1LL. */
+    PyObject *x2 = 2 < nargs ? args[2] : NULL;
+    if (!x2) {
+        u2 = 1LL;
+    } else {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    /* Omitted: its default, 0LL. */
+    PyObject *x3 = 3 < nargs ? args[3] : NULL;
+    if (!x3) {
+        u3 = 0LL;
+    } else {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphRetainUserObject];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
+        if (cudart_record_call("cudaGraphRetainUserObject", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphRetainUserObject, cudart_abi_cudaGraphRetainUserObject) fn = (CUDART_FN_T(cudaGraphRetainUserObject, cudart_abi_cudaGraphRetainUserObject))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[123] &&
+        cudart_c_report("cudaGraphRetainUserObject", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphRetainUserObject, args, nargs, kwnames);
 }
 
 static PyObject *cudart_reference_cudaGraphUpload;
@@ -28605,7 +28869,7 @@ static PyObject *cudart_checked_cudaGraphUpload(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[120] &&
+    if (cudart_checked_reports[124] &&
         cudart_c_report("cudaGraphUpload", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28664,7 +28928,7 @@ static PyObject *cudart_checked_cudaGraphicsEGLRegisterImage(PyObject *self, PyO
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[121] &&
+    if (cudart_checked_reports[125] &&
         cudart_c_report("cudaGraphicsEGLRegisterImage", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28723,7 +28987,7 @@ static PyObject *cudart_checked_cudaGraphicsGLRegisterBuffer(PyObject *self, PyO
         r = fn(a0, (unsigned int)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[122] &&
+    if (cudart_checked_reports[126] &&
         cudart_c_report("cudaGraphicsGLRegisterBuffer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28789,7 +29053,7 @@ static PyObject *cudart_checked_cudaGraphicsGLRegisterImage(PyObject *self, PyOb
         r = fn(a0, (unsigned int)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[123] &&
+    if (cudart_checked_reports[127] &&
         cudart_c_report("cudaGraphicsGLRegisterImage", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28852,7 +29116,7 @@ static PyObject *cudart_checked_cudaGraphicsMapResources(PyObject *self, PyObjec
         r = fn((int)i0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[124] &&
+    if (cudart_checked_reports[128] &&
         cudart_c_report("cudaGraphicsMapResources", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28904,7 +29168,7 @@ static PyObject *cudart_checked_cudaGraphicsResourceGetMappedMipmappedArray(PyOb
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[125] &&
+    if (cudart_checked_reports[129] &&
         cudart_c_report("cudaGraphicsResourceGetMappedMipmappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28959,7 +29223,7 @@ static PyObject *cudart_checked_cudaGraphicsResourceGetMappedPointer(PyObject *s
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[126] &&
+    if (cudart_checked_reports[130] &&
         cudart_c_report("cudaGraphicsResourceGetMappedPointer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29021,7 +29285,7 @@ static PyObject *cudart_checked_cudaGraphicsResourceSetMapFlags(PyObject *self, 
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[127] &&
+    if (cudart_checked_reports[131] &&
         cudart_c_report("cudaGraphicsResourceSetMapFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29087,7 +29351,7 @@ static PyObject *cudart_checked_cudaGraphicsSubResourceGetMappedArray(PyObject *
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[128] &&
+    if (cudart_checked_reports[132] &&
         cudart_c_report("cudaGraphicsSubResourceGetMappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29150,7 +29414,7 @@ static PyObject *cudart_checked_cudaGraphicsUnmapResources(PyObject *self, PyObj
         r = fn((int)i0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[129] &&
+    if (cudart_checked_reports[133] &&
         cudart_c_report("cudaGraphicsUnmapResources", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29203,7 +29467,7 @@ static PyObject *cudart_checked_cudaGraphicsUnregisterResource(PyObject *self, P
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[130] &&
+    if (cudart_checked_reports[134] &&
         cudart_c_report("cudaGraphicsUnregisterResource", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29264,7 +29528,7 @@ static PyObject *cudart_checked_cudaGraphicsVDPAURegisterOutputSurface(PyObject 
         r = fn(a0, (unsigned int)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[131] &&
+    if (cudart_checked_reports[135] &&
         cudart_c_report("cudaGraphicsVDPAURegisterOutputSurface", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29323,7 +29587,7 @@ static PyObject *cudart_checked_cudaGraphicsVDPAURegisterVideoSurface(PyObject *
         r = fn(a0, (unsigned int)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[132] &&
+    if (cudart_checked_reports[136] &&
         cudart_c_report("cudaGraphicsVDPAURegisterVideoSurface", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29389,7 +29653,7 @@ static PyObject *cudart_checked_cudaGreenCtxCreate(PyObject *self, PyObject *con
         r = fn(a0, a1, (int)i2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[133] &&
+    if (cudart_checked_reports[137] &&
         cudart_c_report("cudaGreenCtxCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29441,7 +29705,7 @@ static PyObject *cudart_checked_cudaHostGetFlags(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[134] &&
+    if (cudart_checked_reports[138] &&
         cudart_c_report("cudaHostGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29504,7 +29768,7 @@ static PyObject *cudart_checked_cudaHostRegister(PyObject *self, PyObject *const
         r = fn(a0, (unsigned long)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[135] &&
+    if (cudart_checked_reports[139] &&
         cudart_c_report("cudaHostRegister", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29553,7 +29817,7 @@ static PyObject *cudart_checked_cudaHostUnregister(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[136] &&
+    if (cudart_checked_reports[140] &&
         cudart_c_report("cudaHostUnregister", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29605,7 +29869,7 @@ static PyObject *cudart_checked_cudaImportExternalMemory(PyObject *self, PyObjec
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[137] &&
+    if (cudart_checked_reports[141] &&
         cudart_c_report("cudaImportExternalMemory", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29657,7 +29921,7 @@ static PyObject *cudart_checked_cudaImportExternalSemaphore(PyObject *self, PyOb
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[138] &&
+    if (cudart_checked_reports[142] &&
         cudart_c_report("cudaImportExternalSemaphore", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29720,7 +29984,7 @@ static PyObject *cudart_checked_cudaInitDevice(PyObject *self, PyObject *const *
         r = fn((int)i0, (unsigned int)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[139] &&
+    if (cudart_checked_reports[143] &&
         cudart_c_report("cudaInitDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29769,7 +30033,7 @@ static PyObject *cudart_checked_cudaIpcCloseMemHandle(PyObject *self, PyObject *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[140] &&
+    if (cudart_checked_reports[144] &&
         cudart_c_report("cudaIpcCloseMemHandle", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29839,7 +30103,7 @@ static PyObject *cudart_checked_cudaKernelSetAttributeForDevice(PyObject *self, 
         r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[141] &&
+    if (cudart_checked_reports[145] &&
         cudart_c_report("cudaKernelSetAttributeForDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29891,7 +30155,7 @@ static PyObject *cudart_checked_cudaLibraryGetKernelCount(PyObject *self, PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[142] &&
+    if (cudart_checked_reports[146] &&
         cudart_c_report("cudaLibraryGetKernelCount", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29944,7 +30208,7 @@ static PyObject *cudart_checked_cudaLibraryUnload(PyObject *self, PyObject *cons
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[143] &&
+    if (cudart_checked_reports[147] &&
         cudart_c_report("cudaLibraryUnload", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29999,7 +30263,7 @@ static PyObject *cudart_checked_cudaLogsUnregisterCallback(PyObject *self, PyObj
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[144] &&
+    if (cudart_checked_reports[148] &&
         cudart_c_report("cudaLogsUnregisterCallback", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30053,7 +30317,7 @@ static PyObject *cudart_checked_cudaMalloc(PyObject *self, PyObject *const *args
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[145] &&
+    if (cudart_checked_reports[149] &&
         cudart_c_report("cudaMalloc", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30063,6 +30327,85 @@ static PyObject *cudart_checked_cudaMalloc(PyObject *self, PyObject *const *args
     }
 reference:
     return cudart_c_fallback(cudart_reference_cudaMalloc, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaMallocArray;
+
+static PyObject *cudart_checked_cudaMallocArray(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long u3;
+    unsigned long long u4;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    /* Omitted: its default, 0LL. */
+    PyObject *x2 = 2 < nargs ? args[2] : NULL;
+    if (!x2) {
+        u3 = 0LL;
+    } else {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    /* Omitted: its default, 0LL. */
+    PyObject *x3 = 3 < nargs ? args[3] : NULL;
+    if (!x3) {
+        u4 = 0LL;
+    } else {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaMallocArray];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, u4);
+        if (cudart_record_call("cudaMallocArray", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaMallocArray, cudart_abi_cudaMallocArray) fn = (CUDART_FN_T(cudaMallocArray, cudart_abi_cudaMallocArray))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[150] &&
+        cudart_c_report("cudaMallocArray", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_c_new_handle(cudart_handle_cudaArray_t, &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaMallocArray, args, nargs, kwnames);
 }
 
 static PyObject *cudart_reference_cudaMallocAsync;
@@ -30112,7 +30455,7 @@ static PyObject *cudart_checked_cudaMallocAsync(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[146] &&
+    if (cudart_checked_reports[151] &&
         cudart_c_report("cudaMallocAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30178,7 +30521,7 @@ static PyObject *cudart_checked_cudaMallocFromPoolAsync(PyObject *self, PyObject
         r = fn(a0, (unsigned long)u1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[147] &&
+    if (cudart_checked_reports[152] &&
         cudart_c_report("cudaMallocFromPoolAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30240,7 +30583,7 @@ static PyObject *cudart_checked_cudaMallocPitch(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[148] &&
+    if (cudart_checked_reports[153] &&
         cudart_c_report("cudaMallocPitch", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30344,7 +30687,7 @@ static PyObject *cudart_checked_cudaMemDiscardAndPrefetchBatchAsync(PyObject *se
         r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[149] &&
+    if (cudart_checked_reports[154] &&
         cudart_c_report("cudaMemDiscardAndPrefetchBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30421,7 +30764,7 @@ static PyObject *cudart_checked_cudaMemDiscardBatchAsync(PyObject *self, PyObjec
         r = fn(a0, a1, (unsigned long)u2, (unsigned long long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[150] &&
+    if (cudart_checked_reports[155] &&
         cudart_c_report("cudaMemDiscardBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30480,7 +30823,7 @@ static PyObject *cudart_checked_cudaMemGetDefaultMemPool(PyObject *self, PyObjec
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[151] &&
+    if (cudart_checked_reports[156] &&
         cudart_c_report("cudaMemGetDefaultMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30528,7 +30871,7 @@ static PyObject *cudart_checked_cudaMemGetInfo(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[152] &&
+    if (cudart_checked_reports[157] &&
         cudart_c_report("cudaMemGetInfo", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -30593,7 +30936,7 @@ static PyObject *cudart_checked_cudaMemGetMemPool(PyObject *self, PyObject *cons
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[153] &&
+    if (cudart_checked_reports[158] &&
         cudart_c_report("cudaMemGetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30645,7 +30988,7 @@ static PyObject *cudart_checked_cudaMemPoolCreate(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[154] &&
+    if (cudart_checked_reports[159] &&
         cudart_c_report("cudaMemPoolCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30698,7 +31041,7 @@ static PyObject *cudart_checked_cudaMemPoolDestroy(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[155] &&
+    if (cudart_checked_reports[160] &&
         cudart_c_report("cudaMemPoolDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30759,7 +31102,7 @@ static PyObject *cudart_checked_cudaMemPoolGetAccess(PyObject *self, PyObject *c
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[156] &&
+    if (cudart_checked_reports[161] &&
         cudart_c_report("cudaMemPoolGetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30825,7 +31168,7 @@ static PyObject *cudart_checked_cudaMemPoolImportFromShareableHandle(PyObject *s
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[157] &&
+    if (cudart_checked_reports[162] &&
         cudart_c_report("cudaMemPoolImportFromShareableHandle", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30884,7 +31227,7 @@ static PyObject *cudart_checked_cudaMemPoolImportPointer(PyObject *self, PyObjec
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[158] &&
+    if (cudart_checked_reports[163] &&
         cudart_c_report("cudaMemPoolImportPointer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30947,7 +31290,7 @@ static PyObject *cudart_checked_cudaMemPoolSetAccess(PyObject *self, PyObject *c
         r = fn(a0, a1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[159] &&
+    if (cudart_checked_reports[164] &&
         cudart_c_report("cudaMemPoolSetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31003,7 +31346,7 @@ static PyObject *cudart_checked_cudaMemPoolTrimTo(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[160] &&
+    if (cudart_checked_reports[165] &&
         cudart_c_report("cudaMemPoolTrimTo", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31101,7 +31444,7 @@ static PyObject *cudart_checked_cudaMemPrefetchBatchAsync(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[161] &&
+    if (cudart_checked_reports[166] &&
         cudart_c_report("cudaMemPrefetchBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31164,7 +31507,7 @@ static PyObject *cudart_checked_cudaMemSetMemPool(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[162] &&
+    if (cudart_checked_reports[167] &&
         cudart_c_report("cudaMemSetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31234,7 +31577,7 @@ static PyObject *cudart_checked_cudaMemcpy(PyObject *self, PyObject *const *args
         r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[163] &&
+    if (cudart_checked_reports[168] &&
         cudart_c_report("cudaMemcpy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31325,7 +31668,7 @@ static PyObject *cudart_checked_cudaMemcpy2D(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[164] &&
+    if (cudart_checked_reports[169] &&
         cudart_c_report("cudaMemcpy2D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31423,7 +31766,7 @@ static PyObject *cudart_checked_cudaMemcpy2DAsync(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[165] &&
+    if (cudart_checked_reports[170] &&
         cudart_c_report("cudaMemcpy2DAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31521,7 +31864,7 @@ static PyObject *cudart_checked_cudaMemcpy2DFromArray(PyObject *self, PyObject *
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[166] &&
+    if (cudart_checked_reports[171] &&
         cudart_c_report("cudaMemcpy2DFromArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31626,7 +31969,7 @@ static PyObject *cudart_checked_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObj
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[167] &&
+    if (cudart_checked_reports[172] &&
         cudart_c_report("cudaMemcpy2DFromArrayAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31724,7 +32067,7 @@ static PyObject *cudart_checked_cudaMemcpy2DToArray(PyObject *self, PyObject *co
         r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[168] &&
+    if (cudart_checked_reports[173] &&
         cudart_c_report("cudaMemcpy2DToArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31829,7 +32172,7 @@ static PyObject *cudart_checked_cudaMemcpy2DToArrayAsync(PyObject *self, PyObjec
         r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[169] &&
+    if (cudart_checked_reports[174] &&
         cudart_c_report("cudaMemcpy2DToArrayAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31878,7 +32221,7 @@ static PyObject *cudart_checked_cudaMemcpy3D(PyObject *self, PyObject *const *ar
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[170] &&
+    if (cudart_checked_reports[175] &&
         cudart_c_report("cudaMemcpy3D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31934,7 +32277,7 @@ static PyObject *cudart_checked_cudaMemcpy3DAsync(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[171] &&
+    if (cudart_checked_reports[176] &&
         cudart_c_report("cudaMemcpy3DAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32004,7 +32347,7 @@ static PyObject *cudart_checked_cudaMemcpy3DBatchAsync(PyObject *self, PyObject 
         r = fn((unsigned long)u0, a1, (unsigned long long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[172] &&
+    if (cudart_checked_reports[177] &&
         cudart_c_report("cudaMemcpy3DBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32053,7 +32396,7 @@ static PyObject *cudart_checked_cudaMemcpy3DPeer(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[173] &&
+    if (cudart_checked_reports[178] &&
         cudart_c_report("cudaMemcpy3DPeer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32109,7 +32452,7 @@ static PyObject *cudart_checked_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[174] &&
+    if (cudart_checked_reports[179] &&
         cudart_c_report("cudaMemcpy3DPeerAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32172,7 +32515,7 @@ static PyObject *cudart_checked_cudaMemcpy3DWithAttributesAsync(PyObject *self, 
         r = fn(a0, (unsigned long long)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[175] &&
+    if (cudart_checked_reports[180] &&
         cudart_c_report("cudaMemcpy3DWithAttributesAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32249,7 +32592,7 @@ static PyObject *cudart_checked_cudaMemcpyAsync(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[176] &&
+    if (cudart_checked_reports[181] &&
         cudart_c_report("cudaMemcpyAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32347,7 +32690,7 @@ static PyObject *cudart_checked_cudaMemcpyBatchAsync(PyObject *self, PyObject *c
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[177] &&
+    if (cudart_checked_reports[182] &&
         cudart_c_report("cudaMemcpyBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32431,7 +32774,7 @@ static PyObject *cudart_checked_cudaMemcpyFromSymbolAsync(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[178] &&
+    if (cudart_checked_reports[183] &&
         cudart_c_report("cudaMemcpyFromSymbolAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32508,7 +32851,7 @@ static PyObject *cudart_checked_cudaMemcpyPeer(PyObject *self, PyObject *const *
         r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[179] &&
+    if (cudart_checked_reports[184] &&
         cudart_c_report("cudaMemcpyPeer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32592,7 +32935,7 @@ static PyObject *cudart_checked_cudaMemcpyPeerAsync(PyObject *self, PyObject *co
         r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[180] &&
+    if (cudart_checked_reports[185] &&
         cudart_c_report("cudaMemcpyPeerAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32676,7 +33019,7 @@ static PyObject *cudart_checked_cudaMemcpyToSymbolAsync(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[181] &&
+    if (cudart_checked_reports[186] &&
         cudart_c_report("cudaMemcpyToSymbolAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32753,7 +33096,7 @@ static PyObject *cudart_checked_cudaMemcpyWithAttributesAsync(PyObject *self, Py
         r = fn(a0, a1, (unsigned long)u2, a3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[182] &&
+    if (cudart_checked_reports[187] &&
         cudart_c_report("cudaMemcpyWithAttributesAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32816,7 +33159,7 @@ static PyObject *cudart_checked_cudaMemset(PyObject *self, PyObject *const *args
         r = fn(a0, (int)i1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[183] &&
+    if (cudart_checked_reports[188] &&
         cudart_c_report("cudaMemset", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32893,7 +33236,7 @@ static PyObject *cudart_checked_cudaMemset2D(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[184] &&
+    if (cudart_checked_reports[189] &&
         cudart_c_report("cudaMemset2D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32977,7 +33320,7 @@ static PyObject *cudart_checked_cudaMemset2DAsync(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[185] &&
+    if (cudart_checked_reports[190] &&
         cudart_c_report("cudaMemset2DAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33047,7 +33390,7 @@ static PyObject *cudart_checked_cudaMemsetAsync(PyObject *self, PyObject *const 
         r = fn(a0, (int)i1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[186] &&
+    if (cudart_checked_reports[191] &&
         cudart_c_report("cudaMemsetAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33087,7 +33430,7 @@ static PyObject *cudart_checked_cudaPeekAtLastError(PyObject *self, PyObject *co
         CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError) fn = (CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError))slot;
         r = fn();  /* with the GIL held: generator/gil.py */
     }
-    if (cudart_checked_reports[187] &&
+    if (cudart_checked_reports[192] &&
         cudart_c_report("cudaPeekAtLastError", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -33129,7 +33472,7 @@ static PyObject *cudart_checked_cudaProfilerStart(PyObject *self, PyObject *cons
         r = fn();
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[188] &&
+    if (cudart_checked_reports[193] &&
         cudart_c_report("cudaProfilerStart", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -33171,7 +33514,7 @@ static PyObject *cudart_checked_cudaProfilerStop(PyObject *self, PyObject *const
         r = fn();
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[189] &&
+    if (cudart_checked_reports[194] &&
         cudart_c_report("cudaProfilerStop", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -33214,7 +33557,7 @@ static PyObject *cudart_checked_cudaRuntimeGetVersion(PyObject *self, PyObject *
         CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion) fn = (CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion))slot;
         r = fn(a0);  /* with the GIL held: generator/gil.py */
     }
-    if (cudart_checked_reports[190] &&
+    if (cudart_checked_reports[195] &&
         cudart_c_report("cudaRuntimeGetVersion", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -33263,7 +33606,7 @@ static PyObject *cudart_checked_cudaSetDevice(PyObject *self, PyObject *const *a
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[191] &&
+    if (cudart_checked_reports[196] &&
         cudart_c_report("cudaSetDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33312,7 +33655,7 @@ static PyObject *cudart_checked_cudaSetDeviceFlags(PyObject *self, PyObject *con
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[192] &&
+    if (cudart_checked_reports[197] &&
         cudart_c_report("cudaSetDeviceFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33368,7 +33711,7 @@ static PyObject *cudart_checked_cudaSetValidDevices(PyObject *self, PyObject *co
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[193] &&
+    if (cudart_checked_reports[198] &&
         cudart_c_report("cudaSetValidDevices", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33438,7 +33781,7 @@ static PyObject *cudart_checked_cudaSignalExternalSemaphoresAsync(PyObject *self
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[194] &&
+    if (cudart_checked_reports[199] &&
         cudart_c_report("cudaSignalExternalSemaphoresAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33494,7 +33837,7 @@ static PyObject *cudart_checked_cudaStreamBeginCapture(PyObject *self, PyObject 
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[195] &&
+    if (cudart_checked_reports[200] &&
         cudart_c_report("cudaStreamBeginCapture", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33578,7 +33921,7 @@ static PyObject *cudart_checked_cudaStreamBeginCaptureToGraph(PyObject *self, Py
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[196] &&
+    if (cudart_checked_reports[201] &&
         cudart_c_report("cudaStreamBeginCaptureToGraph", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33634,7 +33977,7 @@ static PyObject *cudart_checked_cudaStreamCopyAttributes(PyObject *self, PyObjec
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[197] &&
+    if (cudart_checked_reports[202] &&
         cudart_c_report("cudaStreamCopyAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33679,7 +34022,7 @@ static PyObject *cudart_checked_cudaStreamCreate(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[198] &&
+    if (cudart_checked_reports[203] &&
         cudart_c_report("cudaStreamCreate", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -33731,7 +34074,7 @@ static PyObject *cudart_checked_cudaStreamCreateWithFlags(PyObject *self, PyObje
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[199] &&
+    if (cudart_checked_reports[204] &&
         cudart_c_report("cudaStreamCreateWithFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33790,7 +34133,7 @@ static PyObject *cudart_checked_cudaStreamCreateWithPriority(PyObject *self, PyO
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[200] &&
+    if (cudart_checked_reports[205] &&
         cudart_c_report("cudaStreamCreateWithPriority", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33843,7 +34186,7 @@ static PyObject *cudart_checked_cudaStreamDestroy(PyObject *self, PyObject *cons
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[201] &&
+    if (cudart_checked_reports[206] &&
         cudart_c_report("cudaStreamDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33897,7 +34240,7 @@ static PyObject *cudart_checked_cudaStreamEndCapture(PyObject *self, PyObject *c
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[202] &&
+    if (cudart_checked_reports[207] &&
         cudart_c_report("cudaStreamEndCapture", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33949,7 +34292,7 @@ static PyObject *cudart_checked_cudaStreamGetDevice(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[203] &&
+    if (cudart_checked_reports[208] &&
         cudart_c_report("cudaStreamGetDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34001,7 +34344,7 @@ static PyObject *cudart_checked_cudaStreamGetFlags(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[204] &&
+    if (cudart_checked_reports[209] &&
         cudart_c_report("cudaStreamGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34053,7 +34396,7 @@ static PyObject *cudart_checked_cudaStreamGetId(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[205] &&
+    if (cudart_checked_reports[210] &&
         cudart_c_report("cudaStreamGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34105,7 +34448,7 @@ static PyObject *cudart_checked_cudaStreamGetPriority(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[206] &&
+    if (cudart_checked_reports[211] &&
         cudart_c_report("cudaStreamGetPriority", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34157,7 +34500,7 @@ static PyObject *cudart_checked_cudaStreamIsCapturing(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[207] &&
+    if (cudart_checked_reports[212] &&
         cudart_c_report("cudaStreamIsCapturing", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34206,7 +34549,7 @@ static PyObject *cudart_checked_cudaStreamQuery(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[208] &&
+    if (cudart_checked_reports[213] &&
         cudart_c_report("cudaStreamQuery", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34257,7 +34600,7 @@ static PyObject *cudart_checked_cudaStreamSynchronize(PyObject *self, PyObject *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[209] &&
+    if (cudart_checked_reports[214] &&
         cudart_c_report("cudaStreamSynchronize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34267,6 +34610,270 @@ static PyObject *cudart_checked_cudaStreamSynchronize(PyObject *self, PyObject *
     }
 reference:
     return cudart_c_fallback(cudart_reference_cudaStreamSynchronize, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaStreamUpdateCaptureDependencies;
+
+static PyObject *cudart_checked_cudaStreamUpdateCaptureDependencies(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 5)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    unsigned long long u4;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 0, &a1))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    /* Omitted: its default, 0LL. */
+    PyObject *x4 = 4 < nargs ? args[4] : NULL;
+    if (!x4) {
+        u4 = 0LL;
+    } else {
+        PyObject *x = x4;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaStreamUpdateCaptureDependencies];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, u4);
+        if (cudart_record_call("cudaStreamUpdateCaptureDependencies", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaStreamUpdateCaptureDependencies, cudart_abi_cudaStreamUpdateCaptureDependencies) fn = (CUDART_FN_T(cudaStreamUpdateCaptureDependencies, cudart_abi_cudaStreamUpdateCaptureDependencies))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[215] &&
+        cudart_c_report("cudaStreamUpdateCaptureDependencies", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaStreamUpdateCaptureDependencies, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaStreamWaitEvent;
+
+static PyObject *cudart_checked_cudaStreamWaitEvent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaStream_t, &a0))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_cudaEvent_t, &a1))
+            goto reference;
+    }
+    /* Omitted: its default, 0LL. */
+    PyObject *x2 = 2 < nargs ? args[2] : NULL;
+    if (!x2) {
+        u2 = 0LL;
+    } else {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaStreamWaitEvent];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cudaStreamWaitEvent", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaStreamWaitEvent, cudart_abi_cudaStreamWaitEvent) fn = (CUDART_FN_T(cudaStreamWaitEvent, cudart_abi_cudaStreamWaitEvent))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[216] &&
+        cudart_c_report("cudaStreamWaitEvent", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaStreamWaitEvent, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaUserObjectRelease;
+
+static PyObject *cudart_checked_cudaUserObjectRelease(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaUserObject_t, &a0))
+            goto reference;
+    }
+    /* Omitted: its default, 1LL. */
+    PyObject *x1 = 1 < nargs ? args[1] : NULL;
+    if (!x1) {
+        u1 = 1LL;
+    } else {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaUserObjectRelease];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cudaUserObjectRelease", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaUserObjectRelease, cudart_abi_cudaUserObjectRelease) fn = (CUDART_FN_T(cudaUserObjectRelease, cudart_abi_cudaUserObjectRelease))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[217] &&
+        cudart_c_report("cudaUserObjectRelease", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaUserObjectRelease, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaUserObjectRetain;
+
+static PyObject *cudart_checked_cudaUserObjectRetain(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaUserObject_t, &a0))
+            goto reference;
+    }
+    /* Omitted: its default, 1LL. */
+    PyObject *x1 = 1 < nargs ? args[1] : NULL;
+    if (!x1) {
+        u1 = 1LL;
+    } else {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaUserObjectRetain];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cudaUserObjectRetain", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaUserObjectRetain, cudart_abi_cudaUserObjectRetain) fn = (CUDART_FN_T(cudaUserObjectRetain, cudart_abi_cudaUserObjectRetain))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[218] &&
+        cudart_c_report("cudaUserObjectRetain", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    Py_RETURN_NONE;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaUserObjectRetain, args, nargs, kwnames);
 }
 
 static PyObject *cudart_reference_cudaWaitExternalSemaphoresAsync;
@@ -34327,7 +34934,7 @@ static PyObject *cudart_checked_cudaWaitExternalSemaphoresAsync(PyObject *self, 
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[210] &&
+    if (cudart_checked_reports[219] &&
         cudart_c_report("cudaWaitExternalSemaphoresAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34380,6 +34987,7 @@ static PyMethodDef cudart_checked_defs[] = {
     {"cudaEventElapsedTime", (PyCFunction)(void (*)(void))cudart_checked_cudaEventElapsedTime, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaEventQuery", (PyCFunction)(void (*)(void))cudart_checked_cudaEventQuery, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaEventRecord", (PyCFunction)(void (*)(void))cudart_checked_cudaEventRecord, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cudaEventRecordWithFlags", (PyCFunction)(void (*)(void))cudart_checked_cudaEventRecordWithFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaEventSynchronize", (PyCFunction)(void (*)(void))cudart_checked_cudaEventSynchronize, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaExecutionCtxDestroy", (PyCFunction)(void (*)(void))cudart_checked_cudaExecutionCtxDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaExecutionCtxGetDevice", (PyCFunction)(void (*)(void))cudart_checked_cudaExecutionCtxGetDevice, METH_FASTCALL | METH_KEYWORDS, NULL},
@@ -34419,6 +35027,7 @@ static PyMethodDef cudart_checked_defs[] = {
     {"cudaGraphAddMemsetNode", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphAddMemsetNode, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaGraphAddNode", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphAddNode, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaGraphChildGraphNodeGetGraph", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphChildGraphNodeGetGraph, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cudaGraphCreate", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaGraphDestroy", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaGraphDestroyNode", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphDestroyNode, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaGraphEventRecordNodeGetEvent", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphEventRecordNodeGetEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
@@ -34459,7 +35068,9 @@ static PyMethodDef cudart_checked_defs[] = {
     {"cudaGraphNodeGetType", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphNodeGetType, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaGraphNodeSetEnabled", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphNodeSetEnabled, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaGraphNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cudaGraphReleaseUserObject", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphReleaseUserObject, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaGraphRemoveDependencies", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphRemoveDependencies, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cudaGraphRetainUserObject", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphRetainUserObject, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaGraphUpload", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphUpload, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaGraphicsEGLRegisterImage", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphicsEGLRegisterImage, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaGraphicsGLRegisterBuffer", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphicsGLRegisterBuffer, METH_FASTCALL | METH_KEYWORDS, NULL},
@@ -34486,6 +35097,7 @@ static PyMethodDef cudart_checked_defs[] = {
     {"cudaLibraryUnload", (PyCFunction)(void (*)(void))cudart_checked_cudaLibraryUnload, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaLogsUnregisterCallback", (PyCFunction)(void (*)(void))cudart_checked_cudaLogsUnregisterCallback, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaMalloc", (PyCFunction)(void (*)(void))cudart_checked_cudaMalloc, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cudaMallocArray", (PyCFunction)(void (*)(void))cudart_checked_cudaMallocArray, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaMallocAsync", (PyCFunction)(void (*)(void))cudart_checked_cudaMallocAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaMallocFromPoolAsync", (PyCFunction)(void (*)(void))cudart_checked_cudaMallocFromPoolAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaMallocPitch", (PyCFunction)(void (*)(void))cudart_checked_cudaMallocPitch, METH_FASTCALL | METH_KEYWORDS, NULL},
@@ -34550,6 +35162,10 @@ static PyMethodDef cudart_checked_defs[] = {
     {"cudaStreamIsCapturing", (PyCFunction)(void (*)(void))cudart_checked_cudaStreamIsCapturing, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaStreamQuery", (PyCFunction)(void (*)(void))cudart_checked_cudaStreamQuery, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaStreamSynchronize", (PyCFunction)(void (*)(void))cudart_checked_cudaStreamSynchronize, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cudaStreamUpdateCaptureDependencies", (PyCFunction)(void (*)(void))cudart_checked_cudaStreamUpdateCaptureDependencies, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cudaStreamWaitEvent", (PyCFunction)(void (*)(void))cudart_checked_cudaStreamWaitEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cudaUserObjectRelease", (PyCFunction)(void (*)(void))cudart_checked_cudaUserObjectRelease, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cudaUserObjectRetain", (PyCFunction)(void (*)(void))cudart_checked_cudaUserObjectRetain, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaWaitExternalSemaphoresAsync", (PyCFunction)(void (*)(void))cudart_checked_cudaWaitExternalSemaphoresAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
     {NULL, NULL, 0, NULL},
 };
@@ -34595,6 +35211,7 @@ static const char *const cudart_checked_signatures[] = {
     "cudaEventElapsedTime($module, start, end)",
     "cudaEventQuery($module, event)",
     "cudaEventRecord($module, event, stream=None)",
+    "cudaEventRecordWithFlags($module, event, stream=None, flags=0)",
     "cudaEventSynchronize($module, event)",
     "cudaExecutionCtxDestroy($module, ctx)",
     "cudaExecutionCtxGetDevice($module, ctx)",
@@ -34634,6 +35251,7 @@ static const char *const cudart_checked_signatures[] = {
     "cudaGraphAddMemsetNode($module, graph, pDependencies, numDependencies, pMemsetParams)",
     "cudaGraphAddNode($module, graph, pDependencies, dependencyData, numDependencies, nodeParams)",
     "cudaGraphChildGraphNodeGetGraph($module, node)",
+    "cudaGraphCreate($module, flags=0)",
     "cudaGraphDestroy($module, graph)",
     "cudaGraphDestroyNode($module, node)",
     "cudaGraphEventRecordNodeGetEvent($module, node)",
@@ -34674,7 +35292,9 @@ static const char *const cudart_checked_signatures[] = {
     "cudaGraphNodeGetType($module, node)",
     "cudaGraphNodeSetEnabled($module, hGraphExec, hNode, isEnabled)",
     "cudaGraphNodeSetParams($module, node, nodeParams)",
+    "cudaGraphReleaseUserObject($module, graph, object, count=1)",
     "cudaGraphRemoveDependencies($module, graph, from_, to, edgeData, numDependencies)",
+    "cudaGraphRetainUserObject($module, graph, object, count=1, flags=0)",
     "cudaGraphUpload($module, graphExec, stream)",
     "cudaGraphicsEGLRegisterImage($module, image, flags)",
     "cudaGraphicsGLRegisterBuffer($module, buffer, flags)",
@@ -34701,6 +35321,7 @@ static const char *const cudart_checked_signatures[] = {
     "cudaLibraryUnload($module, library)",
     "cudaLogsUnregisterCallback($module, callback)",
     "cudaMalloc($module, size)",
+    "cudaMallocArray($module, desc, width, height=0, flags=0)",
     "cudaMallocAsync($module, size, hStream)",
     "cudaMallocFromPoolAsync($module, size, memPool, stream)",
     "cudaMallocPitch($module, width, height)",
@@ -34765,6 +35386,10 @@ static const char *const cudart_checked_signatures[] = {
     "cudaStreamIsCapturing($module, stream)",
     "cudaStreamQuery($module, stream)",
     "cudaStreamSynchronize($module, stream)",
+    "cudaStreamUpdateCaptureDependencies($module, stream, dependencies, dependencyData, numDependencies, flags=0)",
+    "cudaStreamWaitEvent($module, stream, event, flags=0)",
+    "cudaUserObjectRelease($module, object, count=1)",
+    "cudaUserObjectRetain($module, object, count=1)",
     "cudaWaitExternalSemaphoresAsync($module, extSemArray, paramsArray, numExtSems, stream=None)",
     NULL,
 };
@@ -34810,6 +35435,7 @@ static PyObject **const cudart_checked_references[] = {
     &cudart_reference_cudaEventElapsedTime,
     &cudart_reference_cudaEventQuery,
     &cudart_reference_cudaEventRecord,
+    &cudart_reference_cudaEventRecordWithFlags,
     &cudart_reference_cudaEventSynchronize,
     &cudart_reference_cudaExecutionCtxDestroy,
     &cudart_reference_cudaExecutionCtxGetDevice,
@@ -34849,6 +35475,7 @@ static PyObject **const cudart_checked_references[] = {
     &cudart_reference_cudaGraphAddMemsetNode,
     &cudart_reference_cudaGraphAddNode,
     &cudart_reference_cudaGraphChildGraphNodeGetGraph,
+    &cudart_reference_cudaGraphCreate,
     &cudart_reference_cudaGraphDestroy,
     &cudart_reference_cudaGraphDestroyNode,
     &cudart_reference_cudaGraphEventRecordNodeGetEvent,
@@ -34889,7 +35516,9 @@ static PyObject **const cudart_checked_references[] = {
     &cudart_reference_cudaGraphNodeGetType,
     &cudart_reference_cudaGraphNodeSetEnabled,
     &cudart_reference_cudaGraphNodeSetParams,
+    &cudart_reference_cudaGraphReleaseUserObject,
     &cudart_reference_cudaGraphRemoveDependencies,
+    &cudart_reference_cudaGraphRetainUserObject,
     &cudart_reference_cudaGraphUpload,
     &cudart_reference_cudaGraphicsEGLRegisterImage,
     &cudart_reference_cudaGraphicsGLRegisterBuffer,
@@ -34916,6 +35545,7 @@ static PyObject **const cudart_checked_references[] = {
     &cudart_reference_cudaLibraryUnload,
     &cudart_reference_cudaLogsUnregisterCallback,
     &cudart_reference_cudaMalloc,
+    &cudart_reference_cudaMallocArray,
     &cudart_reference_cudaMallocAsync,
     &cudart_reference_cudaMallocFromPoolAsync,
     &cudart_reference_cudaMallocPitch,
@@ -34980,6 +35610,10 @@ static PyObject **const cudart_checked_references[] = {
     &cudart_reference_cudaStreamIsCapturing,
     &cudart_reference_cudaStreamQuery,
     &cudart_reference_cudaStreamSynchronize,
+    &cudart_reference_cudaStreamUpdateCaptureDependencies,
+    &cudart_reference_cudaStreamWaitEvent,
+    &cudart_reference_cudaUserObjectRelease,
+    &cudart_reference_cudaUserObjectRetain,
     &cudart_reference_cudaWaitExternalSemaphoresAsync,
     NULL,
 };
@@ -35022,6 +35656,7 @@ static PyObject *cudart_checked_install(PyObject *self, PyObject *const *args, P
         || cudart_checked_class(raw, "cudaMipmappedArray_const_t", &cudart_handle_cudaMipmappedArray_const_t) < 0
         || cudart_checked_class(raw, "cudaMipmappedArray_t", &cudart_handle_cudaMipmappedArray_t) < 0
         || cudart_checked_class(raw, "cudaStream_t", &cudart_handle_cudaStream_t) < 0
+        || cudart_checked_class(raw, "cudaUserObject_t", &cudart_handle_cudaUserObject_t) < 0
         || cudart_checked_class(raw, "EGLImageKHR", &cudart_handle_EGLImageKHR) < 0
         || cudart_checked_class(raw, "EGLStreamKHR", &cudart_handle_EGLStreamKHR) < 0
         || cudart_checked_class(raw, "EGLSyncKHR", &cudart_handle_EGLSyncKHR) < 0

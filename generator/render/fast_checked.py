@@ -52,6 +52,7 @@ class CheckedInput:
     position: int  # among the Python arguments
     convert: str  # a C expression: 1 taken, 0 not (then the reference serves)
     default_none: bool = False  # omitted, it is None
+    default: str = ""  # omitted, the local is this integer literal (C)
     handle_class: str = ""  # a handle object's class (kept for the destroy's claim)
     effect: str = ""  # "destroys" or "frees": what a successful call ends
 
@@ -79,7 +80,7 @@ class CheckedFunction:
 
     @property
     def min_args(self) -> int:
-        return sum(1 for i in self.inputs if not i.default_none)
+        return sum(1 for i in self.inputs if not (i.default_none or i.default))
 
     @property
     def max_args(self) -> int:
@@ -132,8 +133,10 @@ class CheckedCompiler:
         if p.effect is not None and p.effect not in (Effect.DESTROYS, Effect.FREES):
             return f"effect {p.effect}"
         if p.role is Role.IN:
-            if p.default is not None and p.default != "None":
+            if p.default is not None and p.default != "None" and not _literal(p.default):
                 return f"default {p.default}"
+            if _literal(p.default) and p.kind is not ParamKind.SCALAR:
+                return f"default {p.default} for a {p.kind}"
             if p.kind is ParamKind.SCALAR:
                 kind = self.types.classify(c.type)
                 if integer_range(self.types, c.type) is None and kind is not TypeKind.FLOAT:
@@ -162,7 +165,8 @@ class CheckedCompiler:
                 if p.effect is Effect.DESTROYS and p.ctype in _HOLDER_KINDS:
                     holder = p.ctype
                 inputs.append(self._input(plan, p, fp, len(inputs)))
-                names.append(p.py_name + ("=None" if p.default == "None" else ""))
+                given = p.default if p.default == "None" or _literal(p.default) else None
+                names.append(p.py_name + (f"={given}" if given else ""))
             else:
                 outputs.append(CheckedOutput(fp, self._output(p)))
         signature = f"{plan.name}({', '.join(['$module', *names])})"
@@ -195,7 +199,10 @@ class CheckedCompiler:
         else:
             convert = self._scalar(c, fp)
         effect = str(p.effect) if p.effect in (Effect.DESTROYS, Effect.FREES) else ""
-        return CheckedInput(fp, p.py_name, position, convert, p.default == "None", handle, effect)
+        literal = f"{p.default}LL" if _literal(p.default) else ""
+        return CheckedInput(
+            fp, p.py_name, position, convert, p.default == "None", literal, handle, effect
+        )
 
     def _integer(self, fp: FastParam, call: str) -> str:
         """An integer converter's call into a 64-bit temporary (`sn` signed, `un`
@@ -229,6 +236,11 @@ class CheckedCompiler:
             return f"cudart_c_enum_value(cudart_enum_{enum}, '{code}', {{slot}})"
         # A scalar's `.value`; an address's `.value or 0`, which reading a 'P' slot is.
         return f"cudart_output_value('{code}', {{slot}})"
+
+
+def _literal(default: str | None) -> bool:
+    """Whether a default is an integer literal (the C local takes it as is)."""
+    return default is not None and default.lstrip("-").isdigit()
 
 
 def _code(ctype: str) -> str | None:
