@@ -11,6 +11,7 @@ always goes to the reference, which would make the comparison hold trivially).
 
 from __future__ import annotations
 
+import ctypes
 import importlib
 import inspect
 import json
@@ -144,7 +145,15 @@ def _happy_values(raw, check: dict) -> dict:
         cls = getattr(raw, check["cls"])
         dead = cls(0x5678)
         mark_destroyed(dead, "test")
-        return {"own": cls(0x5678), "int": 0x5678, "destroyed": dead, "top": 2**64 - 1}
+        # A view of other memory (a record's field): C gets what that memory holds.
+        view = cls.from_buffer(bytearray((0x9ABC).to_bytes(ctypes.sizeof(cls), "little")))
+        return {
+            "own": cls(0x5678),
+            "view": view,
+            "int": 0x5678,
+            "destroyed": dead,
+            "top": 2**64 - 1,
+        }
     if t == "pointer":
         return {"int": 0x10000, "small": 0x10, "top": 2**64 - 1, "bytearray": bytearray(64)}
     if t == "other":
