@@ -35394,6 +35394,35 @@ static const char *const cudart_checked_signatures[] = {
     NULL,
 };
 
+/* The handle classes the functions read and make (their memory is found once). */
+static PyTypeObject **const cudart_checked_handle_classes[] = {
+    &cudart_handle_cudaArray_const_t,
+    &cudart_handle_cudaArray_t,
+    &cudart_handle_cudaAsyncCallbackHandle_t,
+    &cudart_handle_cudaDevResourceDesc_t,
+    &cudart_handle_cudaEglStreamConnection,
+    &cudart_handle_cudaEvent_t,
+    &cudart_handle_cudaExecutionContext_t,
+    &cudart_handle_cudaExternalMemory_t,
+    &cudart_handle_cudaExternalSemaphore_t,
+    &cudart_handle_cudaGraph_t,
+    &cudart_handle_cudaGraphExec_t,
+    &cudart_handle_cudaGraphicsResource_t,
+    &cudart_handle_cudaGraphNode_t,
+    &cudart_handle_cudaKernel_t,
+    &cudart_handle_cudaLibrary_t,
+    &cudart_handle_cudaLogsCallbackHandle,
+    &cudart_handle_cudaMemPool_t,
+    &cudart_handle_cudaMipmappedArray_const_t,
+    &cudart_handle_cudaMipmappedArray_t,
+    &cudart_handle_cudaStream_t,
+    &cudart_handle_cudaUserObject_t,
+    &cudart_handle_EGLImageKHR,
+    &cudart_handle_EGLStreamKHR,
+    &cudart_handle_EGLSyncKHR,
+    NULL,
+};
+
 static PyObject **const cudart_checked_references[] = {
     &cudart_reference_cudaArrayGetPlane,
     &cudart_reference_cudaChooseDevice,
@@ -35679,6 +35708,7 @@ static PyObject *cudart_checked_install(PyObject *self, PyObject *const *args, P
             PyErr_SetString(PyExc_LookupError, "the checked module has no __name__");
         return NULL;
     }
+    cudart_checked_find_memory(cudart_c_void_p, cudart_checked_handle_classes);
     /* The calls after which a host callback's failure is reported: name -> per stream. */
     PyObject *reporting = PyObject_GetAttrString(args[1], "_REPORTS_CALLBACK_FAILURES");
     if (reporting && !PyDict_Check(reporting)) {

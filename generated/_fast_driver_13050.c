@@ -55907,6 +55907,35 @@ static const char *const cudart_checked_signatures[] = {
     NULL,
 };
 
+/* The handle classes the functions read and make (their memory is found once). */
+static PyTypeObject **const cudart_checked_handle_classes[] = {
+    &cudart_handle_CUarray,
+    &cudart_handle_CUasyncCallbackHandle,
+    &cudart_handle_CUcheckpointOperationHandle,
+    &cudart_handle_CUcontext,
+    &cudart_handle_CUcoredumpCallbackHandle,
+    &cudart_handle_CUdevResourceDesc,
+    &cudart_handle_CUevent,
+    &cudart_handle_CUexternalMemory,
+    &cudart_handle_CUexternalSemaphore,
+    &cudart_handle_CUfunction,
+    &cudart_handle_CUgraph,
+    &cudart_handle_CUgraphExec,
+    &cudart_handle_CUgraphicsResource,
+    &cudart_handle_CUgraphNode,
+    &cudart_handle_CUgreenCtx,
+    &cudart_handle_CUkernel,
+    &cudart_handle_CUlibrary,
+    &cudart_handle_CUlinkState,
+    &cudart_handle_CUlogsCallbackHandle,
+    &cudart_handle_CUmemoryPool,
+    &cudart_handle_CUmipmappedArray,
+    &cudart_handle_CUmodule,
+    &cudart_handle_CUstream,
+    &cudart_handle_CUuserObject,
+    NULL,
+};
+
 static PyObject **const cudart_checked_references[] = {
     &cudart_reference_cuArray3DCreate,
     &cudart_reference_cuArray3DCreate_v2,
@@ -56342,6 +56371,7 @@ static PyObject *cudart_checked_install(PyObject *self, PyObject *const *args, P
             PyErr_SetString(PyExc_LookupError, "the checked module has no __name__");
         return NULL;
     }
+    cudart_checked_find_memory(cudart_c_void_p, cudart_checked_handle_classes);
     /* The calls after which a host callback's failure is reported: name -> per stream. */
     PyObject *reporting = PyObject_GetAttrString(args[1], "_REPORTS_CALLBACK_FAILURES");
     if (reporting && !PyDict_Check(reporting)) {
