@@ -21140,9 +21140,9 @@ done:
 
 /* ---------------------------------------------------------------- checked functions, compiled */
 
-/* 220 checked functions in C (generator/render/fast_checked.py), each
+/* 223 checked functions in C (generator/render/fast_checked.py), each
  * standing for the Python checked function of its name (its reference), which serves
- * whatever the C happy path does not take. 147 others stay Python only. */
+ * whatever the C happy path does not take. 144 others stay Python only. */
 #include "_fastchecked.h"
 
 static PyTypeObject *cudart_handle_cudaArray_const_t;
@@ -21456,7 +21456,7 @@ static int cudart_member_cudaStreamCaptureMode(long long v)
 
 /* Whether a compiled checked function reports host callbacks' failures after its call
  * (cudart._checked's _REPORTS_CALLBACK_FAILURES, read by checked()). */
-static char cudart_checked_reports[220];
+static char cudart_checked_reports[223];
 
 static PyObject *cudart_reference_cudaArrayGetPlane;
 
@@ -26106,6 +26106,157 @@ reference:
     return cudart_c_fallback(cudart_reference_cudaGraphChildGraphNodeGetGraph, args, nargs, kwnames);
 }
 
+static PyObject *cudart_reference_cudaGraphConditionalHandleCreate;
+
+static PyObject *cudart_checked_cudaGraphConditionalHandleCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long u3;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
+            goto reference;
+    }
+    /* Omitted: its default, 0LL. */
+    PyObject *x1 = 1 < nargs ? args[1] : NULL;
+    if (!x1) {
+        u2 = 0LL;
+    } else {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    /* Omitted: its default, 0LL. */
+    PyObject *x2 = 2 < nargs ? args[2] : NULL;
+    if (!x2) {
+        u3 = 0LL;
+    } else {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphConditionalHandleCreate];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3);
+        if (cudart_record_call("cudaGraphConditionalHandleCreate", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphConditionalHandleCreate, cudart_abi_cudaGraphConditionalHandleCreate) fn = (CUDART_FN_T(cudaGraphConditionalHandleCreate, cudart_abi_cudaGraphConditionalHandleCreate))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[80] &&
+        cudart_c_report("cudaGraphConditionalHandleCreate", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('Q', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphConditionalHandleCreate, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaGraphConditionalHandleCreate_v2;
+
+static PyObject *cudart_checked_cudaGraphConditionalHandleCreate_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    unsigned long long u4;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_cudaGraph_t, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_cudaExecutionContext_t, &a2))
+            goto reference;
+    }
+    /* Omitted: its default, 0LL. */
+    PyObject *x2 = 2 < nargs ? args[2] : NULL;
+    if (!x2) {
+        u3 = 0LL;
+    } else {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    /* Omitted: its default, 0LL. */
+    PyObject *x3 = 3 < nargs ? args[3] : NULL;
+    if (!x3) {
+        u4 = 0LL;
+    } else {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaGraphConditionalHandleCreate_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, u4);
+        if (cudart_record_call("cudaGraphConditionalHandleCreate_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaGraphConditionalHandleCreate_v2, cudart_abi_cudaGraphConditionalHandleCreate_v2) fn = (CUDART_FN_T(cudaGraphConditionalHandleCreate_v2, cudart_abi_cudaGraphConditionalHandleCreate_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[81] &&
+        cudart_c_report("cudaGraphConditionalHandleCreate_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('Q', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaGraphConditionalHandleCreate_v2, args, nargs, kwnames);
+}
+
 static PyObject *cudart_reference_cudaGraphCreate;
 
 static PyObject *cudart_checked_cudaGraphCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
@@ -26149,7 +26300,7 @@ static PyObject *cudart_checked_cudaGraphCreate(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[80] &&
+    if (cudart_checked_reports[82] &&
         cudart_c_report("cudaGraphCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26202,7 +26353,7 @@ static PyObject *cudart_checked_cudaGraphDestroy(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[81] &&
+    if (cudart_checked_reports[83] &&
         cudart_c_report("cudaGraphDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26259,7 +26410,7 @@ static PyObject *cudart_checked_cudaGraphDestroyNode(PyObject *self, PyObject *c
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[82] &&
+    if (cudart_checked_reports[84] &&
         cudart_c_report("cudaGraphDestroyNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26313,7 +26464,7 @@ static PyObject *cudart_checked_cudaGraphEventRecordNodeGetEvent(PyObject *self,
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[83] &&
+    if (cudart_checked_reports[85] &&
         cudart_c_report("cudaGraphEventRecordNodeGetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26369,7 +26520,7 @@ static PyObject *cudart_checked_cudaGraphEventRecordNodeSetEvent(PyObject *self,
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[84] &&
+    if (cudart_checked_reports[86] &&
         cudart_c_report("cudaGraphEventRecordNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26421,7 +26572,7 @@ static PyObject *cudart_checked_cudaGraphEventWaitNodeGetEvent(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[85] &&
+    if (cudart_checked_reports[87] &&
         cudart_c_report("cudaGraphEventWaitNodeGetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26477,7 +26628,7 @@ static PyObject *cudart_checked_cudaGraphEventWaitNodeSetEvent(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[86] &&
+    if (cudart_checked_reports[88] &&
         cudart_c_report("cudaGraphEventWaitNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26530,7 +26681,7 @@ static PyObject *cudart_checked_cudaGraphExecDestroy(PyObject *self, PyObject *c
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[87] &&
+    if (cudart_checked_reports[89] &&
         cudart_c_report("cudaGraphExecDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26597,7 +26748,7 @@ static PyObject *cudart_checked_cudaGraphExecEventRecordNodeSetEvent(PyObject *s
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[88] &&
+    if (cudart_checked_reports[90] &&
         cudart_c_report("cudaGraphExecEventRecordNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26660,7 +26811,7 @@ static PyObject *cudart_checked_cudaGraphExecEventWaitNodeSetEvent(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[89] &&
+    if (cudart_checked_reports[91] &&
         cudart_c_report("cudaGraphExecEventWaitNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26723,7 +26874,7 @@ static PyObject *cudart_checked_cudaGraphExecExternalSemaphoresSignalNodeSetPara
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[90] &&
+    if (cudart_checked_reports[92] &&
         cudart_c_report("cudaGraphExecExternalSemaphoresSignalNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26786,7 +26937,7 @@ static PyObject *cudart_checked_cudaGraphExecExternalSemaphoresWaitNodeSetParams
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[91] &&
+    if (cudart_checked_reports[93] &&
         cudart_c_report("cudaGraphExecExternalSemaphoresWaitNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26838,7 +26989,7 @@ static PyObject *cudart_checked_cudaGraphExecGetFlags(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[92] &&
+    if (cudart_checked_reports[94] &&
         cudart_c_report("cudaGraphExecGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26890,7 +27041,7 @@ static PyObject *cudart_checked_cudaGraphExecGetId(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[93] &&
+    if (cudart_checked_reports[95] &&
         cudart_c_report("cudaGraphExecGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -26953,7 +27104,7 @@ static PyObject *cudart_checked_cudaGraphExecKernelNodeSetParams(PyObject *self,
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[94] &&
+    if (cudart_checked_reports[96] &&
         cudart_c_report("cudaGraphExecKernelNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27016,7 +27167,7 @@ static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParams(PyObject *self,
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[95] &&
+    if (cudart_checked_reports[97] &&
         cudart_c_report("cudaGraphExecMemcpyNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27100,7 +27251,7 @@ static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParams1D(PyObject *sel
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[96] &&
+    if (cudart_checked_reports[98] &&
         cudart_c_report("cudaGraphExecMemcpyNodeSetParams1D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27191,7 +27342,7 @@ static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParamsFromSymbol(PyObj
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[97] &&
+    if (cudart_checked_reports[99] &&
         cudart_c_report("cudaGraphExecMemcpyNodeSetParamsFromSymbol", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27282,7 +27433,7 @@ static PyObject *cudart_checked_cudaGraphExecMemcpyNodeSetParamsToSymbol(PyObjec
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[98] &&
+    if (cudart_checked_reports[100] &&
         cudart_c_report("cudaGraphExecMemcpyNodeSetParamsToSymbol", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27345,7 +27496,7 @@ static PyObject *cudart_checked_cudaGraphExecMemsetNodeSetParams(PyObject *self,
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[99] &&
+    if (cudart_checked_reports[101] &&
         cudart_c_report("cudaGraphExecMemsetNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27408,7 +27559,7 @@ static PyObject *cudart_checked_cudaGraphExecNodeSetParams(PyObject *self, PyObj
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[100] &&
+    if (cudart_checked_reports[102] &&
         cudart_c_report("cudaGraphExecNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27464,7 +27615,7 @@ static PyObject *cudart_checked_cudaGraphExternalSemaphoresSignalNodeSetParams(P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[101] &&
+    if (cudart_checked_reports[103] &&
         cudart_c_report("cudaGraphExternalSemaphoresSignalNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27520,7 +27671,7 @@ static PyObject *cudart_checked_cudaGraphExternalSemaphoresWaitNodeSetParams(PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[102] &&
+    if (cudart_checked_reports[104] &&
         cudart_c_report("cudaGraphExternalSemaphoresWaitNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27572,7 +27723,7 @@ static PyObject *cudart_checked_cudaGraphGetId(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[103] &&
+    if (cudart_checked_reports[105] &&
         cudart_c_report("cudaGraphGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27628,7 +27779,7 @@ static PyObject *cudart_checked_cudaGraphKernelNodeCopyAttributes(PyObject *self
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[104] &&
+    if (cudart_checked_reports[106] &&
         cudart_c_report("cudaGraphKernelNodeCopyAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27684,7 +27835,7 @@ static PyObject *cudart_checked_cudaGraphKernelNodeSetParams(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[105] &&
+    if (cudart_checked_reports[107] &&
         cudart_c_report("cudaGraphKernelNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27740,7 +27891,7 @@ static PyObject *cudart_checked_cudaGraphLaunch(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[106] &&
+    if (cudart_checked_reports[108] &&
         cudart_c_report("cudaGraphLaunch", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27792,7 +27943,7 @@ static PyObject *cudart_checked_cudaGraphMemFreeNodeGetParams(PyObject *self, Py
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[107] &&
+    if (cudart_checked_reports[109] &&
         cudart_c_report("cudaGraphMemFreeNodeGetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27848,7 +27999,7 @@ static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParams(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[108] &&
+    if (cudart_checked_reports[110] &&
         cudart_c_report("cudaGraphMemcpyNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -27925,7 +28076,7 @@ static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParams1D(PyObject *self, P
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[109] &&
+    if (cudart_checked_reports[111] &&
         cudart_c_report("cudaGraphMemcpyNodeSetParams1D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28009,7 +28160,7 @@ static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParamsFromSymbol(PyObject 
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[110] &&
+    if (cudart_checked_reports[112] &&
         cudart_c_report("cudaGraphMemcpyNodeSetParamsFromSymbol", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28093,7 +28244,7 @@ static PyObject *cudart_checked_cudaGraphMemcpyNodeSetParamsToSymbol(PyObject *s
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[111] &&
+    if (cudart_checked_reports[113] &&
         cudart_c_report("cudaGraphMemcpyNodeSetParamsToSymbol", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28149,7 +28300,7 @@ static PyObject *cudart_checked_cudaGraphMemsetNodeSetParams(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[112] &&
+    if (cudart_checked_reports[114] &&
         cudart_c_report("cudaGraphMemsetNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28208,7 +28359,7 @@ static PyObject *cudart_checked_cudaGraphNodeFindInClone(PyObject *self, PyObjec
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[113] &&
+    if (cudart_checked_reports[115] &&
         cudart_c_report("cudaGraphNodeFindInClone", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28260,7 +28411,7 @@ static PyObject *cudart_checked_cudaGraphNodeGetContainingGraph(PyObject *self, 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[114] &&
+    if (cudart_checked_reports[116] &&
         cudart_c_report("cudaGraphNodeGetContainingGraph", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28319,7 +28470,7 @@ static PyObject *cudart_checked_cudaGraphNodeGetEnabled(PyObject *self, PyObject
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[115] &&
+    if (cudart_checked_reports[117] &&
         cudart_c_report("cudaGraphNodeGetEnabled", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28371,7 +28522,7 @@ static PyObject *cudart_checked_cudaGraphNodeGetLocalId(PyObject *self, PyObject
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[116] &&
+    if (cudart_checked_reports[118] &&
         cudart_c_report("cudaGraphNodeGetLocalId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28423,7 +28574,7 @@ static PyObject *cudart_checked_cudaGraphNodeGetToolsId(PyObject *self, PyObject
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[117] &&
+    if (cudart_checked_reports[119] &&
         cudart_c_report("cudaGraphNodeGetToolsId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28475,7 +28626,7 @@ static PyObject *cudart_checked_cudaGraphNodeGetType(PyObject *self, PyObject *c
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[118] &&
+    if (cudart_checked_reports[120] &&
         cudart_c_report("cudaGraphNodeGetType", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28538,7 +28689,7 @@ static PyObject *cudart_checked_cudaGraphNodeSetEnabled(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[119] &&
+    if (cudart_checked_reports[121] &&
         cudart_c_report("cudaGraphNodeSetEnabled", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28594,7 +28745,7 @@ static PyObject *cudart_checked_cudaGraphNodeSetParams(PyObject *self, PyObject 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[120] &&
+    if (cudart_checked_reports[122] &&
         cudart_c_report("cudaGraphNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28660,7 +28811,7 @@ static PyObject *cudart_checked_cudaGraphReleaseUserObject(PyObject *self, PyObj
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[121] &&
+    if (cudart_checked_reports[123] &&
         cudart_c_report("cudaGraphReleaseUserObject", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28737,7 +28888,7 @@ static PyObject *cudart_checked_cudaGraphRemoveDependencies(PyObject *self, PyOb
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[122] &&
+    if (cudart_checked_reports[124] &&
         cudart_c_report("cudaGraphRemoveDependencies", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28813,7 +28964,7 @@ static PyObject *cudart_checked_cudaGraphRetainUserObject(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[123] &&
+    if (cudart_checked_reports[125] &&
         cudart_c_report("cudaGraphRetainUserObject", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28869,7 +29020,7 @@ static PyObject *cudart_checked_cudaGraphUpload(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[124] &&
+    if (cudart_checked_reports[126] &&
         cudart_c_report("cudaGraphUpload", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28928,7 +29079,7 @@ static PyObject *cudart_checked_cudaGraphicsEGLRegisterImage(PyObject *self, PyO
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[125] &&
+    if (cudart_checked_reports[127] &&
         cudart_c_report("cudaGraphicsEGLRegisterImage", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -28987,7 +29138,7 @@ static PyObject *cudart_checked_cudaGraphicsGLRegisterBuffer(PyObject *self, PyO
         r = fn(a0, (unsigned int)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[126] &&
+    if (cudart_checked_reports[128] &&
         cudart_c_report("cudaGraphicsGLRegisterBuffer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29053,7 +29204,7 @@ static PyObject *cudart_checked_cudaGraphicsGLRegisterImage(PyObject *self, PyOb
         r = fn(a0, (unsigned int)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[127] &&
+    if (cudart_checked_reports[129] &&
         cudart_c_report("cudaGraphicsGLRegisterImage", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29116,7 +29267,7 @@ static PyObject *cudart_checked_cudaGraphicsMapResources(PyObject *self, PyObjec
         r = fn((int)i0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[128] &&
+    if (cudart_checked_reports[130] &&
         cudart_c_report("cudaGraphicsMapResources", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29168,7 +29319,7 @@ static PyObject *cudart_checked_cudaGraphicsResourceGetMappedMipmappedArray(PyOb
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[129] &&
+    if (cudart_checked_reports[131] &&
         cudart_c_report("cudaGraphicsResourceGetMappedMipmappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29223,7 +29374,7 @@ static PyObject *cudart_checked_cudaGraphicsResourceGetMappedPointer(PyObject *s
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[130] &&
+    if (cudart_checked_reports[132] &&
         cudart_c_report("cudaGraphicsResourceGetMappedPointer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29285,7 +29436,7 @@ static PyObject *cudart_checked_cudaGraphicsResourceSetMapFlags(PyObject *self, 
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[131] &&
+    if (cudart_checked_reports[133] &&
         cudart_c_report("cudaGraphicsResourceSetMapFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29351,7 +29502,7 @@ static PyObject *cudart_checked_cudaGraphicsSubResourceGetMappedArray(PyObject *
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[132] &&
+    if (cudart_checked_reports[134] &&
         cudart_c_report("cudaGraphicsSubResourceGetMappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29414,7 +29565,7 @@ static PyObject *cudart_checked_cudaGraphicsUnmapResources(PyObject *self, PyObj
         r = fn((int)i0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[133] &&
+    if (cudart_checked_reports[135] &&
         cudart_c_report("cudaGraphicsUnmapResources", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29467,7 +29618,7 @@ static PyObject *cudart_checked_cudaGraphicsUnregisterResource(PyObject *self, P
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[134] &&
+    if (cudart_checked_reports[136] &&
         cudart_c_report("cudaGraphicsUnregisterResource", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29528,7 +29679,7 @@ static PyObject *cudart_checked_cudaGraphicsVDPAURegisterOutputSurface(PyObject 
         r = fn(a0, (unsigned int)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[135] &&
+    if (cudart_checked_reports[137] &&
         cudart_c_report("cudaGraphicsVDPAURegisterOutputSurface", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29587,7 +29738,7 @@ static PyObject *cudart_checked_cudaGraphicsVDPAURegisterVideoSurface(PyObject *
         r = fn(a0, (unsigned int)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[136] &&
+    if (cudart_checked_reports[138] &&
         cudart_c_report("cudaGraphicsVDPAURegisterVideoSurface", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29653,7 +29804,7 @@ static PyObject *cudart_checked_cudaGreenCtxCreate(PyObject *self, PyObject *con
         r = fn(a0, a1, (int)i2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[137] &&
+    if (cudart_checked_reports[139] &&
         cudart_c_report("cudaGreenCtxCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29705,7 +29856,7 @@ static PyObject *cudart_checked_cudaHostGetFlags(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[138] &&
+    if (cudart_checked_reports[140] &&
         cudart_c_report("cudaHostGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29768,7 +29919,7 @@ static PyObject *cudart_checked_cudaHostRegister(PyObject *self, PyObject *const
         r = fn(a0, (unsigned long)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[139] &&
+    if (cudart_checked_reports[141] &&
         cudart_c_report("cudaHostRegister", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29817,7 +29968,7 @@ static PyObject *cudart_checked_cudaHostUnregister(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[140] &&
+    if (cudart_checked_reports[142] &&
         cudart_c_report("cudaHostUnregister", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29869,7 +30020,7 @@ static PyObject *cudart_checked_cudaImportExternalMemory(PyObject *self, PyObjec
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[141] &&
+    if (cudart_checked_reports[143] &&
         cudart_c_report("cudaImportExternalMemory", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29921,7 +30072,7 @@ static PyObject *cudart_checked_cudaImportExternalSemaphore(PyObject *self, PyOb
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[142] &&
+    if (cudart_checked_reports[144] &&
         cudart_c_report("cudaImportExternalSemaphore", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -29984,7 +30135,7 @@ static PyObject *cudart_checked_cudaInitDevice(PyObject *self, PyObject *const *
         r = fn((int)i0, (unsigned int)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[143] &&
+    if (cudart_checked_reports[145] &&
         cudart_c_report("cudaInitDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30033,7 +30184,7 @@ static PyObject *cudart_checked_cudaIpcCloseMemHandle(PyObject *self, PyObject *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[144] &&
+    if (cudart_checked_reports[146] &&
         cudart_c_report("cudaIpcCloseMemHandle", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30103,7 +30254,7 @@ static PyObject *cudart_checked_cudaKernelSetAttributeForDevice(PyObject *self, 
         r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[145] &&
+    if (cudart_checked_reports[147] &&
         cudart_c_report("cudaKernelSetAttributeForDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30155,7 +30306,7 @@ static PyObject *cudart_checked_cudaLibraryGetKernelCount(PyObject *self, PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[146] &&
+    if (cudart_checked_reports[148] &&
         cudart_c_report("cudaLibraryGetKernelCount", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30208,7 +30359,7 @@ static PyObject *cudart_checked_cudaLibraryUnload(PyObject *self, PyObject *cons
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[147] &&
+    if (cudart_checked_reports[149] &&
         cudart_c_report("cudaLibraryUnload", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30220,6 +30371,58 @@ static PyObject *cudart_checked_cudaLibraryUnload(PyObject *self, PyObject *cons
     }
 reference:
     return cudart_c_fallback(cudart_reference_cudaLibraryUnload, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cudaLogsCurrent;
+
+static PyObject *cudart_checked_cudaLogsCurrent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cudaLogsCurrent];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cudaLogsCurrent", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cudaLogsCurrent, cudart_abi_cudaLogsCurrent) fn = (CUDART_FN_T(cudaLogsCurrent, cudart_abi_cudaLogsCurrent))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[150] &&
+        cudart_c_report("cudaLogsCurrent", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('I', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cudaLogsCurrent, args, nargs, kwnames);
 }
 
 static PyObject *cudart_reference_cudaLogsUnregisterCallback;
@@ -30263,7 +30466,7 @@ static PyObject *cudart_checked_cudaLogsUnregisterCallback(PyObject *self, PyObj
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[148] &&
+    if (cudart_checked_reports[151] &&
         cudart_c_report("cudaLogsUnregisterCallback", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30317,7 +30520,7 @@ static PyObject *cudart_checked_cudaMalloc(PyObject *self, PyObject *const *args
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[149] &&
+    if (cudart_checked_reports[152] &&
         cudart_c_report("cudaMalloc", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30396,7 +30599,7 @@ static PyObject *cudart_checked_cudaMallocArray(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[150] &&
+    if (cudart_checked_reports[153] &&
         cudart_c_report("cudaMallocArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30455,7 +30658,7 @@ static PyObject *cudart_checked_cudaMallocAsync(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[151] &&
+    if (cudart_checked_reports[154] &&
         cudart_c_report("cudaMallocAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30521,7 +30724,7 @@ static PyObject *cudart_checked_cudaMallocFromPoolAsync(PyObject *self, PyObject
         r = fn(a0, (unsigned long)u1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[152] &&
+    if (cudart_checked_reports[155] &&
         cudart_c_report("cudaMallocFromPoolAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30583,7 +30786,7 @@ static PyObject *cudart_checked_cudaMallocPitch(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[153] &&
+    if (cudart_checked_reports[156] &&
         cudart_c_report("cudaMallocPitch", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30687,7 +30890,7 @@ static PyObject *cudart_checked_cudaMemDiscardAndPrefetchBatchAsync(PyObject *se
         r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[154] &&
+    if (cudart_checked_reports[157] &&
         cudart_c_report("cudaMemDiscardAndPrefetchBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30764,7 +30967,7 @@ static PyObject *cudart_checked_cudaMemDiscardBatchAsync(PyObject *self, PyObjec
         r = fn(a0, a1, (unsigned long)u2, (unsigned long long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[155] &&
+    if (cudart_checked_reports[158] &&
         cudart_c_report("cudaMemDiscardBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30823,7 +31026,7 @@ static PyObject *cudart_checked_cudaMemGetDefaultMemPool(PyObject *self, PyObjec
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[156] &&
+    if (cudart_checked_reports[159] &&
         cudart_c_report("cudaMemGetDefaultMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30871,7 +31074,7 @@ static PyObject *cudart_checked_cudaMemGetInfo(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[157] &&
+    if (cudart_checked_reports[160] &&
         cudart_c_report("cudaMemGetInfo", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -30936,7 +31139,7 @@ static PyObject *cudart_checked_cudaMemGetMemPool(PyObject *self, PyObject *cons
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[158] &&
+    if (cudart_checked_reports[161] &&
         cudart_c_report("cudaMemGetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30988,7 +31191,7 @@ static PyObject *cudart_checked_cudaMemPoolCreate(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[159] &&
+    if (cudart_checked_reports[162] &&
         cudart_c_report("cudaMemPoolCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31041,7 +31244,7 @@ static PyObject *cudart_checked_cudaMemPoolDestroy(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[160] &&
+    if (cudart_checked_reports[163] &&
         cudart_c_report("cudaMemPoolDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31102,7 +31305,7 @@ static PyObject *cudart_checked_cudaMemPoolGetAccess(PyObject *self, PyObject *c
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[161] &&
+    if (cudart_checked_reports[164] &&
         cudart_c_report("cudaMemPoolGetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31168,7 +31371,7 @@ static PyObject *cudart_checked_cudaMemPoolImportFromShareableHandle(PyObject *s
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[162] &&
+    if (cudart_checked_reports[165] &&
         cudart_c_report("cudaMemPoolImportFromShareableHandle", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31227,7 +31430,7 @@ static PyObject *cudart_checked_cudaMemPoolImportPointer(PyObject *self, PyObjec
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[163] &&
+    if (cudart_checked_reports[166] &&
         cudart_c_report("cudaMemPoolImportPointer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31290,7 +31493,7 @@ static PyObject *cudart_checked_cudaMemPoolSetAccess(PyObject *self, PyObject *c
         r = fn(a0, a1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[164] &&
+    if (cudart_checked_reports[167] &&
         cudart_c_report("cudaMemPoolSetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31346,7 +31549,7 @@ static PyObject *cudart_checked_cudaMemPoolTrimTo(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[165] &&
+    if (cudart_checked_reports[168] &&
         cudart_c_report("cudaMemPoolTrimTo", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31444,7 +31647,7 @@ static PyObject *cudart_checked_cudaMemPrefetchBatchAsync(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[166] &&
+    if (cudart_checked_reports[169] &&
         cudart_c_report("cudaMemPrefetchBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31507,7 +31710,7 @@ static PyObject *cudart_checked_cudaMemSetMemPool(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[167] &&
+    if (cudart_checked_reports[170] &&
         cudart_c_report("cudaMemSetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31577,7 +31780,7 @@ static PyObject *cudart_checked_cudaMemcpy(PyObject *self, PyObject *const *args
         r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[168] &&
+    if (cudart_checked_reports[171] &&
         cudart_c_report("cudaMemcpy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31668,7 +31871,7 @@ static PyObject *cudart_checked_cudaMemcpy2D(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[169] &&
+    if (cudart_checked_reports[172] &&
         cudart_c_report("cudaMemcpy2D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31766,7 +31969,7 @@ static PyObject *cudart_checked_cudaMemcpy2DAsync(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned int)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[170] &&
+    if (cudart_checked_reports[173] &&
         cudart_c_report("cudaMemcpy2DAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31864,7 +32067,7 @@ static PyObject *cudart_checked_cudaMemcpy2DFromArray(PyObject *self, PyObject *
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[171] &&
+    if (cudart_checked_reports[174] &&
         cudart_c_report("cudaMemcpy2DFromArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31969,7 +32172,7 @@ static PyObject *cudart_checked_cudaMemcpy2DFromArrayAsync(PyObject *self, PyObj
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[172] &&
+    if (cudart_checked_reports[175] &&
         cudart_c_report("cudaMemcpy2DFromArrayAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32067,7 +32270,7 @@ static PyObject *cudart_checked_cudaMemcpy2DToArray(PyObject *self, PyObject *co
         r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[173] &&
+    if (cudart_checked_reports[176] &&
         cudart_c_report("cudaMemcpy2DToArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32172,7 +32375,7 @@ static PyObject *cudart_checked_cudaMemcpy2DToArrayAsync(PyObject *self, PyObjec
         r = fn(a0, (unsigned long)u1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long)u5, (unsigned long)u6, (unsigned int)u7, a8);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[174] &&
+    if (cudart_checked_reports[177] &&
         cudart_c_report("cudaMemcpy2DToArrayAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32221,7 +32424,7 @@ static PyObject *cudart_checked_cudaMemcpy3D(PyObject *self, PyObject *const *ar
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[175] &&
+    if (cudart_checked_reports[178] &&
         cudart_c_report("cudaMemcpy3D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32277,7 +32480,7 @@ static PyObject *cudart_checked_cudaMemcpy3DAsync(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[176] &&
+    if (cudart_checked_reports[179] &&
         cudart_c_report("cudaMemcpy3DAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32347,7 +32550,7 @@ static PyObject *cudart_checked_cudaMemcpy3DBatchAsync(PyObject *self, PyObject 
         r = fn((unsigned long)u0, a1, (unsigned long long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[177] &&
+    if (cudart_checked_reports[180] &&
         cudart_c_report("cudaMemcpy3DBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32396,7 +32599,7 @@ static PyObject *cudart_checked_cudaMemcpy3DPeer(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[178] &&
+    if (cudart_checked_reports[181] &&
         cudart_c_report("cudaMemcpy3DPeer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32452,7 +32655,7 @@ static PyObject *cudart_checked_cudaMemcpy3DPeerAsync(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[179] &&
+    if (cudart_checked_reports[182] &&
         cudart_c_report("cudaMemcpy3DPeerAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32515,7 +32718,7 @@ static PyObject *cudart_checked_cudaMemcpy3DWithAttributesAsync(PyObject *self, 
         r = fn(a0, (unsigned long long)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[180] &&
+    if (cudart_checked_reports[183] &&
         cudart_c_report("cudaMemcpy3DWithAttributesAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32592,7 +32795,7 @@ static PyObject *cudart_checked_cudaMemcpyAsync(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[181] &&
+    if (cudart_checked_reports[184] &&
         cudart_c_report("cudaMemcpyAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32690,7 +32893,7 @@ static PyObject *cudart_checked_cudaMemcpyBatchAsync(PyObject *self, PyObject *c
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[182] &&
+    if (cudart_checked_reports[185] &&
         cudart_c_report("cudaMemcpyBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32774,7 +32977,7 @@ static PyObject *cudart_checked_cudaMemcpyFromSymbolAsync(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[183] &&
+    if (cudart_checked_reports[186] &&
         cudart_c_report("cudaMemcpyFromSymbolAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32851,7 +33054,7 @@ static PyObject *cudart_checked_cudaMemcpyPeer(PyObject *self, PyObject *const *
         r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[184] &&
+    if (cudart_checked_reports[187] &&
         cudart_c_report("cudaMemcpyPeer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32935,7 +33138,7 @@ static PyObject *cudart_checked_cudaMemcpyPeerAsync(PyObject *self, PyObject *co
         r = fn(a0, (int)i1, a2, (int)i3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[185] &&
+    if (cudart_checked_reports[188] &&
         cudart_c_report("cudaMemcpyPeerAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33019,7 +33222,7 @@ static PyObject *cudart_checked_cudaMemcpyToSymbolAsync(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[186] &&
+    if (cudart_checked_reports[189] &&
         cudart_c_report("cudaMemcpyToSymbolAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33096,7 +33299,7 @@ static PyObject *cudart_checked_cudaMemcpyWithAttributesAsync(PyObject *self, Py
         r = fn(a0, a1, (unsigned long)u2, a3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[187] &&
+    if (cudart_checked_reports[190] &&
         cudart_c_report("cudaMemcpyWithAttributesAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33159,7 +33362,7 @@ static PyObject *cudart_checked_cudaMemset(PyObject *self, PyObject *const *args
         r = fn(a0, (int)i1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[188] &&
+    if (cudart_checked_reports[191] &&
         cudart_c_report("cudaMemset", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33236,7 +33439,7 @@ static PyObject *cudart_checked_cudaMemset2D(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[189] &&
+    if (cudart_checked_reports[192] &&
         cudart_c_report("cudaMemset2D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33320,7 +33523,7 @@ static PyObject *cudart_checked_cudaMemset2DAsync(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, (int)i2, (unsigned long)u3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[190] &&
+    if (cudart_checked_reports[193] &&
         cudart_c_report("cudaMemset2DAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33390,7 +33593,7 @@ static PyObject *cudart_checked_cudaMemsetAsync(PyObject *self, PyObject *const 
         r = fn(a0, (int)i1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[191] &&
+    if (cudart_checked_reports[194] &&
         cudart_c_report("cudaMemsetAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33430,7 +33633,7 @@ static PyObject *cudart_checked_cudaPeekAtLastError(PyObject *self, PyObject *co
         CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError) fn = (CUDART_FN_T(cudaPeekAtLastError, cudart_abi_cudaPeekAtLastError))slot;
         r = fn();  /* with the GIL held: generator/gil.py */
     }
-    if (cudart_checked_reports[192] &&
+    if (cudart_checked_reports[195] &&
         cudart_c_report("cudaPeekAtLastError", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -33472,7 +33675,7 @@ static PyObject *cudart_checked_cudaProfilerStart(PyObject *self, PyObject *cons
         r = fn();
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[193] &&
+    if (cudart_checked_reports[196] &&
         cudart_c_report("cudaProfilerStart", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -33514,7 +33717,7 @@ static PyObject *cudart_checked_cudaProfilerStop(PyObject *self, PyObject *const
         r = fn();
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[194] &&
+    if (cudart_checked_reports[197] &&
         cudart_c_report("cudaProfilerStop", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -33557,7 +33760,7 @@ static PyObject *cudart_checked_cudaRuntimeGetVersion(PyObject *self, PyObject *
         CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion) fn = (CUDART_FN_T(cudaRuntimeGetVersion, cudart_abi_cudaRuntimeGetVersion))slot;
         r = fn(a0);  /* with the GIL held: generator/gil.py */
     }
-    if (cudart_checked_reports[195] &&
+    if (cudart_checked_reports[198] &&
         cudart_c_report("cudaRuntimeGetVersion", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -33606,7 +33809,7 @@ static PyObject *cudart_checked_cudaSetDevice(PyObject *self, PyObject *const *a
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[196] &&
+    if (cudart_checked_reports[199] &&
         cudart_c_report("cudaSetDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33655,7 +33858,7 @@ static PyObject *cudart_checked_cudaSetDeviceFlags(PyObject *self, PyObject *con
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[197] &&
+    if (cudart_checked_reports[200] &&
         cudart_c_report("cudaSetDeviceFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33711,7 +33914,7 @@ static PyObject *cudart_checked_cudaSetValidDevices(PyObject *self, PyObject *co
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[198] &&
+    if (cudart_checked_reports[201] &&
         cudart_c_report("cudaSetValidDevices", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33781,7 +33984,7 @@ static PyObject *cudart_checked_cudaSignalExternalSemaphoresAsync(PyObject *self
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[199] &&
+    if (cudart_checked_reports[202] &&
         cudart_c_report("cudaSignalExternalSemaphoresAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33837,7 +34040,7 @@ static PyObject *cudart_checked_cudaStreamBeginCapture(PyObject *self, PyObject 
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[200] &&
+    if (cudart_checked_reports[203] &&
         cudart_c_report("cudaStreamBeginCapture", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33921,7 +34124,7 @@ static PyObject *cudart_checked_cudaStreamBeginCaptureToGraph(PyObject *self, Py
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[201] &&
+    if (cudart_checked_reports[204] &&
         cudart_c_report("cudaStreamBeginCaptureToGraph", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33977,7 +34180,7 @@ static PyObject *cudart_checked_cudaStreamCopyAttributes(PyObject *self, PyObjec
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[202] &&
+    if (cudart_checked_reports[205] &&
         cudart_c_report("cudaStreamCopyAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34022,7 +34225,7 @@ static PyObject *cudart_checked_cudaStreamCreate(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[203] &&
+    if (cudart_checked_reports[206] &&
         cudart_c_report("cudaStreamCreate", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -34074,7 +34277,7 @@ static PyObject *cudart_checked_cudaStreamCreateWithFlags(PyObject *self, PyObje
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[204] &&
+    if (cudart_checked_reports[207] &&
         cudart_c_report("cudaStreamCreateWithFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34133,7 +34336,7 @@ static PyObject *cudart_checked_cudaStreamCreateWithPriority(PyObject *self, PyO
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[205] &&
+    if (cudart_checked_reports[208] &&
         cudart_c_report("cudaStreamCreateWithPriority", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34186,7 +34389,7 @@ static PyObject *cudart_checked_cudaStreamDestroy(PyObject *self, PyObject *cons
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[206] &&
+    if (cudart_checked_reports[209] &&
         cudart_c_report("cudaStreamDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34240,7 +34443,7 @@ static PyObject *cudart_checked_cudaStreamEndCapture(PyObject *self, PyObject *c
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[207] &&
+    if (cudart_checked_reports[210] &&
         cudart_c_report("cudaStreamEndCapture", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34292,7 +34495,7 @@ static PyObject *cudart_checked_cudaStreamGetDevice(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[208] &&
+    if (cudart_checked_reports[211] &&
         cudart_c_report("cudaStreamGetDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34344,7 +34547,7 @@ static PyObject *cudart_checked_cudaStreamGetFlags(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[209] &&
+    if (cudart_checked_reports[212] &&
         cudart_c_report("cudaStreamGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34396,7 +34599,7 @@ static PyObject *cudart_checked_cudaStreamGetId(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[210] &&
+    if (cudart_checked_reports[213] &&
         cudart_c_report("cudaStreamGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34448,7 +34651,7 @@ static PyObject *cudart_checked_cudaStreamGetPriority(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[211] &&
+    if (cudart_checked_reports[214] &&
         cudart_c_report("cudaStreamGetPriority", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34500,7 +34703,7 @@ static PyObject *cudart_checked_cudaStreamIsCapturing(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[212] &&
+    if (cudart_checked_reports[215] &&
         cudart_c_report("cudaStreamIsCapturing", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34549,7 +34752,7 @@ static PyObject *cudart_checked_cudaStreamQuery(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[213] &&
+    if (cudart_checked_reports[216] &&
         cudart_c_report("cudaStreamQuery", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34600,7 +34803,7 @@ static PyObject *cudart_checked_cudaStreamSynchronize(PyObject *self, PyObject *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[214] &&
+    if (cudart_checked_reports[217] &&
         cudart_c_report("cudaStreamSynchronize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34680,7 +34883,7 @@ static PyObject *cudart_checked_cudaStreamUpdateCaptureDependencies(PyObject *se
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[215] &&
+    if (cudart_checked_reports[218] &&
         cudart_c_report("cudaStreamUpdateCaptureDependencies", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34746,7 +34949,7 @@ static PyObject *cudart_checked_cudaStreamWaitEvent(PyObject *self, PyObject *co
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[216] &&
+    if (cudart_checked_reports[219] &&
         cudart_c_report("cudaStreamWaitEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34805,7 +35008,7 @@ static PyObject *cudart_checked_cudaUserObjectRelease(PyObject *self, PyObject *
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[217] &&
+    if (cudart_checked_reports[220] &&
         cudart_c_report("cudaUserObjectRelease", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34864,7 +35067,7 @@ static PyObject *cudart_checked_cudaUserObjectRetain(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[218] &&
+    if (cudart_checked_reports[221] &&
         cudart_c_report("cudaUserObjectRetain", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34934,7 +35137,7 @@ static PyObject *cudart_checked_cudaWaitExternalSemaphoresAsync(PyObject *self, 
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[219] &&
+    if (cudart_checked_reports[222] &&
         cudart_c_report("cudaWaitExternalSemaphoresAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35027,6 +35230,8 @@ static PyMethodDef cudart_checked_defs[] = {
     {"cudaGraphAddMemsetNode", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphAddMemsetNode, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaGraphAddNode", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphAddNode, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaGraphChildGraphNodeGetGraph", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphChildGraphNodeGetGraph, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cudaGraphConditionalHandleCreate", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphConditionalHandleCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cudaGraphConditionalHandleCreate_v2", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphConditionalHandleCreate_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaGraphCreate", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaGraphDestroy", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaGraphDestroyNode", (PyCFunction)(void (*)(void))cudart_checked_cudaGraphDestroyNode, METH_FASTCALL | METH_KEYWORDS, NULL},
@@ -35095,6 +35300,7 @@ static PyMethodDef cudart_checked_defs[] = {
     {"cudaKernelSetAttributeForDevice", (PyCFunction)(void (*)(void))cudart_checked_cudaKernelSetAttributeForDevice, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaLibraryGetKernelCount", (PyCFunction)(void (*)(void))cudart_checked_cudaLibraryGetKernelCount, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaLibraryUnload", (PyCFunction)(void (*)(void))cudart_checked_cudaLibraryUnload, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cudaLogsCurrent", (PyCFunction)(void (*)(void))cudart_checked_cudaLogsCurrent, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaLogsUnregisterCallback", (PyCFunction)(void (*)(void))cudart_checked_cudaLogsUnregisterCallback, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaMalloc", (PyCFunction)(void (*)(void))cudart_checked_cudaMalloc, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cudaMallocArray", (PyCFunction)(void (*)(void))cudart_checked_cudaMallocArray, METH_FASTCALL | METH_KEYWORDS, NULL},
@@ -35251,6 +35457,8 @@ static const char *const cudart_checked_signatures[] = {
     "cudaGraphAddMemsetNode($module, graph, pDependencies, numDependencies, pMemsetParams)",
     "cudaGraphAddNode($module, graph, pDependencies, dependencyData, numDependencies, nodeParams)",
     "cudaGraphChildGraphNodeGetGraph($module, node)",
+    "cudaGraphConditionalHandleCreate($module, graph, defaultLaunchValue=0, flags=0)",
+    "cudaGraphConditionalHandleCreate_v2($module, graph, ctx=None, defaultLaunchValue=0, flags=0)",
     "cudaGraphCreate($module, flags=0)",
     "cudaGraphDestroy($module, graph)",
     "cudaGraphDestroyNode($module, node)",
@@ -35319,6 +35527,7 @@ static const char *const cudart_checked_signatures[] = {
     "cudaKernelSetAttributeForDevice($module, kernel, attr, value, device)",
     "cudaLibraryGetKernelCount($module, lib)",
     "cudaLibraryUnload($module, library)",
+    "cudaLogsCurrent($module, flags)",
     "cudaLogsUnregisterCallback($module, callback)",
     "cudaMalloc($module, size)",
     "cudaMallocArray($module, desc, width, height=0, flags=0)",
@@ -35504,6 +35713,8 @@ static PyObject **const cudart_checked_references[] = {
     &cudart_reference_cudaGraphAddMemsetNode,
     &cudart_reference_cudaGraphAddNode,
     &cudart_reference_cudaGraphChildGraphNodeGetGraph,
+    &cudart_reference_cudaGraphConditionalHandleCreate,
+    &cudart_reference_cudaGraphConditionalHandleCreate_v2,
     &cudart_reference_cudaGraphCreate,
     &cudart_reference_cudaGraphDestroy,
     &cudart_reference_cudaGraphDestroyNode,
@@ -35572,6 +35783,7 @@ static PyObject **const cudart_checked_references[] = {
     &cudart_reference_cudaKernelSetAttributeForDevice,
     &cudart_reference_cudaLibraryGetKernelCount,
     &cudart_reference_cudaLibraryUnload,
+    &cudart_reference_cudaLogsCurrent,
     &cudart_reference_cudaLogsUnregisterCallback,
     &cudart_reference_cudaMalloc,
     &cudart_reference_cudaMallocArray,

@@ -28552,9 +28552,9 @@ done:
 
 /* ---------------------------------------------------------------- checked functions, compiled */
 
-/* 312 checked functions in C (generator/render/fast_checked.py), each
+/* 333 checked functions in C (generator/render/fast_checked.py), each
  * standing for the Python checked function of its name (its reference), which serves
- * whatever the C happy path does not take. 193 others stay Python only. */
+ * whatever the C happy path does not take. 172 others stay Python only. */
 #include "_fastchecked.h"
 
 static PyTypeObject *cudart_handle_CUarray;
@@ -28985,7 +28985,7 @@ static int cudart_member_CUstreamCaptureMode_enum(long long v)
 
 /* Whether a compiled checked function reports host callbacks' failures after its call
  * (cudart._checked's _REPORTS_CALLBACK_FAILURES, read by checked()). */
-static char cudart_checked_reports[312];
+static char cudart_checked_reports[333];
 
 static PyObject *cudart_reference_cuArray3DCreate;
 
@@ -30225,6 +30225,49 @@ reference:
     return cudart_c_fallback(cudart_reference_cuCtxGetCurrent, args, nargs, kwnames);
 }
 
+static PyObject *cudart_reference_cuCtxGetDevice;
+
+static PyObject *cudart_checked_cuCtxGetDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 0 || nargs > 0)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    void *slot = cudart_slot_table[cudart_slot_cuCtxGetDevice];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuCtxGetDevice", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxGetDevice, cudart_abi_cuCtxGetDevice) fn = (CUDART_FN_T(cuCtxGetDevice, cudart_abi_cuCtxGetDevice))slot;
+        r = fn(a0);  /* with the GIL held: generator/gil.py */
+    }
+    if (cudart_checked_reports[22] &&
+        cudart_c_report("cuCtxGetDevice", (long long)r, NULL) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('i', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxGetDevice, args, nargs, kwnames);
+}
+
 static PyObject *cudart_reference_cuCtxGetFlags;
 
 static PyObject *cudart_checked_cuCtxGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
@@ -30258,7 +30301,7 @@ static PyObject *cudart_checked_cuCtxGetFlags(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[22] &&
+    if (cudart_checked_reports[23] &&
         cudart_c_report("cuCtxGetFlags", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -30310,7 +30353,7 @@ static PyObject *cudart_checked_cuCtxGetId(PyObject *self, PyObject *const *args
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[23] &&
+    if (cudart_checked_reports[24] &&
         cudart_c_report("cuCtxGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30362,7 +30405,7 @@ static PyObject *cudart_checked_cuCtxGetLimit(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[24] &&
+    if (cudart_checked_reports[25] &&
         cudart_c_report("cuCtxGetLimit", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30410,7 +30453,7 @@ static PyObject *cudart_checked_cuCtxGetStreamPriorityRange(PyObject *self, PyOb
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[25] &&
+    if (cudart_checked_reports[26] &&
         cudart_c_report("cuCtxGetStreamPriorityRange", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -30461,7 +30504,7 @@ static PyObject *cudart_checked_cuCtxPopCurrent(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[26] &&
+    if (cudart_checked_reports[27] &&
         cudart_c_report("cuCtxPopCurrent", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -30506,7 +30549,7 @@ static PyObject *cudart_checked_cuCtxPopCurrent_v2(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[27] &&
+    if (cudart_checked_reports[28] &&
         cudart_c_report("cuCtxPopCurrent_v2", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -30555,7 +30598,7 @@ static PyObject *cudart_checked_cuCtxPushCurrent(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[28] &&
+    if (cudart_checked_reports[29] &&
         cudart_c_report("cuCtxPushCurrent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30604,7 +30647,7 @@ static PyObject *cudart_checked_cuCtxPushCurrent_v2(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[29] &&
+    if (cudart_checked_reports[30] &&
         cudart_c_report("cuCtxPushCurrent_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30660,7 +30703,7 @@ static PyObject *cudart_checked_cuCtxRecordEvent(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[30] &&
+    if (cudart_checked_reports[31] &&
         cudart_c_report("cuCtxRecordEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30702,7 +30745,7 @@ static PyObject *cudart_checked_cuCtxResetPersistingL2Cache(PyObject *self, PyOb
         r = fn();
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[31] &&
+    if (cudart_checked_reports[32] &&
         cudart_c_report("cuCtxResetPersistingL2Cache", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -30751,7 +30794,7 @@ static PyObject *cudart_checked_cuCtxSetCacheConfig(PyObject *self, PyObject *co
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[32] &&
+    if (cudart_checked_reports[33] &&
         cudart_c_report("cuCtxSetCacheConfig", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30800,7 +30843,7 @@ static PyObject *cudart_checked_cuCtxSetCurrent(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[33] &&
+    if (cudart_checked_reports[34] &&
         cudart_c_report("cuCtxSetCurrent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30849,7 +30892,7 @@ static PyObject *cudart_checked_cuCtxSetFlags(PyObject *self, PyObject *const *a
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[34] &&
+    if (cudart_checked_reports[35] &&
         cudart_c_report("cuCtxSetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30905,7 +30948,7 @@ static PyObject *cudart_checked_cuCtxSetLimit(PyObject *self, PyObject *const *a
         r = fn((unsigned int)u0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[35] &&
+    if (cudart_checked_reports[36] &&
         cudart_c_report("cuCtxSetLimit", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -30947,7 +30990,7 @@ static PyObject *cudart_checked_cuCtxSynchronize(PyObject *self, PyObject *const
         r = fn();
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[36] &&
+    if (cudart_checked_reports[37] &&
         cudart_c_report("cuCtxSynchronize", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -31003,7 +31046,7 @@ static PyObject *cudart_checked_cuCtxWaitEvent(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[37] &&
+    if (cudart_checked_reports[38] &&
         cudart_c_report("cuCtxWaitEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31056,7 +31099,7 @@ static PyObject *cudart_checked_cuDestroyExternalMemory(PyObject *self, PyObject
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[38] &&
+    if (cudart_checked_reports[39] &&
         cudart_c_report("cuDestroyExternalMemory", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31111,7 +31154,7 @@ static PyObject *cudart_checked_cuDestroyExternalSemaphore(PyObject *self, PyObj
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[39] &&
+    if (cudart_checked_reports[40] &&
         cudart_c_report("cuDestroyExternalSemaphore", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31172,7 +31215,7 @@ static PyObject *cudart_checked_cuDevResourceGenerateDesc(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[40] &&
+    if (cudart_checked_reports[41] &&
         cudart_c_report("cuDevResourceGenerateDesc", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31231,7 +31274,7 @@ static PyObject *cudart_checked_cuDeviceCanAccessPeer(PyObject *self, PyObject *
         r = fn(a0, (int)i1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[41] &&
+    if (cudart_checked_reports[42] &&
         cudart_c_report("cuDeviceCanAccessPeer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31241,6 +31284,58 @@ static PyObject *cudart_checked_cuDeviceCanAccessPeer(PyObject *self, PyObject *
     }
 reference:
     return cudart_c_fallback(cudart_reference_cuDeviceCanAccessPeer, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDeviceGet;
+
+static PyObject *cudart_checked_cuDeviceGet(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    long long i1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuDeviceGet];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KL)", (unsigned long long)(uintptr_t)a0, i1);
+        if (cudart_record_call("cuDeviceGet", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDeviceGet, cudart_abi_cuDeviceGet) fn = (CUDART_FN_T(cuDeviceGet, cudart_abi_cuDeviceGet))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (int)i1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[43] &&
+        cudart_c_report("cuDeviceGet", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('i', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDeviceGet, args, nargs, kwnames);
 }
 
 static PyObject *cudart_reference_cuDeviceGetAttribute;
@@ -31290,7 +31385,7 @@ static PyObject *cudart_checked_cuDeviceGetAttribute(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[42] &&
+    if (cudart_checked_reports[44] &&
         cudart_c_report("cuDeviceGetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31335,7 +31430,7 @@ static PyObject *cudart_checked_cuDeviceGetCount(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[43] &&
+    if (cudart_checked_reports[45] &&
         cudart_c_report("cuDeviceGetCount", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -31387,7 +31482,7 @@ static PyObject *cudart_checked_cuDeviceGetDefaultMemPool(PyObject *self, PyObje
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[44] &&
+    if (cudart_checked_reports[46] &&
         cudart_c_report("cuDeviceGetDefaultMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31446,7 +31541,7 @@ static PyObject *cudart_checked_cuDeviceGetExecAffinitySupport(PyObject *self, P
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[45] &&
+    if (cudart_checked_reports[47] &&
         cudart_c_report("cuDeviceGetExecAffinitySupport", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31498,7 +31593,7 @@ static PyObject *cudart_checked_cuDeviceGetMemPool(PyObject *self, PyObject *con
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[46] &&
+    if (cudart_checked_reports[48] &&
         cudart_c_report("cuDeviceGetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31561,7 +31656,7 @@ static PyObject *cudart_checked_cuDeviceGetNvSciSyncAttributes(PyObject *self, P
         r = fn(a0, (int)i1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[47] &&
+    if (cudart_checked_reports[49] &&
         cudart_c_report("cuDeviceGetNvSciSyncAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31627,7 +31722,7 @@ static PyObject *cudart_checked_cuDeviceGetP2PAttribute(PyObject *self, PyObject
         r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[48] &&
+    if (cudart_checked_reports[50] &&
         cudart_c_report("cuDeviceGetP2PAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31693,7 +31788,7 @@ static PyObject *cudart_checked_cuDeviceGetTexture1DLinearMaxWidth(PyObject *sel
         r = fn(a0, (unsigned int)u1, (unsigned int)u2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[49] &&
+    if (cudart_checked_reports[51] &&
         cudart_c_report("cuDeviceGetTexture1DLinearMaxWidth", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31742,7 +31837,7 @@ static PyObject *cudart_checked_cuDeviceGraphMemTrim(PyObject *self, PyObject *c
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[50] &&
+    if (cudart_checked_reports[52] &&
         cudart_c_report("cuDeviceGraphMemTrim", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31797,7 +31892,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxGetState(PyObject *self, PyObj
         r = fn((int)i0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[51] &&
+    if (cudart_checked_reports[53] &&
         cudart_c_report("cuDevicePrimaryCtxGetState", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31852,7 +31947,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRelease(PyObject *self, PyObje
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[52] &&
+    if (cudart_checked_reports[54] &&
         cudart_c_report("cuDevicePrimaryCtxRelease", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31901,7 +31996,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRelease_v2(PyObject *self, PyO
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[53] &&
+    if (cudart_checked_reports[55] &&
         cudart_c_report("cuDevicePrimaryCtxRelease_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31950,7 +32045,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxReset(PyObject *self, PyObject
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[54] &&
+    if (cudart_checked_reports[56] &&
         cudart_c_report("cuDevicePrimaryCtxReset", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -31999,7 +32094,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxReset_v2(PyObject *self, PyObj
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[55] &&
+    if (cudart_checked_reports[57] &&
         cudart_c_report("cuDevicePrimaryCtxReset_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32051,7 +32146,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRetain(PyObject *self, PyObjec
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[56] &&
+    if (cudart_checked_reports[58] &&
         cudart_c_report("cuDevicePrimaryCtxRetain", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32107,7 +32202,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxSetFlags(PyObject *self, PyObj
         r = fn((int)i0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[57] &&
+    if (cudart_checked_reports[59] &&
         cudart_c_report("cuDevicePrimaryCtxSetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32163,7 +32258,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxSetFlags_v2(PyObject *self, Py
         r = fn((int)i0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[58] &&
+    if (cudart_checked_reports[60] &&
         cudart_c_report("cuDevicePrimaryCtxSetFlags_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32219,7 +32314,7 @@ static PyObject *cudart_checked_cuDeviceSetMemPool(PyObject *self, PyObject *con
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[59] &&
+    if (cudart_checked_reports[61] &&
         cudart_c_report("cuDeviceSetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32271,7 +32366,7 @@ static PyObject *cudart_checked_cuDeviceTotalMem(PyObject *self, PyObject *const
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[60] &&
+    if (cudart_checked_reports[62] &&
         cudart_c_report("cuDeviceTotalMem", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32323,7 +32418,7 @@ static PyObject *cudart_checked_cuDeviceTotalMem_v2(PyObject *self, PyObject *co
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[61] &&
+    if (cudart_checked_reports[63] &&
         cudart_c_report("cuDeviceTotalMem_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32383,7 +32478,7 @@ static PyObject *cudart_checked_cuDeviceUnregisterAsyncNotification(PyObject *se
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[62] &&
+    if (cudart_checked_reports[64] &&
         cudart_c_report("cuDeviceUnregisterAsyncNotification", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32428,7 +32523,7 @@ static PyObject *cudart_checked_cuDriverGetVersion(PyObject *self, PyObject *con
         CUDART_FN_T(cuDriverGetVersion, cudart_abi_cuDriverGetVersion) fn = (CUDART_FN_T(cuDriverGetVersion, cudart_abi_cuDriverGetVersion))slot;
         r = fn(a0);  /* with the GIL held: generator/gil.py */
     }
-    if (cudart_checked_reports[63] &&
+    if (cudart_checked_reports[65] &&
         cudart_c_report("cuDriverGetVersion", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -32480,7 +32575,7 @@ static PyObject *cudart_checked_cuEventCreate(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[64] &&
+    if (cudart_checked_reports[66] &&
         cudart_c_report("cuEventCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32533,7 +32628,7 @@ static PyObject *cudart_checked_cuEventDestroy(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[65] &&
+    if (cudart_checked_reports[67] &&
         cudart_c_report("cuEventDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32588,7 +32683,7 @@ static PyObject *cudart_checked_cuEventDestroy_v2(PyObject *self, PyObject *cons
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[66] &&
+    if (cudart_checked_reports[68] &&
         cudart_c_report("cuEventDestroy_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32649,7 +32744,7 @@ static PyObject *cudart_checked_cuEventElapsedTime(PyObject *self, PyObject *con
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[67] &&
+    if (cudart_checked_reports[69] &&
         cudart_c_report("cuEventElapsedTime", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32698,7 +32793,7 @@ static PyObject *cudart_checked_cuEventQuery(PyObject *self, PyObject *const *ar
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[68] &&
+    if (cudart_checked_reports[70] &&
         cudart_c_report("cuEventQuery", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32754,7 +32849,7 @@ static PyObject *cudart_checked_cuEventRecord(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[69] &&
+    if (cudart_checked_reports[71] &&
         cudart_c_report("cuEventRecord", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32817,7 +32912,7 @@ static PyObject *cudart_checked_cuEventRecordWithFlags(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[70] &&
+    if (cudart_checked_reports[72] &&
         cudart_c_report("cuEventRecordWithFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32866,7 +32961,7 @@ static PyObject *cudart_checked_cuEventSynchronize(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[71] &&
+    if (cudart_checked_reports[73] &&
         cudart_c_report("cuEventSynchronize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32876,6 +32971,65 @@ static PyObject *cudart_checked_cuEventSynchronize(PyObject *self, PyObject *con
     }
 reference:
     return cudart_c_fallback(cudart_reference_cuEventSynchronize, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuExternalMemoryGetMappedBuffer;
+
+static PyObject *cudart_checked_cuExternalMemoryGetMappedBuffer(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUexternalMemory, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuExternalMemoryGetMappedBuffer];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuExternalMemoryGetMappedBuffer", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuExternalMemoryGetMappedBuffer, cudart_abi_cuExternalMemoryGetMappedBuffer) fn = (CUDART_FN_T(cuExternalMemoryGetMappedBuffer, cudart_abi_cuExternalMemoryGetMappedBuffer))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[74] &&
+        cudart_c_report("cuExternalMemoryGetMappedBuffer", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('Q', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuExternalMemoryGetMappedBuffer, args, nargs, kwnames);
 }
 
 static PyObject *cudart_reference_cuExternalMemoryGetMappedMipmappedArray;
@@ -32925,7 +33079,7 @@ static PyObject *cudart_checked_cuExternalMemoryGetMappedMipmappedArray(PyObject
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[72] &&
+    if (cudart_checked_reports[75] &&
         cudart_c_report("cuExternalMemoryGetMappedMipmappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -32981,7 +33135,7 @@ static PyObject *cudart_checked_cuFlushGPUDirectRDMAWrites(PyObject *self, PyObj
         r = fn((unsigned int)u0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[73] &&
+    if (cudart_checked_reports[76] &&
         cudart_c_report("cuFlushGPUDirectRDMAWrites", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33040,7 +33194,7 @@ static PyObject *cudart_checked_cuFuncGetAttribute(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[74] &&
+    if (cudart_checked_reports[77] &&
         cudart_c_report("cuFuncGetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33092,7 +33246,7 @@ static PyObject *cudart_checked_cuFuncGetModule(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[75] &&
+    if (cudart_checked_reports[78] &&
         cudart_c_report("cuFuncGetModule", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33154,7 +33308,7 @@ static PyObject *cudart_checked_cuFuncGetParamInfo(PyObject *self, PyObject *con
         r = fn(a0, (unsigned long)u1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[76] &&
+    if (cudart_checked_reports[79] &&
         cudart_c_report("cuFuncGetParamInfo", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33212,7 +33366,7 @@ static PyObject *cudart_checked_cuFuncIsLoaded(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[77] &&
+    if (cudart_checked_reports[80] &&
         cudart_c_report("cuFuncIsLoaded", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33261,7 +33415,7 @@ static PyObject *cudart_checked_cuFuncLoad(PyObject *self, PyObject *const *args
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[78] &&
+    if (cudart_checked_reports[81] &&
         cudart_c_report("cuFuncLoad", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33324,7 +33478,7 @@ static PyObject *cudart_checked_cuFuncSetAttribute(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[79] &&
+    if (cudart_checked_reports[82] &&
         cudart_c_report("cuFuncSetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33380,7 +33534,7 @@ static PyObject *cudart_checked_cuFuncSetCacheConfig(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[80] &&
+    if (cudart_checked_reports[83] &&
         cudart_c_report("cuFuncSetCacheConfig", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33432,7 +33586,7 @@ static PyObject *cudart_checked_cuGetExportTable(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[81] &&
+    if (cudart_checked_reports[84] &&
         cudart_c_report("cuGetExportTable", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33505,7 +33659,7 @@ static PyObject *cudart_checked_cuGraphAddBatchMemOpNode(PyObject *self, PyObjec
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[82] &&
+    if (cudart_checked_reports[85] &&
         cudart_c_report("cuGraphAddBatchMemOpNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33578,7 +33732,7 @@ static PyObject *cudart_checked_cuGraphAddChildGraphNode(PyObject *self, PyObjec
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[83] &&
+    if (cudart_checked_reports[86] &&
         cudart_c_report("cuGraphAddChildGraphNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33648,7 +33802,7 @@ static PyObject *cudart_checked_cuGraphAddDependencies(PyObject *self, PyObject 
         r = fn(a0, a1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[84] &&
+    if (cudart_checked_reports[87] &&
         cudart_c_report("cuGraphAddDependencies", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33725,7 +33879,7 @@ static PyObject *cudart_checked_cuGraphAddDependencies_v2(PyObject *self, PyObje
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[85] &&
+    if (cudart_checked_reports[88] &&
         cudart_c_report("cuGraphAddDependencies_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33791,7 +33945,7 @@ static PyObject *cudart_checked_cuGraphAddEmptyNode(PyObject *self, PyObject *co
         r = fn(a0, a1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[86] &&
+    if (cudart_checked_reports[89] &&
         cudart_c_report("cuGraphAddEmptyNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33864,7 +34018,7 @@ static PyObject *cudart_checked_cuGraphAddEventRecordNode(PyObject *self, PyObje
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[87] &&
+    if (cudart_checked_reports[90] &&
         cudart_c_report("cuGraphAddEventRecordNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -33937,7 +34091,7 @@ static PyObject *cudart_checked_cuGraphAddEventWaitNode(PyObject *self, PyObject
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[88] &&
+    if (cudart_checked_reports[91] &&
         cudart_c_report("cuGraphAddEventWaitNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34010,7 +34164,7 @@ static PyObject *cudart_checked_cuGraphAddExternalSemaphoresSignalNode(PyObject 
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[89] &&
+    if (cudart_checked_reports[92] &&
         cudart_c_report("cuGraphAddExternalSemaphoresSignalNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34083,7 +34237,7 @@ static PyObject *cudart_checked_cuGraphAddExternalSemaphoresWaitNode(PyObject *s
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[90] &&
+    if (cudart_checked_reports[93] &&
         cudart_c_report("cuGraphAddExternalSemaphoresWaitNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34156,7 +34310,7 @@ static PyObject *cudart_checked_cuGraphAddKernelNode(PyObject *self, PyObject *c
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[91] &&
+    if (cudart_checked_reports[94] &&
         cudart_c_report("cuGraphAddKernelNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34229,7 +34383,7 @@ static PyObject *cudart_checked_cuGraphAddKernelNode_v2(PyObject *self, PyObject
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[92] &&
+    if (cudart_checked_reports[95] &&
         cudart_c_report("cuGraphAddKernelNode_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34302,7 +34456,7 @@ static PyObject *cudart_checked_cuGraphAddMemAllocNode(PyObject *self, PyObject 
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[93] &&
+    if (cudart_checked_reports[96] &&
         cudart_c_report("cuGraphAddMemAllocNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34375,7 +34529,7 @@ static PyObject *cudart_checked_cuGraphAddMemFreeNode(PyObject *self, PyObject *
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[94] &&
+    if (cudart_checked_reports[97] &&
         cudart_c_report("cuGraphAddMemFreeNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34455,7 +34609,7 @@ static PyObject *cudart_checked_cuGraphAddMemcpyNode(PyObject *self, PyObject *c
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[95] &&
+    if (cudart_checked_reports[98] &&
         cudart_c_report("cuGraphAddMemcpyNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34535,7 +34689,7 @@ static PyObject *cudart_checked_cuGraphAddMemsetNode(PyObject *self, PyObject *c
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[96] &&
+    if (cudart_checked_reports[99] &&
         cudart_c_report("cuGraphAddMemsetNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34608,7 +34762,7 @@ static PyObject *cudart_checked_cuGraphAddNode(PyObject *self, PyObject *const *
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[97] &&
+    if (cudart_checked_reports[100] &&
         cudart_c_report("cuGraphAddNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34688,7 +34842,7 @@ static PyObject *cudart_checked_cuGraphAddNode_v2(PyObject *self, PyObject *cons
         r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[98] &&
+    if (cudart_checked_reports[101] &&
         cudart_c_report("cuGraphAddNode_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34744,7 +34898,7 @@ static PyObject *cudart_checked_cuGraphBatchMemOpNodeSetParams(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[99] &&
+    if (cudart_checked_reports[102] &&
         cudart_c_report("cuGraphBatchMemOpNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34796,7 +34950,7 @@ static PyObject *cudart_checked_cuGraphChildGraphNodeGetGraph(PyObject *self, Py
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[100] &&
+    if (cudart_checked_reports[103] &&
         cudart_c_report("cuGraphChildGraphNodeGetGraph", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34806,6 +34960,79 @@ static PyObject *cudart_checked_cuGraphChildGraphNodeGetGraph(PyObject *self, Py
     }
 reference:
     return cudart_c_fallback(cudart_reference_cuGraphChildGraphNodeGetGraph, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphConditionalHandleCreate;
+
+static PyObject *cudart_checked_cuGraphConditionalHandleCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    unsigned long long u4;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUcontext, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphConditionalHandleCreate];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, u4);
+        if (cudart_record_call("cuGraphConditionalHandleCreate", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphConditionalHandleCreate, cudart_abi_cuGraphConditionalHandleCreate) fn = (CUDART_FN_T(cuGraphConditionalHandleCreate, cudart_abi_cuGraphConditionalHandleCreate))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[104] &&
+        cudart_c_report("cuGraphConditionalHandleCreate", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('Q', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphConditionalHandleCreate, args, nargs, kwnames);
 }
 
 static PyObject *cudart_reference_cuGraphCreate;
@@ -34848,7 +35075,7 @@ static PyObject *cudart_checked_cuGraphCreate(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[101] &&
+    if (cudart_checked_reports[105] &&
         cudart_c_report("cuGraphCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34901,7 +35128,7 @@ static PyObject *cudart_checked_cuGraphDestroy(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[102] &&
+    if (cudart_checked_reports[106] &&
         cudart_c_report("cuGraphDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34958,7 +35185,7 @@ static PyObject *cudart_checked_cuGraphDestroyNode(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[103] &&
+    if (cudart_checked_reports[107] &&
         cudart_c_report("cuGraphDestroyNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35012,7 +35239,7 @@ static PyObject *cudart_checked_cuGraphEventRecordNodeGetEvent(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[104] &&
+    if (cudart_checked_reports[108] &&
         cudart_c_report("cuGraphEventRecordNodeGetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35068,7 +35295,7 @@ static PyObject *cudart_checked_cuGraphEventRecordNodeSetEvent(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[105] &&
+    if (cudart_checked_reports[109] &&
         cudart_c_report("cuGraphEventRecordNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35120,7 +35347,7 @@ static PyObject *cudart_checked_cuGraphEventWaitNodeGetEvent(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[106] &&
+    if (cudart_checked_reports[110] &&
         cudart_c_report("cuGraphEventWaitNodeGetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35176,7 +35403,7 @@ static PyObject *cudart_checked_cuGraphEventWaitNodeSetEvent(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[107] &&
+    if (cudart_checked_reports[111] &&
         cudart_c_report("cuGraphEventWaitNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35239,7 +35466,7 @@ static PyObject *cudart_checked_cuGraphExecBatchMemOpNodeSetParams(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[108] &&
+    if (cudart_checked_reports[112] &&
         cudart_c_report("cuGraphExecBatchMemOpNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35302,7 +35529,7 @@ static PyObject *cudart_checked_cuGraphExecChildGraphNodeSetParams(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[109] &&
+    if (cudart_checked_reports[113] &&
         cudart_c_report("cuGraphExecChildGraphNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35355,7 +35582,7 @@ static PyObject *cudart_checked_cuGraphExecDestroy(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[110] &&
+    if (cudart_checked_reports[114] &&
         cudart_c_report("cuGraphExecDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35422,7 +35649,7 @@ static PyObject *cudart_checked_cuGraphExecEventRecordNodeSetEvent(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[111] &&
+    if (cudart_checked_reports[115] &&
         cudart_c_report("cuGraphExecEventRecordNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35485,7 +35712,7 @@ static PyObject *cudart_checked_cuGraphExecEventWaitNodeSetEvent(PyObject *self,
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[112] &&
+    if (cudart_checked_reports[116] &&
         cudart_c_report("cuGraphExecEventWaitNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35548,7 +35775,7 @@ static PyObject *cudart_checked_cuGraphExecExternalSemaphoresSignalNodeSetParams
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[113] &&
+    if (cudart_checked_reports[117] &&
         cudart_c_report("cuGraphExecExternalSemaphoresSignalNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35611,7 +35838,7 @@ static PyObject *cudart_checked_cuGraphExecExternalSemaphoresWaitNodeSetParams(P
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[114] &&
+    if (cudart_checked_reports[118] &&
         cudart_c_report("cuGraphExecExternalSemaphoresWaitNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35621,6 +35848,58 @@ static PyObject *cudart_checked_cuGraphExecExternalSemaphoresWaitNodeSetParams(P
     }
 reference:
     return cudart_c_fallback(cudart_reference_cuGraphExecExternalSemaphoresWaitNodeSetParams, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphExecGetFlags;
+
+static PyObject *cudart_checked_cuGraphExecGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphExec, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphExecGetFlags];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGraphExecGetFlags", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphExecGetFlags, cudart_abi_cuGraphExecGetFlags) fn = (CUDART_FN_T(cuGraphExecGetFlags, cudart_abi_cuGraphExecGetFlags))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[119] &&
+        cudart_c_report("cuGraphExecGetFlags", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('Q', &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphExecGetFlags, args, nargs, kwnames);
 }
 
 static PyObject *cudart_reference_cuGraphExecKernelNodeSetParams;
@@ -35674,7 +35953,7 @@ static PyObject *cudart_checked_cuGraphExecKernelNodeSetParams(PyObject *self, P
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[115] &&
+    if (cudart_checked_reports[120] &&
         cudart_c_report("cuGraphExecKernelNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35737,7 +36016,7 @@ static PyObject *cudart_checked_cuGraphExecKernelNodeSetParams_v2(PyObject *self
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[116] &&
+    if (cudart_checked_reports[121] &&
         cudart_c_report("cuGraphExecKernelNodeSetParams_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35807,7 +36086,7 @@ static PyObject *cudart_checked_cuGraphExecMemcpyNodeSetParams(PyObject *self, P
         r = fn(a0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[117] &&
+    if (cudart_checked_reports[122] &&
         cudart_c_report("cuGraphExecMemcpyNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35877,7 +36156,7 @@ static PyObject *cudart_checked_cuGraphExecMemsetNodeSetParams(PyObject *self, P
         r = fn(a0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[118] &&
+    if (cudart_checked_reports[123] &&
         cudart_c_report("cuGraphExecMemsetNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35940,7 +36219,7 @@ static PyObject *cudart_checked_cuGraphExecNodeSetParams(PyObject *self, PyObjec
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[119] &&
+    if (cudart_checked_reports[124] &&
         cudart_c_report("cuGraphExecNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35996,7 +36275,7 @@ static PyObject *cudart_checked_cuGraphExternalSemaphoresSignalNodeSetParams(PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[120] &&
+    if (cudart_checked_reports[125] &&
         cudart_c_report("cuGraphExternalSemaphoresSignalNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36052,7 +36331,7 @@ static PyObject *cudart_checked_cuGraphExternalSemaphoresWaitNodeSetParams(PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[121] &&
+    if (cudart_checked_reports[126] &&
         cudart_c_report("cuGraphExternalSemaphoresWaitNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36108,7 +36387,7 @@ static PyObject *cudart_checked_cuGraphKernelNodeCopyAttributes(PyObject *self, 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[122] &&
+    if (cudart_checked_reports[127] &&
         cudart_c_report("cuGraphKernelNodeCopyAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36164,7 +36443,7 @@ static PyObject *cudart_checked_cuGraphKernelNodeSetParams(PyObject *self, PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[123] &&
+    if (cudart_checked_reports[128] &&
         cudart_c_report("cuGraphKernelNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36220,7 +36499,7 @@ static PyObject *cudart_checked_cuGraphKernelNodeSetParams_v2(PyObject *self, Py
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[124] &&
+    if (cudart_checked_reports[129] &&
         cudart_c_report("cuGraphKernelNodeSetParams_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36276,7 +36555,7 @@ static PyObject *cudart_checked_cuGraphLaunch(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[125] &&
+    if (cudart_checked_reports[130] &&
         cudart_c_report("cuGraphLaunch", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36286,6 +36565,58 @@ static PyObject *cudart_checked_cuGraphLaunch(PyObject *self, PyObject *const *a
     }
 reference:
     return cudart_c_fallback(cudart_reference_cuGraphLaunch, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphMemFreeNodeGetParams;
+
+static PyObject *cudart_checked_cuGraphMemFreeNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphMemFreeNodeGetParams];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGraphMemFreeNodeGetParams", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphMemFreeNodeGetParams, cudart_abi_cuGraphMemFreeNodeGetParams) fn = (CUDART_FN_T(cuGraphMemFreeNodeGetParams, cudart_abi_cuGraphMemFreeNodeGetParams))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[131] &&
+        cudart_c_report("cuGraphMemFreeNodeGetParams", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('Q', &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphMemFreeNodeGetParams, args, nargs, kwnames);
 }
 
 static PyObject *cudart_reference_cuGraphMemcpyNodeSetParams;
@@ -36332,7 +36663,7 @@ static PyObject *cudart_checked_cuGraphMemcpyNodeSetParams(PyObject *self, PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[126] &&
+    if (cudart_checked_reports[132] &&
         cudart_c_report("cuGraphMemcpyNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36388,7 +36719,7 @@ static PyObject *cudart_checked_cuGraphMemsetNodeSetParams(PyObject *self, PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[127] &&
+    if (cudart_checked_reports[133] &&
         cudart_c_report("cuGraphMemsetNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36447,7 +36778,7 @@ static PyObject *cudart_checked_cuGraphNodeFindInClone(PyObject *self, PyObject 
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[128] &&
+    if (cudart_checked_reports[134] &&
         cudart_c_report("cuGraphNodeFindInClone", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36506,7 +36837,7 @@ static PyObject *cudart_checked_cuGraphNodeGetEnabled(PyObject *self, PyObject *
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[129] &&
+    if (cudart_checked_reports[135] &&
         cudart_c_report("cuGraphNodeGetEnabled", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36558,7 +36889,7 @@ static PyObject *cudart_checked_cuGraphNodeGetType(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[130] &&
+    if (cudart_checked_reports[136] &&
         cudart_c_report("cuGraphNodeGetType", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36621,7 +36952,7 @@ static PyObject *cudart_checked_cuGraphNodeSetEnabled(PyObject *self, PyObject *
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[131] &&
+    if (cudart_checked_reports[137] &&
         cudart_c_report("cuGraphNodeSetEnabled", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36677,7 +37008,7 @@ static PyObject *cudart_checked_cuGraphNodeSetParams(PyObject *self, PyObject *c
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[132] &&
+    if (cudart_checked_reports[138] &&
         cudart_c_report("cuGraphNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36740,7 +37071,7 @@ static PyObject *cudart_checked_cuGraphReleaseUserObject(PyObject *self, PyObjec
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[133] &&
+    if (cudart_checked_reports[139] &&
         cudart_c_report("cuGraphReleaseUserObject", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36810,7 +37141,7 @@ static PyObject *cudart_checked_cuGraphRemoveDependencies(PyObject *self, PyObje
         r = fn(a0, a1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[134] &&
+    if (cudart_checked_reports[140] &&
         cudart_c_report("cuGraphRemoveDependencies", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36887,7 +37218,7 @@ static PyObject *cudart_checked_cuGraphRemoveDependencies_v2(PyObject *self, PyO
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[135] &&
+    if (cudart_checked_reports[141] &&
         cudart_c_report("cuGraphRemoveDependencies_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36957,7 +37288,7 @@ static PyObject *cudart_checked_cuGraphRetainUserObject(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[136] &&
+    if (cudart_checked_reports[142] &&
         cudart_c_report("cuGraphRetainUserObject", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37013,7 +37344,7 @@ static PyObject *cudart_checked_cuGraphUpload(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[137] &&
+    if (cudart_checked_reports[143] &&
         cudart_c_report("cuGraphUpload", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37076,7 +37407,7 @@ static PyObject *cudart_checked_cuGraphicsMapResources(PyObject *self, PyObject 
         r = fn((unsigned int)u0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[138] &&
+    if (cudart_checked_reports[144] &&
         cudart_c_report("cuGraphicsMapResources", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37128,7 +37459,7 @@ static PyObject *cudart_checked_cuGraphicsResourceGetMappedMipmappedArray(PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[139] &&
+    if (cudart_checked_reports[145] &&
         cudart_c_report("cuGraphicsResourceGetMappedMipmappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37138,6 +37469,128 @@ static PyObject *cudart_checked_cuGraphicsResourceGetMappedMipmappedArray(PyObje
     }
 reference:
     return cudart_c_fallback(cudart_reference_cuGraphicsResourceGetMappedMipmappedArray, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphicsResourceGetMappedPointer;
+
+static PyObject *cudart_checked_cuGraphicsResourceGetMappedPointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphicsResource, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedPointer];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuGraphicsResourceGetMappedPointer", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphicsResourceGetMappedPointer_v2, cudart_abi_cuGraphicsResourceGetMappedPointer) fn = (CUDART_FN_T(cuGraphicsResourceGetMappedPointer_v2, cudart_abi_cuGraphicsResourceGetMappedPointer))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[146] &&
+        cudart_c_report("cuGraphicsResourceGetMappedPointer", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    PyObject *v0 = cudart_output_value('Q', &o0);
+    PyObject *v1 = cudart_output_value('L', &o1);
+    PyObject *result = (v0 && v1)
+        ? PyTuple_Pack(2, v0, v1) : NULL;
+    Py_XDECREF(v0);
+    Py_XDECREF(v1);
+    return result;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphicsResourceGetMappedPointer, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphicsResourceGetMappedPointer_v2;
+
+static PyObject *cudart_checked_cuGraphicsResourceGetMappedPointer_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphicsResource, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedPointer_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuGraphicsResourceGetMappedPointer_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphicsResourceGetMappedPointer_v2, cudart_abi_cuGraphicsResourceGetMappedPointer_v2) fn = (CUDART_FN_T(cuGraphicsResourceGetMappedPointer_v2, cudart_abi_cuGraphicsResourceGetMappedPointer_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[147] &&
+        cudart_c_report("cuGraphicsResourceGetMappedPointer_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    PyObject *v0 = cudart_output_value('Q', &o0);
+    PyObject *v1 = cudart_output_value('L', &o1);
+    PyObject *result = (v0 && v1)
+        ? PyTuple_Pack(2, v0, v1) : NULL;
+    Py_XDECREF(v0);
+    Py_XDECREF(v1);
+    return result;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphicsResourceGetMappedPointer_v2, args, nargs, kwnames);
 }
 
 static PyObject *cudart_reference_cuGraphicsResourceSetMapFlags;
@@ -37184,7 +37637,7 @@ static PyObject *cudart_checked_cuGraphicsResourceSetMapFlags(PyObject *self, Py
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[140] &&
+    if (cudart_checked_reports[148] &&
         cudart_c_report("cuGraphicsResourceSetMapFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37240,7 +37693,7 @@ static PyObject *cudart_checked_cuGraphicsResourceSetMapFlags_v2(PyObject *self,
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[141] &&
+    if (cudart_checked_reports[149] &&
         cudart_c_report("cuGraphicsResourceSetMapFlags_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37306,7 +37759,7 @@ static PyObject *cudart_checked_cuGraphicsSubResourceGetMappedArray(PyObject *se
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[142] &&
+    if (cudart_checked_reports[150] &&
         cudart_c_report("cuGraphicsSubResourceGetMappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37369,7 +37822,7 @@ static PyObject *cudart_checked_cuGraphicsUnmapResources(PyObject *self, PyObjec
         r = fn((unsigned int)u0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[143] &&
+    if (cudart_checked_reports[151] &&
         cudart_c_report("cuGraphicsUnmapResources", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37422,7 +37875,7 @@ static PyObject *cudart_checked_cuGraphicsUnregisterResource(PyObject *self, PyO
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[144] &&
+    if (cudart_checked_reports[152] &&
         cudart_c_report("cuGraphicsUnregisterResource", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37490,7 +37943,7 @@ static PyObject *cudart_checked_cuGreenCtxCreate(PyObject *self, PyObject *const
         r = fn(a0, a1, (int)i2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[145] &&
+    if (cudart_checked_reports[153] &&
         cudart_c_report("cuGreenCtxCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37543,7 +37996,7 @@ static PyObject *cudart_checked_cuGreenCtxDestroy(PyObject *self, PyObject *cons
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[146] &&
+    if (cudart_checked_reports[154] &&
         cudart_c_report("cuGreenCtxDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37601,7 +38054,7 @@ static PyObject *cudart_checked_cuGreenCtxRecordEvent(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[147] &&
+    if (cudart_checked_reports[155] &&
         cudart_c_report("cuGreenCtxRecordEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37667,7 +38120,7 @@ static PyObject *cudart_checked_cuGreenCtxStreamCreate(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned int)u2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[148] &&
+    if (cudart_checked_reports[156] &&
         cudart_c_report("cuGreenCtxStreamCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37723,7 +38176,7 @@ static PyObject *cudart_checked_cuGreenCtxWaitEvent(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[149] &&
+    if (cudart_checked_reports[157] &&
         cudart_c_report("cuGreenCtxWaitEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37775,7 +38228,7 @@ static PyObject *cudart_checked_cuImportExternalMemory(PyObject *self, PyObject 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[150] &&
+    if (cudart_checked_reports[158] &&
         cudart_c_report("cuImportExternalMemory", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37827,7 +38280,7 @@ static PyObject *cudart_checked_cuImportExternalSemaphore(PyObject *self, PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[151] &&
+    if (cudart_checked_reports[159] &&
         cudart_c_report("cuImportExternalSemaphore", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37876,7 +38329,7 @@ static PyObject *cudart_checked_cuInit(PyObject *self, PyObject *const *args, Py
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[152] &&
+    if (cudart_checked_reports[160] &&
         cudart_c_report("cuInit", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37925,7 +38378,7 @@ static PyObject *cudart_checked_cuIpcCloseMemHandle(PyObject *self, PyObject *co
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[153] &&
+    if (cudart_checked_reports[161] &&
         cudart_c_report("cuIpcCloseMemHandle", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37991,7 +38444,7 @@ static PyObject *cudart_checked_cuKernelGetAttribute(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1, a2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[154] &&
+    if (cudart_checked_reports[162] &&
         cudart_c_report("cuKernelGetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38043,7 +38496,7 @@ static PyObject *cudart_checked_cuKernelGetFunction(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[155] &&
+    if (cudart_checked_reports[163] &&
         cudart_c_report("cuKernelGetFunction", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38095,7 +38548,7 @@ static PyObject *cudart_checked_cuKernelGetLibrary(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[156] &&
+    if (cudart_checked_reports[164] &&
         cudart_c_report("cuKernelGetLibrary", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38157,7 +38610,7 @@ static PyObject *cudart_checked_cuKernelGetParamInfo(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long)u1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[157] &&
+    if (cudart_checked_reports[165] &&
         cudart_c_report("cuKernelGetParamInfo", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38233,7 +38686,7 @@ static PyObject *cudart_checked_cuKernelSetAttribute(PyObject *self, PyObject *c
         r = fn((unsigned int)u0, (int)i1, a2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[158] &&
+    if (cudart_checked_reports[166] &&
         cudart_c_report("cuKernelSetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38296,7 +38749,7 @@ static PyObject *cudart_checked_cuKernelSetCacheConfig(PyObject *self, PyObject 
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[159] &&
+    if (cudart_checked_reports[167] &&
         cudart_c_report("cuKernelSetCacheConfig", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38348,7 +38801,7 @@ static PyObject *cudart_checked_cuLibraryGetKernelCount(PyObject *self, PyObject
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[160] &&
+    if (cudart_checked_reports[168] &&
         cudart_c_report("cuLibraryGetKernelCount", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38400,7 +38853,7 @@ static PyObject *cudart_checked_cuLibraryGetModule(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[161] &&
+    if (cudart_checked_reports[169] &&
         cudart_c_report("cuLibraryGetModule", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38453,7 +38906,7 @@ static PyObject *cudart_checked_cuLibraryUnload(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[162] &&
+    if (cudart_checked_reports[170] &&
         cudart_c_report("cuLibraryUnload", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38510,7 +38963,7 @@ static PyObject *cudart_checked_cuLinkComplete(PyObject *self, PyObject *const *
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[163] &&
+    if (cudart_checked_reports[171] &&
         cudart_c_report("cuLinkComplete", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38582,7 +39035,7 @@ static PyObject *cudart_checked_cuLinkCreate(PyObject *self, PyObject *const *ar
         r = fn((unsigned int)u0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[164] &&
+    if (cudart_checked_reports[172] &&
         cudart_c_report("cuLinkCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38648,7 +39101,7 @@ static PyObject *cudart_checked_cuLinkCreate_v2(PyObject *self, PyObject *const 
         r = fn((unsigned int)u0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[165] &&
+    if (cudart_checked_reports[173] &&
         cudart_c_report("cuLinkCreate_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38701,7 +39154,7 @@ static PyObject *cudart_checked_cuLinkDestroy(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[166] &&
+    if (cudart_checked_reports[174] &&
         cudart_c_report("cuLinkDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38759,7 +39212,7 @@ static PyObject *cudart_checked_cuMemAddressFree(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[167] &&
+    if (cudart_checked_reports[175] &&
         cudart_c_report("cuMemAddressFree", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38769,6 +39222,79 @@ static PyObject *cudart_checked_cuMemAddressFree(PyObject *self, PyObject *const
     }
 reference:
     return cudart_c_fallback(cudart_reference_cuMemAddressFree, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemAddressReserve;
+
+static PyObject *cudart_checked_cuMemAddressReserve(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long u3;
+    unsigned long long u4;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemAddressReserve];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, u3, u4);
+        if (cudart_record_call("cuMemAddressReserve", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemAddressReserve, cudart_abi_cuMemAddressReserve) fn = (CUDART_FN_T(cuMemAddressReserve, cudart_abi_cuMemAddressReserve))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1, (unsigned long)u2, (unsigned long long)u3, (unsigned long long)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[176] &&
+        cudart_c_report("cuMemAddressReserve", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('Q', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemAddressReserve, args, nargs, kwnames);
 }
 
 static PyObject *cudart_reference_cuMemAdvise;
@@ -38829,7 +39355,7 @@ static PyObject *cudart_checked_cuMemAdvise(PyObject *self, PyObject *const *arg
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned int)u2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[168] &&
+    if (cudart_checked_reports[177] &&
         cudart_c_report("cuMemAdvise", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38839,6 +39365,444 @@ static PyObject *cudart_checked_cuMemAdvise(PyObject *self, PyObject *const *arg
     }
 reference:
     return cudart_c_fallback(cudart_reference_cuMemAdvise, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemAlloc;
+
+static PyObject *cudart_checked_cuMemAlloc(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemAlloc];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cuMemAlloc", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemAlloc_v2, cudart_abi_cuMemAlloc) fn = (CUDART_FN_T(cuMemAlloc_v2, cudart_abi_cuMemAlloc))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[178] &&
+        cudart_c_report("cuMemAlloc", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('Q', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemAlloc, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemAllocAsync;
+
+static PyObject *cudart_checked_cuMemAllocAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    void *a2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemAllocAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuMemAllocAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemAllocAsync, cudart_abi_cuMemAllocAsync) fn = (CUDART_FN_T(cuMemAllocAsync, cudart_abi_cuMemAllocAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[179] &&
+        cudart_c_report("cuMemAllocAsync", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('Q', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemAllocAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemAllocFromPoolAsync;
+
+static PyObject *cudart_checked_cuMemAllocFromPoolAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    void *a2;
+    void *a3;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUmemoryPool, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemAllocFromPoolAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
+        if (cudart_record_call("cuMemAllocFromPoolAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemAllocFromPoolAsync, cudart_abi_cuMemAllocFromPoolAsync) fn = (CUDART_FN_T(cuMemAllocFromPoolAsync, cudart_abi_cuMemAllocFromPoolAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1, a2, a3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[180] &&
+        cudart_c_report("cuMemAllocFromPoolAsync", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('Q', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemAllocFromPoolAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemAllocManaged;
+
+static PyObject *cudart_checked_cuMemAllocManaged(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemAllocManaged];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, u2);
+        if (cudart_record_call("cuMemAllocManaged", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemAllocManaged, cudart_abi_cuMemAllocManaged) fn = (CUDART_FN_T(cuMemAllocManaged, cudart_abi_cuMemAllocManaged))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[181] &&
+        cudart_c_report("cuMemAllocManaged", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('Q', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemAllocManaged, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemAllocPitch;
+
+static PyObject *cudart_checked_cuMemAllocPitch(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long u3;
+    unsigned long long u4;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemAllocPitch];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, u4);
+        if (cudart_record_call("cuMemAllocPitch", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemAllocPitch_v2, cudart_abi_cuMemAllocPitch) fn = (CUDART_FN_T(cuMemAllocPitch_v2, cudart_abi_cuMemAllocPitch))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[182] &&
+        cudart_c_report("cuMemAllocPitch", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    PyObject *v0 = cudart_output_value('Q', &o0);
+    PyObject *v1 = cudart_output_value('L', &o1);
+    PyObject *result = (v0 && v1)
+        ? PyTuple_Pack(2, v0, v1) : NULL;
+    Py_XDECREF(v0);
+    Py_XDECREF(v1);
+    return result;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemAllocPitch, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemAllocPitch_v2;
+
+static PyObject *cudart_checked_cuMemAllocPitch_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long u3;
+    unsigned long long u4;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemAllocPitch_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, u4);
+        if (cudart_record_call("cuMemAllocPitch_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemAllocPitch_v2, cudart_abi_cuMemAllocPitch_v2) fn = (CUDART_FN_T(cuMemAllocPitch_v2, cudart_abi_cuMemAllocPitch_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[183] &&
+        cudart_c_report("cuMemAllocPitch_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    PyObject *v0 = cudart_output_value('Q', &o0);
+    PyObject *v1 = cudart_output_value('L', &o1);
+    PyObject *result = (v0 && v1)
+        ? PyTuple_Pack(2, v0, v1) : NULL;
+    Py_XDECREF(v0);
+    Py_XDECREF(v1);
+    return result;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemAllocPitch_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemAlloc_v2;
+
+static PyObject *cudart_checked_cuMemAlloc_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemAlloc_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cuMemAlloc_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemAlloc_v2, cudart_abi_cuMemAlloc_v2) fn = (CUDART_FN_T(cuMemAlloc_v2, cudart_abi_cuMemAlloc_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[184] &&
+        cudart_c_report("cuMemAlloc_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('Q', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemAlloc_v2, args, nargs, kwnames);
 }
 
 static PyObject *cudart_reference_cuMemExportToShareableHandle;
@@ -38899,7 +39863,7 @@ static PyObject *cudart_checked_cuMemExportToShareableHandle(PyObject *self, PyO
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned long long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[169] &&
+    if (cudart_checked_reports[185] &&
         cudart_c_report("cuMemExportToShareableHandle", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38948,7 +39912,7 @@ static PyObject *cudart_checked_cuMemFree(PyObject *self, PyObject *const *args,
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[170] &&
+    if (cudart_checked_reports[186] &&
         cudart_c_report("cuMemFree", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39004,7 +39968,7 @@ static PyObject *cudart_checked_cuMemFreeAsync(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[171] &&
+    if (cudart_checked_reports[187] &&
         cudart_c_report("cuMemFreeAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39053,7 +40017,7 @@ static PyObject *cudart_checked_cuMemFreeHost(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[172] &&
+    if (cudart_checked_reports[188] &&
         cudart_c_report("cuMemFreeHost", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39102,7 +40066,7 @@ static PyObject *cudart_checked_cuMemFree_v2(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[173] &&
+    if (cudart_checked_reports[189] &&
         cudart_c_report("cuMemFree_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39161,7 +40125,7 @@ static PyObject *cudart_checked_cuMemGetAccess(PyObject *self, PyObject *const *
         r = fn(a0, a1, (unsigned long long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[174] &&
+    if (cudart_checked_reports[190] &&
         cudart_c_report("cuMemGetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39171,6 +40135,128 @@ static PyObject *cudart_checked_cuMemGetAccess(PyObject *self, PyObject *const *
     }
 reference:
     return cudart_c_fallback(cudart_reference_cuMemGetAccess, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemGetAddressRange;
+
+static PyObject *cudart_checked_cuMemGetAddressRange(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemGetAddressRange];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cuMemGetAddressRange", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemGetAddressRange_v2, cudart_abi_cuMemGetAddressRange) fn = (CUDART_FN_T(cuMemGetAddressRange_v2, cudart_abi_cuMemGetAddressRange))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned long long)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[191] &&
+        cudart_c_report("cuMemGetAddressRange", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    PyObject *v0 = cudart_output_value('Q', &o0);
+    PyObject *v1 = cudart_output_value('L', &o1);
+    PyObject *result = (v0 && v1)
+        ? PyTuple_Pack(2, v0, v1) : NULL;
+    Py_XDECREF(v0);
+    Py_XDECREF(v1);
+    return result;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemGetAddressRange, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemGetAddressRange_v2;
+
+static PyObject *cudart_checked_cuMemGetAddressRange_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemGetAddressRange_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cuMemGetAddressRange_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemGetAddressRange_v2, cudart_abi_cuMemGetAddressRange_v2) fn = (CUDART_FN_T(cuMemGetAddressRange_v2, cudart_abi_cuMemGetAddressRange_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned long long)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[192] &&
+        cudart_c_report("cuMemGetAddressRange_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    PyObject *v0 = cudart_output_value('Q', &o0);
+    PyObject *v1 = cudart_output_value('L', &o1);
+    PyObject *result = (v0 && v1)
+        ? PyTuple_Pack(2, v0, v1) : NULL;
+    Py_XDECREF(v0);
+    Py_XDECREF(v1);
+    return result;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemGetAddressRange_v2, args, nargs, kwnames);
 }
 
 static PyObject *cudart_reference_cuMemGetAllocationGranularity;
@@ -39220,7 +40306,7 @@ static PyObject *cudart_checked_cuMemGetAllocationGranularity(PyObject *self, Py
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[175] &&
+    if (cudart_checked_reports[193] &&
         cudart_c_report("cuMemGetAllocationGranularity", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39297,7 +40383,7 @@ static PyObject *cudart_checked_cuMemGetHandleForAddressRange(PyObject *self, Py
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3, (unsigned long long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[176] &&
+    if (cudart_checked_reports[194] &&
         cudart_c_report("cuMemGetHandleForAddressRange", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39345,7 +40431,7 @@ static PyObject *cudart_checked_cuMemGetInfo(PyObject *self, PyObject *const *ar
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[177] &&
+    if (cudart_checked_reports[195] &&
         cudart_c_report("cuMemGetInfo", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -39399,7 +40485,7 @@ static PyObject *cudart_checked_cuMemGetInfo_v2(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[178] &&
+    if (cudart_checked_reports[196] &&
         cudart_c_report("cuMemGetInfo_v2", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -39415,6 +40501,124 @@ static PyObject *cudart_checked_cuMemGetInfo_v2(PyObject *self, PyObject *const 
     }
 reference:
     return cudart_c_fallback(cudart_reference_cuMemGetInfo_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemHostGetDevicePointer;
+
+static PyObject *cudart_checked_cuMemHostGetDevicePointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemHostGetDevicePointer];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cuMemHostGetDevicePointer", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemHostGetDevicePointer_v2, cudart_abi_cuMemHostGetDevicePointer) fn = (CUDART_FN_T(cuMemHostGetDevicePointer_v2, cudart_abi_cuMemHostGetDevicePointer))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[197] &&
+        cudart_c_report("cuMemHostGetDevicePointer", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('Q', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemHostGetDevicePointer, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemHostGetDevicePointer_v2;
+
+static PyObject *cudart_checked_cuMemHostGetDevicePointer_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemHostGetDevicePointer_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cuMemHostGetDevicePointer_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemHostGetDevicePointer_v2, cudart_abi_cuMemHostGetDevicePointer_v2) fn = (CUDART_FN_T(cuMemHostGetDevicePointer_v2, cudart_abi_cuMemHostGetDevicePointer_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[198] &&
+        cudart_c_report("cuMemHostGetDevicePointer_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('Q', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemHostGetDevicePointer_v2, args, nargs, kwnames);
 }
 
 static PyObject *cudart_reference_cuMemHostGetFlags;
@@ -39457,7 +40661,7 @@ static PyObject *cudart_checked_cuMemHostGetFlags(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[179] &&
+    if (cudart_checked_reports[199] &&
         cudart_c_report("cuMemHostGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39520,7 +40724,7 @@ static PyObject *cudart_checked_cuMemHostRegister(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[180] &&
+    if (cudart_checked_reports[200] &&
         cudart_c_report("cuMemHostRegister", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39583,7 +40787,7 @@ static PyObject *cudart_checked_cuMemHostRegister_v2(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[181] &&
+    if (cudart_checked_reports[201] &&
         cudart_c_report("cuMemHostRegister_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39632,7 +40836,7 @@ static PyObject *cudart_checked_cuMemHostUnregister(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[182] &&
+    if (cudart_checked_reports[202] &&
         cudart_c_report("cuMemHostUnregister", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39709,7 +40913,7 @@ static PyObject *cudart_checked_cuMemMap(PyObject *self, PyObject *const *args, 
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned long)u2, (unsigned long long)u3, (unsigned long long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[183] &&
+    if (cudart_checked_reports[203] &&
         cudart_c_report("cuMemMap", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39772,7 +40976,7 @@ static PyObject *cudart_checked_cuMemMapArrayAsync(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[184] &&
+    if (cudart_checked_reports[204] &&
         cudart_c_report("cuMemMapArrayAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39824,7 +41028,7 @@ static PyObject *cudart_checked_cuMemPoolCreate(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[185] &&
+    if (cudart_checked_reports[205] &&
         cudart_c_report("cuMemPoolCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39877,7 +41081,7 @@ static PyObject *cudart_checked_cuMemPoolDestroy(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[186] &&
+    if (cudart_checked_reports[206] &&
         cudart_c_report("cuMemPoolDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39949,7 +41153,7 @@ static PyObject *cudart_checked_cuMemPoolExportToShareableHandle(PyObject *self,
         r = fn(a0, a1, (unsigned int)u2, (unsigned long long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[187] &&
+    if (cudart_checked_reports[207] &&
         cudart_c_report("cuMemPoolExportToShareableHandle", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40008,7 +41212,7 @@ static PyObject *cudart_checked_cuMemPoolGetAccess(PyObject *self, PyObject *con
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[188] &&
+    if (cudart_checked_reports[208] &&
         cudart_c_report("cuMemPoolGetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40074,7 +41278,7 @@ static PyObject *cudart_checked_cuMemPoolImportFromShareableHandle(PyObject *sel
         r = fn(a0, a1, (unsigned int)u2, (unsigned long long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[189] &&
+    if (cudart_checked_reports[209] &&
         cudart_c_report("cuMemPoolImportFromShareableHandle", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40084,6 +41288,65 @@ static PyObject *cudart_checked_cuMemPoolImportFromShareableHandle(PyObject *sel
     }
 reference:
     return cudart_c_fallback(cudart_reference_cuMemPoolImportFromShareableHandle, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemPoolImportPointer;
+
+static PyObject *cudart_checked_cuMemPoolImportPointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUmemoryPool, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemPoolImportPointer];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuMemPoolImportPointer", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemPoolImportPointer, cudart_abi_cuMemPoolImportPointer) fn = (CUDART_FN_T(cuMemPoolImportPointer, cudart_abi_cuMemPoolImportPointer))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[210] &&
+        cudart_c_report("cuMemPoolImportPointer", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('Q', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemPoolImportPointer, args, nargs, kwnames);
 }
 
 static PyObject *cudart_reference_cuMemPoolSetAccess;
@@ -40137,7 +41400,7 @@ static PyObject *cudart_checked_cuMemPoolSetAccess(PyObject *self, PyObject *con
         r = fn(a0, a1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[190] &&
+    if (cudart_checked_reports[211] &&
         cudart_c_report("cuMemPoolSetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40193,7 +41456,7 @@ static PyObject *cudart_checked_cuMemPoolTrimTo(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[191] &&
+    if (cudart_checked_reports[212] &&
         cudart_c_report("cuMemPoolTrimTo", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40263,7 +41526,7 @@ static PyObject *cudart_checked_cuMemPrefetchAsync(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0, (unsigned long)u1, (int)i2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[192] &&
+    if (cudart_checked_reports[213] &&
         cudart_c_report("cuMemPrefetchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40312,7 +41575,7 @@ static PyObject *cudart_checked_cuMemRelease(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[193] &&
+    if (cudart_checked_reports[214] &&
         cudart_c_report("cuMemRelease", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40382,7 +41645,7 @@ static PyObject *cudart_checked_cuMemSetAccess(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, (unsigned long)u1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[194] &&
+    if (cudart_checked_reports[215] &&
         cudart_c_report("cuMemSetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40438,7 +41701,7 @@ static PyObject *cudart_checked_cuMemUnmap(PyObject *self, PyObject *const *args
         r = fn((unsigned long long)u0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[195] &&
+    if (cudart_checked_reports[216] &&
         cudart_c_report("cuMemUnmap", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40501,7 +41764,7 @@ static PyObject *cudart_checked_cuMemcpy(PyObject *self, PyObject *const *args, 
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[196] &&
+    if (cudart_checked_reports[217] &&
         cudart_c_report("cuMemcpy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40550,7 +41813,7 @@ static PyObject *cudart_checked_cuMemcpy2D(PyObject *self, PyObject *const *args
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[197] &&
+    if (cudart_checked_reports[218] &&
         cudart_c_report("cuMemcpy2D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40606,7 +41869,7 @@ static PyObject *cudart_checked_cuMemcpy2DAsync(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[198] &&
+    if (cudart_checked_reports[219] &&
         cudart_c_report("cuMemcpy2DAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40662,7 +41925,7 @@ static PyObject *cudart_checked_cuMemcpy2DAsync_v2(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[199] &&
+    if (cudart_checked_reports[220] &&
         cudart_c_report("cuMemcpy2DAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40711,7 +41974,7 @@ static PyObject *cudart_checked_cuMemcpy2DUnaligned(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[200] &&
+    if (cudart_checked_reports[221] &&
         cudart_c_report("cuMemcpy2DUnaligned", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40760,7 +42023,7 @@ static PyObject *cudart_checked_cuMemcpy2DUnaligned_v2(PyObject *self, PyObject 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[201] &&
+    if (cudart_checked_reports[222] &&
         cudart_c_report("cuMemcpy2DUnaligned_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40809,7 +42072,7 @@ static PyObject *cudart_checked_cuMemcpy2D_v2(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[202] &&
+    if (cudart_checked_reports[223] &&
         cudart_c_report("cuMemcpy2D_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40858,7 +42121,7 @@ static PyObject *cudart_checked_cuMemcpy3D(PyObject *self, PyObject *const *args
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[203] &&
+    if (cudart_checked_reports[224] &&
         cudart_c_report("cuMemcpy3D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40914,7 +42177,7 @@ static PyObject *cudart_checked_cuMemcpy3DAsync(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[204] &&
+    if (cudart_checked_reports[225] &&
         cudart_c_report("cuMemcpy3DAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40970,7 +42233,7 @@ static PyObject *cudart_checked_cuMemcpy3DAsync_v2(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[205] &&
+    if (cudart_checked_reports[226] &&
         cudart_c_report("cuMemcpy3DAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41019,7 +42282,7 @@ static PyObject *cudart_checked_cuMemcpy3DPeer(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[206] &&
+    if (cudart_checked_reports[227] &&
         cudart_c_report("cuMemcpy3DPeer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41075,7 +42338,7 @@ static PyObject *cudart_checked_cuMemcpy3DPeerAsync(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[207] &&
+    if (cudart_checked_reports[228] &&
         cudart_c_report("cuMemcpy3DPeerAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41124,7 +42387,7 @@ static PyObject *cudart_checked_cuMemcpy3D_v2(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[208] &&
+    if (cudart_checked_reports[229] &&
         cudart_c_report("cuMemcpy3D_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41194,7 +42457,7 @@ static PyObject *cudart_checked_cuMemcpyAsync(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[209] &&
+    if (cudart_checked_reports[230] &&
         cudart_c_report("cuMemcpyAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41271,7 +42534,7 @@ static PyObject *cudart_checked_cuMemcpyAtoA(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[210] &&
+    if (cudart_checked_reports[231] &&
         cudart_c_report("cuMemcpyAtoA", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41348,7 +42611,7 @@ static PyObject *cudart_checked_cuMemcpyAtoA_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[211] &&
+    if (cudart_checked_reports[232] &&
         cudart_c_report("cuMemcpyAtoA_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41418,7 +42681,7 @@ static PyObject *cudart_checked_cuMemcpyAtoD(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[212] &&
+    if (cudart_checked_reports[233] &&
         cudart_c_report("cuMemcpyAtoD", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41488,7 +42751,7 @@ static PyObject *cudart_checked_cuMemcpyAtoD_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[213] &&
+    if (cudart_checked_reports[234] &&
         cudart_c_report("cuMemcpyAtoD_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41558,7 +42821,7 @@ static PyObject *cudart_checked_cuMemcpyAtoH(PyObject *self, PyObject *const *ar
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[214] &&
+    if (cudart_checked_reports[235] &&
         cudart_c_report("cuMemcpyAtoH", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41635,7 +42898,7 @@ static PyObject *cudart_checked_cuMemcpyAtoHAsync(PyObject *self, PyObject *cons
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[215] &&
+    if (cudart_checked_reports[236] &&
         cudart_c_report("cuMemcpyAtoHAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41712,7 +42975,7 @@ static PyObject *cudart_checked_cuMemcpyAtoHAsync_v2(PyObject *self, PyObject *c
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[216] &&
+    if (cudart_checked_reports[237] &&
         cudart_c_report("cuMemcpyAtoHAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41782,7 +43045,7 @@ static PyObject *cudart_checked_cuMemcpyAtoH_v2(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[217] &&
+    if (cudart_checked_reports[238] &&
         cudart_c_report("cuMemcpyAtoH_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41852,7 +43115,7 @@ static PyObject *cudart_checked_cuMemcpyDtoA(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[218] &&
+    if (cudart_checked_reports[239] &&
         cudart_c_report("cuMemcpyDtoA", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41922,7 +43185,7 @@ static PyObject *cudart_checked_cuMemcpyDtoA_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[219] &&
+    if (cudart_checked_reports[240] &&
         cudart_c_report("cuMemcpyDtoA_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41985,7 +43248,7 @@ static PyObject *cudart_checked_cuMemcpyDtoD(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[220] &&
+    if (cudart_checked_reports[241] &&
         cudart_c_report("cuMemcpyDtoD", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42055,7 +43318,7 @@ static PyObject *cudart_checked_cuMemcpyDtoDAsync(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[221] &&
+    if (cudart_checked_reports[242] &&
         cudart_c_report("cuMemcpyDtoDAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42125,7 +43388,7 @@ static PyObject *cudart_checked_cuMemcpyDtoDAsync_v2(PyObject *self, PyObject *c
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[222] &&
+    if (cudart_checked_reports[243] &&
         cudart_c_report("cuMemcpyDtoDAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42188,7 +43451,7 @@ static PyObject *cudart_checked_cuMemcpyDtoD_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[223] &&
+    if (cudart_checked_reports[244] &&
         cudart_c_report("cuMemcpyDtoD_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42251,7 +43514,7 @@ static PyObject *cudart_checked_cuMemcpyDtoH(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[224] &&
+    if (cudart_checked_reports[245] &&
         cudart_c_report("cuMemcpyDtoH", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42321,7 +43584,7 @@ static PyObject *cudart_checked_cuMemcpyDtoHAsync(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[225] &&
+    if (cudart_checked_reports[246] &&
         cudart_c_report("cuMemcpyDtoHAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42391,7 +43654,7 @@ static PyObject *cudart_checked_cuMemcpyDtoHAsync_v2(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[226] &&
+    if (cudart_checked_reports[247] &&
         cudart_c_report("cuMemcpyDtoHAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42454,7 +43717,7 @@ static PyObject *cudart_checked_cuMemcpyDtoH_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[227] &&
+    if (cudart_checked_reports[248] &&
         cudart_c_report("cuMemcpyDtoH_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42524,7 +43787,7 @@ static PyObject *cudart_checked_cuMemcpyHtoA(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[228] &&
+    if (cudart_checked_reports[249] &&
         cudart_c_report("cuMemcpyHtoA", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42601,7 +43864,7 @@ static PyObject *cudart_checked_cuMemcpyHtoAAsync(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[229] &&
+    if (cudart_checked_reports[250] &&
         cudart_c_report("cuMemcpyHtoAAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42678,7 +43941,7 @@ static PyObject *cudart_checked_cuMemcpyHtoAAsync_v2(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[230] &&
+    if (cudart_checked_reports[251] &&
         cudart_c_report("cuMemcpyHtoAAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42748,7 +44011,7 @@ static PyObject *cudart_checked_cuMemcpyHtoA_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[231] &&
+    if (cudart_checked_reports[252] &&
         cudart_c_report("cuMemcpyHtoA_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42811,7 +44074,7 @@ static PyObject *cudart_checked_cuMemcpyHtoD(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, a1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[232] &&
+    if (cudart_checked_reports[253] &&
         cudart_c_report("cuMemcpyHtoD", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42881,7 +44144,7 @@ static PyObject *cudart_checked_cuMemcpyHtoDAsync(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[233] &&
+    if (cudart_checked_reports[254] &&
         cudart_c_report("cuMemcpyHtoDAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42951,7 +44214,7 @@ static PyObject *cudart_checked_cuMemcpyHtoDAsync_v2(PyObject *self, PyObject *c
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[234] &&
+    if (cudart_checked_reports[255] &&
         cudart_c_report("cuMemcpyHtoDAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43014,7 +44277,7 @@ static PyObject *cudart_checked_cuMemcpyHtoD_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, a1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[235] &&
+    if (cudart_checked_reports[256] &&
         cudart_c_report("cuMemcpyHtoD_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43091,7 +44354,7 @@ static PyObject *cudart_checked_cuMemcpyPeer(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, a1, (unsigned long long)u2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[236] &&
+    if (cudart_checked_reports[257] &&
         cudart_c_report("cuMemcpyPeer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43175,7 +44438,7 @@ static PyObject *cudart_checked_cuMemcpyPeerAsync(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, a1, (unsigned long long)u2, a3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[237] &&
+    if (cudart_checked_reports[258] &&
         cudart_c_report("cuMemcpyPeerAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43238,7 +44501,7 @@ static PyObject *cudart_checked_cuMemsetD16(PyObject *self, PyObject *const *arg
         r = fn((unsigned long long)u0, (unsigned short)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[238] &&
+    if (cudart_checked_reports[259] &&
         cudart_c_report("cuMemsetD16", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43308,7 +44571,7 @@ static PyObject *cudart_checked_cuMemsetD16Async(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned short)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[239] &&
+    if (cudart_checked_reports[260] &&
         cudart_c_report("cuMemsetD16Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43371,7 +44634,7 @@ static PyObject *cudart_checked_cuMemsetD16_v2(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, (unsigned short)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[240] &&
+    if (cudart_checked_reports[261] &&
         cudart_c_report("cuMemsetD16_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43448,7 +44711,7 @@ static PyObject *cudart_checked_cuMemsetD2D16(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned short)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[241] &&
+    if (cudart_checked_reports[262] &&
         cudart_c_report("cuMemsetD2D16", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43532,7 +44795,7 @@ static PyObject *cudart_checked_cuMemsetD2D16Async(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned short)u2, (unsigned long)u3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[242] &&
+    if (cudart_checked_reports[263] &&
         cudart_c_report("cuMemsetD2D16Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43609,7 +44872,7 @@ static PyObject *cudart_checked_cuMemsetD2D16_v2(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned short)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[243] &&
+    if (cudart_checked_reports[264] &&
         cudart_c_report("cuMemsetD2D16_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43686,7 +44949,7 @@ static PyObject *cudart_checked_cuMemsetD2D32(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned int)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[244] &&
+    if (cudart_checked_reports[265] &&
         cudart_c_report("cuMemsetD2D32", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43770,7 +45033,7 @@ static PyObject *cudart_checked_cuMemsetD2D32Async(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned int)u2, (unsigned long)u3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[245] &&
+    if (cudart_checked_reports[266] &&
         cudart_c_report("cuMemsetD2D32Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43847,7 +45110,7 @@ static PyObject *cudart_checked_cuMemsetD2D32_v2(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned int)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[246] &&
+    if (cudart_checked_reports[267] &&
         cudart_c_report("cuMemsetD2D32_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43924,7 +45187,7 @@ static PyObject *cudart_checked_cuMemsetD2D8(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned char)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[247] &&
+    if (cudart_checked_reports[268] &&
         cudart_c_report("cuMemsetD2D8", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44008,7 +45271,7 @@ static PyObject *cudart_checked_cuMemsetD2D8Async(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned char)u2, (unsigned long)u3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[248] &&
+    if (cudart_checked_reports[269] &&
         cudart_c_report("cuMemsetD2D8Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44085,7 +45348,7 @@ static PyObject *cudart_checked_cuMemsetD2D8_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned char)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[249] &&
+    if (cudart_checked_reports[270] &&
         cudart_c_report("cuMemsetD2D8_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44148,7 +45411,7 @@ static PyObject *cudart_checked_cuMemsetD32(PyObject *self, PyObject *const *arg
         r = fn((unsigned long long)u0, (unsigned int)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[250] &&
+    if (cudart_checked_reports[271] &&
         cudart_c_report("cuMemsetD32", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44218,7 +45481,7 @@ static PyObject *cudart_checked_cuMemsetD32Async(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned int)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[251] &&
+    if (cudart_checked_reports[272] &&
         cudart_c_report("cuMemsetD32Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44281,7 +45544,7 @@ static PyObject *cudart_checked_cuMemsetD32_v2(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, (unsigned int)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[252] &&
+    if (cudart_checked_reports[273] &&
         cudart_c_report("cuMemsetD32_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44344,7 +45607,7 @@ static PyObject *cudart_checked_cuMemsetD8(PyObject *self, PyObject *const *args
         r = fn((unsigned long long)u0, (unsigned char)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[253] &&
+    if (cudart_checked_reports[274] &&
         cudart_c_report("cuMemsetD8", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44414,7 +45677,7 @@ static PyObject *cudart_checked_cuMemsetD8Async(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, (unsigned char)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[254] &&
+    if (cudart_checked_reports[275] &&
         cudart_c_report("cuMemsetD8Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44477,7 +45740,7 @@ static PyObject *cudart_checked_cuMemsetD8_v2(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned char)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[255] &&
+    if (cudart_checked_reports[276] &&
         cudart_c_report("cuMemsetD8_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44536,7 +45799,7 @@ static PyObject *cudart_checked_cuMipmappedArrayCreate(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[256] &&
+    if (cudart_checked_reports[277] &&
         cudart_c_report("cuMipmappedArrayCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44589,7 +45852,7 @@ static PyObject *cudart_checked_cuMipmappedArrayDestroy(PyObject *self, PyObject
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[257] &&
+    if (cudart_checked_reports[278] &&
         cudart_c_report("cuMipmappedArrayDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44650,7 +45913,7 @@ static PyObject *cudart_checked_cuMipmappedArrayGetLevel(PyObject *self, PyObjec
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[258] &&
+    if (cudart_checked_reports[279] &&
         cudart_c_report("cuMipmappedArrayGetLevel", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44702,7 +45965,7 @@ static PyObject *cudart_checked_cuModuleGetFunctionCount(PyObject *self, PyObjec
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[259] &&
+    if (cudart_checked_reports[280] &&
         cudart_c_report("cuModuleGetFunctionCount", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44747,7 +46010,7 @@ static PyObject *cudart_checked_cuModuleGetLoadingMode(PyObject *self, PyObject 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[260] &&
+    if (cudart_checked_reports[281] &&
         cudart_c_report("cuModuleGetLoadingMode", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -44800,7 +46063,7 @@ static PyObject *cudart_checked_cuModuleUnload(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[261] &&
+    if (cudart_checked_reports[282] &&
         cudart_c_report("cuModuleUnload", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44858,7 +46121,7 @@ static PyObject *cudart_checked_cuMulticastAddDevice(PyObject *self, PyObject *c
         r = fn((unsigned long long)u0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[262] &&
+    if (cudart_checked_reports[283] &&
         cudart_c_report("cuMulticastAddDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44935,7 +46198,7 @@ static PyObject *cudart_checked_cuMulticastBindAddr(PyObject *self, PyObject *co
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3, (unsigned long long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[263] &&
+    if (cudart_checked_reports[284] &&
         cudart_c_report("cuMulticastBindAddr", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45019,7 +46282,7 @@ static PyObject *cudart_checked_cuMulticastBindMem(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned long long)u5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[264] &&
+    if (cudart_checked_reports[285] &&
         cudart_c_report("cuMulticastBindMem", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45078,7 +46341,7 @@ static PyObject *cudart_checked_cuMulticastGetGranularity(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[265] &&
+    if (cudart_checked_reports[286] &&
         cudart_c_report("cuMulticastGetGranularity", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45148,7 +46411,7 @@ static PyObject *cudart_checked_cuMulticastUnbind(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, (int)i1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[266] &&
+    if (cudart_checked_reports[287] &&
         cudart_c_report("cuMulticastUnbind", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45214,7 +46477,7 @@ static PyObject *cudart_checked_cuOccupancyAvailableDynamicSMemPerBlock(PyObject
         r = fn(a0, a1, (int)i2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[267] &&
+    if (cudart_checked_reports[288] &&
         cudart_c_report("cuOccupancyAvailableDynamicSMemPerBlock", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45280,7 +46543,7 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessor(PyOb
         r = fn(a0, a1, (int)i2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[268] &&
+    if (cudart_checked_reports[289] &&
         cudart_c_report("cuOccupancyMaxActiveBlocksPerMultiprocessor", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45353,7 +46616,7 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessorWithF
         r = fn(a0, a1, (int)i2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[269] &&
+    if (cudart_checked_reports[290] &&
         cudart_c_report("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45412,7 +46675,7 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveClusters(PyObject *self, PyO
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[270] &&
+    if (cudart_checked_reports[291] &&
         cudart_c_report("cuOccupancyMaxActiveClusters", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45471,7 +46734,7 @@ static PyObject *cudart_checked_cuOccupancyMaxPotentialClusterSize(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[271] &&
+    if (cudart_checked_reports[292] &&
         cudart_c_report("cuOccupancyMaxPotentialClusterSize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45541,7 +46804,7 @@ static PyObject *cudart_checked_cuPointerGetAttributes(PyObject *self, PyObject 
         r = fn((unsigned int)u0, a1, a2, (unsigned long long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[272] &&
+    if (cudart_checked_reports[293] &&
         cudart_c_report("cuPointerGetAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45611,7 +46874,7 @@ static PyObject *cudart_checked_cuSignalExternalSemaphoresAsync(PyObject *self, 
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[273] &&
+    if (cudart_checked_reports[294] &&
         cudart_c_report("cuSignalExternalSemaphoresAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45681,7 +46944,7 @@ static PyObject *cudart_checked_cuStreamAttachMemAsync(PyObject *self, PyObject 
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[274] &&
+    if (cudart_checked_reports[295] &&
         cudart_c_report("cuStreamAttachMemAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45751,7 +47014,7 @@ static PyObject *cudart_checked_cuStreamBatchMemOp(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, a2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[275] &&
+    if (cudart_checked_reports[296] &&
         cudart_c_report("cuStreamBatchMemOp", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45821,7 +47084,7 @@ static PyObject *cudart_checked_cuStreamBatchMemOp_v2(PyObject *self, PyObject *
         r = fn(a0, (unsigned int)u1, a2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[276] &&
+    if (cudart_checked_reports[297] &&
         cudart_c_report("cuStreamBatchMemOp_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45877,7 +47140,7 @@ static PyObject *cudart_checked_cuStreamBeginCapture(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[277] &&
+    if (cudart_checked_reports[298] &&
         cudart_c_report("cuStreamBeginCapture", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45961,7 +47224,7 @@ static PyObject *cudart_checked_cuStreamBeginCaptureToGraph(PyObject *self, PyOb
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[278] &&
+    if (cudart_checked_reports[299] &&
         cudart_c_report("cuStreamBeginCaptureToGraph", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46017,7 +47280,7 @@ static PyObject *cudart_checked_cuStreamBeginCapture_v2(PyObject *self, PyObject
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[279] &&
+    if (cudart_checked_reports[300] &&
         cudart_c_report("cuStreamBeginCapture_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46073,7 +47336,7 @@ static PyObject *cudart_checked_cuStreamCopyAttributes(PyObject *self, PyObject 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[280] &&
+    if (cudart_checked_reports[301] &&
         cudart_c_report("cuStreamCopyAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46125,7 +47388,7 @@ static PyObject *cudart_checked_cuStreamCreate(PyObject *self, PyObject *const *
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[281] &&
+    if (cudart_checked_reports[302] &&
         cudart_c_report("cuStreamCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46184,7 +47447,7 @@ static PyObject *cudart_checked_cuStreamCreateWithPriority(PyObject *self, PyObj
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[282] &&
+    if (cudart_checked_reports[303] &&
         cudart_c_report("cuStreamCreateWithPriority", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46237,7 +47500,7 @@ static PyObject *cudart_checked_cuStreamDestroy(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[283] &&
+    if (cudart_checked_reports[304] &&
         cudart_c_report("cuStreamDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46292,7 +47555,7 @@ static PyObject *cudart_checked_cuStreamDestroy_v2(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[284] &&
+    if (cudart_checked_reports[305] &&
         cudart_c_report("cuStreamDestroy_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46346,7 +47609,7 @@ static PyObject *cudart_checked_cuStreamEndCapture(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[285] &&
+    if (cudart_checked_reports[306] &&
         cudart_c_report("cuStreamEndCapture", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46398,7 +47661,7 @@ static PyObject *cudart_checked_cuStreamGetCtx(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[286] &&
+    if (cudart_checked_reports[307] &&
         cudart_c_report("cuStreamGetCtx", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46453,7 +47716,7 @@ static PyObject *cudart_checked_cuStreamGetCtx_v2(PyObject *self, PyObject *cons
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[287] &&
+    if (cudart_checked_reports[308] &&
         cudart_c_report("cuStreamGetCtx_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46511,7 +47774,7 @@ static PyObject *cudart_checked_cuStreamGetFlags(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[288] &&
+    if (cudart_checked_reports[309] &&
         cudart_c_report("cuStreamGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46563,7 +47826,7 @@ static PyObject *cudart_checked_cuStreamGetGreenCtx(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[289] &&
+    if (cudart_checked_reports[310] &&
         cudart_c_report("cuStreamGetGreenCtx", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46615,7 +47878,7 @@ static PyObject *cudart_checked_cuStreamGetId(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[290] &&
+    if (cudart_checked_reports[311] &&
         cudart_c_report("cuStreamGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46667,7 +47930,7 @@ static PyObject *cudart_checked_cuStreamGetPriority(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[291] &&
+    if (cudart_checked_reports[312] &&
         cudart_c_report("cuStreamGetPriority", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46719,7 +47982,7 @@ static PyObject *cudart_checked_cuStreamIsCapturing(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[292] &&
+    if (cudart_checked_reports[313] &&
         cudart_c_report("cuStreamIsCapturing", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46768,7 +48031,7 @@ static PyObject *cudart_checked_cuStreamQuery(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[293] &&
+    if (cudart_checked_reports[314] &&
         cudart_c_report("cuStreamQuery", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46817,7 +48080,7 @@ static PyObject *cudart_checked_cuStreamSynchronize(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[294] &&
+    if (cudart_checked_reports[315] &&
         cudart_c_report("cuStreamSynchronize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46887,7 +48150,7 @@ static PyObject *cudart_checked_cuStreamUpdateCaptureDependencies(PyObject *self
         r = fn(a0, a1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[295] &&
+    if (cudart_checked_reports[316] &&
         cudart_c_report("cuStreamUpdateCaptureDependencies", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46964,7 +48227,7 @@ static PyObject *cudart_checked_cuStreamUpdateCaptureDependencies_v2(PyObject *s
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[296] &&
+    if (cudart_checked_reports[317] &&
         cudart_c_report("cuStreamUpdateCaptureDependencies_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47027,7 +48290,7 @@ static PyObject *cudart_checked_cuStreamWaitEvent(PyObject *self, PyObject *cons
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[297] &&
+    if (cudart_checked_reports[318] &&
         cudart_c_report("cuStreamWaitEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47097,7 +48360,7 @@ static PyObject *cudart_checked_cuStreamWaitValue32(PyObject *self, PyObject *co
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[298] &&
+    if (cudart_checked_reports[319] &&
         cudart_c_report("cuStreamWaitValue32", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47167,7 +48430,7 @@ static PyObject *cudart_checked_cuStreamWaitValue32_v2(PyObject *self, PyObject 
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[299] &&
+    if (cudart_checked_reports[320] &&
         cudart_c_report("cuStreamWaitValue32_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47237,7 +48500,7 @@ static PyObject *cudart_checked_cuStreamWaitValue64(PyObject *self, PyObject *co
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[300] &&
+    if (cudart_checked_reports[321] &&
         cudart_c_report("cuStreamWaitValue64", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47307,7 +48570,7 @@ static PyObject *cudart_checked_cuStreamWaitValue64_v2(PyObject *self, PyObject 
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[301] &&
+    if (cudart_checked_reports[322] &&
         cudart_c_report("cuStreamWaitValue64_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47377,7 +48640,7 @@ static PyObject *cudart_checked_cuStreamWriteValue32(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[302] &&
+    if (cudart_checked_reports[323] &&
         cudart_c_report("cuStreamWriteValue32", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47447,7 +48710,7 @@ static PyObject *cudart_checked_cuStreamWriteValue32_v2(PyObject *self, PyObject
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[303] &&
+    if (cudart_checked_reports[324] &&
         cudart_c_report("cuStreamWriteValue32_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47517,7 +48780,7 @@ static PyObject *cudart_checked_cuStreamWriteValue64(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[304] &&
+    if (cudart_checked_reports[325] &&
         cudart_c_report("cuStreamWriteValue64", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47587,7 +48850,7 @@ static PyObject *cudart_checked_cuStreamWriteValue64_v2(PyObject *self, PyObject
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[305] &&
+    if (cudart_checked_reports[326] &&
         cudart_c_report("cuStreamWriteValue64_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47636,7 +48899,7 @@ static PyObject *cudart_checked_cuSurfObjectDestroy(PyObject *self, PyObject *co
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[306] &&
+    if (cudart_checked_reports[327] &&
         cudart_c_report("cuSurfObjectDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47692,7 +48955,7 @@ static PyObject *cudart_checked_cuTensorMapReplaceAddress(PyObject *self, PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[307] &&
+    if (cudart_checked_reports[328] &&
         cudart_c_report("cuTensorMapReplaceAddress", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47741,7 +49004,7 @@ static PyObject *cudart_checked_cuTexObjectDestroy(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[308] &&
+    if (cudart_checked_reports[329] &&
         cudart_c_report("cuTexObjectDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47797,7 +49060,7 @@ static PyObject *cudart_checked_cuUserObjectRelease(PyObject *self, PyObject *co
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[309] &&
+    if (cudart_checked_reports[330] &&
         cudart_c_report("cuUserObjectRelease", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47853,7 +49116,7 @@ static PyObject *cudart_checked_cuUserObjectRetain(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[310] &&
+    if (cudart_checked_reports[331] &&
         cudart_c_report("cuUserObjectRetain", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47923,7 +49186,7 @@ static PyObject *cudart_checked_cuWaitExternalSemaphoresAsync(PyObject *self, Py
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[311] &&
+    if (cudart_checked_reports[332] &&
         cudart_c_report("cuWaitExternalSemaphoresAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47958,6 +49221,7 @@ static PyMethodDef cudart_checked_defs[] = {
     {"cuCtxGetApiVersion", (PyCFunction)(void (*)(void))cudart_checked_cuCtxGetApiVersion, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuCtxGetCacheConfig", (PyCFunction)(void (*)(void))cudart_checked_cuCtxGetCacheConfig, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuCtxGetCurrent", (PyCFunction)(void (*)(void))cudart_checked_cuCtxGetCurrent, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuCtxGetDevice", (PyCFunction)(void (*)(void))cudart_checked_cuCtxGetDevice, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuCtxGetFlags", (PyCFunction)(void (*)(void))cudart_checked_cuCtxGetFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuCtxGetId", (PyCFunction)(void (*)(void))cudart_checked_cuCtxGetId, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuCtxGetLimit", (PyCFunction)(void (*)(void))cudart_checked_cuCtxGetLimit, METH_FASTCALL | METH_KEYWORDS, NULL},
@@ -47978,6 +49242,7 @@ static PyMethodDef cudart_checked_defs[] = {
     {"cuDestroyExternalSemaphore", (PyCFunction)(void (*)(void))cudart_checked_cuDestroyExternalSemaphore, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuDevResourceGenerateDesc", (PyCFunction)(void (*)(void))cudart_checked_cuDevResourceGenerateDesc, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuDeviceCanAccessPeer", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceCanAccessPeer, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuDeviceGet", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceGet, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuDeviceGetAttribute", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceGetAttribute, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuDeviceGetCount", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceGetCount, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuDeviceGetDefaultMemPool", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceGetDefaultMemPool, METH_FASTCALL | METH_KEYWORDS, NULL},
@@ -48008,6 +49273,7 @@ static PyMethodDef cudart_checked_defs[] = {
     {"cuEventRecord", (PyCFunction)(void (*)(void))cudart_checked_cuEventRecord, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuEventRecordWithFlags", (PyCFunction)(void (*)(void))cudart_checked_cuEventRecordWithFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuEventSynchronize", (PyCFunction)(void (*)(void))cudart_checked_cuEventSynchronize, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuExternalMemoryGetMappedBuffer", (PyCFunction)(void (*)(void))cudart_checked_cuExternalMemoryGetMappedBuffer, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuExternalMemoryGetMappedMipmappedArray", (PyCFunction)(void (*)(void))cudart_checked_cuExternalMemoryGetMappedMipmappedArray, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuFlushGPUDirectRDMAWrites", (PyCFunction)(void (*)(void))cudart_checked_cuFlushGPUDirectRDMAWrites, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuFuncGetAttribute", (PyCFunction)(void (*)(void))cudart_checked_cuFuncGetAttribute, METH_FASTCALL | METH_KEYWORDS, NULL},
@@ -48037,6 +49303,7 @@ static PyMethodDef cudart_checked_defs[] = {
     {"cuGraphAddNode_v2", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddNode_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuGraphBatchMemOpNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphBatchMemOpNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuGraphChildGraphNodeGetGraph", (PyCFunction)(void (*)(void))cudart_checked_cuGraphChildGraphNodeGetGraph, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphConditionalHandleCreate", (PyCFunction)(void (*)(void))cudart_checked_cuGraphConditionalHandleCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuGraphCreate", (PyCFunction)(void (*)(void))cudart_checked_cuGraphCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuGraphDestroy", (PyCFunction)(void (*)(void))cudart_checked_cuGraphDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuGraphDestroyNode", (PyCFunction)(void (*)(void))cudart_checked_cuGraphDestroyNode, METH_FASTCALL | METH_KEYWORDS, NULL},
@@ -48051,6 +49318,7 @@ static PyMethodDef cudart_checked_defs[] = {
     {"cuGraphExecEventWaitNodeSetEvent", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecEventWaitNodeSetEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuGraphExecExternalSemaphoresSignalNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecExternalSemaphoresSignalNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuGraphExecExternalSemaphoresWaitNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecExternalSemaphoresWaitNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphExecGetFlags", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecGetFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuGraphExecKernelNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecKernelNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuGraphExecKernelNodeSetParams_v2", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecKernelNodeSetParams_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuGraphExecMemcpyNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecMemcpyNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
@@ -48062,6 +49330,7 @@ static PyMethodDef cudart_checked_defs[] = {
     {"cuGraphKernelNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphKernelNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuGraphKernelNodeSetParams_v2", (PyCFunction)(void (*)(void))cudart_checked_cuGraphKernelNodeSetParams_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuGraphLaunch", (PyCFunction)(void (*)(void))cudart_checked_cuGraphLaunch, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphMemFreeNodeGetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphMemFreeNodeGetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuGraphMemcpyNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphMemcpyNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuGraphMemsetNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphMemsetNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuGraphNodeFindInClone", (PyCFunction)(void (*)(void))cudart_checked_cuGraphNodeFindInClone, METH_FASTCALL | METH_KEYWORDS, NULL},
@@ -48076,6 +49345,8 @@ static PyMethodDef cudart_checked_defs[] = {
     {"cuGraphUpload", (PyCFunction)(void (*)(void))cudart_checked_cuGraphUpload, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuGraphicsMapResources", (PyCFunction)(void (*)(void))cudart_checked_cuGraphicsMapResources, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuGraphicsResourceGetMappedMipmappedArray", (PyCFunction)(void (*)(void))cudart_checked_cuGraphicsResourceGetMappedMipmappedArray, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphicsResourceGetMappedPointer", (PyCFunction)(void (*)(void))cudart_checked_cuGraphicsResourceGetMappedPointer, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphicsResourceGetMappedPointer_v2", (PyCFunction)(void (*)(void))cudart_checked_cuGraphicsResourceGetMappedPointer_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuGraphicsResourceSetMapFlags", (PyCFunction)(void (*)(void))cudart_checked_cuGraphicsResourceSetMapFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuGraphicsResourceSetMapFlags_v2", (PyCFunction)(void (*)(void))cudart_checked_cuGraphicsResourceSetMapFlags_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuGraphicsSubResourceGetMappedArray", (PyCFunction)(void (*)(void))cudart_checked_cuGraphicsSubResourceGetMappedArray, METH_FASTCALL | METH_KEYWORDS, NULL},
@@ -48104,17 +49375,29 @@ static PyMethodDef cudart_checked_defs[] = {
     {"cuLinkCreate_v2", (PyCFunction)(void (*)(void))cudart_checked_cuLinkCreate_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuLinkDestroy", (PyCFunction)(void (*)(void))cudart_checked_cuLinkDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuMemAddressFree", (PyCFunction)(void (*)(void))cudart_checked_cuMemAddressFree, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemAddressReserve", (PyCFunction)(void (*)(void))cudart_checked_cuMemAddressReserve, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuMemAdvise", (PyCFunction)(void (*)(void))cudart_checked_cuMemAdvise, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemAlloc", (PyCFunction)(void (*)(void))cudart_checked_cuMemAlloc, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemAllocAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemAllocAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemAllocFromPoolAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemAllocFromPoolAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemAllocManaged", (PyCFunction)(void (*)(void))cudart_checked_cuMemAllocManaged, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemAllocPitch", (PyCFunction)(void (*)(void))cudart_checked_cuMemAllocPitch, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemAllocPitch_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemAllocPitch_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemAlloc_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemAlloc_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuMemExportToShareableHandle", (PyCFunction)(void (*)(void))cudart_checked_cuMemExportToShareableHandle, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuMemFree", (PyCFunction)(void (*)(void))cudart_checked_cuMemFree, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuMemFreeAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemFreeAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuMemFreeHost", (PyCFunction)(void (*)(void))cudart_checked_cuMemFreeHost, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuMemFree_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemFree_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuMemGetAccess", (PyCFunction)(void (*)(void))cudart_checked_cuMemGetAccess, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemGetAddressRange", (PyCFunction)(void (*)(void))cudart_checked_cuMemGetAddressRange, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemGetAddressRange_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemGetAddressRange_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuMemGetAllocationGranularity", (PyCFunction)(void (*)(void))cudart_checked_cuMemGetAllocationGranularity, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuMemGetHandleForAddressRange", (PyCFunction)(void (*)(void))cudart_checked_cuMemGetHandleForAddressRange, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuMemGetInfo", (PyCFunction)(void (*)(void))cudart_checked_cuMemGetInfo, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuMemGetInfo_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemGetInfo_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemHostGetDevicePointer", (PyCFunction)(void (*)(void))cudart_checked_cuMemHostGetDevicePointer, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemHostGetDevicePointer_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemHostGetDevicePointer_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuMemHostGetFlags", (PyCFunction)(void (*)(void))cudart_checked_cuMemHostGetFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuMemHostRegister", (PyCFunction)(void (*)(void))cudart_checked_cuMemHostRegister, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuMemHostRegister_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemHostRegister_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
@@ -48126,6 +49409,7 @@ static PyMethodDef cudart_checked_defs[] = {
     {"cuMemPoolExportToShareableHandle", (PyCFunction)(void (*)(void))cudart_checked_cuMemPoolExportToShareableHandle, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuMemPoolGetAccess", (PyCFunction)(void (*)(void))cudart_checked_cuMemPoolGetAccess, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuMemPoolImportFromShareableHandle", (PyCFunction)(void (*)(void))cudart_checked_cuMemPoolImportFromShareableHandle, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemPoolImportPointer", (PyCFunction)(void (*)(void))cudart_checked_cuMemPoolImportPointer, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuMemPoolSetAccess", (PyCFunction)(void (*)(void))cudart_checked_cuMemPoolSetAccess, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuMemPoolTrimTo", (PyCFunction)(void (*)(void))cudart_checked_cuMemPoolTrimTo, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuMemPrefetchAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemPrefetchAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
@@ -48274,6 +49558,7 @@ static const char *const cudart_checked_signatures[] = {
     "cuCtxGetApiVersion($module, ctx)",
     "cuCtxGetCacheConfig($module)",
     "cuCtxGetCurrent($module)",
+    "cuCtxGetDevice($module)",
     "cuCtxGetFlags($module)",
     "cuCtxGetId($module, ctx)",
     "cuCtxGetLimit($module, limit)",
@@ -48294,6 +49579,7 @@ static const char *const cudart_checked_signatures[] = {
     "cuDestroyExternalSemaphore($module, extSem)",
     "cuDevResourceGenerateDesc($module, resources, nbResources)",
     "cuDeviceCanAccessPeer($module, dev, peerDev)",
+    "cuDeviceGet($module, ordinal)",
     "cuDeviceGetAttribute($module, attrib, dev)",
     "cuDeviceGetCount($module)",
     "cuDeviceGetDefaultMemPool($module, dev)",
@@ -48324,6 +49610,7 @@ static const char *const cudart_checked_signatures[] = {
     "cuEventRecord($module, hEvent, hStream)",
     "cuEventRecordWithFlags($module, hEvent, hStream, flags)",
     "cuEventSynchronize($module, hEvent)",
+    "cuExternalMemoryGetMappedBuffer($module, extMem, bufferDesc)",
     "cuExternalMemoryGetMappedMipmappedArray($module, extMem, mipmapDesc)",
     "cuFlushGPUDirectRDMAWrites($module, target, scope)",
     "cuFuncGetAttribute($module, attrib, hfunc)",
@@ -48353,6 +49640,7 @@ static const char *const cudart_checked_signatures[] = {
     "cuGraphAddNode_v2($module, hGraph, dependencies, dependencyData, numDependencies, nodeParams)",
     "cuGraphBatchMemOpNodeSetParams($module, hNode, nodeParams)",
     "cuGraphChildGraphNodeGetGraph($module, hNode)",
+    "cuGraphConditionalHandleCreate($module, hGraph, ctx, defaultLaunchValue, flags)",
     "cuGraphCreate($module, flags)",
     "cuGraphDestroy($module, hGraph)",
     "cuGraphDestroyNode($module, hNode)",
@@ -48367,6 +49655,7 @@ static const char *const cudart_checked_signatures[] = {
     "cuGraphExecEventWaitNodeSetEvent($module, hGraphExec, hNode, event)",
     "cuGraphExecExternalSemaphoresSignalNodeSetParams($module, hGraphExec, hNode, nodeParams)",
     "cuGraphExecExternalSemaphoresWaitNodeSetParams($module, hGraphExec, hNode, nodeParams)",
+    "cuGraphExecGetFlags($module, hGraphExec)",
     "cuGraphExecKernelNodeSetParams($module, hGraphExec, hNode, nodeParams)",
     "cuGraphExecKernelNodeSetParams_v2($module, hGraphExec, hNode, nodeParams)",
     "cuGraphExecMemcpyNodeSetParams($module, hGraphExec, hNode, copyParams, ctx)",
@@ -48378,6 +49667,7 @@ static const char *const cudart_checked_signatures[] = {
     "cuGraphKernelNodeSetParams($module, hNode, nodeParams)",
     "cuGraphKernelNodeSetParams_v2($module, hNode, nodeParams)",
     "cuGraphLaunch($module, hGraphExec, hStream)",
+    "cuGraphMemFreeNodeGetParams($module, hNode)",
     "cuGraphMemcpyNodeSetParams($module, hNode, nodeParams)",
     "cuGraphMemsetNodeSetParams($module, hNode, nodeParams)",
     "cuGraphNodeFindInClone($module, hOriginalNode, hClonedGraph)",
@@ -48392,6 +49682,8 @@ static const char *const cudart_checked_signatures[] = {
     "cuGraphUpload($module, hGraphExec, hStream)",
     "cuGraphicsMapResources($module, count, resources, hStream)",
     "cuGraphicsResourceGetMappedMipmappedArray($module, resource)",
+    "cuGraphicsResourceGetMappedPointer($module, resource)",
+    "cuGraphicsResourceGetMappedPointer_v2($module, resource)",
     "cuGraphicsResourceSetMapFlags($module, resource, flags)",
     "cuGraphicsResourceSetMapFlags_v2($module, resource, flags)",
     "cuGraphicsSubResourceGetMappedArray($module, resource, arrayIndex, mipLevel)",
@@ -48420,17 +49712,29 @@ static const char *const cudart_checked_signatures[] = {
     "cuLinkCreate_v2($module, numOptions, options, optionValues)",
     "cuLinkDestroy($module, state)",
     "cuMemAddressFree($module, ptr, size)",
+    "cuMemAddressReserve($module, size, alignment, addr, flags)",
     "cuMemAdvise($module, devPtr, count, advice, device)",
+    "cuMemAlloc($module, bytesize)",
+    "cuMemAllocAsync($module, bytesize, hStream)",
+    "cuMemAllocFromPoolAsync($module, bytesize, pool, hStream)",
+    "cuMemAllocManaged($module, bytesize, flags)",
+    "cuMemAllocPitch($module, WidthInBytes, Height, ElementSizeBytes)",
+    "cuMemAllocPitch_v2($module, WidthInBytes, Height, ElementSizeBytes)",
+    "cuMemAlloc_v2($module, bytesize)",
     "cuMemExportToShareableHandle($module, shareableHandle, handle, handleType, flags)",
     "cuMemFree($module, dptr)",
     "cuMemFreeAsync($module, dptr, hStream)",
     "cuMemFreeHost($module, p)",
     "cuMemFree_v2($module, dptr)",
     "cuMemGetAccess($module, location, ptr)",
+    "cuMemGetAddressRange($module, dptr)",
+    "cuMemGetAddressRange_v2($module, dptr)",
     "cuMemGetAllocationGranularity($module, prop, option)",
     "cuMemGetHandleForAddressRange($module, handle, dptr, size, handleType, flags)",
     "cuMemGetInfo($module)",
     "cuMemGetInfo_v2($module)",
+    "cuMemHostGetDevicePointer($module, p, Flags)",
+    "cuMemHostGetDevicePointer_v2($module, p, Flags)",
     "cuMemHostGetFlags($module, p)",
     "cuMemHostRegister($module, p, bytesize, Flags)",
     "cuMemHostRegister_v2($module, p, bytesize, Flags)",
@@ -48442,6 +49746,7 @@ static const char *const cudart_checked_signatures[] = {
     "cuMemPoolExportToShareableHandle($module, handle_out, pool, handleType, flags)",
     "cuMemPoolGetAccess($module, memPool, location)",
     "cuMemPoolImportFromShareableHandle($module, handle, handleType, flags)",
+    "cuMemPoolImportPointer($module, pool, shareData)",
     "cuMemPoolSetAccess($module, pool, map, count)",
     "cuMemPoolTrimTo($module, pool, minBytesToKeep)",
     "cuMemPrefetchAsync($module, devPtr, count, dstDevice, hStream)",
@@ -48616,6 +49921,7 @@ static PyObject **const cudart_checked_references[] = {
     &cudart_reference_cuCtxGetApiVersion,
     &cudart_reference_cuCtxGetCacheConfig,
     &cudart_reference_cuCtxGetCurrent,
+    &cudart_reference_cuCtxGetDevice,
     &cudart_reference_cuCtxGetFlags,
     &cudart_reference_cuCtxGetId,
     &cudart_reference_cuCtxGetLimit,
@@ -48636,6 +49942,7 @@ static PyObject **const cudart_checked_references[] = {
     &cudart_reference_cuDestroyExternalSemaphore,
     &cudart_reference_cuDevResourceGenerateDesc,
     &cudart_reference_cuDeviceCanAccessPeer,
+    &cudart_reference_cuDeviceGet,
     &cudart_reference_cuDeviceGetAttribute,
     &cudart_reference_cuDeviceGetCount,
     &cudart_reference_cuDeviceGetDefaultMemPool,
@@ -48666,6 +49973,7 @@ static PyObject **const cudart_checked_references[] = {
     &cudart_reference_cuEventRecord,
     &cudart_reference_cuEventRecordWithFlags,
     &cudart_reference_cuEventSynchronize,
+    &cudart_reference_cuExternalMemoryGetMappedBuffer,
     &cudart_reference_cuExternalMemoryGetMappedMipmappedArray,
     &cudart_reference_cuFlushGPUDirectRDMAWrites,
     &cudart_reference_cuFuncGetAttribute,
@@ -48695,6 +50003,7 @@ static PyObject **const cudart_checked_references[] = {
     &cudart_reference_cuGraphAddNode_v2,
     &cudart_reference_cuGraphBatchMemOpNodeSetParams,
     &cudart_reference_cuGraphChildGraphNodeGetGraph,
+    &cudart_reference_cuGraphConditionalHandleCreate,
     &cudart_reference_cuGraphCreate,
     &cudart_reference_cuGraphDestroy,
     &cudart_reference_cuGraphDestroyNode,
@@ -48709,6 +50018,7 @@ static PyObject **const cudart_checked_references[] = {
     &cudart_reference_cuGraphExecEventWaitNodeSetEvent,
     &cudart_reference_cuGraphExecExternalSemaphoresSignalNodeSetParams,
     &cudart_reference_cuGraphExecExternalSemaphoresWaitNodeSetParams,
+    &cudart_reference_cuGraphExecGetFlags,
     &cudart_reference_cuGraphExecKernelNodeSetParams,
     &cudart_reference_cuGraphExecKernelNodeSetParams_v2,
     &cudart_reference_cuGraphExecMemcpyNodeSetParams,
@@ -48720,6 +50030,7 @@ static PyObject **const cudart_checked_references[] = {
     &cudart_reference_cuGraphKernelNodeSetParams,
     &cudart_reference_cuGraphKernelNodeSetParams_v2,
     &cudart_reference_cuGraphLaunch,
+    &cudart_reference_cuGraphMemFreeNodeGetParams,
     &cudart_reference_cuGraphMemcpyNodeSetParams,
     &cudart_reference_cuGraphMemsetNodeSetParams,
     &cudart_reference_cuGraphNodeFindInClone,
@@ -48734,6 +50045,8 @@ static PyObject **const cudart_checked_references[] = {
     &cudart_reference_cuGraphUpload,
     &cudart_reference_cuGraphicsMapResources,
     &cudart_reference_cuGraphicsResourceGetMappedMipmappedArray,
+    &cudart_reference_cuGraphicsResourceGetMappedPointer,
+    &cudart_reference_cuGraphicsResourceGetMappedPointer_v2,
     &cudart_reference_cuGraphicsResourceSetMapFlags,
     &cudart_reference_cuGraphicsResourceSetMapFlags_v2,
     &cudart_reference_cuGraphicsSubResourceGetMappedArray,
@@ -48762,17 +50075,29 @@ static PyObject **const cudart_checked_references[] = {
     &cudart_reference_cuLinkCreate_v2,
     &cudart_reference_cuLinkDestroy,
     &cudart_reference_cuMemAddressFree,
+    &cudart_reference_cuMemAddressReserve,
     &cudart_reference_cuMemAdvise,
+    &cudart_reference_cuMemAlloc,
+    &cudart_reference_cuMemAllocAsync,
+    &cudart_reference_cuMemAllocFromPoolAsync,
+    &cudart_reference_cuMemAllocManaged,
+    &cudart_reference_cuMemAllocPitch,
+    &cudart_reference_cuMemAllocPitch_v2,
+    &cudart_reference_cuMemAlloc_v2,
     &cudart_reference_cuMemExportToShareableHandle,
     &cudart_reference_cuMemFree,
     &cudart_reference_cuMemFreeAsync,
     &cudart_reference_cuMemFreeHost,
     &cudart_reference_cuMemFree_v2,
     &cudart_reference_cuMemGetAccess,
+    &cudart_reference_cuMemGetAddressRange,
+    &cudart_reference_cuMemGetAddressRange_v2,
     &cudart_reference_cuMemGetAllocationGranularity,
     &cudart_reference_cuMemGetHandleForAddressRange,
     &cudart_reference_cuMemGetInfo,
     &cudart_reference_cuMemGetInfo_v2,
+    &cudart_reference_cuMemHostGetDevicePointer,
+    &cudart_reference_cuMemHostGetDevicePointer_v2,
     &cudart_reference_cuMemHostGetFlags,
     &cudart_reference_cuMemHostRegister,
     &cudart_reference_cuMemHostRegister_v2,
@@ -48784,6 +50109,7 @@ static PyObject **const cudart_checked_references[] = {
     &cudart_reference_cuMemPoolExportToShareableHandle,
     &cudart_reference_cuMemPoolGetAccess,
     &cudart_reference_cuMemPoolImportFromShareableHandle,
+    &cudart_reference_cuMemPoolImportPointer,
     &cudart_reference_cuMemPoolSetAccess,
     &cudart_reference_cuMemPoolTrimTo,
     &cudart_reference_cuMemPrefetchAsync,

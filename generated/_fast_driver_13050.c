@@ -32660,9 +32660,9 @@ done:
 
 /* ---------------------------------------------------------------- checked functions, compiled */
 
-/* 360 checked functions in C (generator/render/fast_checked.py), each
+/* 386 checked functions in C (generator/render/fast_checked.py), each
  * standing for the Python checked function of its name (its reference), which serves
- * whatever the C happy path does not take. 215 others stay Python only. */
+ * whatever the C happy path does not take. 189 others stay Python only. */
 #include "_fastchecked.h"
 
 static PyTypeObject *cudart_handle_CUarray;
@@ -33165,7 +33165,7 @@ static int cudart_member_CUtensorMapAllocClass_enum(long long v)
 
 /* Whether a compiled checked function reports host callbacks' failures after its call
  * (cudart._checked's _REPORTS_CALLBACK_FAILURES, read by checked()). */
-static char cudart_checked_reports[360];
+static char cudart_checked_reports[386];
 
 static PyObject *cudart_reference_cuArray3DCreate;
 
@@ -34755,6 +34755,101 @@ reference:
     return cudart_c_fallback(cudart_reference_cuCtxGetCurrent, args, nargs, kwnames);
 }
 
+static PyObject *cudart_reference_cuCtxGetDevice;
+
+static PyObject *cudart_checked_cuCtxGetDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 0 || nargs > 0)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    void *slot = cudart_slot_table[cudart_slot_cuCtxGetDevice];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(K)", (unsigned long long)(uintptr_t)a0);
+        if (cudart_record_call("cuCtxGetDevice", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxGetDevice, cudart_abi_cuCtxGetDevice) fn = (CUDART_FN_T(cuCtxGetDevice, cudart_abi_cuCtxGetDevice))slot;
+        r = fn(a0);  /* with the GIL held: generator/gil.py */
+    }
+    if (cudart_checked_reports[29] &&
+        cudart_c_report("cuCtxGetDevice", (long long)r, NULL) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('i', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxGetDevice, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuCtxGetDevice_v2;
+
+static PyObject *cudart_checked_cuCtxGetDevice_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUcontext, &a1))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuCtxGetDevice_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuCtxGetDevice_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuCtxGetDevice_v2, cudart_abi_cuCtxGetDevice_v2) fn = (CUDART_FN_T(cuCtxGetDevice_v2, cudart_abi_cuCtxGetDevice_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[30] &&
+        cudart_c_report("cuCtxGetDevice_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('i', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuCtxGetDevice_v2, args, nargs, kwnames);
+}
+
 static PyObject *cudart_reference_cuCtxGetFlags;
 
 static PyObject *cudart_checked_cuCtxGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
@@ -34788,7 +34883,7 @@ static PyObject *cudart_checked_cuCtxGetFlags(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[29] &&
+    if (cudart_checked_reports[31] &&
         cudart_c_report("cuCtxGetFlags", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -34840,7 +34935,7 @@ static PyObject *cudart_checked_cuCtxGetId(PyObject *self, PyObject *const *args
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[30] &&
+    if (cudart_checked_reports[32] &&
         cudart_c_report("cuCtxGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34892,7 +34987,7 @@ static PyObject *cudart_checked_cuCtxGetLimit(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[31] &&
+    if (cudart_checked_reports[33] &&
         cudart_c_report("cuCtxGetLimit", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -34940,7 +35035,7 @@ static PyObject *cudart_checked_cuCtxGetStreamPriorityRange(PyObject *self, PyOb
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[32] &&
+    if (cudart_checked_reports[34] &&
         cudart_c_report("cuCtxGetStreamPriorityRange", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -34991,7 +35086,7 @@ static PyObject *cudart_checked_cuCtxPopCurrent(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[33] &&
+    if (cudart_checked_reports[35] &&
         cudart_c_report("cuCtxPopCurrent", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -35036,7 +35131,7 @@ static PyObject *cudart_checked_cuCtxPopCurrent_v2(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[34] &&
+    if (cudart_checked_reports[36] &&
         cudart_c_report("cuCtxPopCurrent_v2", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -35085,7 +35180,7 @@ static PyObject *cudart_checked_cuCtxPushCurrent(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[35] &&
+    if (cudart_checked_reports[37] &&
         cudart_c_report("cuCtxPushCurrent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35134,7 +35229,7 @@ static PyObject *cudart_checked_cuCtxPushCurrent_v2(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[36] &&
+    if (cudart_checked_reports[38] &&
         cudart_c_report("cuCtxPushCurrent_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35190,7 +35285,7 @@ static PyObject *cudart_checked_cuCtxRecordEvent(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[37] &&
+    if (cudart_checked_reports[39] &&
         cudart_c_report("cuCtxRecordEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35232,7 +35327,7 @@ static PyObject *cudart_checked_cuCtxResetPersistingL2Cache(PyObject *self, PyOb
         r = fn();
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[38] &&
+    if (cudart_checked_reports[40] &&
         cudart_c_report("cuCtxResetPersistingL2Cache", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -35281,7 +35376,7 @@ static PyObject *cudart_checked_cuCtxSetCacheConfig(PyObject *self, PyObject *co
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[39] &&
+    if (cudart_checked_reports[41] &&
         cudart_c_report("cuCtxSetCacheConfig", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35330,7 +35425,7 @@ static PyObject *cudart_checked_cuCtxSetCurrent(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[40] &&
+    if (cudart_checked_reports[42] &&
         cudart_c_report("cuCtxSetCurrent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35379,7 +35474,7 @@ static PyObject *cudart_checked_cuCtxSetFlags(PyObject *self, PyObject *const *a
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[41] &&
+    if (cudart_checked_reports[43] &&
         cudart_c_report("cuCtxSetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35435,7 +35530,7 @@ static PyObject *cudart_checked_cuCtxSetLimit(PyObject *self, PyObject *const *a
         r = fn((unsigned int)u0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[42] &&
+    if (cudart_checked_reports[44] &&
         cudart_c_report("cuCtxSetLimit", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35477,7 +35572,7 @@ static PyObject *cudart_checked_cuCtxSynchronize(PyObject *self, PyObject *const
         r = fn();
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[43] &&
+    if (cudart_checked_reports[45] &&
         cudart_c_report("cuCtxSynchronize", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -35526,7 +35621,7 @@ static PyObject *cudart_checked_cuCtxSynchronize_v2(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[44] &&
+    if (cudart_checked_reports[46] &&
         cudart_c_report("cuCtxSynchronize_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35582,7 +35677,7 @@ static PyObject *cudart_checked_cuCtxWaitEvent(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[45] &&
+    if (cudart_checked_reports[47] &&
         cudart_c_report("cuCtxWaitEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35635,7 +35730,7 @@ static PyObject *cudart_checked_cuDestroyExternalMemory(PyObject *self, PyObject
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[46] &&
+    if (cudart_checked_reports[48] &&
         cudart_c_report("cuDestroyExternalMemory", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35690,7 +35785,7 @@ static PyObject *cudart_checked_cuDestroyExternalSemaphore(PyObject *self, PyObj
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[47] &&
+    if (cudart_checked_reports[49] &&
         cudart_c_report("cuDestroyExternalSemaphore", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35751,7 +35846,7 @@ static PyObject *cudart_checked_cuDevResourceGenerateDesc(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[48] &&
+    if (cudart_checked_reports[50] &&
         cudart_c_report("cuDevResourceGenerateDesc", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35810,7 +35905,7 @@ static PyObject *cudart_checked_cuDeviceCanAccessPeer(PyObject *self, PyObject *
         r = fn(a0, (int)i1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[49] &&
+    if (cudart_checked_reports[51] &&
         cudart_c_report("cuDeviceCanAccessPeer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35820,6 +35915,58 @@ static PyObject *cudart_checked_cuDeviceCanAccessPeer(PyObject *self, PyObject *
     }
 reference:
     return cudart_c_fallback(cudart_reference_cuDeviceCanAccessPeer, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuDeviceGet;
+
+static PyObject *cudart_checked_cuDeviceGet(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    long long i1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_signed(x, -2147483648LL, 2147483647LL, &sn) && ((void)(i1 = (long long)sn), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuDeviceGet];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KL)", (unsigned long long)(uintptr_t)a0, i1);
+        if (cudart_record_call("cuDeviceGet", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuDeviceGet, cudart_abi_cuDeviceGet) fn = (CUDART_FN_T(cuDeviceGet, cudart_abi_cuDeviceGet))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (int)i1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[52] &&
+        cudart_c_report("cuDeviceGet", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('i', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuDeviceGet, args, nargs, kwnames);
 }
 
 static PyObject *cudart_reference_cuDeviceGetAttribute;
@@ -35869,7 +36016,7 @@ static PyObject *cudart_checked_cuDeviceGetAttribute(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[50] &&
+    if (cudart_checked_reports[53] &&
         cudart_c_report("cuDeviceGetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35921,7 +36068,7 @@ static PyObject *cudart_checked_cuDeviceGetCliqueCount(PyObject *self, PyObject 
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[51] &&
+    if (cudart_checked_reports[54] &&
         cudart_c_report("cuDeviceGetCliqueCount", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -35966,7 +36113,7 @@ static PyObject *cudart_checked_cuDeviceGetCount(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[52] &&
+    if (cudart_checked_reports[55] &&
         cudart_c_report("cuDeviceGetCount", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -36018,7 +36165,7 @@ static PyObject *cudart_checked_cuDeviceGetDefaultMemPool(PyObject *self, PyObje
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[53] &&
+    if (cudart_checked_reports[56] &&
         cudart_c_report("cuDeviceGetDefaultMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36077,7 +36224,7 @@ static PyObject *cudart_checked_cuDeviceGetExecAffinitySupport(PyObject *self, P
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[54] &&
+    if (cudart_checked_reports[57] &&
         cudart_c_report("cuDeviceGetExecAffinitySupport", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36129,7 +36276,7 @@ static PyObject *cudart_checked_cuDeviceGetMemPool(PyObject *self, PyObject *con
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[55] &&
+    if (cudart_checked_reports[58] &&
         cudart_c_report("cuDeviceGetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36192,7 +36339,7 @@ static PyObject *cudart_checked_cuDeviceGetNvSciSyncAttributes(PyObject *self, P
         r = fn(a0, (int)i1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[56] &&
+    if (cudart_checked_reports[59] &&
         cudart_c_report("cuDeviceGetNvSciSyncAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36258,7 +36405,7 @@ static PyObject *cudart_checked_cuDeviceGetP2PAttribute(PyObject *self, PyObject
         r = fn(a0, (unsigned int)u1, (int)i2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[57] &&
+    if (cudart_checked_reports[60] &&
         cudart_c_report("cuDeviceGetP2PAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36324,7 +36471,7 @@ static PyObject *cudart_checked_cuDeviceGetTexture1DLinearMaxWidth(PyObject *sel
         r = fn(a0, (unsigned int)u1, (unsigned int)u2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[58] &&
+    if (cudart_checked_reports[61] &&
         cudart_c_report("cuDeviceGetTexture1DLinearMaxWidth", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36373,7 +36520,7 @@ static PyObject *cudart_checked_cuDeviceGraphMemTrim(PyObject *self, PyObject *c
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[59] &&
+    if (cudart_checked_reports[62] &&
         cudart_c_report("cuDeviceGraphMemTrim", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36428,7 +36575,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxGetState(PyObject *self, PyObj
         r = fn((int)i0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[60] &&
+    if (cudart_checked_reports[63] &&
         cudart_c_report("cuDevicePrimaryCtxGetState", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36483,7 +36630,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRelease(PyObject *self, PyObje
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[61] &&
+    if (cudart_checked_reports[64] &&
         cudart_c_report("cuDevicePrimaryCtxRelease", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36532,7 +36679,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRelease_v2(PyObject *self, PyO
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[62] &&
+    if (cudart_checked_reports[65] &&
         cudart_c_report("cuDevicePrimaryCtxRelease_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36581,7 +36728,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxReset(PyObject *self, PyObject
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[63] &&
+    if (cudart_checked_reports[66] &&
         cudart_c_report("cuDevicePrimaryCtxReset", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36630,7 +36777,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxReset_v2(PyObject *self, PyObj
         r = fn((int)i0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[64] &&
+    if (cudart_checked_reports[67] &&
         cudart_c_report("cuDevicePrimaryCtxReset_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36682,7 +36829,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxRetain(PyObject *self, PyObjec
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[65] &&
+    if (cudart_checked_reports[68] &&
         cudart_c_report("cuDevicePrimaryCtxRetain", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36738,7 +36885,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxSetFlags(PyObject *self, PyObj
         r = fn((int)i0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[66] &&
+    if (cudart_checked_reports[69] &&
         cudart_c_report("cuDevicePrimaryCtxSetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36794,7 +36941,7 @@ static PyObject *cudart_checked_cuDevicePrimaryCtxSetFlags_v2(PyObject *self, Py
         r = fn((int)i0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[67] &&
+    if (cudart_checked_reports[70] &&
         cudart_c_report("cuDevicePrimaryCtxSetFlags_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36850,7 +36997,7 @@ static PyObject *cudart_checked_cuDeviceSetMemPool(PyObject *self, PyObject *con
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[68] &&
+    if (cudart_checked_reports[71] &&
         cudart_c_report("cuDeviceSetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36902,7 +37049,7 @@ static PyObject *cudart_checked_cuDeviceTotalMem(PyObject *self, PyObject *const
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[69] &&
+    if (cudart_checked_reports[72] &&
         cudart_c_report("cuDeviceTotalMem", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -36954,7 +37101,7 @@ static PyObject *cudart_checked_cuDeviceTotalMem_v2(PyObject *self, PyObject *co
         r = fn(a0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[70] &&
+    if (cudart_checked_reports[73] &&
         cudart_c_report("cuDeviceTotalMem_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37014,7 +37161,7 @@ static PyObject *cudart_checked_cuDeviceUnregisterAsyncNotification(PyObject *se
         r = fn((int)i0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[71] &&
+    if (cudart_checked_reports[74] &&
         cudart_c_report("cuDeviceUnregisterAsyncNotification", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37059,7 +37206,7 @@ static PyObject *cudart_checked_cuDriverGetVersion(PyObject *self, PyObject *con
         CUDART_FN_T(cuDriverGetVersion, cudart_abi_cuDriverGetVersion) fn = (CUDART_FN_T(cuDriverGetVersion, cudart_abi_cuDriverGetVersion))slot;
         r = fn(a0);  /* with the GIL held: generator/gil.py */
     }
-    if (cudart_checked_reports[72] &&
+    if (cudart_checked_reports[75] &&
         cudart_c_report("cuDriverGetVersion", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -37111,7 +37258,7 @@ static PyObject *cudart_checked_cuEventCreate(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[73] &&
+    if (cudart_checked_reports[76] &&
         cudart_c_report("cuEventCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37164,7 +37311,7 @@ static PyObject *cudart_checked_cuEventDestroy(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[74] &&
+    if (cudart_checked_reports[77] &&
         cudart_c_report("cuEventDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37219,7 +37366,7 @@ static PyObject *cudart_checked_cuEventDestroy_v2(PyObject *self, PyObject *cons
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[75] &&
+    if (cudart_checked_reports[78] &&
         cudart_c_report("cuEventDestroy_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37280,7 +37427,7 @@ static PyObject *cudart_checked_cuEventElapsedTime(PyObject *self, PyObject *con
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[76] &&
+    if (cudart_checked_reports[79] &&
         cudart_c_report("cuEventElapsedTime", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37339,7 +37486,7 @@ static PyObject *cudart_checked_cuEventElapsedTime_v2(PyObject *self, PyObject *
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[77] &&
+    if (cudart_checked_reports[80] &&
         cudart_c_report("cuEventElapsedTime_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37388,7 +37535,7 @@ static PyObject *cudart_checked_cuEventQuery(PyObject *self, PyObject *const *ar
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[78] &&
+    if (cudart_checked_reports[81] &&
         cudart_c_report("cuEventQuery", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37444,7 +37591,7 @@ static PyObject *cudart_checked_cuEventRecord(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[79] &&
+    if (cudart_checked_reports[82] &&
         cudart_c_report("cuEventRecord", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37507,7 +37654,7 @@ static PyObject *cudart_checked_cuEventRecordWithFlags(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[80] &&
+    if (cudart_checked_reports[83] &&
         cudart_c_report("cuEventRecordWithFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37556,7 +37703,7 @@ static PyObject *cudart_checked_cuEventSynchronize(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[81] &&
+    if (cudart_checked_reports[84] &&
         cudart_c_report("cuEventSynchronize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37566,6 +37713,65 @@ static PyObject *cudart_checked_cuEventSynchronize(PyObject *self, PyObject *con
     }
 reference:
     return cudart_c_fallback(cudart_reference_cuEventSynchronize, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuExternalMemoryGetMappedBuffer;
+
+static PyObject *cudart_checked_cuExternalMemoryGetMappedBuffer(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUexternalMemory, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuExternalMemoryGetMappedBuffer];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuExternalMemoryGetMappedBuffer", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuExternalMemoryGetMappedBuffer, cudart_abi_cuExternalMemoryGetMappedBuffer) fn = (CUDART_FN_T(cuExternalMemoryGetMappedBuffer, cudart_abi_cuExternalMemoryGetMappedBuffer))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[85] &&
+        cudart_c_report("cuExternalMemoryGetMappedBuffer", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('Q', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuExternalMemoryGetMappedBuffer, args, nargs, kwnames);
 }
 
 static PyObject *cudart_reference_cuExternalMemoryGetMappedMipmappedArray;
@@ -37615,7 +37821,7 @@ static PyObject *cudart_checked_cuExternalMemoryGetMappedMipmappedArray(PyObject
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[82] &&
+    if (cudart_checked_reports[86] &&
         cudart_c_report("cuExternalMemoryGetMappedMipmappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37685,7 +37891,7 @@ static PyObject *cudart_checked_cuFabricCpyBatchAsync(PyObject *self, PyObject *
         r = fn((unsigned long)u0, a1, (unsigned long long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[83] &&
+    if (cudart_checked_reports[87] &&
         cudart_c_report("cuFabricCpyBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37741,7 +37947,7 @@ static PyObject *cudart_checked_cuFlushGPUDirectRDMAWrites(PyObject *self, PyObj
         r = fn((unsigned int)u0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[84] &&
+    if (cudart_checked_reports[88] &&
         cudart_c_report("cuFlushGPUDirectRDMAWrites", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37800,7 +38006,7 @@ static PyObject *cudart_checked_cuFuncGetAttribute(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[85] &&
+    if (cudart_checked_reports[89] &&
         cudart_c_report("cuFuncGetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37852,7 +38058,7 @@ static PyObject *cudart_checked_cuFuncGetModule(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[86] &&
+    if (cudart_checked_reports[90] &&
         cudart_c_report("cuFuncGetModule", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37904,7 +38110,7 @@ static PyObject *cudart_checked_cuFuncGetParamCount(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[87] &&
+    if (cudart_checked_reports[91] &&
         cudart_c_report("cuFuncGetParamCount", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -37966,7 +38172,7 @@ static PyObject *cudart_checked_cuFuncGetParamInfo(PyObject *self, PyObject *con
         r = fn(a0, (unsigned long)u1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[88] &&
+    if (cudart_checked_reports[92] &&
         cudart_c_report("cuFuncGetParamInfo", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38024,7 +38230,7 @@ static PyObject *cudart_checked_cuFuncIsLoaded(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[89] &&
+    if (cudart_checked_reports[93] &&
         cudart_c_report("cuFuncIsLoaded", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38073,7 +38279,7 @@ static PyObject *cudart_checked_cuFuncLoad(PyObject *self, PyObject *const *args
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[90] &&
+    if (cudart_checked_reports[94] &&
         cudart_c_report("cuFuncLoad", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38136,7 +38342,7 @@ static PyObject *cudart_checked_cuFuncSetAttribute(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[91] &&
+    if (cudart_checked_reports[95] &&
         cudart_c_report("cuFuncSetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38192,7 +38398,7 @@ static PyObject *cudart_checked_cuFuncSetCacheConfig(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[92] &&
+    if (cudart_checked_reports[96] &&
         cudart_c_report("cuFuncSetCacheConfig", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38244,7 +38450,7 @@ static PyObject *cudart_checked_cuGetExportTable(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[93] &&
+    if (cudart_checked_reports[97] &&
         cudart_c_report("cuGetExportTable", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38317,7 +38523,7 @@ static PyObject *cudart_checked_cuGraphAddBatchMemOpNode(PyObject *self, PyObjec
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[94] &&
+    if (cudart_checked_reports[98] &&
         cudart_c_report("cuGraphAddBatchMemOpNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38390,7 +38596,7 @@ static PyObject *cudart_checked_cuGraphAddChildGraphNode(PyObject *self, PyObjec
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[95] &&
+    if (cudart_checked_reports[99] &&
         cudart_c_report("cuGraphAddChildGraphNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38467,7 +38673,7 @@ static PyObject *cudart_checked_cuGraphAddDependencies(PyObject *self, PyObject 
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[96] &&
+    if (cudart_checked_reports[100] &&
         cudart_c_report("cuGraphAddDependencies", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38544,7 +38750,7 @@ static PyObject *cudart_checked_cuGraphAddDependencies_v2(PyObject *self, PyObje
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[97] &&
+    if (cudart_checked_reports[101] &&
         cudart_c_report("cuGraphAddDependencies_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38610,7 +38816,7 @@ static PyObject *cudart_checked_cuGraphAddEmptyNode(PyObject *self, PyObject *co
         r = fn(a0, a1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[98] &&
+    if (cudart_checked_reports[102] &&
         cudart_c_report("cuGraphAddEmptyNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38683,7 +38889,7 @@ static PyObject *cudart_checked_cuGraphAddEventRecordNode(PyObject *self, PyObje
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[99] &&
+    if (cudart_checked_reports[103] &&
         cudart_c_report("cuGraphAddEventRecordNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38756,7 +38962,7 @@ static PyObject *cudart_checked_cuGraphAddEventWaitNode(PyObject *self, PyObject
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[100] &&
+    if (cudart_checked_reports[104] &&
         cudart_c_report("cuGraphAddEventWaitNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38829,7 +39035,7 @@ static PyObject *cudart_checked_cuGraphAddExternalSemaphoresSignalNode(PyObject 
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[101] &&
+    if (cudart_checked_reports[105] &&
         cudart_c_report("cuGraphAddExternalSemaphoresSignalNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38902,7 +39108,7 @@ static PyObject *cudart_checked_cuGraphAddExternalSemaphoresWaitNode(PyObject *s
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[102] &&
+    if (cudart_checked_reports[106] &&
         cudart_c_report("cuGraphAddExternalSemaphoresWaitNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -38975,7 +39181,7 @@ static PyObject *cudart_checked_cuGraphAddKernelNode(PyObject *self, PyObject *c
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[103] &&
+    if (cudart_checked_reports[107] &&
         cudart_c_report("cuGraphAddKernelNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39048,7 +39254,7 @@ static PyObject *cudart_checked_cuGraphAddKernelNode_v2(PyObject *self, PyObject
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[104] &&
+    if (cudart_checked_reports[108] &&
         cudart_c_report("cuGraphAddKernelNode_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39121,7 +39327,7 @@ static PyObject *cudart_checked_cuGraphAddMemAllocNode(PyObject *self, PyObject 
         r = fn(a0, a1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[105] &&
+    if (cudart_checked_reports[109] &&
         cudart_c_report("cuGraphAddMemAllocNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39194,7 +39400,7 @@ static PyObject *cudart_checked_cuGraphAddMemFreeNode(PyObject *self, PyObject *
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned long long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[106] &&
+    if (cudart_checked_reports[110] &&
         cudart_c_report("cuGraphAddMemFreeNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39274,7 +39480,7 @@ static PyObject *cudart_checked_cuGraphAddMemcpyNode(PyObject *self, PyObject *c
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[107] &&
+    if (cudart_checked_reports[111] &&
         cudart_c_report("cuGraphAddMemcpyNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39354,7 +39560,7 @@ static PyObject *cudart_checked_cuGraphAddMemsetNode(PyObject *self, PyObject *c
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[108] &&
+    if (cudart_checked_reports[112] &&
         cudart_c_report("cuGraphAddMemsetNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39434,7 +39640,7 @@ static PyObject *cudart_checked_cuGraphAddNode(PyObject *self, PyObject *const *
         r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[109] &&
+    if (cudart_checked_reports[113] &&
         cudart_c_report("cuGraphAddNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39514,7 +39720,7 @@ static PyObject *cudart_checked_cuGraphAddNode_v2(PyObject *self, PyObject *cons
         r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[110] &&
+    if (cudart_checked_reports[114] &&
         cudart_c_report("cuGraphAddNode_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39594,7 +39800,7 @@ static PyObject *cudart_checked_cuGraphAddNode_v3(PyObject *self, PyObject *cons
         r = fn(a0, a1, a2, a3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[111] &&
+    if (cudart_checked_reports[115] &&
         cudart_c_report("cuGraphAddNode_v3", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39650,7 +39856,7 @@ static PyObject *cudart_checked_cuGraphBatchMemOpNodeSetParams(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[112] &&
+    if (cudart_checked_reports[116] &&
         cudart_c_report("cuGraphBatchMemOpNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39702,7 +39908,7 @@ static PyObject *cudart_checked_cuGraphChildGraphNodeGetGraph(PyObject *self, Py
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[113] &&
+    if (cudart_checked_reports[117] &&
         cudart_c_report("cuGraphChildGraphNodeGetGraph", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39712,6 +39918,79 @@ static PyObject *cudart_checked_cuGraphChildGraphNodeGetGraph(PyObject *self, Py
     }
 reference:
     return cudart_c_fallback(cudart_reference_cuGraphChildGraphNodeGetGraph, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphConditionalHandleCreate;
+
+static PyObject *cudart_checked_cuGraphConditionalHandleCreate(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long u3;
+    unsigned long long u4;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraph, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUcontext, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphConditionalHandleCreate];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2, u3, u4);
+        if (cudart_record_call("cuGraphConditionalHandleCreate", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphConditionalHandleCreate, cudart_abi_cuGraphConditionalHandleCreate) fn = (CUDART_FN_T(cuGraphConditionalHandleCreate, cudart_abi_cuGraphConditionalHandleCreate))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2, (unsigned int)u3, (unsigned int)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[118] &&
+        cudart_c_report("cuGraphConditionalHandleCreate", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('Q', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphConditionalHandleCreate, args, nargs, kwnames);
 }
 
 static PyObject *cudart_reference_cuGraphCreate;
@@ -39754,7 +40033,7 @@ static PyObject *cudart_checked_cuGraphCreate(PyObject *self, PyObject *const *a
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[114] &&
+    if (cudart_checked_reports[119] &&
         cudart_c_report("cuGraphCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39807,7 +40086,7 @@ static PyObject *cudart_checked_cuGraphDestroy(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[115] &&
+    if (cudart_checked_reports[120] &&
         cudart_c_report("cuGraphDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39864,7 +40143,7 @@ static PyObject *cudart_checked_cuGraphDestroyNode(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[116] &&
+    if (cudart_checked_reports[121] &&
         cudart_c_report("cuGraphDestroyNode", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39918,7 +40197,7 @@ static PyObject *cudart_checked_cuGraphEventRecordNodeGetEvent(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[117] &&
+    if (cudart_checked_reports[122] &&
         cudart_c_report("cuGraphEventRecordNodeGetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -39974,7 +40253,7 @@ static PyObject *cudart_checked_cuGraphEventRecordNodeSetEvent(PyObject *self, P
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[118] &&
+    if (cudart_checked_reports[123] &&
         cudart_c_report("cuGraphEventRecordNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40026,7 +40305,7 @@ static PyObject *cudart_checked_cuGraphEventWaitNodeGetEvent(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[119] &&
+    if (cudart_checked_reports[124] &&
         cudart_c_report("cuGraphEventWaitNodeGetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40082,7 +40361,7 @@ static PyObject *cudart_checked_cuGraphEventWaitNodeSetEvent(PyObject *self, PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[120] &&
+    if (cudart_checked_reports[125] &&
         cudart_c_report("cuGraphEventWaitNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40145,7 +40424,7 @@ static PyObject *cudart_checked_cuGraphExecBatchMemOpNodeSetParams(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[121] &&
+    if (cudart_checked_reports[126] &&
         cudart_c_report("cuGraphExecBatchMemOpNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40208,7 +40487,7 @@ static PyObject *cudart_checked_cuGraphExecChildGraphNodeSetParams(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[122] &&
+    if (cudart_checked_reports[127] &&
         cudart_c_report("cuGraphExecChildGraphNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40261,7 +40540,7 @@ static PyObject *cudart_checked_cuGraphExecDestroy(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[123] &&
+    if (cudart_checked_reports[128] &&
         cudart_c_report("cuGraphExecDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40328,7 +40607,7 @@ static PyObject *cudart_checked_cuGraphExecEventRecordNodeSetEvent(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[124] &&
+    if (cudart_checked_reports[129] &&
         cudart_c_report("cuGraphExecEventRecordNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40391,7 +40670,7 @@ static PyObject *cudart_checked_cuGraphExecEventWaitNodeSetEvent(PyObject *self,
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[125] &&
+    if (cudart_checked_reports[130] &&
         cudart_c_report("cuGraphExecEventWaitNodeSetEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40454,7 +40733,7 @@ static PyObject *cudart_checked_cuGraphExecExternalSemaphoresSignalNodeSetParams
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[126] &&
+    if (cudart_checked_reports[131] &&
         cudart_c_report("cuGraphExecExternalSemaphoresSignalNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40517,7 +40796,7 @@ static PyObject *cudart_checked_cuGraphExecExternalSemaphoresWaitNodeSetParams(P
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[127] &&
+    if (cudart_checked_reports[132] &&
         cudart_c_report("cuGraphExecExternalSemaphoresWaitNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40527,6 +40806,58 @@ static PyObject *cudart_checked_cuGraphExecExternalSemaphoresWaitNodeSetParams(P
     }
 reference:
     return cudart_c_fallback(cudart_reference_cuGraphExecExternalSemaphoresWaitNodeSetParams, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphExecGetFlags;
+
+static PyObject *cudart_checked_cuGraphExecGetFlags(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphExec, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphExecGetFlags];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGraphExecGetFlags", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphExecGetFlags, cudart_abi_cuGraphExecGetFlags) fn = (CUDART_FN_T(cuGraphExecGetFlags, cudart_abi_cuGraphExecGetFlags))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[133] &&
+        cudart_c_report("cuGraphExecGetFlags", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('Q', &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphExecGetFlags, args, nargs, kwnames);
 }
 
 static PyObject *cudart_reference_cuGraphExecGetId;
@@ -40569,7 +40900,7 @@ static PyObject *cudart_checked_cuGraphExecGetId(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[128] &&
+    if (cudart_checked_reports[134] &&
         cudart_c_report("cuGraphExecGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40632,7 +40963,7 @@ static PyObject *cudart_checked_cuGraphExecKernelNodeSetParams(PyObject *self, P
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[129] &&
+    if (cudart_checked_reports[135] &&
         cudart_c_report("cuGraphExecKernelNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40695,7 +41026,7 @@ static PyObject *cudart_checked_cuGraphExecKernelNodeSetParams_v2(PyObject *self
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[130] &&
+    if (cudart_checked_reports[136] &&
         cudart_c_report("cuGraphExecKernelNodeSetParams_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40765,7 +41096,7 @@ static PyObject *cudart_checked_cuGraphExecMemcpyNodeSetParams(PyObject *self, P
         r = fn(a0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[131] &&
+    if (cudart_checked_reports[137] &&
         cudart_c_report("cuGraphExecMemcpyNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40835,7 +41166,7 @@ static PyObject *cudart_checked_cuGraphExecMemsetNodeSetParams(PyObject *self, P
         r = fn(a0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[132] &&
+    if (cudart_checked_reports[138] &&
         cudart_c_report("cuGraphExecMemsetNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40898,7 +41229,7 @@ static PyObject *cudart_checked_cuGraphExecNodeSetParams(PyObject *self, PyObjec
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[133] &&
+    if (cudart_checked_reports[139] &&
         cudart_c_report("cuGraphExecNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -40954,7 +41285,7 @@ static PyObject *cudart_checked_cuGraphExternalSemaphoresSignalNodeSetParams(PyO
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[134] &&
+    if (cudart_checked_reports[140] &&
         cudart_c_report("cuGraphExternalSemaphoresSignalNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41010,7 +41341,7 @@ static PyObject *cudart_checked_cuGraphExternalSemaphoresWaitNodeSetParams(PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[135] &&
+    if (cudart_checked_reports[141] &&
         cudart_c_report("cuGraphExternalSemaphoresWaitNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41062,7 +41393,7 @@ static PyObject *cudart_checked_cuGraphGetId(PyObject *self, PyObject *const *ar
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[136] &&
+    if (cudart_checked_reports[142] &&
         cudart_c_report("cuGraphGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41118,7 +41449,7 @@ static PyObject *cudart_checked_cuGraphKernelNodeCopyAttributes(PyObject *self, 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[137] &&
+    if (cudart_checked_reports[143] &&
         cudart_c_report("cuGraphKernelNodeCopyAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41174,7 +41505,7 @@ static PyObject *cudart_checked_cuGraphKernelNodeSetParams(PyObject *self, PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[138] &&
+    if (cudart_checked_reports[144] &&
         cudart_c_report("cuGraphKernelNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41230,7 +41561,7 @@ static PyObject *cudart_checked_cuGraphKernelNodeSetParams_v2(PyObject *self, Py
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[139] &&
+    if (cudart_checked_reports[145] &&
         cudart_c_report("cuGraphKernelNodeSetParams_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41286,7 +41617,7 @@ static PyObject *cudart_checked_cuGraphLaunch(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[140] &&
+    if (cudart_checked_reports[146] &&
         cudart_c_report("cuGraphLaunch", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41296,6 +41627,58 @@ static PyObject *cudart_checked_cuGraphLaunch(PyObject *self, PyObject *const *a
     }
 reference:
     return cudart_c_fallback(cudart_reference_cuGraphLaunch, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphMemFreeNodeGetParams;
+
+static PyObject *cudart_checked_cuGraphMemFreeNodeGetParams(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphNode, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphMemFreeNodeGetParams];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuGraphMemFreeNodeGetParams", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphMemFreeNodeGetParams, cudart_abi_cuGraphMemFreeNodeGetParams) fn = (CUDART_FN_T(cuGraphMemFreeNodeGetParams, cudart_abi_cuGraphMemFreeNodeGetParams))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[147] &&
+        cudart_c_report("cuGraphMemFreeNodeGetParams", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('Q', &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphMemFreeNodeGetParams, args, nargs, kwnames);
 }
 
 static PyObject *cudart_reference_cuGraphMemcpyNodeSetParams;
@@ -41342,7 +41725,7 @@ static PyObject *cudart_checked_cuGraphMemcpyNodeSetParams(PyObject *self, PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[141] &&
+    if (cudart_checked_reports[148] &&
         cudart_c_report("cuGraphMemcpyNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41398,7 +41781,7 @@ static PyObject *cudart_checked_cuGraphMemsetNodeSetParams(PyObject *self, PyObj
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[142] &&
+    if (cudart_checked_reports[149] &&
         cudart_c_report("cuGraphMemsetNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41457,7 +41840,7 @@ static PyObject *cudart_checked_cuGraphNodeFindInClone(PyObject *self, PyObject 
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[143] &&
+    if (cudart_checked_reports[150] &&
         cudart_c_report("cuGraphNodeFindInClone", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41509,7 +41892,7 @@ static PyObject *cudart_checked_cuGraphNodeGetContainingGraph(PyObject *self, Py
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[144] &&
+    if (cudart_checked_reports[151] &&
         cudart_c_report("cuGraphNodeGetContainingGraph", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41568,7 +41951,7 @@ static PyObject *cudart_checked_cuGraphNodeGetEnabled(PyObject *self, PyObject *
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[145] &&
+    if (cudart_checked_reports[152] &&
         cudart_c_report("cuGraphNodeGetEnabled", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41620,7 +42003,7 @@ static PyObject *cudart_checked_cuGraphNodeGetLocalId(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[146] &&
+    if (cudart_checked_reports[153] &&
         cudart_c_report("cuGraphNodeGetLocalId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41672,7 +42055,7 @@ static PyObject *cudart_checked_cuGraphNodeGetToolsId(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[147] &&
+    if (cudart_checked_reports[154] &&
         cudart_c_report("cuGraphNodeGetToolsId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41724,7 +42107,7 @@ static PyObject *cudart_checked_cuGraphNodeGetType(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[148] &&
+    if (cudart_checked_reports[155] &&
         cudart_c_report("cuGraphNodeGetType", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41787,7 +42170,7 @@ static PyObject *cudart_checked_cuGraphNodeSetEnabled(PyObject *self, PyObject *
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[149] &&
+    if (cudart_checked_reports[156] &&
         cudart_c_report("cuGraphNodeSetEnabled", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41843,7 +42226,7 @@ static PyObject *cudart_checked_cuGraphNodeSetParams(PyObject *self, PyObject *c
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[150] &&
+    if (cudart_checked_reports[157] &&
         cudart_c_report("cuGraphNodeSetParams", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41899,7 +42282,7 @@ static PyObject *cudart_checked_cuGraphNodeSetParams_v2(PyObject *self, PyObject
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[151] &&
+    if (cudart_checked_reports[158] &&
         cudart_c_report("cuGraphNodeSetParams_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -41962,7 +42345,7 @@ static PyObject *cudart_checked_cuGraphReleaseUserObject(PyObject *self, PyObjec
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[152] &&
+    if (cudart_checked_reports[159] &&
         cudart_c_report("cuGraphReleaseUserObject", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42039,7 +42422,7 @@ static PyObject *cudart_checked_cuGraphRemoveDependencies(PyObject *self, PyObje
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[153] &&
+    if (cudart_checked_reports[160] &&
         cudart_c_report("cuGraphRemoveDependencies", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42116,7 +42499,7 @@ static PyObject *cudart_checked_cuGraphRemoveDependencies_v2(PyObject *self, PyO
         r = fn(a0, a1, a2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[154] &&
+    if (cudart_checked_reports[161] &&
         cudart_c_report("cuGraphRemoveDependencies_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42186,7 +42569,7 @@ static PyObject *cudart_checked_cuGraphRetainUserObject(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[155] &&
+    if (cudart_checked_reports[162] &&
         cudart_c_report("cuGraphRetainUserObject", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42242,7 +42625,7 @@ static PyObject *cudart_checked_cuGraphUpload(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[156] &&
+    if (cudart_checked_reports[163] &&
         cudart_c_report("cuGraphUpload", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42305,7 +42688,7 @@ static PyObject *cudart_checked_cuGraphicsMapResources(PyObject *self, PyObject 
         r = fn((unsigned int)u0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[157] &&
+    if (cudart_checked_reports[164] &&
         cudart_c_report("cuGraphicsMapResources", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42357,7 +42740,7 @@ static PyObject *cudart_checked_cuGraphicsResourceGetMappedMipmappedArray(PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[158] &&
+    if (cudart_checked_reports[165] &&
         cudart_c_report("cuGraphicsResourceGetMappedMipmappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42367,6 +42750,128 @@ static PyObject *cudart_checked_cuGraphicsResourceGetMappedMipmappedArray(PyObje
     }
 reference:
     return cudart_c_fallback(cudart_reference_cuGraphicsResourceGetMappedMipmappedArray, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphicsResourceGetMappedPointer;
+
+static PyObject *cudart_checked_cuGraphicsResourceGetMappedPointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphicsResource, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedPointer];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuGraphicsResourceGetMappedPointer", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphicsResourceGetMappedPointer_v2, cudart_abi_cuGraphicsResourceGetMappedPointer) fn = (CUDART_FN_T(cuGraphicsResourceGetMappedPointer_v2, cudart_abi_cuGraphicsResourceGetMappedPointer))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[166] &&
+        cudart_c_report("cuGraphicsResourceGetMappedPointer", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    PyObject *v0 = cudart_output_value('Q', &o0);
+    PyObject *v1 = cudart_output_value('L', &o1);
+    PyObject *result = (v0 && v1)
+        ? PyTuple_Pack(2, v0, v1) : NULL;
+    Py_XDECREF(v0);
+    Py_XDECREF(v1);
+    return result;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphicsResourceGetMappedPointer, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuGraphicsResourceGetMappedPointer_v2;
+
+static PyObject *cudart_checked_cuGraphicsResourceGetMappedPointer_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUgraphicsResource, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuGraphicsResourceGetMappedPointer_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuGraphicsResourceGetMappedPointer_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuGraphicsResourceGetMappedPointer_v2, cudart_abi_cuGraphicsResourceGetMappedPointer_v2) fn = (CUDART_FN_T(cuGraphicsResourceGetMappedPointer_v2, cudart_abi_cuGraphicsResourceGetMappedPointer_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[167] &&
+        cudart_c_report("cuGraphicsResourceGetMappedPointer_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    PyObject *v0 = cudart_output_value('Q', &o0);
+    PyObject *v1 = cudart_output_value('L', &o1);
+    PyObject *result = (v0 && v1)
+        ? PyTuple_Pack(2, v0, v1) : NULL;
+    Py_XDECREF(v0);
+    Py_XDECREF(v1);
+    return result;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuGraphicsResourceGetMappedPointer_v2, args, nargs, kwnames);
 }
 
 static PyObject *cudart_reference_cuGraphicsResourceSetMapFlags;
@@ -42413,7 +42918,7 @@ static PyObject *cudart_checked_cuGraphicsResourceSetMapFlags(PyObject *self, Py
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[159] &&
+    if (cudart_checked_reports[168] &&
         cudart_c_report("cuGraphicsResourceSetMapFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42469,7 +42974,7 @@ static PyObject *cudart_checked_cuGraphicsResourceSetMapFlags_v2(PyObject *self,
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[160] &&
+    if (cudart_checked_reports[169] &&
         cudart_c_report("cuGraphicsResourceSetMapFlags_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42535,7 +43040,7 @@ static PyObject *cudart_checked_cuGraphicsSubResourceGetMappedArray(PyObject *se
         r = fn(a0, a1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[161] &&
+    if (cudart_checked_reports[170] &&
         cudart_c_report("cuGraphicsSubResourceGetMappedArray", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42598,7 +43103,7 @@ static PyObject *cudart_checked_cuGraphicsUnmapResources(PyObject *self, PyObjec
         r = fn((unsigned int)u0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[162] &&
+    if (cudart_checked_reports[171] &&
         cudart_c_report("cuGraphicsUnmapResources", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42651,7 +43156,7 @@ static PyObject *cudart_checked_cuGraphicsUnregisterResource(PyObject *self, PyO
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[163] &&
+    if (cudart_checked_reports[172] &&
         cudart_c_report("cuGraphicsUnregisterResource", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42719,7 +43224,7 @@ static PyObject *cudart_checked_cuGreenCtxCreate(PyObject *self, PyObject *const
         r = fn(a0, a1, (int)i2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[164] &&
+    if (cudart_checked_reports[173] &&
         cudart_c_report("cuGreenCtxCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42772,7 +43277,7 @@ static PyObject *cudart_checked_cuGreenCtxDestroy(PyObject *self, PyObject *cons
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[165] &&
+    if (cudart_checked_reports[174] &&
         cudart_c_report("cuGreenCtxDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42826,7 +43331,7 @@ static PyObject *cudart_checked_cuGreenCtxGetId(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[166] &&
+    if (cudart_checked_reports[175] &&
         cudart_c_report("cuGreenCtxGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42882,7 +43387,7 @@ static PyObject *cudart_checked_cuGreenCtxRecordEvent(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[167] &&
+    if (cudart_checked_reports[176] &&
         cudart_c_report("cuGreenCtxRecordEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -42948,7 +43453,7 @@ static PyObject *cudart_checked_cuGreenCtxStreamCreate(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned int)u2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[168] &&
+    if (cudart_checked_reports[177] &&
         cudart_c_report("cuGreenCtxStreamCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43004,7 +43509,7 @@ static PyObject *cudart_checked_cuGreenCtxWaitEvent(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[169] &&
+    if (cudart_checked_reports[178] &&
         cudart_c_report("cuGreenCtxWaitEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43056,7 +43561,7 @@ static PyObject *cudart_checked_cuImportExternalMemory(PyObject *self, PyObject 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[170] &&
+    if (cudart_checked_reports[179] &&
         cudart_c_report("cuImportExternalMemory", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43108,7 +43613,7 @@ static PyObject *cudart_checked_cuImportExternalSemaphore(PyObject *self, PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[171] &&
+    if (cudart_checked_reports[180] &&
         cudart_c_report("cuImportExternalSemaphore", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43157,7 +43662,7 @@ static PyObject *cudart_checked_cuInit(PyObject *self, PyObject *const *args, Py
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[172] &&
+    if (cudart_checked_reports[181] &&
         cudart_c_report("cuInit", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43206,7 +43711,7 @@ static PyObject *cudart_checked_cuIpcCloseMemHandle(PyObject *self, PyObject *co
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[173] &&
+    if (cudart_checked_reports[182] &&
         cudart_c_report("cuIpcCloseMemHandle", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43272,7 +43777,7 @@ static PyObject *cudart_checked_cuKernelGetAttribute(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1, a2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[174] &&
+    if (cudart_checked_reports[183] &&
         cudart_c_report("cuKernelGetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43324,7 +43829,7 @@ static PyObject *cudart_checked_cuKernelGetFunction(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[175] &&
+    if (cudart_checked_reports[184] &&
         cudart_c_report("cuKernelGetFunction", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43376,7 +43881,7 @@ static PyObject *cudart_checked_cuKernelGetLibrary(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[176] &&
+    if (cudart_checked_reports[185] &&
         cudart_c_report("cuKernelGetLibrary", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43428,7 +43933,7 @@ static PyObject *cudart_checked_cuKernelGetParamCount(PyObject *self, PyObject *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[177] &&
+    if (cudart_checked_reports[186] &&
         cudart_c_report("cuKernelGetParamCount", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43490,7 +43995,7 @@ static PyObject *cudart_checked_cuKernelGetParamInfo(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long)u1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[178] &&
+    if (cudart_checked_reports[187] &&
         cudart_c_report("cuKernelGetParamInfo", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43566,7 +44071,7 @@ static PyObject *cudart_checked_cuKernelSetAttribute(PyObject *self, PyObject *c
         r = fn((unsigned int)u0, (int)i1, a2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[179] &&
+    if (cudart_checked_reports[188] &&
         cudart_c_report("cuKernelSetAttribute", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43629,7 +44134,7 @@ static PyObject *cudart_checked_cuKernelSetCacheConfig(PyObject *self, PyObject 
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[180] &&
+    if (cudart_checked_reports[189] &&
         cudart_c_report("cuKernelSetCacheConfig", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43681,7 +44186,7 @@ static PyObject *cudart_checked_cuLibraryGetKernelCount(PyObject *self, PyObject
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[181] &&
+    if (cudart_checked_reports[190] &&
         cudart_c_report("cuLibraryGetKernelCount", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43733,7 +44238,7 @@ static PyObject *cudart_checked_cuLibraryGetModule(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[182] &&
+    if (cudart_checked_reports[191] &&
         cudart_c_report("cuLibraryGetModule", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43786,7 +44291,7 @@ static PyObject *cudart_checked_cuLibraryUnload(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[183] &&
+    if (cudart_checked_reports[192] &&
         cudart_c_report("cuLibraryUnload", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43843,7 +44348,7 @@ static PyObject *cudart_checked_cuLinkComplete(PyObject *self, PyObject *const *
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[184] &&
+    if (cudart_checked_reports[193] &&
         cudart_c_report("cuLinkComplete", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43915,7 +44420,7 @@ static PyObject *cudart_checked_cuLinkCreate(PyObject *self, PyObject *const *ar
         r = fn((unsigned int)u0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[185] &&
+    if (cudart_checked_reports[194] &&
         cudart_c_report("cuLinkCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -43981,7 +44486,7 @@ static PyObject *cudart_checked_cuLinkCreate_v2(PyObject *self, PyObject *const 
         r = fn((unsigned int)u0, a1, a2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[186] &&
+    if (cudart_checked_reports[195] &&
         cudart_c_report("cuLinkCreate_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44034,7 +44539,7 @@ static PyObject *cudart_checked_cuLinkDestroy(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[187] &&
+    if (cudart_checked_reports[196] &&
         cudart_c_report("cuLinkDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44092,7 +44597,7 @@ static PyObject *cudart_checked_cuLogicalEndpointAddDevice(PyObject *self, PyObj
         r = fn((unsigned int)u0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[188] &&
+    if (cudart_checked_reports[197] &&
         cudart_c_report("cuLogicalEndpointAddDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44176,7 +44681,7 @@ static PyObject *cudart_checked_cuLogicalEndpointBindAddr(PyObject *self, PyObje
         r = fn((unsigned int)u0, (int)i1, (unsigned long)u2, a3, (unsigned long)u4, (unsigned long long)u5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[189] &&
+    if (cudart_checked_reports[198] &&
         cudart_c_report("cuLogicalEndpointBindAddr", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44267,7 +44772,7 @@ static PyObject *cudart_checked_cuLogicalEndpointBindMem(PyObject *self, PyObjec
         r = fn((unsigned int)u0, (int)i1, (unsigned long)u2, (unsigned long long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long long)u6);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[190] &&
+    if (cudart_checked_reports[199] &&
         cudart_c_report("cuLogicalEndpointBindMem", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44323,7 +44828,7 @@ static PyObject *cudart_checked_cuLogicalEndpointCreate(PyObject *self, PyObject
         r = fn((unsigned int)u0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[191] &&
+    if (cudart_checked_reports[200] &&
         cudart_c_report("cuLogicalEndpointCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44372,7 +44877,7 @@ static PyObject *cudart_checked_cuLogicalEndpointDestroy(PyObject *self, PyObjec
         r = fn((unsigned int)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[192] &&
+    if (cudart_checked_reports[201] &&
         cudart_c_report("cuLogicalEndpointDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44435,7 +44940,7 @@ static PyObject *cudart_checked_cuLogicalEndpointExport(PyObject *self, PyObject
         r = fn(a0, (unsigned int)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[193] &&
+    if (cudart_checked_reports[202] &&
         cudart_c_report("cuLogicalEndpointExport", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44445,6 +44950,67 @@ static PyObject *cudart_checked_cuLogicalEndpointExport(PyObject *self, PyObject
     }
 reference:
     return cudart_c_fallback(cudart_reference_cuLogicalEndpointExport, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuLogicalEndpointGetLimits;
+
+static PyObject *cudart_checked_cuLogicalEndpointGetLimits(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointGetLimits];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuLogicalEndpointGetLimits", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuLogicalEndpointGetLimits, cudart_abi_cuLogicalEndpointGetLimits) fn = (CUDART_FN_T(cuLogicalEndpointGetLimits, cudart_abi_cuLogicalEndpointGetLimits))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[203] &&
+        cudart_c_report("cuLogicalEndpointGetLimits", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    PyObject *v0 = cudart_output_value('Q', &o0);
+    PyObject *v1 = cudart_output_value('Q', &o1);
+    PyObject *result = (v0 && v1)
+        ? PyTuple_Pack(2, v0, v1) : NULL;
+    Py_XDECREF(v0);
+    Py_XDECREF(v1);
+    return result;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuLogicalEndpointGetLimits, args, nargs, kwnames);
 }
 
 static PyObject *cudart_reference_cuLogicalEndpointIdRelease;
@@ -44491,7 +45057,7 @@ static PyObject *cudart_checked_cuLogicalEndpointIdRelease(PyObject *self, PyObj
         r = fn((unsigned int)u0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[194] &&
+    if (cudart_checked_reports[204] &&
         cudart_c_report("cuLogicalEndpointIdRelease", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44501,6 +45067,58 @@ static PyObject *cudart_checked_cuLogicalEndpointIdRelease(PyObject *self, PyObj
     }
 reference:
     return cudart_c_fallback(cudart_reference_cuLogicalEndpointIdRelease, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuLogicalEndpointIdReserve;
+
+static PyObject *cudart_checked_cuLogicalEndpointIdReserve(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuLogicalEndpointIdReserve];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cuLogicalEndpointIdReserve", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuLogicalEndpointIdReserve, cudart_abi_cuLogicalEndpointIdReserve) fn = (CUDART_FN_T(cuLogicalEndpointIdReserve, cudart_abi_cuLogicalEndpointIdReserve))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[205] &&
+        cudart_c_report("cuLogicalEndpointIdReserve", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('I', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuLogicalEndpointIdReserve, args, nargs, kwnames);
 }
 
 static PyObject *cudart_reference_cuLogicalEndpointImport;
@@ -44554,7 +45172,7 @@ static PyObject *cudart_checked_cuLogicalEndpointImport(PyObject *self, PyObject
         r = fn((unsigned int)u0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[195] &&
+    if (cudart_checked_reports[206] &&
         cudart_c_report("cuLogicalEndpointImport", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44613,7 +45231,7 @@ static PyObject *cudart_checked_cuLogicalEndpointQuery(PyObject *self, PyObject 
         r = fn((unsigned int)u0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[196] &&
+    if (cudart_checked_reports[207] &&
         cudart_c_report("cuLogicalEndpointQuery", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44683,7 +45301,7 @@ static PyObject *cudart_checked_cuLogicalEndpointUnbind(PyObject *self, PyObject
         r = fn((unsigned int)u0, (int)i1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[197] &&
+    if (cudart_checked_reports[208] &&
         cudart_c_report("cuLogicalEndpointUnbind", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44693,6 +45311,58 @@ static PyObject *cudart_checked_cuLogicalEndpointUnbind(PyObject *self, PyObject
     }
 reference:
     return cudart_c_fallback(cudart_reference_cuLogicalEndpointUnbind, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuLogsCurrent;
+
+static PyObject *cudart_checked_cuLogsCurrent(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuLogsCurrent];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cuLogsCurrent", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuLogsCurrent, cudart_abi_cuLogsCurrent) fn = (CUDART_FN_T(cuLogsCurrent, cudart_abi_cuLogsCurrent))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned int)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[209] &&
+        cudart_c_report("cuLogsCurrent", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('I', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuLogsCurrent, args, nargs, kwnames);
 }
 
 static PyObject *cudart_reference_cuLogsUnregisterCallback;
@@ -44736,7 +45406,7 @@ static PyObject *cudart_checked_cuLogsUnregisterCallback(PyObject *self, PyObjec
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[198] &&
+    if (cudart_checked_reports[210] &&
         cudart_c_report("cuLogsUnregisterCallback", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44794,7 +45464,7 @@ static PyObject *cudart_checked_cuMemAddressFree(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[199] &&
+    if (cudart_checked_reports[211] &&
         cudart_c_report("cuMemAddressFree", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44804,6 +45474,517 @@ static PyObject *cudart_checked_cuMemAddressFree(PyObject *self, PyObject *const
     }
 reference:
     return cudart_c_fallback(cudart_reference_cuMemAddressFree, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemAddressReserve;
+
+static PyObject *cudart_checked_cuMemAddressReserve(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 4 || nargs > 4)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long u3;
+    unsigned long long u4;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x3 = 3 < nargs ? args[3] : Py_None;
+    {
+        PyObject *x = x3;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemAddressReserve];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, u1, u2, u3, u4);
+        if (cudart_record_call("cuMemAddressReserve", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemAddressReserve, cudart_abi_cuMemAddressReserve) fn = (CUDART_FN_T(cuMemAddressReserve, cudart_abi_cuMemAddressReserve))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1, (unsigned long)u2, (unsigned long long)u3, (unsigned long long)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[212] &&
+        cudart_c_report("cuMemAddressReserve", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('Q', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemAddressReserve, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemAlloc;
+
+static PyObject *cudart_checked_cuMemAlloc(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemAlloc];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cuMemAlloc", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemAlloc_v2, cudart_abi_cuMemAlloc) fn = (CUDART_FN_T(cuMemAlloc_v2, cudart_abi_cuMemAlloc))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[213] &&
+        cudart_c_report("cuMemAlloc", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('Q', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemAlloc, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemAllocAsync;
+
+static PyObject *cudart_checked_cuMemAllocAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    void *a2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemAllocAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuMemAllocAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemAllocAsync, cudart_abi_cuMemAllocAsync) fn = (CUDART_FN_T(cuMemAllocAsync, cudart_abi_cuMemAllocAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[214] &&
+        cudart_c_report("cuMemAllocAsync", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('Q', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemAllocAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemAllocFromPoolAsync;
+
+static PyObject *cudart_checked_cuMemAllocFromPoolAsync(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    void *a2;
+    void *a3;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_handle(x, cudart_handle_CUmemoryPool, &a2))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a3))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemAllocFromPoolAsync];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKK)", (unsigned long long)(uintptr_t)a0, u1, (unsigned long long)(uintptr_t)a2, (unsigned long long)(uintptr_t)a3);
+        if (cudart_record_call("cuMemAllocFromPoolAsync", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemAllocFromPoolAsync, cudart_abi_cuMemAllocFromPoolAsync) fn = (CUDART_FN_T(cuMemAllocFromPoolAsync, cudart_abi_cuMemAllocFromPoolAsync))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1, a2, a3);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[215] &&
+        cudart_c_report("cuMemAllocFromPoolAsync", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('Q', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemAllocFromPoolAsync, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemAllocManaged;
+
+static PyObject *cudart_checked_cuMemAllocManaged(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long u2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemAllocManaged];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, u1, u2);
+        if (cudart_record_call("cuMemAllocManaged", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemAllocManaged, cudart_abi_cuMemAllocManaged) fn = (CUDART_FN_T(cuMemAllocManaged, cudart_abi_cuMemAllocManaged))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[216] &&
+        cudart_c_report("cuMemAllocManaged", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('Q', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemAllocManaged, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemAllocPitch;
+
+static PyObject *cudart_checked_cuMemAllocPitch(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long u3;
+    unsigned long long u4;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemAllocPitch];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, u4);
+        if (cudart_record_call("cuMemAllocPitch", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemAllocPitch_v2, cudart_abi_cuMemAllocPitch) fn = (CUDART_FN_T(cuMemAllocPitch_v2, cudart_abi_cuMemAllocPitch))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[217] &&
+        cudart_c_report("cuMemAllocPitch", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    PyObject *v0 = cudart_output_value('Q', &o0);
+    PyObject *v1 = cudart_output_value('L', &o1);
+    PyObject *result = (v0 && v1)
+        ? PyTuple_Pack(2, v0, v1) : NULL;
+    Py_XDECREF(v0);
+    Py_XDECREF(v1);
+    return result;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemAllocPitch, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemAllocPitch_v2;
+
+static PyObject *cudart_checked_cuMemAllocPitch_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 3 || nargs > 3)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long u3;
+    unsigned long long u4;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u3 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    PyObject *x2 = 2 < nargs ? args[2] : Py_None;
+    {
+        PyObject *x = x2;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u4 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemAllocPitch_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKKKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2, u3, u4);
+        if (cudart_record_call("cuMemAllocPitch_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemAllocPitch_v2, cudart_abi_cuMemAllocPitch_v2) fn = (CUDART_FN_T(cuMemAllocPitch_v2, cudart_abi_cuMemAllocPitch_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, (unsigned int)u4);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[218] &&
+        cudart_c_report("cuMemAllocPitch_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    PyObject *v0 = cudart_output_value('Q', &o0);
+    PyObject *v1 = cudart_output_value('L', &o1);
+    PyObject *result = (v0 && v1)
+        ? PyTuple_Pack(2, v0, v1) : NULL;
+    Py_XDECREF(v0);
+    Py_XDECREF(v1);
+    return result;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemAllocPitch_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemAlloc_v2;
+
+static PyObject *cudart_checked_cuMemAlloc_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    unsigned long long u1;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u1 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemAlloc_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, u1);
+        if (cudart_record_call("cuMemAlloc_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemAlloc_v2, cudart_abi_cuMemAlloc_v2) fn = (CUDART_FN_T(cuMemAlloc_v2, cudart_abi_cuMemAlloc_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, (unsigned long)u1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[219] &&
+        cudart_c_report("cuMemAlloc_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('Q', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemAlloc_v2, args, nargs, kwnames);
 }
 
 static PyObject *cudart_reference_cuMemBatchDecompressAsync;
@@ -44867,7 +46048,7 @@ static PyObject *cudart_checked_cuMemBatchDecompressAsync(PyObject *self, PyObje
         r = fn(a0, (unsigned long)u1, (unsigned int)u2, a3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[200] &&
+    if (cudart_checked_reports[220] &&
         cudart_c_report("cuMemBatchDecompressAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -44965,7 +46146,7 @@ static PyObject *cudart_checked_cuMemDiscardAndPrefetchBatchAsync(PyObject *self
         r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[201] &&
+    if (cudart_checked_reports[221] &&
         cudart_c_report("cuMemDiscardAndPrefetchBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45042,7 +46223,7 @@ static PyObject *cudart_checked_cuMemDiscardBatchAsync(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned long)u2, (unsigned long long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[202] &&
+    if (cudart_checked_reports[222] &&
         cudart_c_report("cuMemDiscardBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45112,7 +46293,7 @@ static PyObject *cudart_checked_cuMemExportToShareableHandle(PyObject *self, PyO
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned long long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[203] &&
+    if (cudart_checked_reports[223] &&
         cudart_c_report("cuMemExportToShareableHandle", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45161,7 +46342,7 @@ static PyObject *cudart_checked_cuMemFree(PyObject *self, PyObject *const *args,
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[204] &&
+    if (cudart_checked_reports[224] &&
         cudart_c_report("cuMemFree", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45217,7 +46398,7 @@ static PyObject *cudart_checked_cuMemFreeAsync(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[205] &&
+    if (cudart_checked_reports[225] &&
         cudart_c_report("cuMemFreeAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45266,7 +46447,7 @@ static PyObject *cudart_checked_cuMemFreeHost(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[206] &&
+    if (cudart_checked_reports[226] &&
         cudart_c_report("cuMemFreeHost", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45315,7 +46496,7 @@ static PyObject *cudart_checked_cuMemFree_v2(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[207] &&
+    if (cudart_checked_reports[227] &&
         cudart_c_report("cuMemFree_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45374,7 +46555,7 @@ static PyObject *cudart_checked_cuMemGetAccess(PyObject *self, PyObject *const *
         r = fn(a0, a1, (unsigned long long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[208] &&
+    if (cudart_checked_reports[228] &&
         cudart_c_report("cuMemGetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45384,6 +46565,128 @@ static PyObject *cudart_checked_cuMemGetAccess(PyObject *self, PyObject *const *
     }
 reference:
     return cudart_c_fallback(cudart_reference_cuMemGetAccess, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemGetAddressRange;
+
+static PyObject *cudart_checked_cuMemGetAddressRange(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemGetAddressRange];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cuMemGetAddressRange", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemGetAddressRange_v2, cudart_abi_cuMemGetAddressRange) fn = (CUDART_FN_T(cuMemGetAddressRange_v2, cudart_abi_cuMemGetAddressRange))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned long long)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[229] &&
+        cudart_c_report("cuMemGetAddressRange", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    PyObject *v0 = cudart_output_value('Q', &o0);
+    PyObject *v1 = cudart_output_value('L', &o1);
+    PyObject *result = (v0 && v1)
+        ? PyTuple_Pack(2, v0, v1) : NULL;
+    Py_XDECREF(v0);
+    Py_XDECREF(v1);
+    return result;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemGetAddressRange, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemGetAddressRange_v2;
+
+static PyObject *cudart_checked_cuMemGetAddressRange_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!(cudart_c_unsigned(x, UINT64_MAX, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemGetAddressRange_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cuMemGetAddressRange_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemGetAddressRange_v2, cudart_abi_cuMemGetAddressRange_v2) fn = (CUDART_FN_T(cuMemGetAddressRange_v2, cudart_abi_cuMemGetAddressRange_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned long long)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[230] &&
+        cudart_c_report("cuMemGetAddressRange_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    PyObject *v0 = cudart_output_value('Q', &o0);
+    PyObject *v1 = cudart_output_value('L', &o1);
+    PyObject *result = (v0 && v1)
+        ? PyTuple_Pack(2, v0, v1) : NULL;
+    Py_XDECREF(v0);
+    Py_XDECREF(v1);
+    return result;
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemGetAddressRange_v2, args, nargs, kwnames);
 }
 
 static PyObject *cudart_reference_cuMemGetAllocationGranularity;
@@ -45433,7 +46736,7 @@ static PyObject *cudart_checked_cuMemGetAllocationGranularity(PyObject *self, Py
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[209] &&
+    if (cudart_checked_reports[231] &&
         cudart_c_report("cuMemGetAllocationGranularity", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45492,7 +46795,7 @@ static PyObject *cudart_checked_cuMemGetDefaultMemPool(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[210] &&
+    if (cudart_checked_reports[232] &&
         cudart_c_report("cuMemGetDefaultMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45569,7 +46872,7 @@ static PyObject *cudart_checked_cuMemGetHandleForAddressRange(PyObject *self, Py
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3, (unsigned long long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[211] &&
+    if (cudart_checked_reports[233] &&
         cudart_c_report("cuMemGetHandleForAddressRange", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45617,7 +46920,7 @@ static PyObject *cudart_checked_cuMemGetInfo(PyObject *self, PyObject *const *ar
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[212] &&
+    if (cudart_checked_reports[234] &&
         cudart_c_report("cuMemGetInfo", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -45671,7 +46974,7 @@ static PyObject *cudart_checked_cuMemGetInfo_v2(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[213] &&
+    if (cudart_checked_reports[235] &&
         cudart_c_report("cuMemGetInfo_v2", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -45736,7 +47039,7 @@ static PyObject *cudart_checked_cuMemGetMemPool(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[214] &&
+    if (cudart_checked_reports[236] &&
         cudart_c_report("cuMemGetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45746,6 +47049,124 @@ static PyObject *cudart_checked_cuMemGetMemPool(PyObject *self, PyObject *const 
     }
 reference:
     return cudart_c_fallback(cudart_reference_cuMemGetMemPool, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemHostGetDevicePointer;
+
+static PyObject *cudart_checked_cuMemHostGetDevicePointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemHostGetDevicePointer];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cuMemHostGetDevicePointer", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemHostGetDevicePointer_v2, cudart_abi_cuMemHostGetDevicePointer) fn = (CUDART_FN_T(cuMemHostGetDevicePointer_v2, cudart_abi_cuMemHostGetDevicePointer))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[237] &&
+        cudart_c_report("cuMemHostGetDevicePointer", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('Q', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemHostGetDevicePointer, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemHostGetDevicePointer_v2;
+
+static PyObject *cudart_checked_cuMemHostGetDevicePointer_v2(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long u2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_address(x, 1, 0, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!(cudart_c_unsigned(x, 4294967295ULL, &un) && ((void)(u2 = (unsigned long long)un), 1)))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemHostGetDevicePointer_v2];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, u2);
+        if (cudart_record_call("cuMemHostGetDevicePointer_v2", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemHostGetDevicePointer_v2, cudart_abi_cuMemHostGetDevicePointer_v2) fn = (CUDART_FN_T(cuMemHostGetDevicePointer_v2, cudart_abi_cuMemHostGetDevicePointer_v2))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, (unsigned int)u2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[238] &&
+        cudart_c_report("cuMemHostGetDevicePointer_v2", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('Q', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemHostGetDevicePointer_v2, args, nargs, kwnames);
 }
 
 static PyObject *cudart_reference_cuMemHostGetFlags;
@@ -45788,7 +47209,7 @@ static PyObject *cudart_checked_cuMemHostGetFlags(PyObject *self, PyObject *cons
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[215] &&
+    if (cudart_checked_reports[239] &&
         cudart_c_report("cuMemHostGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45851,7 +47272,7 @@ static PyObject *cudart_checked_cuMemHostRegister(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[216] &&
+    if (cudart_checked_reports[240] &&
         cudart_c_report("cuMemHostRegister", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45914,7 +47335,7 @@ static PyObject *cudart_checked_cuMemHostRegister_v2(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long)u1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[217] &&
+    if (cudart_checked_reports[241] &&
         cudart_c_report("cuMemHostRegister_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -45963,7 +47384,7 @@ static PyObject *cudart_checked_cuMemHostUnregister(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[218] &&
+    if (cudart_checked_reports[242] &&
         cudart_c_report("cuMemHostUnregister", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46040,7 +47461,7 @@ static PyObject *cudart_checked_cuMemMap(PyObject *self, PyObject *const *args, 
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned long)u2, (unsigned long long)u3, (unsigned long long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[219] &&
+    if (cudart_checked_reports[243] &&
         cudart_c_report("cuMemMap", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46103,7 +47524,7 @@ static PyObject *cudart_checked_cuMemMapArrayAsync(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[220] &&
+    if (cudart_checked_reports[244] &&
         cudart_c_report("cuMemMapArrayAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46155,7 +47576,7 @@ static PyObject *cudart_checked_cuMemPoolCreate(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[221] &&
+    if (cudart_checked_reports[245] &&
         cudart_c_report("cuMemPoolCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46208,7 +47629,7 @@ static PyObject *cudart_checked_cuMemPoolDestroy(PyObject *self, PyObject *const
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[222] &&
+    if (cudart_checked_reports[246] &&
         cudart_c_report("cuMemPoolDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46280,7 +47701,7 @@ static PyObject *cudart_checked_cuMemPoolExportToShareableHandle(PyObject *self,
         r = fn(a0, a1, (unsigned int)u2, (unsigned long long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[223] &&
+    if (cudart_checked_reports[247] &&
         cudart_c_report("cuMemPoolExportToShareableHandle", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46339,7 +47760,7 @@ static PyObject *cudart_checked_cuMemPoolGetAccess(PyObject *self, PyObject *con
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[224] &&
+    if (cudart_checked_reports[248] &&
         cudart_c_report("cuMemPoolGetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46405,7 +47826,7 @@ static PyObject *cudart_checked_cuMemPoolImportFromShareableHandle(PyObject *sel
         r = fn(a0, a1, (unsigned int)u2, (unsigned long long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[225] &&
+    if (cudart_checked_reports[249] &&
         cudart_c_report("cuMemPoolImportFromShareableHandle", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46415,6 +47836,65 @@ static PyObject *cudart_checked_cuMemPoolImportFromShareableHandle(PyObject *sel
     }
 reference:
     return cudart_c_fallback(cudart_reference_cuMemPoolImportFromShareableHandle, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuMemPoolImportPointer;
+
+static PyObject *cudart_checked_cuMemPoolImportPointer(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 2 || nargs > 2)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    void *a2;
+    unsigned long long o0 = 0;
+    a0 = &o0;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUmemoryPool, &a1))
+            goto reference;
+    }
+    PyObject *x1 = 1 < nargs ? args[1] : Py_None;
+    {
+        PyObject *x = x1;
+        if (!cudart_c_address(x, 0, 1, &a2))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuMemPoolImportPointer];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1, (unsigned long long)(uintptr_t)a2);
+        if (cudart_record_call("cuMemPoolImportPointer", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuMemPoolImportPointer, cudart_abi_cuMemPoolImportPointer) fn = (CUDART_FN_T(cuMemPoolImportPointer, cudart_abi_cuMemPoolImportPointer))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1, a2);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[250] &&
+        cudart_c_report("cuMemPoolImportPointer", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('Q', &o0);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuMemPoolImportPointer, args, nargs, kwnames);
 }
 
 static PyObject *cudart_reference_cuMemPoolSetAccess;
@@ -46468,7 +47948,7 @@ static PyObject *cudart_checked_cuMemPoolSetAccess(PyObject *self, PyObject *con
         r = fn(a0, a1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[226] &&
+    if (cudart_checked_reports[251] &&
         cudart_c_report("cuMemPoolSetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46524,7 +48004,7 @@ static PyObject *cudart_checked_cuMemPoolTrimTo(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[227] &&
+    if (cudart_checked_reports[252] &&
         cudart_c_report("cuMemPoolTrimTo", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46622,7 +48102,7 @@ static PyObject *cudart_checked_cuMemPrefetchBatchAsync(PyObject *self, PyObject
         r = fn(a0, a1, (unsigned long)u2, a3, a4, (unsigned long)u5, (unsigned long long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[228] &&
+    if (cudart_checked_reports[253] &&
         cudart_c_report("cuMemPrefetchBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46671,7 +48151,7 @@ static PyObject *cudart_checked_cuMemRelease(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[229] &&
+    if (cudart_checked_reports[254] &&
         cudart_c_report("cuMemRelease", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46741,7 +48221,7 @@ static PyObject *cudart_checked_cuMemSetAccess(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, (unsigned long)u1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[230] &&
+    if (cudart_checked_reports[255] &&
         cudart_c_report("cuMemSetAccess", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46804,7 +48284,7 @@ static PyObject *cudart_checked_cuMemSetMemPool(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[231] &&
+    if (cudart_checked_reports[256] &&
         cudart_c_report("cuMemSetMemPool", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46860,7 +48340,7 @@ static PyObject *cudart_checked_cuMemUnmap(PyObject *self, PyObject *const *args
         r = fn((unsigned long long)u0, (unsigned long)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[232] &&
+    if (cudart_checked_reports[257] &&
         cudart_c_report("cuMemUnmap", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46923,7 +48403,7 @@ static PyObject *cudart_checked_cuMemcpy(PyObject *self, PyObject *const *args, 
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[233] &&
+    if (cudart_checked_reports[258] &&
         cudart_c_report("cuMemcpy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -46972,7 +48452,7 @@ static PyObject *cudart_checked_cuMemcpy2D(PyObject *self, PyObject *const *args
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[234] &&
+    if (cudart_checked_reports[259] &&
         cudart_c_report("cuMemcpy2D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47028,7 +48508,7 @@ static PyObject *cudart_checked_cuMemcpy2DAsync(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[235] &&
+    if (cudart_checked_reports[260] &&
         cudart_c_report("cuMemcpy2DAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47084,7 +48564,7 @@ static PyObject *cudart_checked_cuMemcpy2DAsync_v2(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[236] &&
+    if (cudart_checked_reports[261] &&
         cudart_c_report("cuMemcpy2DAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47133,7 +48613,7 @@ static PyObject *cudart_checked_cuMemcpy2DUnaligned(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[237] &&
+    if (cudart_checked_reports[262] &&
         cudart_c_report("cuMemcpy2DUnaligned", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47182,7 +48662,7 @@ static PyObject *cudart_checked_cuMemcpy2DUnaligned_v2(PyObject *self, PyObject 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[238] &&
+    if (cudart_checked_reports[263] &&
         cudart_c_report("cuMemcpy2DUnaligned_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47231,7 +48711,7 @@ static PyObject *cudart_checked_cuMemcpy2D_v2(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[239] &&
+    if (cudart_checked_reports[264] &&
         cudart_c_report("cuMemcpy2D_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47280,7 +48760,7 @@ static PyObject *cudart_checked_cuMemcpy3D(PyObject *self, PyObject *const *args
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[240] &&
+    if (cudart_checked_reports[265] &&
         cudart_c_report("cuMemcpy3D", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47336,7 +48816,7 @@ static PyObject *cudart_checked_cuMemcpy3DAsync(PyObject *self, PyObject *const 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[241] &&
+    if (cudart_checked_reports[266] &&
         cudart_c_report("cuMemcpy3DAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47392,7 +48872,7 @@ static PyObject *cudart_checked_cuMemcpy3DAsync_v2(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[242] &&
+    if (cudart_checked_reports[267] &&
         cudart_c_report("cuMemcpy3DAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47462,7 +48942,7 @@ static PyObject *cudart_checked_cuMemcpy3DBatchAsync(PyObject *self, PyObject *c
         r = fn((unsigned long)u0, a1, (unsigned long long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[243] &&
+    if (cudart_checked_reports[268] &&
         cudart_c_report("cuMemcpy3DBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47532,7 +49012,7 @@ static PyObject *cudart_checked_cuMemcpy3DBatchAsync_v2(PyObject *self, PyObject
         r = fn((unsigned long)u0, a1, (unsigned long long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[244] &&
+    if (cudart_checked_reports[269] &&
         cudart_c_report("cuMemcpy3DBatchAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47581,7 +49061,7 @@ static PyObject *cudart_checked_cuMemcpy3DPeer(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[245] &&
+    if (cudart_checked_reports[270] &&
         cudart_c_report("cuMemcpy3DPeer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47637,7 +49117,7 @@ static PyObject *cudart_checked_cuMemcpy3DPeerAsync(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[246] &&
+    if (cudart_checked_reports[271] &&
         cudart_c_report("cuMemcpy3DPeerAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47700,7 +49180,7 @@ static PyObject *cudart_checked_cuMemcpy3DWithAttributesAsync(PyObject *self, Py
         r = fn(a0, (unsigned long long)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[247] &&
+    if (cudart_checked_reports[272] &&
         cudart_c_report("cuMemcpy3DWithAttributesAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47749,7 +49229,7 @@ static PyObject *cudart_checked_cuMemcpy3D_v2(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[248] &&
+    if (cudart_checked_reports[273] &&
         cudart_c_report("cuMemcpy3D_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47819,7 +49299,7 @@ static PyObject *cudart_checked_cuMemcpyAsync(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[249] &&
+    if (cudart_checked_reports[274] &&
         cudart_c_report("cuMemcpyAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47896,7 +49376,7 @@ static PyObject *cudart_checked_cuMemcpyAtoA(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[250] &&
+    if (cudart_checked_reports[275] &&
         cudart_c_report("cuMemcpyAtoA", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -47973,7 +49453,7 @@ static PyObject *cudart_checked_cuMemcpyAtoA_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[251] &&
+    if (cudart_checked_reports[276] &&
         cudart_c_report("cuMemcpyAtoA_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48043,7 +49523,7 @@ static PyObject *cudart_checked_cuMemcpyAtoD(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[252] &&
+    if (cudart_checked_reports[277] &&
         cudart_c_report("cuMemcpyAtoD", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48113,7 +49593,7 @@ static PyObject *cudart_checked_cuMemcpyAtoD_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[253] &&
+    if (cudart_checked_reports[278] &&
         cudart_c_report("cuMemcpyAtoD_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48183,7 +49663,7 @@ static PyObject *cudart_checked_cuMemcpyAtoH(PyObject *self, PyObject *const *ar
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[254] &&
+    if (cudart_checked_reports[279] &&
         cudart_c_report("cuMemcpyAtoH", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48260,7 +49740,7 @@ static PyObject *cudart_checked_cuMemcpyAtoHAsync(PyObject *self, PyObject *cons
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[255] &&
+    if (cudart_checked_reports[280] &&
         cudart_c_report("cuMemcpyAtoHAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48337,7 +49817,7 @@ static PyObject *cudart_checked_cuMemcpyAtoHAsync_v2(PyObject *self, PyObject *c
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[256] &&
+    if (cudart_checked_reports[281] &&
         cudart_c_report("cuMemcpyAtoHAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48407,7 +49887,7 @@ static PyObject *cudart_checked_cuMemcpyAtoH_v2(PyObject *self, PyObject *const 
         r = fn(a0, a1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[257] &&
+    if (cudart_checked_reports[282] &&
         cudart_c_report("cuMemcpyAtoH_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48505,7 +49985,7 @@ static PyObject *cudart_checked_cuMemcpyBatchAsync(PyObject *self, PyObject *con
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[258] &&
+    if (cudart_checked_reports[283] &&
         cudart_c_report("cuMemcpyBatchAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48603,7 +50083,7 @@ static PyObject *cudart_checked_cuMemcpyBatchAsync_v2(PyObject *self, PyObject *
         r = fn(a0, a1, a2, (unsigned long)u3, a4, a5, (unsigned long)u6, a7);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[259] &&
+    if (cudart_checked_reports[284] &&
         cudart_c_report("cuMemcpyBatchAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48673,7 +50153,7 @@ static PyObject *cudart_checked_cuMemcpyDtoA(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[260] &&
+    if (cudart_checked_reports[285] &&
         cudart_c_report("cuMemcpyDtoA", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48743,7 +50223,7 @@ static PyObject *cudart_checked_cuMemcpyDtoA_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[261] &&
+    if (cudart_checked_reports[286] &&
         cudart_c_report("cuMemcpyDtoA_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48806,7 +50286,7 @@ static PyObject *cudart_checked_cuMemcpyDtoD(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[262] &&
+    if (cudart_checked_reports[287] &&
         cudart_c_report("cuMemcpyDtoD", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48876,7 +50356,7 @@ static PyObject *cudart_checked_cuMemcpyDtoDAsync(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[263] &&
+    if (cudart_checked_reports[288] &&
         cudart_c_report("cuMemcpyDtoDAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -48946,7 +50426,7 @@ static PyObject *cudart_checked_cuMemcpyDtoDAsync_v2(PyObject *self, PyObject *c
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[264] &&
+    if (cudart_checked_reports[289] &&
         cudart_c_report("cuMemcpyDtoDAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49009,7 +50489,7 @@ static PyObject *cudart_checked_cuMemcpyDtoD_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[265] &&
+    if (cudart_checked_reports[290] &&
         cudart_c_report("cuMemcpyDtoD_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49072,7 +50552,7 @@ static PyObject *cudart_checked_cuMemcpyDtoH(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[266] &&
+    if (cudart_checked_reports[291] &&
         cudart_c_report("cuMemcpyDtoH", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49142,7 +50622,7 @@ static PyObject *cudart_checked_cuMemcpyDtoHAsync(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[267] &&
+    if (cudart_checked_reports[292] &&
         cudart_c_report("cuMemcpyDtoHAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49212,7 +50692,7 @@ static PyObject *cudart_checked_cuMemcpyDtoHAsync_v2(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[268] &&
+    if (cudart_checked_reports[293] &&
         cudart_c_report("cuMemcpyDtoHAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49275,7 +50755,7 @@ static PyObject *cudart_checked_cuMemcpyDtoH_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[269] &&
+    if (cudart_checked_reports[294] &&
         cudart_c_report("cuMemcpyDtoH_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49345,7 +50825,7 @@ static PyObject *cudart_checked_cuMemcpyHtoA(PyObject *self, PyObject *const *ar
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[270] &&
+    if (cudart_checked_reports[295] &&
         cudart_c_report("cuMemcpyHtoA", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49422,7 +50902,7 @@ static PyObject *cudart_checked_cuMemcpyHtoAAsync(PyObject *self, PyObject *cons
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[271] &&
+    if (cudart_checked_reports[296] &&
         cudart_c_report("cuMemcpyHtoAAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49499,7 +50979,7 @@ static PyObject *cudart_checked_cuMemcpyHtoAAsync_v2(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[272] &&
+    if (cudart_checked_reports[297] &&
         cudart_c_report("cuMemcpyHtoAAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49569,7 +51049,7 @@ static PyObject *cudart_checked_cuMemcpyHtoA_v2(PyObject *self, PyObject *const 
         r = fn(a0, (unsigned long)u1, a2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[273] &&
+    if (cudart_checked_reports[298] &&
         cudart_c_report("cuMemcpyHtoA_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49632,7 +51112,7 @@ static PyObject *cudart_checked_cuMemcpyHtoD(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, a1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[274] &&
+    if (cudart_checked_reports[299] &&
         cudart_c_report("cuMemcpyHtoD", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49702,7 +51182,7 @@ static PyObject *cudart_checked_cuMemcpyHtoDAsync(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[275] &&
+    if (cudart_checked_reports[300] &&
         cudart_c_report("cuMemcpyHtoDAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49772,7 +51252,7 @@ static PyObject *cudart_checked_cuMemcpyHtoDAsync_v2(PyObject *self, PyObject *c
         r = fn((unsigned long long)u0, a1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[276] &&
+    if (cudart_checked_reports[301] &&
         cudart_c_report("cuMemcpyHtoDAsync_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49835,7 +51315,7 @@ static PyObject *cudart_checked_cuMemcpyHtoD_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, a1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[277] &&
+    if (cudart_checked_reports[302] &&
         cudart_c_report("cuMemcpyHtoD_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49912,7 +51392,7 @@ static PyObject *cudart_checked_cuMemcpyPeer(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, a1, (unsigned long long)u2, a3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[278] &&
+    if (cudart_checked_reports[303] &&
         cudart_c_report("cuMemcpyPeer", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -49996,7 +51476,7 @@ static PyObject *cudart_checked_cuMemcpyPeerAsync(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, a1, (unsigned long long)u2, a3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[279] &&
+    if (cudart_checked_reports[304] &&
         cudart_c_report("cuMemcpyPeerAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50073,7 +51553,7 @@ static PyObject *cudart_checked_cuMemcpyWithAttributesAsync(PyObject *self, PyOb
         r = fn((unsigned long long)u0, (unsigned long long)u1, (unsigned long)u2, a3, a4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[280] &&
+    if (cudart_checked_reports[305] &&
         cudart_c_report("cuMemcpyWithAttributesAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50136,7 +51616,7 @@ static PyObject *cudart_checked_cuMemsetD16(PyObject *self, PyObject *const *arg
         r = fn((unsigned long long)u0, (unsigned short)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[281] &&
+    if (cudart_checked_reports[306] &&
         cudart_c_report("cuMemsetD16", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50206,7 +51686,7 @@ static PyObject *cudart_checked_cuMemsetD16Async(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned short)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[282] &&
+    if (cudart_checked_reports[307] &&
         cudart_c_report("cuMemsetD16Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50269,7 +51749,7 @@ static PyObject *cudart_checked_cuMemsetD16_v2(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, (unsigned short)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[283] &&
+    if (cudart_checked_reports[308] &&
         cudart_c_report("cuMemsetD16_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50346,7 +51826,7 @@ static PyObject *cudart_checked_cuMemsetD2D16(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned short)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[284] &&
+    if (cudart_checked_reports[309] &&
         cudart_c_report("cuMemsetD2D16", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50430,7 +51910,7 @@ static PyObject *cudart_checked_cuMemsetD2D16Async(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned short)u2, (unsigned long)u3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[285] &&
+    if (cudart_checked_reports[310] &&
         cudart_c_report("cuMemsetD2D16Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50507,7 +51987,7 @@ static PyObject *cudart_checked_cuMemsetD2D16_v2(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned short)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[286] &&
+    if (cudart_checked_reports[311] &&
         cudart_c_report("cuMemsetD2D16_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50584,7 +52064,7 @@ static PyObject *cudart_checked_cuMemsetD2D32(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned int)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[287] &&
+    if (cudart_checked_reports[312] &&
         cudart_c_report("cuMemsetD2D32", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50668,7 +52148,7 @@ static PyObject *cudart_checked_cuMemsetD2D32Async(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned int)u2, (unsigned long)u3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[288] &&
+    if (cudart_checked_reports[313] &&
         cudart_c_report("cuMemsetD2D32Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50745,7 +52225,7 @@ static PyObject *cudart_checked_cuMemsetD2D32_v2(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned int)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[289] &&
+    if (cudart_checked_reports[314] &&
         cudart_c_report("cuMemsetD2D32_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50822,7 +52302,7 @@ static PyObject *cudart_checked_cuMemsetD2D8(PyObject *self, PyObject *const *ar
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned char)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[290] &&
+    if (cudart_checked_reports[315] &&
         cudart_c_report("cuMemsetD2D8", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50906,7 +52386,7 @@ static PyObject *cudart_checked_cuMemsetD2D8Async(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned char)u2, (unsigned long)u3, (unsigned long)u4, a5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[291] &&
+    if (cudart_checked_reports[316] &&
         cudart_c_report("cuMemsetD2D8Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -50983,7 +52463,7 @@ static PyObject *cudart_checked_cuMemsetD2D8_v2(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned char)u2, (unsigned long)u3, (unsigned long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[292] &&
+    if (cudart_checked_reports[317] &&
         cudart_c_report("cuMemsetD2D8_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51046,7 +52526,7 @@ static PyObject *cudart_checked_cuMemsetD32(PyObject *self, PyObject *const *arg
         r = fn((unsigned long long)u0, (unsigned int)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[293] &&
+    if (cudart_checked_reports[318] &&
         cudart_c_report("cuMemsetD32", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51116,7 +52596,7 @@ static PyObject *cudart_checked_cuMemsetD32Async(PyObject *self, PyObject *const
         r = fn((unsigned long long)u0, (unsigned int)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[294] &&
+    if (cudart_checked_reports[319] &&
         cudart_c_report("cuMemsetD32Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51179,7 +52659,7 @@ static PyObject *cudart_checked_cuMemsetD32_v2(PyObject *self, PyObject *const *
         r = fn((unsigned long long)u0, (unsigned int)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[295] &&
+    if (cudart_checked_reports[320] &&
         cudart_c_report("cuMemsetD32_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51242,7 +52722,7 @@ static PyObject *cudart_checked_cuMemsetD8(PyObject *self, PyObject *const *args
         r = fn((unsigned long long)u0, (unsigned char)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[296] &&
+    if (cudart_checked_reports[321] &&
         cudart_c_report("cuMemsetD8", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51312,7 +52792,7 @@ static PyObject *cudart_checked_cuMemsetD8Async(PyObject *self, PyObject *const 
         r = fn((unsigned long long)u0, (unsigned char)u1, (unsigned long)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[297] &&
+    if (cudart_checked_reports[322] &&
         cudart_c_report("cuMemsetD8Async", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51375,7 +52855,7 @@ static PyObject *cudart_checked_cuMemsetD8_v2(PyObject *self, PyObject *const *a
         r = fn((unsigned long long)u0, (unsigned char)u1, (unsigned long)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[298] &&
+    if (cudart_checked_reports[323] &&
         cudart_c_report("cuMemsetD8_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51434,7 +52914,7 @@ static PyObject *cudart_checked_cuMipmappedArrayCreate(PyObject *self, PyObject 
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[299] &&
+    if (cudart_checked_reports[324] &&
         cudart_c_report("cuMipmappedArrayCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51487,7 +52967,7 @@ static PyObject *cudart_checked_cuMipmappedArrayDestroy(PyObject *self, PyObject
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[300] &&
+    if (cudart_checked_reports[325] &&
         cudart_c_report("cuMipmappedArrayDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51548,7 +53028,7 @@ static PyObject *cudart_checked_cuMipmappedArrayGetLevel(PyObject *self, PyObjec
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[301] &&
+    if (cudart_checked_reports[326] &&
         cudart_c_report("cuMipmappedArrayGetLevel", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51600,7 +53080,7 @@ static PyObject *cudart_checked_cuModuleGetFunctionCount(PyObject *self, PyObjec
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[302] &&
+    if (cudart_checked_reports[327] &&
         cudart_c_report("cuModuleGetFunctionCount", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51645,7 +53125,7 @@ static PyObject *cudart_checked_cuModuleGetLoadingMode(PyObject *self, PyObject 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[303] &&
+    if (cudart_checked_reports[328] &&
         cudart_c_report("cuModuleGetLoadingMode", (long long)r, NULL) < 0)
         return NULL;
     if (r) {
@@ -51698,7 +53178,7 @@ static PyObject *cudart_checked_cuModuleUnload(PyObject *self, PyObject *const *
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[304] &&
+    if (cudart_checked_reports[329] &&
         cudart_c_report("cuModuleUnload", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51756,7 +53236,7 @@ static PyObject *cudart_checked_cuMulticastAddDevice(PyObject *self, PyObject *c
         r = fn((unsigned long long)u0, (int)i1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[305] &&
+    if (cudart_checked_reports[330] &&
         cudart_c_report("cuMulticastAddDevice", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51833,7 +53313,7 @@ static PyObject *cudart_checked_cuMulticastBindAddr(PyObject *self, PyObject *co
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3, (unsigned long long)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[306] &&
+    if (cudart_checked_reports[331] &&
         cudart_c_report("cuMulticastBindAddr", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -51917,7 +53397,7 @@ static PyObject *cudart_checked_cuMulticastBindAddr_v2(PyObject *self, PyObject 
         r = fn((unsigned long long)u0, (int)i1, (unsigned long)u2, (unsigned long long)u3, (unsigned long)u4, (unsigned long long)u5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[307] &&
+    if (cudart_checked_reports[332] &&
         cudart_c_report("cuMulticastBindAddr_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52001,7 +53481,7 @@ static PyObject *cudart_checked_cuMulticastBindMem(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0, (unsigned long)u1, (unsigned long long)u2, (unsigned long)u3, (unsigned long)u4, (unsigned long long)u5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[308] &&
+    if (cudart_checked_reports[333] &&
         cudart_c_report("cuMulticastBindMem", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52092,7 +53572,7 @@ static PyObject *cudart_checked_cuMulticastBindMem_v2(PyObject *self, PyObject *
         r = fn((unsigned long long)u0, (int)i1, (unsigned long)u2, (unsigned long long)u3, (unsigned long)u4, (unsigned long)u5, (unsigned long long)u6);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[309] &&
+    if (cudart_checked_reports[334] &&
         cudart_c_report("cuMulticastBindMem_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52151,7 +53631,7 @@ static PyObject *cudart_checked_cuMulticastGetGranularity(PyObject *self, PyObje
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[310] &&
+    if (cudart_checked_reports[335] &&
         cudart_c_report("cuMulticastGetGranularity", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52221,7 +53701,7 @@ static PyObject *cudart_checked_cuMulticastUnbind(PyObject *self, PyObject *cons
         r = fn((unsigned long long)u0, (int)i1, (unsigned long)u2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[311] &&
+    if (cudart_checked_reports[336] &&
         cudart_c_report("cuMulticastUnbind", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52287,7 +53767,7 @@ static PyObject *cudart_checked_cuOccupancyAvailableDynamicSMemPerBlock(PyObject
         r = fn(a0, a1, (int)i2, (int)i3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[312] &&
+    if (cudart_checked_reports[337] &&
         cudart_c_report("cuOccupancyAvailableDynamicSMemPerBlock", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52353,7 +53833,7 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessor(PyOb
         r = fn(a0, a1, (int)i2, (unsigned long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[313] &&
+    if (cudart_checked_reports[338] &&
         cudart_c_report("cuOccupancyMaxActiveBlocksPerMultiprocessor", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52426,7 +53906,7 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveBlocksPerMultiprocessorWithF
         r = fn(a0, a1, (int)i2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[314] &&
+    if (cudart_checked_reports[339] &&
         cudart_c_report("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52485,7 +53965,7 @@ static PyObject *cudart_checked_cuOccupancyMaxActiveClusters(PyObject *self, PyO
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[315] &&
+    if (cudart_checked_reports[340] &&
         cudart_c_report("cuOccupancyMaxActiveClusters", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52544,7 +54024,7 @@ static PyObject *cudart_checked_cuOccupancyMaxPotentialClusterSize(PyObject *sel
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[316] &&
+    if (cudart_checked_reports[341] &&
         cudart_c_report("cuOccupancyMaxPotentialClusterSize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52614,7 +54094,7 @@ static PyObject *cudart_checked_cuPointerGetAttributes(PyObject *self, PyObject 
         r = fn((unsigned int)u0, a1, a2, (unsigned long long)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[317] &&
+    if (cudart_checked_reports[342] &&
         cudart_c_report("cuPointerGetAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52684,7 +54164,7 @@ static PyObject *cudart_checked_cuSignalExternalSemaphoresAsync(PyObject *self, 
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[318] &&
+    if (cudart_checked_reports[343] &&
         cudart_c_report("cuSignalExternalSemaphoresAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52754,7 +54234,7 @@ static PyObject *cudart_checked_cuStreamAttachMemAsync(PyObject *self, PyObject 
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[319] &&
+    if (cudart_checked_reports[344] &&
         cudart_c_report("cuStreamAttachMemAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52824,7 +54304,7 @@ static PyObject *cudart_checked_cuStreamBatchMemOp(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1, a2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[320] &&
+    if (cudart_checked_reports[345] &&
         cudart_c_report("cuStreamBatchMemOp", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52894,7 +54374,7 @@ static PyObject *cudart_checked_cuStreamBatchMemOp_v2(PyObject *self, PyObject *
         r = fn(a0, (unsigned int)u1, a2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[321] &&
+    if (cudart_checked_reports[346] &&
         cudart_c_report("cuStreamBatchMemOp_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -52950,7 +54430,7 @@ static PyObject *cudart_checked_cuStreamBeginCapture(PyObject *self, PyObject *c
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[322] &&
+    if (cudart_checked_reports[347] &&
         cudart_c_report("cuStreamBeginCapture", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53006,7 +54486,7 @@ static PyObject *cudart_checked_cuStreamBeginCaptureToCig(PyObject *self, PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[323] &&
+    if (cudart_checked_reports[348] &&
         cudart_c_report("cuStreamBeginCaptureToCig", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53090,7 +54570,7 @@ static PyObject *cudart_checked_cuStreamBeginCaptureToGraph(PyObject *self, PyOb
         r = fn(a0, a1, a2, a3, (unsigned long)u4, (unsigned int)u5);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[324] &&
+    if (cudart_checked_reports[349] &&
         cudart_c_report("cuStreamBeginCaptureToGraph", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53146,7 +54626,7 @@ static PyObject *cudart_checked_cuStreamBeginCapture_v2(PyObject *self, PyObject
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[325] &&
+    if (cudart_checked_reports[350] &&
         cudart_c_report("cuStreamBeginCapture_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53202,7 +54682,7 @@ static PyObject *cudart_checked_cuStreamCopyAttributes(PyObject *self, PyObject 
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[326] &&
+    if (cudart_checked_reports[351] &&
         cudart_c_report("cuStreamCopyAttributes", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53254,7 +54734,7 @@ static PyObject *cudart_checked_cuStreamCreate(PyObject *self, PyObject *const *
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[327] &&
+    if (cudart_checked_reports[352] &&
         cudart_c_report("cuStreamCreate", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53313,7 +54793,7 @@ static PyObject *cudart_checked_cuStreamCreateWithPriority(PyObject *self, PyObj
         r = fn(a0, (unsigned int)u1, (int)i2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[328] &&
+    if (cudart_checked_reports[353] &&
         cudart_c_report("cuStreamCreateWithPriority", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53366,7 +54846,7 @@ static PyObject *cudart_checked_cuStreamDestroy(PyObject *self, PyObject *const 
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[329] &&
+    if (cudart_checked_reports[354] &&
         cudart_c_report("cuStreamDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53421,7 +54901,7 @@ static PyObject *cudart_checked_cuStreamDestroy_v2(PyObject *self, PyObject *con
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[330] &&
+    if (cudart_checked_reports[355] &&
         cudart_c_report("cuStreamDestroy_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53475,7 +54955,7 @@ static PyObject *cudart_checked_cuStreamEndCapture(PyObject *self, PyObject *con
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[331] &&
+    if (cudart_checked_reports[356] &&
         cudart_c_report("cuStreamEndCapture", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53524,7 +55004,7 @@ static PyObject *cudart_checked_cuStreamEndCaptureToCig(PyObject *self, PyObject
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[332] &&
+    if (cudart_checked_reports[357] &&
         cudart_c_report("cuStreamEndCaptureToCig", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53576,7 +55056,7 @@ static PyObject *cudart_checked_cuStreamGetCtx(PyObject *self, PyObject *const *
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[333] &&
+    if (cudart_checked_reports[358] &&
         cudart_c_report("cuStreamGetCtx", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53631,7 +55111,7 @@ static PyObject *cudart_checked_cuStreamGetCtx_v2(PyObject *self, PyObject *cons
         r = fn(a0, a1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[334] &&
+    if (cudart_checked_reports[359] &&
         cudart_c_report("cuStreamGetCtx_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53647,6 +55127,58 @@ static PyObject *cudart_checked_cuStreamGetCtx_v2(PyObject *self, PyObject *cons
     }
 reference:
     return cudart_c_fallback(cudart_reference_cuStreamGetCtx_v2, args, nargs, kwnames);
+}
+
+static PyObject *cudart_reference_cuStreamGetDevice;
+
+static PyObject *cudart_checked_cuStreamGetDevice(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    if (kwnames || nargs < 1 || nargs > 1)
+        goto reference;
+    {
+    long long sn;
+    unsigned long long un;
+    (void)sn;
+    (void)un;
+    void *a0;
+    void *a1;
+    unsigned long long o1 = 0;
+    a1 = &o1;
+    PyObject *x0 = 0 < nargs ? args[0] : Py_None;
+    {
+        PyObject *x = x0;
+        if (!cudart_c_handle(x, cudart_handle_CUstream, &a0))
+            goto reference;
+    }
+    void *slot = cudart_slot_table[cudart_slot_cuStreamGetDevice];
+    if (slot == CUDART_UNBOUND)
+        goto reference;  /* bound by the reference's first call */
+    unsigned int r;
+#ifdef CUDART_FAST_TEST_HOOKS
+    if (slot == CUDART_RECORD) {
+        PyObject *values = Py_BuildValue("(KK)", (unsigned long long)(uintptr_t)a0, (unsigned long long)(uintptr_t)a1);
+        if (cudart_record_call("cuStreamGetDevice", values) < 0)
+            return NULL;
+        r = 0;
+    } else
+#endif
+    {
+        CUDART_FN_T(cuStreamGetDevice, cudart_abi_cuStreamGetDevice) fn = (CUDART_FN_T(cuStreamGetDevice, cudart_abi_cuStreamGetDevice))slot;
+        Py_BEGIN_ALLOW_THREADS
+        r = fn(a0, a1);
+        Py_END_ALLOW_THREADS
+    }
+    if (cudart_checked_reports[360] &&
+        cudart_c_report("cuStreamGetDevice", (long long)r, x0) < 0)
+        return NULL;
+    if (r) {
+        return cudart_c_raise((long long)r);
+    }
+    return cudart_output_value('i', &o1);
+    }
+reference:
+    return cudart_c_fallback(cudart_reference_cuStreamGetDevice, args, nargs, kwnames);
 }
 
 static PyObject *cudart_reference_cuStreamGetFlags;
@@ -53689,7 +55221,7 @@ static PyObject *cudart_checked_cuStreamGetFlags(PyObject *self, PyObject *const
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[335] &&
+    if (cudart_checked_reports[361] &&
         cudart_c_report("cuStreamGetFlags", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53741,7 +55273,7 @@ static PyObject *cudart_checked_cuStreamGetGreenCtx(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[336] &&
+    if (cudart_checked_reports[362] &&
         cudart_c_report("cuStreamGetGreenCtx", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53793,7 +55325,7 @@ static PyObject *cudart_checked_cuStreamGetId(PyObject *self, PyObject *const *a
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[337] &&
+    if (cudart_checked_reports[363] &&
         cudart_c_report("cuStreamGetId", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53845,7 +55377,7 @@ static PyObject *cudart_checked_cuStreamGetPriority(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[338] &&
+    if (cudart_checked_reports[364] &&
         cudart_c_report("cuStreamGetPriority", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53897,7 +55429,7 @@ static PyObject *cudart_checked_cuStreamIsCapturing(PyObject *self, PyObject *co
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[339] &&
+    if (cudart_checked_reports[365] &&
         cudart_c_report("cuStreamIsCapturing", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53946,7 +55478,7 @@ static PyObject *cudart_checked_cuStreamQuery(PyObject *self, PyObject *const *a
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[340] &&
+    if (cudart_checked_reports[366] &&
         cudart_c_report("cuStreamQuery", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -53995,7 +55527,7 @@ static PyObject *cudart_checked_cuStreamSynchronize(PyObject *self, PyObject *co
         r = fn(a0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[341] &&
+    if (cudart_checked_reports[367] &&
         cudart_c_report("cuStreamSynchronize", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54072,7 +55604,7 @@ static PyObject *cudart_checked_cuStreamUpdateCaptureDependencies(PyObject *self
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[342] &&
+    if (cudart_checked_reports[368] &&
         cudart_c_report("cuStreamUpdateCaptureDependencies", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54149,7 +55681,7 @@ static PyObject *cudart_checked_cuStreamUpdateCaptureDependencies_v2(PyObject *s
         r = fn(a0, a1, a2, (unsigned long)u3, (unsigned int)u4);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[343] &&
+    if (cudart_checked_reports[369] &&
         cudart_c_report("cuStreamUpdateCaptureDependencies_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54212,7 +55744,7 @@ static PyObject *cudart_checked_cuStreamWaitEvent(PyObject *self, PyObject *cons
         r = fn(a0, a1, (unsigned int)u2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[344] &&
+    if (cudart_checked_reports[370] &&
         cudart_c_report("cuStreamWaitEvent", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54282,7 +55814,7 @@ static PyObject *cudart_checked_cuStreamWaitValue32(PyObject *self, PyObject *co
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[345] &&
+    if (cudart_checked_reports[371] &&
         cudart_c_report("cuStreamWaitValue32", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54352,7 +55884,7 @@ static PyObject *cudart_checked_cuStreamWaitValue32_v2(PyObject *self, PyObject 
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[346] &&
+    if (cudart_checked_reports[372] &&
         cudart_c_report("cuStreamWaitValue32_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54422,7 +55954,7 @@ static PyObject *cudart_checked_cuStreamWaitValue64(PyObject *self, PyObject *co
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[347] &&
+    if (cudart_checked_reports[373] &&
         cudart_c_report("cuStreamWaitValue64", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54492,7 +56024,7 @@ static PyObject *cudart_checked_cuStreamWaitValue64_v2(PyObject *self, PyObject 
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[348] &&
+    if (cudart_checked_reports[374] &&
         cudart_c_report("cuStreamWaitValue64_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54562,7 +56094,7 @@ static PyObject *cudart_checked_cuStreamWriteValue32(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[349] &&
+    if (cudart_checked_reports[375] &&
         cudart_c_report("cuStreamWriteValue32", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54632,7 +56164,7 @@ static PyObject *cudart_checked_cuStreamWriteValue32_v2(PyObject *self, PyObject
         r = fn(a0, (unsigned long long)u1, (unsigned int)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[350] &&
+    if (cudart_checked_reports[376] &&
         cudart_c_report("cuStreamWriteValue32_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54702,7 +56234,7 @@ static PyObject *cudart_checked_cuStreamWriteValue64(PyObject *self, PyObject *c
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[351] &&
+    if (cudart_checked_reports[377] &&
         cudart_c_report("cuStreamWriteValue64", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54772,7 +56304,7 @@ static PyObject *cudart_checked_cuStreamWriteValue64_v2(PyObject *self, PyObject
         r = fn(a0, (unsigned long long)u1, (unsigned long)u2, (unsigned int)u3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[352] &&
+    if (cudart_checked_reports[378] &&
         cudart_c_report("cuStreamWriteValue64_v2", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54821,7 +56353,7 @@ static PyObject *cudart_checked_cuSurfObjectDestroy(PyObject *self, PyObject *co
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[353] &&
+    if (cudart_checked_reports[379] &&
         cudart_c_report("cuSurfObjectDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54877,7 +56409,7 @@ static PyObject *cudart_checked_cuTensorMapReplaceAddress(PyObject *self, PyObje
         r = fn(a0, a1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[354] &&
+    if (cudart_checked_reports[380] &&
         cudart_c_report("cuTensorMapReplaceAddress", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54936,7 +56468,7 @@ static PyObject *cudart_checked_cuTensorMapSetAllocationClass(PyObject *self, Py
         r = fn(a0, (unsigned int)u1, a2);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[355] &&
+    if (cudart_checked_reports[381] &&
         cudart_c_report("cuTensorMapSetAllocationClass", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -54985,7 +56517,7 @@ static PyObject *cudart_checked_cuTexObjectDestroy(PyObject *self, PyObject *con
         r = fn((unsigned long long)u0);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[356] &&
+    if (cudart_checked_reports[382] &&
         cudart_c_report("cuTexObjectDestroy", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55041,7 +56573,7 @@ static PyObject *cudart_checked_cuUserObjectRelease(PyObject *self, PyObject *co
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[357] &&
+    if (cudart_checked_reports[383] &&
         cudart_c_report("cuUserObjectRelease", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55097,7 +56629,7 @@ static PyObject *cudart_checked_cuUserObjectRetain(PyObject *self, PyObject *con
         r = fn(a0, (unsigned int)u1);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[358] &&
+    if (cudart_checked_reports[384] &&
         cudart_c_report("cuUserObjectRetain", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55167,7 +56699,7 @@ static PyObject *cudart_checked_cuWaitExternalSemaphoresAsync(PyObject *self, Py
         r = fn(a0, a1, (unsigned int)u2, a3);
         Py_END_ALLOW_THREADS
     }
-    if (cudart_checked_reports[359] &&
+    if (cudart_checked_reports[385] &&
         cudart_c_report("cuWaitExternalSemaphoresAsync", (long long)r, x0) < 0)
         return NULL;
     if (r) {
@@ -55209,6 +56741,8 @@ static PyMethodDef cudart_checked_defs[] = {
     {"cuCtxGetApiVersion", (PyCFunction)(void (*)(void))cudart_checked_cuCtxGetApiVersion, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuCtxGetCacheConfig", (PyCFunction)(void (*)(void))cudart_checked_cuCtxGetCacheConfig, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuCtxGetCurrent", (PyCFunction)(void (*)(void))cudart_checked_cuCtxGetCurrent, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuCtxGetDevice", (PyCFunction)(void (*)(void))cudart_checked_cuCtxGetDevice, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuCtxGetDevice_v2", (PyCFunction)(void (*)(void))cudart_checked_cuCtxGetDevice_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuCtxGetFlags", (PyCFunction)(void (*)(void))cudart_checked_cuCtxGetFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuCtxGetId", (PyCFunction)(void (*)(void))cudart_checked_cuCtxGetId, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuCtxGetLimit", (PyCFunction)(void (*)(void))cudart_checked_cuCtxGetLimit, METH_FASTCALL | METH_KEYWORDS, NULL},
@@ -55230,6 +56764,7 @@ static PyMethodDef cudart_checked_defs[] = {
     {"cuDestroyExternalSemaphore", (PyCFunction)(void (*)(void))cudart_checked_cuDestroyExternalSemaphore, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuDevResourceGenerateDesc", (PyCFunction)(void (*)(void))cudart_checked_cuDevResourceGenerateDesc, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuDeviceCanAccessPeer", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceCanAccessPeer, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuDeviceGet", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceGet, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuDeviceGetAttribute", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceGetAttribute, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuDeviceGetCliqueCount", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceGetCliqueCount, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuDeviceGetCount", (PyCFunction)(void (*)(void))cudart_checked_cuDeviceGetCount, METH_FASTCALL | METH_KEYWORDS, NULL},
@@ -55262,6 +56797,7 @@ static PyMethodDef cudart_checked_defs[] = {
     {"cuEventRecord", (PyCFunction)(void (*)(void))cudart_checked_cuEventRecord, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuEventRecordWithFlags", (PyCFunction)(void (*)(void))cudart_checked_cuEventRecordWithFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuEventSynchronize", (PyCFunction)(void (*)(void))cudart_checked_cuEventSynchronize, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuExternalMemoryGetMappedBuffer", (PyCFunction)(void (*)(void))cudart_checked_cuExternalMemoryGetMappedBuffer, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuExternalMemoryGetMappedMipmappedArray", (PyCFunction)(void (*)(void))cudart_checked_cuExternalMemoryGetMappedMipmappedArray, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuFabricCpyBatchAsync", (PyCFunction)(void (*)(void))cudart_checked_cuFabricCpyBatchAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuFlushGPUDirectRDMAWrites", (PyCFunction)(void (*)(void))cudart_checked_cuFlushGPUDirectRDMAWrites, METH_FASTCALL | METH_KEYWORDS, NULL},
@@ -55294,6 +56830,7 @@ static PyMethodDef cudart_checked_defs[] = {
     {"cuGraphAddNode_v3", (PyCFunction)(void (*)(void))cudart_checked_cuGraphAddNode_v3, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuGraphBatchMemOpNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphBatchMemOpNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuGraphChildGraphNodeGetGraph", (PyCFunction)(void (*)(void))cudart_checked_cuGraphChildGraphNodeGetGraph, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphConditionalHandleCreate", (PyCFunction)(void (*)(void))cudart_checked_cuGraphConditionalHandleCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuGraphCreate", (PyCFunction)(void (*)(void))cudart_checked_cuGraphCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuGraphDestroy", (PyCFunction)(void (*)(void))cudart_checked_cuGraphDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuGraphDestroyNode", (PyCFunction)(void (*)(void))cudart_checked_cuGraphDestroyNode, METH_FASTCALL | METH_KEYWORDS, NULL},
@@ -55308,6 +56845,7 @@ static PyMethodDef cudart_checked_defs[] = {
     {"cuGraphExecEventWaitNodeSetEvent", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecEventWaitNodeSetEvent, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuGraphExecExternalSemaphoresSignalNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecExternalSemaphoresSignalNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuGraphExecExternalSemaphoresWaitNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecExternalSemaphoresWaitNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphExecGetFlags", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecGetFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuGraphExecGetId", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecGetId, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuGraphExecKernelNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecKernelNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuGraphExecKernelNodeSetParams_v2", (PyCFunction)(void (*)(void))cudart_checked_cuGraphExecKernelNodeSetParams_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
@@ -55321,6 +56859,7 @@ static PyMethodDef cudart_checked_defs[] = {
     {"cuGraphKernelNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphKernelNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuGraphKernelNodeSetParams_v2", (PyCFunction)(void (*)(void))cudart_checked_cuGraphKernelNodeSetParams_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuGraphLaunch", (PyCFunction)(void (*)(void))cudart_checked_cuGraphLaunch, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphMemFreeNodeGetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphMemFreeNodeGetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuGraphMemcpyNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphMemcpyNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuGraphMemsetNodeSetParams", (PyCFunction)(void (*)(void))cudart_checked_cuGraphMemsetNodeSetParams, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuGraphNodeFindInClone", (PyCFunction)(void (*)(void))cudart_checked_cuGraphNodeFindInClone, METH_FASTCALL | METH_KEYWORDS, NULL},
@@ -55339,6 +56878,8 @@ static PyMethodDef cudart_checked_defs[] = {
     {"cuGraphUpload", (PyCFunction)(void (*)(void))cudart_checked_cuGraphUpload, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuGraphicsMapResources", (PyCFunction)(void (*)(void))cudart_checked_cuGraphicsMapResources, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuGraphicsResourceGetMappedMipmappedArray", (PyCFunction)(void (*)(void))cudart_checked_cuGraphicsResourceGetMappedMipmappedArray, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphicsResourceGetMappedPointer", (PyCFunction)(void (*)(void))cudart_checked_cuGraphicsResourceGetMappedPointer, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuGraphicsResourceGetMappedPointer_v2", (PyCFunction)(void (*)(void))cudart_checked_cuGraphicsResourceGetMappedPointer_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuGraphicsResourceSetMapFlags", (PyCFunction)(void (*)(void))cudart_checked_cuGraphicsResourceSetMapFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuGraphicsResourceSetMapFlags_v2", (PyCFunction)(void (*)(void))cudart_checked_cuGraphicsResourceSetMapFlags_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuGraphicsSubResourceGetMappedArray", (PyCFunction)(void (*)(void))cudart_checked_cuGraphicsSubResourceGetMappedArray, METH_FASTCALL | METH_KEYWORDS, NULL},
@@ -55374,12 +56915,23 @@ static PyMethodDef cudart_checked_defs[] = {
     {"cuLogicalEndpointCreate", (PyCFunction)(void (*)(void))cudart_checked_cuLogicalEndpointCreate, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuLogicalEndpointDestroy", (PyCFunction)(void (*)(void))cudart_checked_cuLogicalEndpointDestroy, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuLogicalEndpointExport", (PyCFunction)(void (*)(void))cudart_checked_cuLogicalEndpointExport, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuLogicalEndpointGetLimits", (PyCFunction)(void (*)(void))cudart_checked_cuLogicalEndpointGetLimits, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuLogicalEndpointIdRelease", (PyCFunction)(void (*)(void))cudart_checked_cuLogicalEndpointIdRelease, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuLogicalEndpointIdReserve", (PyCFunction)(void (*)(void))cudart_checked_cuLogicalEndpointIdReserve, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuLogicalEndpointImport", (PyCFunction)(void (*)(void))cudart_checked_cuLogicalEndpointImport, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuLogicalEndpointQuery", (PyCFunction)(void (*)(void))cudart_checked_cuLogicalEndpointQuery, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuLogicalEndpointUnbind", (PyCFunction)(void (*)(void))cudart_checked_cuLogicalEndpointUnbind, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuLogsCurrent", (PyCFunction)(void (*)(void))cudart_checked_cuLogsCurrent, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuLogsUnregisterCallback", (PyCFunction)(void (*)(void))cudart_checked_cuLogsUnregisterCallback, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuMemAddressFree", (PyCFunction)(void (*)(void))cudart_checked_cuMemAddressFree, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemAddressReserve", (PyCFunction)(void (*)(void))cudart_checked_cuMemAddressReserve, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemAlloc", (PyCFunction)(void (*)(void))cudart_checked_cuMemAlloc, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemAllocAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemAllocAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemAllocFromPoolAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemAllocFromPoolAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemAllocManaged", (PyCFunction)(void (*)(void))cudart_checked_cuMemAllocManaged, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemAllocPitch", (PyCFunction)(void (*)(void))cudart_checked_cuMemAllocPitch, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemAllocPitch_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemAllocPitch_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemAlloc_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemAlloc_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuMemBatchDecompressAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemBatchDecompressAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuMemDiscardAndPrefetchBatchAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemDiscardAndPrefetchBatchAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuMemDiscardBatchAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemDiscardBatchAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
@@ -55389,12 +56941,16 @@ static PyMethodDef cudart_checked_defs[] = {
     {"cuMemFreeHost", (PyCFunction)(void (*)(void))cudart_checked_cuMemFreeHost, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuMemFree_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemFree_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuMemGetAccess", (PyCFunction)(void (*)(void))cudart_checked_cuMemGetAccess, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemGetAddressRange", (PyCFunction)(void (*)(void))cudart_checked_cuMemGetAddressRange, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemGetAddressRange_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemGetAddressRange_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuMemGetAllocationGranularity", (PyCFunction)(void (*)(void))cudart_checked_cuMemGetAllocationGranularity, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuMemGetDefaultMemPool", (PyCFunction)(void (*)(void))cudart_checked_cuMemGetDefaultMemPool, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuMemGetHandleForAddressRange", (PyCFunction)(void (*)(void))cudart_checked_cuMemGetHandleForAddressRange, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuMemGetInfo", (PyCFunction)(void (*)(void))cudart_checked_cuMemGetInfo, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuMemGetInfo_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemGetInfo_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuMemGetMemPool", (PyCFunction)(void (*)(void))cudart_checked_cuMemGetMemPool, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemHostGetDevicePointer", (PyCFunction)(void (*)(void))cudart_checked_cuMemHostGetDevicePointer, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemHostGetDevicePointer_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemHostGetDevicePointer_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuMemHostGetFlags", (PyCFunction)(void (*)(void))cudart_checked_cuMemHostGetFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuMemHostRegister", (PyCFunction)(void (*)(void))cudart_checked_cuMemHostRegister, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuMemHostRegister_v2", (PyCFunction)(void (*)(void))cudart_checked_cuMemHostRegister_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
@@ -55406,6 +56962,7 @@ static PyMethodDef cudart_checked_defs[] = {
     {"cuMemPoolExportToShareableHandle", (PyCFunction)(void (*)(void))cudart_checked_cuMemPoolExportToShareableHandle, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuMemPoolGetAccess", (PyCFunction)(void (*)(void))cudart_checked_cuMemPoolGetAccess, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuMemPoolImportFromShareableHandle", (PyCFunction)(void (*)(void))cudart_checked_cuMemPoolImportFromShareableHandle, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuMemPoolImportPointer", (PyCFunction)(void (*)(void))cudart_checked_cuMemPoolImportPointer, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuMemPoolSetAccess", (PyCFunction)(void (*)(void))cudart_checked_cuMemPoolSetAccess, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuMemPoolTrimTo", (PyCFunction)(void (*)(void))cudart_checked_cuMemPoolTrimTo, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuMemPrefetchBatchAsync", (PyCFunction)(void (*)(void))cudart_checked_cuMemPrefetchBatchAsync, METH_FASTCALL | METH_KEYWORDS, NULL},
@@ -55515,6 +57072,7 @@ static PyMethodDef cudart_checked_defs[] = {
     {"cuStreamEndCaptureToCig", (PyCFunction)(void (*)(void))cudart_checked_cuStreamEndCaptureToCig, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuStreamGetCtx", (PyCFunction)(void (*)(void))cudart_checked_cuStreamGetCtx, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuStreamGetCtx_v2", (PyCFunction)(void (*)(void))cudart_checked_cuStreamGetCtx_v2, METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"cuStreamGetDevice", (PyCFunction)(void (*)(void))cudart_checked_cuStreamGetDevice, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuStreamGetFlags", (PyCFunction)(void (*)(void))cudart_checked_cuStreamGetFlags, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuStreamGetGreenCtx", (PyCFunction)(void (*)(void))cudart_checked_cuStreamGetGreenCtx, METH_FASTCALL | METH_KEYWORDS, NULL},
     {"cuStreamGetId", (PyCFunction)(void (*)(void))cudart_checked_cuStreamGetId, METH_FASTCALL | METH_KEYWORDS, NULL},
@@ -55573,6 +57131,8 @@ static const char *const cudart_checked_signatures[] = {
     "cuCtxGetApiVersion($module, ctx)",
     "cuCtxGetCacheConfig($module)",
     "cuCtxGetCurrent($module)",
+    "cuCtxGetDevice($module)",
+    "cuCtxGetDevice_v2($module, ctx)",
     "cuCtxGetFlags($module)",
     "cuCtxGetId($module, ctx)",
     "cuCtxGetLimit($module, limit)",
@@ -55594,6 +57154,7 @@ static const char *const cudart_checked_signatures[] = {
     "cuDestroyExternalSemaphore($module, extSem)",
     "cuDevResourceGenerateDesc($module, resources, nbResources)",
     "cuDeviceCanAccessPeer($module, dev, peerDev)",
+    "cuDeviceGet($module, ordinal)",
     "cuDeviceGetAttribute($module, attrib, dev)",
     "cuDeviceGetCliqueCount($module, dev)",
     "cuDeviceGetCount($module)",
@@ -55626,6 +57187,7 @@ static const char *const cudart_checked_signatures[] = {
     "cuEventRecord($module, hEvent, hStream)",
     "cuEventRecordWithFlags($module, hEvent, hStream, flags)",
     "cuEventSynchronize($module, hEvent)",
+    "cuExternalMemoryGetMappedBuffer($module, extMem, bufferDesc)",
     "cuExternalMemoryGetMappedMipmappedArray($module, extMem, mipmapDesc)",
     "cuFabricCpyBatchAsync($module, numOps, opList, flags, hStream)",
     "cuFlushGPUDirectRDMAWrites($module, target, scope)",
@@ -55658,6 +57220,7 @@ static const char *const cudart_checked_signatures[] = {
     "cuGraphAddNode_v3($module, hGraph, dependencies, dependencyData, numDependencies, nodeParams)",
     "cuGraphBatchMemOpNodeSetParams($module, hNode, nodeParams)",
     "cuGraphChildGraphNodeGetGraph($module, hNode)",
+    "cuGraphConditionalHandleCreate($module, hGraph, ctx, defaultLaunchValue, flags)",
     "cuGraphCreate($module, flags)",
     "cuGraphDestroy($module, hGraph)",
     "cuGraphDestroyNode($module, hNode)",
@@ -55672,6 +57235,7 @@ static const char *const cudart_checked_signatures[] = {
     "cuGraphExecEventWaitNodeSetEvent($module, hGraphExec, hNode, event)",
     "cuGraphExecExternalSemaphoresSignalNodeSetParams($module, hGraphExec, hNode, nodeParams)",
     "cuGraphExecExternalSemaphoresWaitNodeSetParams($module, hGraphExec, hNode, nodeParams)",
+    "cuGraphExecGetFlags($module, hGraphExec)",
     "cuGraphExecGetId($module, hGraphExec)",
     "cuGraphExecKernelNodeSetParams($module, hGraphExec, hNode, nodeParams)",
     "cuGraphExecKernelNodeSetParams_v2($module, hGraphExec, hNode, nodeParams)",
@@ -55685,6 +57249,7 @@ static const char *const cudart_checked_signatures[] = {
     "cuGraphKernelNodeSetParams($module, hNode, nodeParams)",
     "cuGraphKernelNodeSetParams_v2($module, hNode, nodeParams)",
     "cuGraphLaunch($module, hGraphExec, hStream)",
+    "cuGraphMemFreeNodeGetParams($module, hNode)",
     "cuGraphMemcpyNodeSetParams($module, hNode, nodeParams)",
     "cuGraphMemsetNodeSetParams($module, hNode, nodeParams)",
     "cuGraphNodeFindInClone($module, hOriginalNode, hClonedGraph)",
@@ -55703,6 +57268,8 @@ static const char *const cudart_checked_signatures[] = {
     "cuGraphUpload($module, hGraphExec, hStream)",
     "cuGraphicsMapResources($module, count, resources, hStream)",
     "cuGraphicsResourceGetMappedMipmappedArray($module, resource)",
+    "cuGraphicsResourceGetMappedPointer($module, resource)",
+    "cuGraphicsResourceGetMappedPointer_v2($module, resource)",
     "cuGraphicsResourceSetMapFlags($module, resource, flags)",
     "cuGraphicsResourceSetMapFlags_v2($module, resource, flags)",
     "cuGraphicsSubResourceGetMappedArray($module, resource, arrayIndex, mipLevel)",
@@ -55738,12 +57305,23 @@ static const char *const cudart_checked_signatures[] = {
     "cuLogicalEndpointCreate($module, leId, prop)",
     "cuLogicalEndpointDestroy($module, leId)",
     "cuLogicalEndpointExport($module, handle, leId, handleType)",
+    "cuLogicalEndpointGetLimits($module, prop)",
     "cuLogicalEndpointIdRelease($module, baseLeId, count)",
+    "cuLogicalEndpointIdReserve($module, count)",
     "cuLogicalEndpointImport($module, leId, handle, handleType)",
     "cuLogicalEndpointQuery($module, leId, count)",
     "cuLogicalEndpointUnbind($module, leId, dev, offset, size)",
+    "cuLogsCurrent($module, flags)",
     "cuLogsUnregisterCallback($module, callback)",
     "cuMemAddressFree($module, ptr, size)",
+    "cuMemAddressReserve($module, size, alignment, addr, flags)",
+    "cuMemAlloc($module, bytesize)",
+    "cuMemAllocAsync($module, bytesize, hStream)",
+    "cuMemAllocFromPoolAsync($module, bytesize, pool, hStream)",
+    "cuMemAllocManaged($module, bytesize, flags)",
+    "cuMemAllocPitch($module, WidthInBytes, Height, ElementSizeBytes)",
+    "cuMemAllocPitch_v2($module, WidthInBytes, Height, ElementSizeBytes)",
+    "cuMemAlloc_v2($module, bytesize)",
     "cuMemBatchDecompressAsync($module, paramsArray, count, flags, stream)",
     "cuMemDiscardAndPrefetchBatchAsync($module, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream)",
     "cuMemDiscardBatchAsync($module, dptrs, sizes, count, flags, hStream)",
@@ -55753,12 +57331,16 @@ static const char *const cudart_checked_signatures[] = {
     "cuMemFreeHost($module, p)",
     "cuMemFree_v2($module, dptr)",
     "cuMemGetAccess($module, location, ptr)",
+    "cuMemGetAddressRange($module, dptr)",
+    "cuMemGetAddressRange_v2($module, dptr)",
     "cuMemGetAllocationGranularity($module, prop, option)",
     "cuMemGetDefaultMemPool($module, location, type)",
     "cuMemGetHandleForAddressRange($module, handle, dptr, size, handleType, flags)",
     "cuMemGetInfo($module)",
     "cuMemGetInfo_v2($module)",
     "cuMemGetMemPool($module, location, type)",
+    "cuMemHostGetDevicePointer($module, p, Flags)",
+    "cuMemHostGetDevicePointer_v2($module, p, Flags)",
     "cuMemHostGetFlags($module, p)",
     "cuMemHostRegister($module, p, bytesize, Flags)",
     "cuMemHostRegister_v2($module, p, bytesize, Flags)",
@@ -55770,6 +57352,7 @@ static const char *const cudart_checked_signatures[] = {
     "cuMemPoolExportToShareableHandle($module, handle_out, pool, handleType, flags)",
     "cuMemPoolGetAccess($module, memPool, location)",
     "cuMemPoolImportFromShareableHandle($module, handle, handleType, flags)",
+    "cuMemPoolImportPointer($module, pool, shareData)",
     "cuMemPoolSetAccess($module, pool, map, count)",
     "cuMemPoolTrimTo($module, pool, minBytesToKeep)",
     "cuMemPrefetchBatchAsync($module, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream)",
@@ -55879,6 +57462,7 @@ static const char *const cudart_checked_signatures[] = {
     "cuStreamEndCaptureToCig($module, hStream)",
     "cuStreamGetCtx($module, hStream)",
     "cuStreamGetCtx_v2($module, hStream)",
+    "cuStreamGetDevice($module, hStream)",
     "cuStreamGetFlags($module, hStream)",
     "cuStreamGetGreenCtx($module, hStream)",
     "cuStreamGetId($module, hStream)",
@@ -55966,6 +57550,8 @@ static PyObject **const cudart_checked_references[] = {
     &cudart_reference_cuCtxGetApiVersion,
     &cudart_reference_cuCtxGetCacheConfig,
     &cudart_reference_cuCtxGetCurrent,
+    &cudart_reference_cuCtxGetDevice,
+    &cudart_reference_cuCtxGetDevice_v2,
     &cudart_reference_cuCtxGetFlags,
     &cudart_reference_cuCtxGetId,
     &cudart_reference_cuCtxGetLimit,
@@ -55987,6 +57573,7 @@ static PyObject **const cudart_checked_references[] = {
     &cudart_reference_cuDestroyExternalSemaphore,
     &cudart_reference_cuDevResourceGenerateDesc,
     &cudart_reference_cuDeviceCanAccessPeer,
+    &cudart_reference_cuDeviceGet,
     &cudart_reference_cuDeviceGetAttribute,
     &cudart_reference_cuDeviceGetCliqueCount,
     &cudart_reference_cuDeviceGetCount,
@@ -56019,6 +57606,7 @@ static PyObject **const cudart_checked_references[] = {
     &cudart_reference_cuEventRecord,
     &cudart_reference_cuEventRecordWithFlags,
     &cudart_reference_cuEventSynchronize,
+    &cudart_reference_cuExternalMemoryGetMappedBuffer,
     &cudart_reference_cuExternalMemoryGetMappedMipmappedArray,
     &cudart_reference_cuFabricCpyBatchAsync,
     &cudart_reference_cuFlushGPUDirectRDMAWrites,
@@ -56051,6 +57639,7 @@ static PyObject **const cudart_checked_references[] = {
     &cudart_reference_cuGraphAddNode_v3,
     &cudart_reference_cuGraphBatchMemOpNodeSetParams,
     &cudart_reference_cuGraphChildGraphNodeGetGraph,
+    &cudart_reference_cuGraphConditionalHandleCreate,
     &cudart_reference_cuGraphCreate,
     &cudart_reference_cuGraphDestroy,
     &cudart_reference_cuGraphDestroyNode,
@@ -56065,6 +57654,7 @@ static PyObject **const cudart_checked_references[] = {
     &cudart_reference_cuGraphExecEventWaitNodeSetEvent,
     &cudart_reference_cuGraphExecExternalSemaphoresSignalNodeSetParams,
     &cudart_reference_cuGraphExecExternalSemaphoresWaitNodeSetParams,
+    &cudart_reference_cuGraphExecGetFlags,
     &cudart_reference_cuGraphExecGetId,
     &cudart_reference_cuGraphExecKernelNodeSetParams,
     &cudart_reference_cuGraphExecKernelNodeSetParams_v2,
@@ -56078,6 +57668,7 @@ static PyObject **const cudart_checked_references[] = {
     &cudart_reference_cuGraphKernelNodeSetParams,
     &cudart_reference_cuGraphKernelNodeSetParams_v2,
     &cudart_reference_cuGraphLaunch,
+    &cudart_reference_cuGraphMemFreeNodeGetParams,
     &cudart_reference_cuGraphMemcpyNodeSetParams,
     &cudart_reference_cuGraphMemsetNodeSetParams,
     &cudart_reference_cuGraphNodeFindInClone,
@@ -56096,6 +57687,8 @@ static PyObject **const cudart_checked_references[] = {
     &cudart_reference_cuGraphUpload,
     &cudart_reference_cuGraphicsMapResources,
     &cudart_reference_cuGraphicsResourceGetMappedMipmappedArray,
+    &cudart_reference_cuGraphicsResourceGetMappedPointer,
+    &cudart_reference_cuGraphicsResourceGetMappedPointer_v2,
     &cudart_reference_cuGraphicsResourceSetMapFlags,
     &cudart_reference_cuGraphicsResourceSetMapFlags_v2,
     &cudart_reference_cuGraphicsSubResourceGetMappedArray,
@@ -56131,12 +57724,23 @@ static PyObject **const cudart_checked_references[] = {
     &cudart_reference_cuLogicalEndpointCreate,
     &cudart_reference_cuLogicalEndpointDestroy,
     &cudart_reference_cuLogicalEndpointExport,
+    &cudart_reference_cuLogicalEndpointGetLimits,
     &cudart_reference_cuLogicalEndpointIdRelease,
+    &cudart_reference_cuLogicalEndpointIdReserve,
     &cudart_reference_cuLogicalEndpointImport,
     &cudart_reference_cuLogicalEndpointQuery,
     &cudart_reference_cuLogicalEndpointUnbind,
+    &cudart_reference_cuLogsCurrent,
     &cudart_reference_cuLogsUnregisterCallback,
     &cudart_reference_cuMemAddressFree,
+    &cudart_reference_cuMemAddressReserve,
+    &cudart_reference_cuMemAlloc,
+    &cudart_reference_cuMemAllocAsync,
+    &cudart_reference_cuMemAllocFromPoolAsync,
+    &cudart_reference_cuMemAllocManaged,
+    &cudart_reference_cuMemAllocPitch,
+    &cudart_reference_cuMemAllocPitch_v2,
+    &cudart_reference_cuMemAlloc_v2,
     &cudart_reference_cuMemBatchDecompressAsync,
     &cudart_reference_cuMemDiscardAndPrefetchBatchAsync,
     &cudart_reference_cuMemDiscardBatchAsync,
@@ -56146,12 +57750,16 @@ static PyObject **const cudart_checked_references[] = {
     &cudart_reference_cuMemFreeHost,
     &cudart_reference_cuMemFree_v2,
     &cudart_reference_cuMemGetAccess,
+    &cudart_reference_cuMemGetAddressRange,
+    &cudart_reference_cuMemGetAddressRange_v2,
     &cudart_reference_cuMemGetAllocationGranularity,
     &cudart_reference_cuMemGetDefaultMemPool,
     &cudart_reference_cuMemGetHandleForAddressRange,
     &cudart_reference_cuMemGetInfo,
     &cudart_reference_cuMemGetInfo_v2,
     &cudart_reference_cuMemGetMemPool,
+    &cudart_reference_cuMemHostGetDevicePointer,
+    &cudart_reference_cuMemHostGetDevicePointer_v2,
     &cudart_reference_cuMemHostGetFlags,
     &cudart_reference_cuMemHostRegister,
     &cudart_reference_cuMemHostRegister_v2,
@@ -56163,6 +57771,7 @@ static PyObject **const cudart_checked_references[] = {
     &cudart_reference_cuMemPoolExportToShareableHandle,
     &cudart_reference_cuMemPoolGetAccess,
     &cudart_reference_cuMemPoolImportFromShareableHandle,
+    &cudart_reference_cuMemPoolImportPointer,
     &cudart_reference_cuMemPoolSetAccess,
     &cudart_reference_cuMemPoolTrimTo,
     &cudart_reference_cuMemPrefetchBatchAsync,
@@ -56272,6 +57881,7 @@ static PyObject **const cudart_checked_references[] = {
     &cudart_reference_cuStreamEndCaptureToCig,
     &cudart_reference_cuStreamGetCtx,
     &cudart_reference_cuStreamGetCtx_v2,
+    &cudart_reference_cuStreamGetDevice,
     &cudart_reference_cuStreamGetFlags,
     &cudart_reference_cuStreamGetGreenCtx,
     &cudart_reference_cuStreamGetId,

@@ -149,7 +149,7 @@ class CheckedCompiler:
             return f"kind {p.kind}"
         if p.role is not Role.OUT or p.kind not in _OUTPUT_KINDS:
             return f"{p.role} {p.kind}"
-        if p.kind is not ParamKind.HANDLE and _code(p.ctype) is None:
+        if p.kind is not ParamKind.HANDLE and self._slot_code(p, c) is None:
             return f"output storage {p.ctype}"
         return ""
 
@@ -168,7 +168,8 @@ class CheckedCompiler:
                 given = p.default if p.default == "None" or _literal(p.default) else None
                 names.append(p.py_name + (f"={given}" if given else ""))
             else:
-                outputs.append(CheckedOutput(fp, self._output(p)))
+                c = plan.function.params[c_index[p.name]]
+                outputs.append(CheckedOutput(fp, self._output(p, c)))
         signature = f"{plan.name}({', '.join(['$module', *names])})"
         return CheckedFunction(
             plan.name,
@@ -225,11 +226,27 @@ class CheckedCompiler:
             return self._integer(fp, f"cudart_c_signed(x, {_low(r.low)}, {r.high}LL, &n)")
         return self._integer(fp, f"cudart_c_unsigned(x, {_high(r.high)}, &n)")
 
-    def _output(self, p) -> str:
+    def _slot_code(self, p, c) -> str | None:
+        """How the output's slot is read: its storage class's ctypes code, or, for an
+        integer typedef the raw module names (CUdeviceptr: a c_ulonglong), its C type's."""
+        code = _code(p.ctype)
+        if code is not None or p.kind is not ParamKind.SCALAR:
+            return code
+        pointee = self.types.pointee(c.type)
+        r = integer_range(self.types, pointee)
+        if r is None or self.types.classify(pointee) is not TypeKind.INTEGER:
+            return None
+        bits = (r.high - r.low).bit_length()
+        codes = {8: "b", 16: "h", 32: "i", 64: "q"}
+        if bits not in codes:
+            return None
+        return codes[bits].upper() if r.low == 0 else codes[bits]
+
+    def _output(self, p, c) -> str:
         if p.kind is ParamKind.HANDLE:
             self.handle_classes.add(p.ctype)
             return f"cudart_c_new_handle(cudart_handle_{p.ctype}, {{slot}})"
-        code = _code(p.ctype)
+        code = self._slot_code(p, c)
         if p.kind is ParamKind.ENUM:
             enum = p.py_type
             self.enum_classes.add(enum)
