@@ -14,6 +14,7 @@ from __future__ import annotations
 import ctypes
 from ctypes import c_int, c_void_p
 
+from . import measure
 from .rows import (
     Context,
     Row,
@@ -64,8 +65,21 @@ def row_driver_get_version(ctx: Context) -> Row:
     return _version_row(ctx, "cudaDriverGetVersion", "driverGetVersion")
 
 
-# One statement of the timed loop (measure.call_loop puts it at 8 spaces).
-_RAISING = "try: f()\n        except E: pass"
+# The timed loop's statement (measure.call_loop puts its first line at 8 spaces).
+_RAISING = "try:\n            f()\n        except E:\n            pass"
+
+
+def _raising(ctx: Context, f, exc: type) -> Timed:
+    """A Python loop calling `f` and catching its `exc`, timed as a Timed (the call rows'
+    single-line statements cannot hold a try)."""
+    loop = measure.call_loop(_RAISING, {"f": f, "E": exc})
+    n = ctx.s.calls
+
+    def first() -> int:
+        loop(1)
+        return 0
+
+    return Timed(lambda: loop(n) / n, first, "a Python loop: try: f() except E: pass")
 
 
 def row_get_device_raising(ctx: Context) -> Row:
@@ -89,11 +103,11 @@ def row_get_device_raising(ctx: Context) -> Row:
     def checked(which: str):
         import cudart
 
-        return _RAISING, {"f": _checked_fn(ctx, "cudaGetDevice", which), "E": cudart.CudaError}
+        return _raising(ctx, _checked_fn(ctx, "cudaGetDevice", which), cudart.CudaError)
 
     def cupy():
         runtime = ctx.cupy().cuda.runtime
-        return _RAISING, {"f": runtime.getDevice, "E": runtime.CUDARuntimeError}
+        return _raising(ctx, runtime.getDevice, runtime.CUDARuntimeError)
 
     candidates = {
         "C": _candidate(

@@ -345,9 +345,8 @@ def _time_calls(ctx: Context, row: Row, candidates: dict) -> Row:
         stmt, bindings = cand
         try:
             # One call outside the loop: binding happens here, and an implementation
-            # that raises on this machine is reported instead of timed. (exec: a
-            # statement may catch what it raises, bench/checked_rows.py's raising row.)
-            exec(stmt, {}, dict(bindings))
+            # that raises on this machine is reported instead of timed.
+            eval(stmt, {}, dict(bindings))
         except Exception as exc:
             row.skipped(name, f"raises here: {_reason(exc)}")
             continue
