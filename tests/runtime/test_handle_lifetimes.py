@@ -21,7 +21,7 @@ import threading
 import time
 
 import pytest
-from fast_support import python_checked
+from fast_support import python_checked, stand_in_for_c
 from suite import probe_each_version
 
 import cudart
@@ -71,7 +71,7 @@ class Recorder:
 
 def record(monkeypatch, module, name: str, status: int = 0, writes: int | None = None):
     recorder = Recorder(status, writes)
-    monkeypatch.setitem(vars(module), "_" + name, recorder)
+    stand_in_for_c(monkeypatch, module, name, recorder)
     return recorder
 
 

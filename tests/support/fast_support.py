@@ -135,3 +135,11 @@ def python_checked(module, name: str):
     function it stands for (the module's `_reference`). Tests that stand in for C by
     replacing the module's `_<name>` call this one."""
     return vars(module).get("_reference", {}).get(name) or getattr(module, name)
+
+
+def stand_in_for_c(monkeypatch, module, name: str, stand_in) -> None:
+    """Replace what the checked function `name` of `module` calls C through (its
+    `_<name>`) by `stand_in`, and the public name by the Python checked function, which
+    calls it (a compiled checked function calls C itself, issue 23)."""
+    monkeypatch.setitem(vars(module), "_" + name, stand_in)
+    monkeypatch.setitem(vars(module), name, python_checked(module, name))
