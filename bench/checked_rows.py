@@ -185,7 +185,7 @@ def row_stream_query_object(ctx: Context) -> Row:
 
 def row_malloc_free_async(ctx: Context) -> Row:
     row = Row(
-        "memory.mallocfreeasync",
+        "alloc.mallocfreeasync",
         "cudaMallocAsync(4 bytes) + cudaFreeAsync on a stream",
         "µs",
         ref="C",
