@@ -86,9 +86,6 @@ class CheckedFunction:
     def max_args(self) -> int:
         return len(self.inputs)
 
-    def is_output(self, p: FastParam) -> bool:
-        return any(o.raw is p for o in self.outputs)
-
 
 class CheckedCompiler:
     """Which checked functions of a version are compiled, and how."""
@@ -97,9 +94,8 @@ class CheckedCompiler:
         self.context = context
         self.types = context.types
         self.status = context.status
+        # As render/checked.py's: a query's status that is False.
         self.not_ready = self.status.value_of("cudaErrorNotReady") if self.status else None
-        if self.status and self.not_ready is None:
-            self.not_ready = self.status.value_of("CUDA_ERROR_NOT_READY")
         by_name = {f.name: f for f in functions}
         self.functions: list[CheckedFunction] = []
         self.not_compiled: dict[str, str] = {}
